@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config"
+
+// Two cores: two forks keep the suite fast without starving the databases the tests talk to.
+export default defineConfig({
+  test: {
+    include: ["packages/*/test/**/*.test.ts"],
+    pool: "forks",
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000
+  }
+})
