@@ -1,0 +1,5 @@
+export { startFakeUpstream } from "./server.ts"
+export type { FakeUpstream, FakeUpstreamControl, FakeUpstreamOptions, TaskView } from "./server.ts"
+export type { Behaviour, CallbackStage, Outcome, PollBehaviour, SubmitBehaviour, UpstreamStatus } from "./behaviour.ts"
+export type { CallbackRecord, PollRecord, SubmissionRecord } from "./records.ts"
+export { MAX_TITLE } from "./validate.ts"

@@ -1,0 +1,34 @@
+import type { CallbackStage, UpstreamStatus } from "./behaviour.ts"
+
+/** One `POST /api/v1/generate` as received, and how it was answered. */
+export interface SubmissionRecord {
+  readonly at: number
+  readonly authorized: boolean
+  readonly body: unknown
+  /** The title the request carried, when it had one. */
+  readonly title: string | null
+  readonly answer: "accepted" | "rejected" | "http_error" | "hang" | "dropped"
+  /** Set when the fake created a task (also for `accept-then-hang`). */
+  readonly taskId: string | null
+  /** The body `code` answered, when one was. */
+  readonly code: number | null
+}
+
+/** One `GET /api/v1/generate/record-info`. */
+export interface PollRecord {
+  readonly at: number
+  readonly taskId: string
+  /** The status answered, or null when the task is unknown or the poll was not answered normally. */
+  readonly status: UpstreamStatus | null
+}
+
+/** One callback the fake sent, and what the receiver answered. */
+export interface CallbackRecord {
+  readonly at: number
+  readonly taskId: string
+  readonly stage: CallbackStage
+  readonly url: string
+  readonly body: unknown
+  readonly statusCode: number | null
+  readonly error: string | null
+}
