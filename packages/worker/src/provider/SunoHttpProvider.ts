@@ -1,0 +1,84 @@
+import type { PollOutcome, ProviderSubmission, SubmitOutcome } from "@lyre/core/provider/outcomes"
+import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { interpretRecordInfo, interpretSubmit } from "./sunoAnswers.ts"
+import type { RawAnswer } from "./sunoAnswers.ts"
+import { parseCallback } from "./sunoCallback.ts"
+import type { ProviderCallback } from "./sunoCallback.ts"
+import { defaultModelMap, generateBody } from "./sunoRequest.ts"
+import type { ModelCodename } from "./sunoRequest.ts"
+
+export interface SunoHttpProviderConfig {
+  /** `PROVIDER_URL`, the upstream's root (the adapter appends `/api/v1/...`). */
+  readonly baseUrl: string
+  /** `PROVIDER_API_KEY`. */
+  readonly apiKey: string | Redacted.Redacted<string>
+  /** Overrides of the codename to upstream model mapping. */
+  readonly modelMap?: Partial<Record<ModelCodename, string>>
+  /** Limit for each call, connect to last byte. Default 10 s. */
+  readonly timeoutMs?: number
+}
+
+/**
+ * The provider port for the Suno-style upstream of DESIGN.md section 6. It never fails: every
+ * answer, time-out and broken connection becomes an outcome the worker acts on.
+ */
+export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
+  submit(submission: ProviderSubmission): Effect.Effect<SubmitOutcome>
+  poll(providerTaskId: string): Effect.Effect<PollOutcome>
+  parseCallback(body: unknown): ProviderCallback | null
+}>()("lyre/worker/provider/SunoHttpProvider") {
+  /** Needs an `HttpClient` (for example `FetchHttpClient.layer`). */
+  static readonly layerNoDeps = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
+
+  static readonly layer = (config: SunoHttpProviderConfig) =>
+    SunoHttpProvider.layerNoDeps(config).pipe(Layer.provide(FetchHttpClient.layer))
+}
+
+const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
+  const baseUrl = config.baseUrl.replace(/\/+$/, "")
+  const apiKey = typeof config.apiKey === "string" ? Redacted.make(config.apiKey) : config.apiKey
+  const modelMap = { ...defaultModelMap, ...config.modelMap }
+  const timeout = Duration.millis(config.timeoutMs ?? 10_000)
+  const client = yield* HttpClient.HttpClient
+
+  /**
+   * Sends one request and reads the whole answer within the time limit. The time-out
+   * interrupts the request, which aborts the connection, so a hanging upstream holds nothing.
+   * The failure branch says what went wrong without the request (which carries the key).
+   */
+  const exchange = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<RawAnswer, string> =>
+    client.execute(HttpClientRequest.bearerToken(request, apiKey)).pipe(
+      Effect.flatMap((response) => Effect.map(response.text, (text): RawAnswer => ({ status: response.status, text }))),
+      Effect.timeout(timeout),
+      Effect.mapError((error) =>
+        Cause.isTimeoutError(error)
+          ? `No answer from the upstream within ${Duration.toMillis(timeout)} ms`
+          : `Upstream unreachable: ${error.message}`
+      )
+    )
+
+  const submit = Effect.fn("SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
+    yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
+    const request = HttpClientRequest.post(`${baseUrl}/api/v1/generate`).pipe(
+      HttpClientRequest.bodyJsonUnsafe(generateBody(submission, modelMap))
+    )
+    return yield* exchange(request).pipe(
+      Effect.map(interpretSubmit),
+      Effect.catch((message) => Effect.succeed<SubmitOutcome>({ _tag: "Unknown", message }))
+    )
+  })
+
+  const poll = Effect.fn("SunoHttpProvider.poll")(function*(providerTaskId: string) {
+    yield* Effect.annotateCurrentSpan({ providerTaskId })
+    const request = HttpClientRequest.get(`${baseUrl}/api/v1/generate/record-info`).pipe(
+      HttpClientRequest.setUrlParam("taskId", providerTaskId)
+    )
+    return yield* exchange(request).pipe(
+      Effect.map(interpretRecordInfo),
+      Effect.catch((message) => Effect.succeed<PollOutcome>({ _tag: "Unknown", message }))
+    )
+  })
+
+  return SunoHttpProvider.of({ submit, poll, parseCallback })
+})

@@ -1,0 +1,6 @@
+export { SunoHttpProvider } from "./SunoHttpProvider.ts"
+export type { SunoHttpProviderConfig } from "./SunoHttpProvider.ts"
+export { parseCallback } from "./sunoCallback.ts"
+export type { CallbackStage, ProviderCallback } from "./sunoCallback.ts"
+export { defaultModelMap, generateBody, MAX_UPSTREAM_TITLE, shortenTitle } from "./sunoRequest.ts"
+export type { ModelCodename } from "./sunoRequest.ts"
