@@ -1,0 +1,36 @@
+/** Bodies of the operator's admin API (DESIGN.md section 8). */
+import { z } from "zod"
+import { Plan, Scope } from "./models.ts"
+
+const nonNegativeInt = z.int().min(0)
+const email = z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").max(320)
+
+export const CreateAccountBody = z.strictObject({
+  email,
+  password: z.string().min(8).max(200).optional(),
+  plan: Plan,
+  subscription_credits: nonNegativeInt.optional(),
+  onetime_credits: nonNegativeInt.optional(),
+  credit_alert_threshold: nonNegativeInt.nullable().optional(),
+  concurrency_limit: nonNegativeInt.nullable().optional(),
+  requests_per_minute: z.int().min(1).nullable().optional()
+})
+
+export const UpdateAccountBody = z.strictObject({
+  plan: Plan.optional(),
+  credit_alert_threshold: nonNegativeInt.nullable().optional(),
+  concurrency_limit: nonNegativeInt.nullable().optional(),
+  requests_per_minute: z.int().min(1).nullable().optional()
+})
+
+export const ChangeCreditsBody = z.strictObject({
+  subscription: z.int().optional(),
+  onetime: z.int().optional(),
+  reason: z.string().max(500).optional()
+})
+
+export const CreateKeyBody = z.strictObject({
+  name: z.string().min(1).max(100),
+  scopes: z.array(Scope).min(1),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional()
+})

@@ -1,0 +1,48 @@
+/**
+ * Identifiers are a type prefix and 24 random base62 characters: URL-safe, unguessable, and
+ * recognisable at a glance. An id of the wrong shape is simply not found.
+ */
+import { randomBytes } from "node:crypto"
+import { Context, Effect, Layer } from "effect"
+
+export const idPrefixes = {
+  account: "acct",
+  apiKey: "key",
+  task: "gen",
+  track: "trk",
+  event: "evt",
+  webhookEndpoint: "whe",
+  ledgerEntry: "led",
+  delivery: "dlv",
+  request: "req"
+} as const
+export type IdKind = keyof typeof idPrefixes
+
+const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+/** Uniform base62 by rejection sampling (bytes >= 248 would bias the first 8 symbols). */
+export const randomBase62 = (length: number): string => {
+  let out = ""
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += alphabet[byte % 62]
+      if (out.length === length) break
+    }
+  }
+  return out
+}
+
+const shapes = new Map<string, RegExp>(
+  Object.values(idPrefixes).map((prefix) => [prefix, new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`)])
+)
+
+export const hasIdShape = (kind: IdKind, value: string): boolean =>
+  shapes.get(idPrefixes[kind])?.test(value) ?? false
+
+export class Ids extends Context.Service<Ids, {
+  readonly make: (kind: IdKind) => Effect.Effect<string>
+}>()("lyre/core/domain/Ids") {
+  static readonly layer = Layer.succeed(Ids)(
+    Ids.of({ make: (kind) => Effect.sync(() => `${idPrefixes[kind]}_${randomBase62(24)}`) })
+  )
+}

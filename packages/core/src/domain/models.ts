@@ -1,0 +1,171 @@
+/**
+ * One zod schema per shape of the interface. tRPC validates with them, the OpenAPI document is
+ * generated from them, MCP and A2A describe their inputs with them: never a second copy.
+ */
+import { z } from "zod"
+
+export const modelNames = ["aether", "echo", "nocturne"] as const
+export const ModelName = z.enum(modelNames)
+export type ModelName = z.infer<typeof ModelName>
+
+export const planNames = ["free", "basic", "pro", "ultra"] as const
+export const Plan = z.enum(planNames)
+export type Plan = z.infer<typeof Plan>
+
+export const scopeNames = ["profile", "music:generate", "livecoding:agent", "music:agent", "lyrics:agent"] as const
+export const Scope = z.enum(scopeNames)
+export type Scope = z.infer<typeof Scope>
+
+/** Parameters only the `aether` model understands (cross-field rule 2). */
+export const aetherOnlyParameters = [
+  "vocal_gender",
+  "negative_tags",
+  "style_weight",
+  "weirdness_constraint",
+  "audio_weight"
+] as const
+
+/**
+ * The interface counts characters, and so does JSON Schema's maxLength: Unicode code points,
+ * not the UTF-16 units of `string.length`, so an emoji is one character here as it is there.
+ */
+const countCharacters = (s: string): number => {
+  let n = 0
+  for (const _ of s) n++
+  return n
+}
+
+const text = (min: number, max: number) =>
+  z.string().check((ctx) => {
+    const n = countCharacters(ctx.value)
+    if (n < min || n > max) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: min > 0 ? `must be ${min} to ${max} characters long` : `must be at most ${max} characters long`
+      })
+    }
+  }).meta(min > 0 ? { minLength: min, maxLength: max } : { maxLength: max })
+
+const unitInterval = z.number().min(0).max(1)
+
+export const GenerateRequestFields = z.strictObject({
+  style: text(1, 1000).describe("Style description (genre, vocal type, tempo, mood)."),
+  title: text(1, 200).describe("Song title."),
+  lyrics: text(0, 5000).optional().describe(
+    "Lyrics to sing. Required, with at least one non-whitespace character, unless `instrumental` is true."
+  ),
+  instrumental: z.boolean().default(false).describe("Omit vocals. Default false."),
+  model: ModelName.default("aether").describe(
+    "`aether` (50 credits), `echo` (100) or `nocturne` (180; deprecated, kept for backward compatibility)."
+  ),
+  vocal_gender: z.enum(["m", "f"]).optional().describe("Voice register. Aether only."),
+  negative_tags: text(0, 500).optional().describe("What to avoid. Aether only."),
+  style_weight: unitInterval.optional().describe("0 to 1. Aether only."),
+  weirdness_constraint: unitInterval.optional().describe("0 to 1. Aether only."),
+  audio_weight: unitInterval.optional().describe("0 to 1. Aether only.")
+})
+
+/** The request body of `POST /v1/music/generations`, cross-field rules 1, 2 and 4 included. */
+export const GenerateRequest = GenerateRequestFields.superRefine((request, ctx) => {
+  if (!request.instrumental && (request.lyrics === undefined || request.lyrics.trim() === "")) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["lyrics"],
+      message: request.lyrics === undefined
+        ? "lyrics is required unless instrumental is true"
+        : "lyrics must contain a non-whitespace character unless instrumental is true",
+      params: { lyre: request.lyrics === undefined ? "missing_parameter" : "invalid_parameter" }
+    })
+  }
+  if (request.model !== "aether") {
+    for (const name of aetherOnlyParameters) {
+      if (request[name] !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `${name} is supported by the aether model only, not ${request.model}`,
+          params: { lyre: "parameter_not_supported_for_model" }
+        })
+      }
+    }
+  }
+})
+export type GenerateRequest = z.infer<typeof GenerateRequest>
+
+export const TaskStatus = z.enum(["pending", "ready", "failed"])
+export type TaskStatus = z.infer<typeof TaskStatus>
+
+export const Track = z.object({
+  id: z.string(),
+  audio_url: z.url(),
+  duration: z.number().nullable(),
+  title: z.string().nullable(),
+  lyrics: z.string().nullable(),
+  image_url: z.url().nullable(),
+  tags: z.string().nullable(),
+  index: z.int()
+})
+export type Track = z.infer<typeof Track>
+
+export const TaskError = z.object({ code: z.string(), message: z.string() })
+
+export const GenerationTask = z.object({
+  id: z.string().describe("Task id; pass this exact value as {id} in the get path."),
+  status: TaskStatus,
+  model: ModelName.nullable(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  credits_used: z.int(),
+  credits_refunded: z.int(),
+  error: TaskError.nullable(),
+  tracks: z.array(Track)
+})
+export type GenerationTask = z.infer<typeof GenerationTask>
+
+export const GenerationTaskList = z.object({
+  data: z.array(GenerationTask),
+  has_more: z.boolean()
+})
+export type GenerationTaskList = z.infer<typeof GenerationTaskList>
+
+export const ListGenerationsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  starting_after: z.string().optional()
+})
+
+export const GetGenerationParams = z.strictObject({ id: z.string() })
+
+export const Account = z.object({
+  id: z.string(),
+  plan: Plan,
+  credits: z.object({ subscription: z.int(), onetime: z.int(), total: z.int() }),
+  rate_limits: z.object({ requests_per_minute: z.int(), concurrent_generations: z.int() }),
+  auth: z.object({
+    kind: z.enum(["api_key", "oauth"]),
+    scopes: z.array(z.string()),
+    key: z.object({ id: z.string(), name: z.string(), expires_at: z.iso.datetime().nullable() }).nullable()
+  })
+})
+export type Account = z.infer<typeof Account>
+
+export const ErrorEnvelope = z.object({
+  error: z.object({
+    type: z.enum([
+      "invalid_request_error",
+      "authentication_error",
+      "permission_error",
+      "insufficient_credits",
+      "rate_limit_error",
+      "not_found",
+      "api_error",
+      "service_unavailable"
+    ]),
+    code: z.string(),
+    message: z.string(),
+    param: z.string().optional(),
+    model: z.string().optional(),
+    retry_after_seconds: z.int().min(0).optional()
+  })
+})
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>

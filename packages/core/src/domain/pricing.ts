@@ -1,0 +1,17 @@
+import type { ModelName, Plan } from "./models.ts"
+
+/** Credits charged per generation request, by model. */
+export const priceOf: { readonly [M in ModelName]: number } = { aether: 50, echo: 100, nocturne: 180 }
+
+const planRank: { readonly [P in Plan]: number } = { free: 0, basic: 1, pro: 2, ultra: 3 }
+
+/** Access requires the Pro plan or higher, checked on every request. */
+export const planAllowsAccess = (plan: Plan): boolean => planRank[plan] >= planRank.pro
+
+/** In-flight generations per credential unless the account has an override. */
+export const defaultConcurrencyLimit = (plan: Plan): number => (plan === "ultra" ? 20 : 10)
+
+export const defaultRequestsPerMinute = 60
+
+/** Tracks per task: the upstream's convention. */
+export const tracksPerTask = 2

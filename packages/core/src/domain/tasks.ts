@@ -1,0 +1,40 @@
+import type { GenerationTask, ModelName, TaskStatus, Track } from "./models.ts"
+
+/** A generation task as stored. */
+export interface TaskRow {
+  readonly id: string
+  readonly status: TaskStatus
+  readonly model: ModelName | null
+  readonly credits_used: number
+  readonly credits_refunded: number
+  readonly error_code: string | null
+  readonly error_message: string | null
+  readonly tracks: ReadonlyArray<Track>
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+export const taskColumns = [
+  "id",
+  "status",
+  "model",
+  "credits_used",
+  "credits_refunded",
+  "error_code",
+  "error_message",
+  "tracks",
+  "created_at",
+  "updated_at"
+] as const
+
+export const renderTask = (row: TaskRow): GenerationTask => ({
+  id: row.id,
+  status: row.status,
+  model: row.model,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+  credits_used: row.credits_used,
+  credits_refunded: row.credits_refunded,
+  error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
+  tracks: [...row.tracks]
+})

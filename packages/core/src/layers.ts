@@ -1,0 +1,12 @@
+import { Layer } from "effect"
+import { Ids } from "./domain/ids.ts"
+import { Accounts } from "./services/Accounts.ts"
+import { ApiKeys } from "./services/ApiKeys.ts"
+import { Generations } from "./services/Generations.ts"
+import { Guard } from "./services/Guard.ts"
+
+/** Core's services; they need a SqlClient, Settings and a RateLimiter from the composition root. */
+export const coreLayer = Guard.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer)),
+  Layer.provide(Ids.layer)
+)

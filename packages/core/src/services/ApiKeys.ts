@@ -1,0 +1,160 @@
+/**
+ * Developer API keys: `lyr_live_` + 32 base62 characters, shown once. Only a keyed hash is kept,
+ * so a database leak does not leak usable keys; lookups go by that hash on every request, so a
+ * revocation or a downgrade is seen by every process at once (nothing is cached).
+ */
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import {
+  CredentialExpired,
+  CredentialRevoked,
+  InvalidCredential,
+  MissingCredential,
+  ResourceNotFound,
+  TierInsufficient
+} from "../domain/errors.ts"
+import type { AuthenticationError } from "../domain/errors.ts"
+import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
+import type { Plan } from "../domain/models.ts"
+import type { Principal } from "../domain/principal.ts"
+import { defaultConcurrencyLimit, planAllowsAccess } from "../domain/pricing.ts"
+import { Settings } from "./Settings.ts"
+
+export const apiKeyPrefix = "lyr_live_"
+const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/
+/** How much of a key is kept in clear for display: the prefix and four characters. */
+const displayLength = apiKeyPrefix.length + 4
+
+export interface CreatedApiKey {
+  readonly id: string
+  readonly key: string
+  readonly name: string
+  readonly prefix: string
+  readonly scopes: ReadonlyArray<string>
+  readonly expires_at: string | null
+  readonly created_at: string
+}
+
+export interface NewApiKey {
+  readonly name: string
+  readonly scopes: ReadonlyArray<string>
+  readonly expiresAt: Date | null
+}
+
+interface CredentialRow {
+  readonly key_id: string
+  readonly key_name: string
+  readonly key_hash: string
+  readonly scopes: ReadonlyArray<string>
+  readonly expires_at: Date | null
+  readonly revoked_at: Date | null
+  readonly account_id: string
+  readonly plan: Plan
+  readonly subscription_credits: number
+  readonly onetime_credits: number
+  readonly concurrency_limit: number | null
+  readonly requests_per_minute: number | null
+}
+
+export class ApiKeys extends Context.Service<ApiKeys, {
+  readonly create: (accountId: string, key: NewApiKey) => Effect.Effect<CreatedApiKey, ResourceNotFound>
+  readonly revoke: (keyId: string) => Effect.Effect<void, ResourceNotFound>
+  /** Resolves `Authorization` to a principal: 401 for the credential, then 403 for the plan. */
+  readonly authenticate: (
+    authorization: string | undefined
+  ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
+}>()("lyre/core/services/ApiKeys") {
+  static readonly layer = Layer.effect(
+    ApiKeys,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const ids = yield* Ids
+      const settings = yield* Settings
+      const hashKey = (key: string) => createHmac("sha256", settings.secretKey).update(key).digest("hex")
+
+      const create = Effect.fn("ApiKeys.create")(function*(accountId: string, input: NewApiKey) {
+        const id = yield* ids.make("apiKey")
+        const key = apiKeyPrefix + randomBase62(32)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<{ created_at: Date }>`
+          insert into api_keys (id, account_id, name, prefix, key_hash, scopes, expires_at, created_at)
+          select ${id}, a.id, ${input.name}, ${key.slice(0, displayLength)}, ${hashKey(key)},
+                 ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt?.toISOString() ?? null}::timestamptz,
+                 ${now.toISOString()}::timestamptz
+          from accounts a where a.id = ${accountId}
+          returning created_at`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* new ResourceNotFound({ message: `No account ${accountId}` })
+        return {
+          id,
+          key,
+          name: input.name,
+          prefix: key.slice(0, displayLength),
+          scopes: input.scopes,
+          expires_at: input.expiresAt?.toISOString() ?? null,
+          created_at: now.toISOString()
+        }
+      })
+
+      const revoke = Effect.fn("ApiKeys.revoke")(function*(keyId: string) {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql<{ id: string }>`
+          update api_keys set revoked_at = coalesce(revoked_at, ${now.toISOString()}::timestamptz)
+          where id = ${keyId} returning id`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* new ResourceNotFound({ message: `No API key ${keyId}` })
+      })
+
+      const authenticate = Effect.fn("ApiKeys.authenticate")(function*(authorization: string | undefined) {
+        const match = authorization === undefined ? null : /^Bearer +(\S+) *$/i.exec(authorization)
+        const credential = match?.[1]
+        if (credential === undefined) {
+          return yield* new MissingCredential({
+            message: "Send a credential as `Authorization: Bearer <API key or access token>`."
+          })
+        }
+        if (!apiKeyShape.test(credential)) {
+          return yield* new InvalidCredential({ message: "The credential is not a valid API key or access token." })
+        }
+        const hash = hashKey(credential)
+        const rows = yield* sql<CredentialRow>`
+          select k.id as key_id, k.name as key_name, k.key_hash, k.scopes, k.expires_at, k.revoked_at,
+                 a.id as account_id, a.plan, a.subscription_credits, a.onetime_credits,
+                 a.concurrency_limit, a.requests_per_minute
+          from api_keys k join accounts a on a.id = k.account_id
+          where k.key_hash = ${hash}`.pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) {
+          return yield* new InvalidCredential({ message: "The API key is not valid." })
+        }
+        if (row.revoked_at !== null) return yield* new CredentialRevoked({ message: "The API key has been revoked." })
+        const now = yield* Clock.currentTimeMillis
+        if (row.expires_at !== null && row.expires_at.getTime() <= now) {
+          return yield* new CredentialExpired({ message: "The API key has expired." })
+        }
+        if (!planAllowsAccess(row.plan)) {
+          return yield* new TierInsufficient({
+            message: `API access requires the Pro plan or higher; this account is on ${row.plan}.`
+          })
+        }
+        const principal: Principal = {
+          accountId: row.account_id,
+          plan: row.plan,
+          scopes: row.scopes,
+          credential: { kind: "api_key", keyId: row.key_id, name: row.key_name, expiresAt: row.expires_at },
+          subject: row.key_id,
+          requestsPerMinute: row.requests_per_minute ?? settings.requestsPerMinute,
+          concurrencyLimit: row.concurrency_limit ?? defaultConcurrencyLimit(row.plan),
+          balance: { subscription: row.subscription_credits, onetime: row.onetime_credits }
+        }
+        return principal
+      })
+
+      return ApiKeys.of({
+        create,
+        revoke: (keyId) =>
+          hasIdShape("apiKey", keyId) ? revoke(keyId) : Effect.fail(new ResourceNotFound({ message: `No API key ${keyId}` })),
+        authenticate
+      })
+    })
+  )
+}

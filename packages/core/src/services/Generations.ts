@@ -1,0 +1,256 @@
+/**
+ * Generation tasks: creation (the charge), reads, and the state machine. Creation is one
+ * transaction: an advisory lock per credential makes the in-flight count exact, and one
+ * statement checks model availability, concurrency and balance, debits (subscription before
+ * one-time), writes the ledger row and the task; any failure leaves nothing behind.
+ */
+import { createHash } from "node:crypto"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import {
+  ConcurrentLimitExceeded,
+  IdempotencyKeyReused,
+  InsufficientCredits,
+  InvalidParameter,
+  ModelUnavailable,
+  TaskNotFound
+} from "../domain/errors.ts"
+import { hasIdShape, Ids } from "../domain/ids.ts"
+import type { GenerateRequest, GenerationTask, GenerationTaskList } from "../domain/models.ts"
+import type { Principal } from "../domain/principal.ts"
+import { priceOf } from "../domain/pricing.ts"
+import { renderTask } from "../domain/tasks.ts"
+import type { TaskRow } from "../domain/tasks.ts"
+import { Settings } from "./Settings.ts"
+
+/** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
+export interface CreateOutcome {
+  readonly status: number
+  readonly body: GenerationTask
+  readonly replayed: boolean
+}
+
+export type CreateError =
+  | IdempotencyKeyReused
+  | ModelUnavailable
+  | ConcurrentLimitExceeded
+  | InsufficientCredits
+
+const idempotencyWindowMillis = 24 * 60 * 60 * 1000
+/** What a 429 for concurrency suggests: tasks take seconds to finish, so try again soon. */
+const concurrencyRetryAfterSeconds = 5
+
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v)
+
+export class Generations extends Context.Service<Generations, {
+  readonly create: (
+    principal: Principal,
+    request: GenerateRequest,
+    idempotencyKey: string | undefined
+  ) => Effect.Effect<CreateOutcome, CreateError>
+  readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
+  readonly list: (
+    principal: Principal,
+    page: { readonly limit: number; readonly startingAfter: string | undefined }
+  ) => Effect.Effect<GenerationTaskList, InvalidParameter>
+}>()("lyre/core/services/Generations") {
+  static readonly layer = Layer.effect(
+    Generations,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const ids = yield* Ids
+      const settings = yield* Settings
+
+      const claimIdempotencyKey = Effect.fnUntraced(function*(
+        accountId: string,
+        key: string,
+        requestHash: string,
+        now: number
+      ) {
+        const fresh = yield* sql`
+          insert into idempotency_keys (account_id, key, request_hash, created_at)
+          values (${accountId}, ${key}, ${requestHash}, ${new Date(now).toISOString()}::timestamptz)
+          on conflict (account_id, key) do update
+            set request_hash = excluded.request_hash, response_status = null, response_body = null,
+                created_at = excluded.created_at
+            where idempotency_keys.created_at <= ${new Date(now - idempotencyWindowMillis).toISOString()}::timestamptz
+          returning 1`
+        if (fresh.length > 0) return null
+        const [first] = yield* sql<{ request_hash: string; response_status: number; response_body: GenerationTask }>`
+          select request_hash, response_status, response_body from idempotency_keys
+          where account_id = ${accountId} and key = ${key}`
+        if (first === undefined || first.request_hash !== requestHash) {
+          return yield* new IdempotencyKeyReused({
+            message: "This Idempotency-Key was already used with a different request body."
+          })
+        }
+        return { status: first.response_status, body: first.response_body, replayed: true } satisfies CreateOutcome
+      })
+
+      const create = Effect.fn("Generations.create")(function*(
+        principal: Principal,
+        request: GenerateRequest,
+        idempotencyKey: string | undefined
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const taskId = yield* ids.make("task")
+        const ledgerId = yield* ids.make("ledgerEntry")
+        const price = priceOf[request.model]
+        const nowIso = new Date(now).toISOString()
+        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
+
+        const transaction = Effect.gen(function*() {
+          const requestHash = createHash("sha256").update(canonicalJson(request)).digest("hex")
+          if (idempotencyKey !== undefined) {
+            const replay = yield* claimIdempotencyKey(principal.accountId, idempotencyKey, requestHash, now)
+            if (replay !== null) return replay
+          }
+          // Serializes creators on one credential so the pending count below cannot be raced.
+          yield* sql`select pg_advisory_xact_lock(hashtextextended(${principal.subject}, 0))`
+          const [outcome] = yield* sql<{
+            available: boolean
+            retry_after_seconds: number
+            pending: number
+            balance: number
+            debited: boolean
+          }>`
+            with model as (
+              select coalesce((select available from model_status where model = ${request.model}), true) as available,
+                     coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
+                       as retry_after_seconds
+            ),
+            inflight as (
+              select count(*)::int as pending from generation_tasks
+              where credential_subject = ${principal.subject} and status = 'pending'
+            ),
+            prev as (
+              select id, subscription_credits as s, onetime_credits as o from accounts
+              where id = ${principal.accountId} for update
+            ),
+            debit as (
+              update accounts a
+              set subscription_credits = prev.s - least(prev.s, ${price}),
+                  onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
+                  updated_at = ${nowIso}::timestamptz
+              from prev, model, inflight
+              where a.id = prev.id and model.available and inflight.pending < ${principal.concurrencyLimit}
+                and prev.s + prev.o >= ${price}
+              returning a.subscription_credits as s_after, a.onetime_credits as o_after,
+                        least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take
+            ),
+            task as (
+              insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+                debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+              select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
+                     ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
+                     ${nowIso}::timestamptz, ${nowIso}::timestamptz
+              from debit
+              returning id
+            ),
+            ledger as (
+              insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
+                subscription_after, onetime_after, created_at)
+              select ${ledgerId}, ${principal.accountId}, 'debit', task.id, -s_take, -o_take, s_after, o_after,
+                     ${nowIso}::timestamptz
+              from debit, task
+            )
+            select model.available, model.retry_after_seconds, inflight.pending,
+                   coalesce((select s + o from prev), 0)::int as balance,
+                   exists (select 1 from task) as debited
+            from model, inflight`
+          if (outcome === undefined || !outcome.available) {
+            return yield* new ModelUnavailable({
+              message: `The ${request.model} model is temporarily unavailable. Retry later or choose another model.`,
+              model: request.model,
+              retryAfterSeconds: outcome?.retry_after_seconds ?? 60
+            })
+          }
+          if (!outcome.debited && outcome.pending >= principal.concurrencyLimit) {
+            return yield* new ConcurrentLimitExceeded({
+              message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
+              retryAfterSeconds: concurrencyRetryAfterSeconds
+            })
+          }
+          if (!outcome.debited) {
+            return yield* new InsufficientCredits({
+              message: `The ${request.model} model costs ${price} credits; the balance is ${outcome.balance}.`
+            })
+          }
+          const body = renderTask({
+            id: taskId,
+            status: "pending",
+            model: request.model,
+            credits_used: price,
+            credits_refunded: 0,
+            error_code: null,
+            error_message: null,
+            tracks: [],
+            created_at: new Date(now),
+            updated_at: new Date(now)
+          })
+          if (idempotencyKey !== undefined) {
+            yield* sql`
+              update idempotency_keys set response_status = 202, response_body = ${JSON.stringify(body)}::jsonb
+              where account_id = ${principal.accountId} and key = ${idempotencyKey}`
+          }
+          return { status: 202, body, replayed: false } satisfies CreateOutcome
+        })
+
+        return yield* sql.withTransaction(transaction).pipe(
+          Effect.catchTag("SqlError", (error) => Effect.die(error))
+        )
+      })
+
+      const get = Effect.fn("Generations.get")(function*(principal: Principal, id: string) {
+        if (!hasIdShape("task", id)) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
+        const [row] = yield* sql<TaskRow>`
+          select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
+                 created_at, updated_at
+          from generation_tasks where id = ${id} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
+        return renderTask(row)
+      })
+
+      const list = Effect.fn("Generations.list")(function*(
+        principal: Principal,
+        page: { readonly limit: number; readonly startingAfter: string | undefined }
+      ) {
+        const cursor = page.startingAfter
+        if (cursor !== undefined) {
+          const [found] = cursor !== undefined && hasIdShape("task", cursor)
+            ? yield* sql`select 1 from generation_tasks where id = ${cursor} and account_id = ${principal.accountId}`
+              .pipe(Effect.orDie)
+            : []
+          if (found === undefined) {
+            return yield* new InvalidParameter({
+              message: `starting_after: no generation task ${cursor}.`,
+              param: "starting_after"
+            })
+          }
+        }
+        const rows = yield* sql<TaskRow>`
+          select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
+                 created_at, updated_at
+          from generation_tasks t
+          where t.account_id = ${principal.accountId}
+          ${
+          cursor === undefined
+            ? sql``
+            : sql`and (t.created_at, t.id) < (select created_at, id from generation_tasks where id = ${cursor})`
+        }
+          order by t.created_at desc, t.id desc
+          limit ${page.limit + 1}`.pipe(Effect.orDie)
+        return {
+          data: rows.slice(0, page.limit).map(renderTask),
+          has_more: rows.length > page.limit
+        }
+      })
+
+      return Generations.of({ create, get, list })
+    })
+  )
+}

@@ -1,0 +1,93 @@
+/**
+ * Requests per minute as a sliding window: at most `limit` accepted requests in any 60 seconds.
+ * Effect's own RateLimiter knows fixed windows and token buckets, neither of which holds that
+ * guarantee, so the window is a log of accepted request times: a ring per subject in memory,
+ * a sorted set updated by one atomic script in Redis.
+ */
+import { randomBytes } from "node:crypto"
+import { Clock, Context, Effect, Layer } from "effect"
+import type { Redis } from "ioredis"
+
+export const windowMillis = 60_000
+
+export interface RateLimitDecision {
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  /** Unix seconds at which the oldest counted request leaves the window. */
+  readonly resetAtSeconds: number
+  /** Whole seconds until a request would be accepted again (0 when allowed). */
+  readonly retryAfterSeconds: number
+}
+
+export class RateLimiter extends Context.Service<RateLimiter, {
+  readonly hit: (subject: string, limit: number) => Effect.Effect<RateLimitDecision>
+}>()("lyre/core/services/RateLimiter") {
+  static readonly layerMemory = Layer.sync(RateLimiter)(() => {
+    const logs = new Map<string, Array<number>>()
+    return RateLimiter.of({
+      hit: (subject, limit) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          let log = logs.get(subject)
+          if (log === undefined) {
+            log = []
+            logs.set(subject, log)
+          }
+          // Drop what has left the window; the log is in time order and never longer than limit.
+          let expired = 0
+          while (expired < log.length && (log[expired] ?? 0) <= now - windowMillis) expired++
+          if (expired > 0) log.splice(0, expired)
+          const allowed = log.length < limit
+          if (allowed) log.push(now)
+          if (log.length === 0) logs.delete(subject)
+          return decide(allowed, limit, log.length, log[0] ?? now, now)
+        })
+    })
+  })
+
+  static readonly layerRedis = (redis: Redis, keyPrefix = "lyre:rpm:") =>
+    Layer.succeed(RateLimiter)(RateLimiter.of({
+      hit: (subject, limit) =>
+        Effect.promise(async () => {
+          const member = randomBytes(8).toString("hex")
+          const reply = await redis.eval(slidingWindowScript, 1, keyPrefix + subject, windowMillis, limit, member)
+          const [allowed, count, oldest, now] = reply as [number, number, number, number]
+          return decide(allowed === 1, limit, count, oldest, now)
+        })
+    }))
+}
+
+const decide = (allowed: boolean, limit: number, count: number, oldest: number, now: number): RateLimitDecision => {
+  const resetAt = oldest + windowMillis
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetAtSeconds: Math.ceil(resetAt / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((resetAt - now) / 1000))
+  }
+}
+
+/**
+ * KEYS[1] the subject's log; ARGV window ms, limit, a unique member. The clock is Redis's own,
+ * so every API process counts against the same time.
+ */
+const slidingWindowScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[3])
+  count = count + 1
+  allowed = 1
+end
+redis.call('PEXPIRE', KEYS[1], window)
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local first = now
+if oldest[2] then first = tonumber(oldest[2]) end
+return {allowed, count, first, now}
+`

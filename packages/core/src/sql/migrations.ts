@@ -1,0 +1,100 @@
+/**
+ * The schema, as migrations applied at start by the Effect SQL migrator. Plain PostgreSQL 15 that
+ * PGlite runs too. Money-like values are integers; the ledger is append-only.
+ */
+import { Effect } from "effect"
+import { Migrator } from "effect/sql"
+import { SqlClient } from "effect/sql/SqlClient"
+
+const m0001_foundation = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table accounts (
+      id text primary key,
+      email text not null unique,
+      password_hash text,
+      plan text not null check (plan in ('free', 'basic', 'pro', 'ultra')),
+      subscription_credits integer not null default 0 check (subscription_credits >= 0),
+      onetime_credits integer not null default 0 check (onetime_credits >= 0),
+      credit_alert_threshold integer check (credit_alert_threshold >= 0),
+      concurrency_limit integer check (concurrency_limit >= 0),
+      requests_per_minute integer check (requests_per_minute >= 1),
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`
+    create table api_keys (
+      id text primary key,
+      account_id text not null references accounts (id),
+      name text not null,
+      prefix text not null,
+      key_hash text not null unique,
+      scopes jsonb not null,
+      expires_at timestamptz,
+      revoked_at timestamptz,
+      created_at timestamptz not null
+    )`
+  yield* sql`create index api_keys_account on api_keys (account_id)`
+  yield* sql`
+    create table generation_tasks (
+      id text primary key,
+      account_id text not null references accounts (id),
+      credential_subject text not null,
+      status text not null check (status in ('pending', 'ready', 'failed')),
+      model text,
+      request jsonb not null,
+      credits_used integer not null,
+      credits_refunded integer not null default 0,
+      debit_subscription integer not null,
+      debit_onetime integer not null,
+      error_code text,
+      error_message text,
+      tracks jsonb not null default '[]',
+      deadline_at timestamptz not null,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`create index generation_tasks_account_recent on generation_tasks (account_id, created_at desc, id desc)`
+  yield* sql`
+    create index generation_tasks_pending_by_subject on generation_tasks (credential_subject)
+    where status = 'pending'`
+  yield* sql`
+    create table credit_ledger (
+      id text primary key,
+      account_id text not null references accounts (id),
+      kind text not null check (kind in ('grant', 'debit', 'refund', 'adjustment')),
+      task_id text references generation_tasks (id),
+      subscription_delta integer not null,
+      onetime_delta integer not null,
+      subscription_after integer not null,
+      onetime_after integer not null,
+      reason text,
+      seq bigint generated always as identity,
+      created_at timestamptz not null
+    )`
+  yield* sql`create index credit_ledger_account on credit_ledger (account_id, seq)`
+  // A task is debited once and refunded at most once, whatever retries or races happen.
+  yield* sql`create unique index credit_ledger_once_per_task on credit_ledger (task_id, kind) where task_id is not null`
+  yield* sql`
+    create table idempotency_keys (
+      account_id text not null references accounts (id),
+      key text not null,
+      request_hash text not null,
+      response_status integer,
+      response_body jsonb,
+      created_at timestamptz not null,
+      primary key (account_id, key)
+    )`
+  yield* sql`
+    create table model_status (
+      model text primary key,
+      available boolean not null,
+      retry_after_seconds integer not null default 60
+    )`
+})
+
+export const migrations = Migrator.fromRecord({
+  "0001_foundation": m0001_foundation
+})
+
+export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -1,0 +1,68 @@
+import { Cause, Exit, Option } from "effect"
+import type { Effect, ManagedRuntime } from "effect"
+import { TRPCError } from "@trpc/server"
+import { InternalError, isApiError } from "../domain/errors.ts"
+import type { ApiError, ValidationError } from "../domain/errors.ts"
+import type { Accounts } from "../services/Accounts.ts"
+import type { ApiKeys } from "../services/ApiKeys.ts"
+import type { Generations } from "../services/Generations.ts"
+import type { Guard } from "../services/Guard.ts"
+import type { Settings } from "../services/Settings.ts"
+import { trpcCodeFor } from "./errors.ts"
+
+/** What the procedures may use: the services of core. */
+export type CoreServices = ApiKeys | Generations | Accounts | Guard | Settings
+
+export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
+
+/** What every surface hands a procedure call. */
+export interface CallContext {
+  readonly runtime: CoreRuntime
+  readonly authorization: string | undefined
+  readonly idempotencyKey: string | undefined
+  /** A body the adapter could not read (bad JSON, too large, wrong type), judged at the body stage. */
+  readonly bodyError: ValidationError | undefined
+  /** Filled in by procedures: the status and headers the adapter answers with. */
+  readonly response: { status: number | undefined; readonly headers: Record<string, string> }
+}
+
+export const makeCallContext = (
+  runtime: CoreRuntime,
+  request: {
+    readonly authorization?: string | undefined
+    readonly idempotencyKey?: string | undefined
+    readonly bodyError?: ValidationError | undefined
+  }
+): CallContext => ({
+  runtime,
+  authorization: request.authorization,
+  idempotencyKey: request.idempotencyKey,
+  bodyError: request.bodyError,
+  response: { status: undefined, headers: {} }
+})
+
+/** Runs a core program; a defect becomes `internal_error` and is logged, never shown. */
+export const runToResult = async <A, R extends CoreServices>(
+  runtime: ManagedRuntime.ManagedRuntime<R, unknown>,
+  program: Effect.Effect<A, ApiError, R>
+): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }> => {
+  const exit = await runtime.runPromiseExit(program)
+  if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
+  const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
+  if (failure !== undefined && isApiError(failure)) return { ok: false, error: failure }
+  console.error(JSON.stringify({ level: "error", msg: "unexpected failure", cause: Cause.pretty(exit.cause) }))
+  return { ok: false, error: new InternalError({ message: "An internal error occurred." }) }
+}
+
+/**
+ * Runs a core program for a procedure. Domain failures become TRPCErrors carrying the tagged
+ * error as their cause, so every adapter renders it from the one table.
+ */
+export const runProcedure = async <A>(
+  ctx: CallContext,
+  program: Effect.Effect<A, ApiError, CoreServices>
+): Promise<A> => {
+  const result = await runToResult(ctx.runtime, program)
+  if (result.ok) return result.value
+  throw new TRPCError({ code: trpcCodeFor(result.error), message: result.error.message, cause: result.error })
+}

@@ -1,0 +1,128 @@
+/**
+ * The REST surface: routes from the router's metadata, bodies read here, every procedure
+ * called through tRPC (so the check order and validation are the router's), and every answer,
+ * success or failure, rendered in the interface's shapes with the interface's headers.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { callTRPCProcedure, getTRPCErrorFromUnknown } from "@trpc/server"
+import {
+  apiErrorFromTrpc,
+  appRouter,
+  InvalidParameter,
+  makeCallContext,
+  MethodNotAllowed,
+  renderError,
+  RouteNotFound,
+  wwwAuthenticateFor
+} from "@lyre/core"
+import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
+import { readJsonBody } from "./body.ts"
+import { openApiDocument } from "./openapi.ts"
+import { matchRoute, routesOf } from "./routes.ts"
+
+export interface RestOptions {
+  readonly runtime: CoreRuntime
+  readonly publicUrl: string
+}
+
+const maxIdempotencyKeyLength = 255
+
+export const sendJson = (
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {}
+): void => {
+  const payload = JSON.stringify(body)
+  res.writeHead(status, {
+    ...headers,
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(payload)
+  })
+  res.end(payload)
+}
+
+/** Renders a domain error as the envelope, with the challenge a 401 or a missing scope calls for. */
+export const sendApiError = (
+  res: ServerResponse,
+  error: ApiError,
+  resourceMetadataUrl: string,
+  extraHeaders: Readonly<Record<string, string>> = {}
+): void => {
+  const rendered = renderError(error)
+  const headers: Record<string, string> = { ...extraHeaders, ...rendered.headers }
+  const challenge = wwwAuthenticateFor(error, resourceMetadataUrl)
+  if (challenge !== null) headers["www-authenticate"] = challenge
+  sendJson(res, rendered.status, rendered.body, headers)
+}
+
+const queryObject = (search: URLSearchParams): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of search) out[key] = value
+  return out
+}
+
+/** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */
+export const makeRestHandler = (options: RestOptions) => {
+  const routes = routesOf(appRouter)
+  const resourceMetadataUrl = `${options.publicUrl}/.well-known/oauth-protected-resource`
+  let document: string | undefined
+
+  return async (req: IncomingMessage, res: ServerResponse, path: string, search: URLSearchParams) => {
+    const method = req.method ?? "GET"
+    if (path === "/openapi.json" && (method === "GET" || method === "HEAD")) {
+      document ??= JSON.stringify(openApiDocument(options.publicUrl))
+      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=300" })
+      res.end(method === "HEAD" ? undefined : document)
+      return
+    }
+    const { match, allowed } = matchRoute(routes, method, path)
+    if (match === null) {
+      req.resume()
+      const error = allowed.length > 0
+        ? new MethodNotAllowed({ message: `${method} is not allowed on ${path}.`, allow: allowed })
+        : new RouteNotFound({ message: `No route ${method} /api${path}.` })
+      sendApiError(res, error, resourceMetadataUrl)
+      return
+    }
+
+    let bodyError: ValidationError | undefined
+    let input: unknown
+    if (match.route.type === "mutation") {
+      const body = await readJsonBody(req)
+      if (body.ok) input = body.value
+      else bodyError = body.error
+    } else {
+      req.resume()
+      input = { ...queryObject(search), ...match.params }
+    }
+    const idempotencyKey = req.headers["idempotency-key"]
+    if (typeof idempotencyKey === "string" && idempotencyKey.length > maxIdempotencyKeyLength) {
+      bodyError ??= new InvalidParameter({
+        message: `Idempotency-Key must be at most ${maxIdempotencyKeyLength} characters.`,
+        param: "Idempotency-Key"
+      })
+    }
+
+    const ctx = makeCallContext(options.runtime, {
+      authorization: req.headers.authorization,
+      idempotencyKey: typeof idempotencyKey === "string" && idempotencyKey !== "" ? idempotencyKey : undefined,
+      bodyError
+    })
+    try {
+      const output: unknown = await callTRPCProcedure({
+        router: appRouter,
+        path: match.route.procedurePath,
+        getRawInput: () => Promise.resolve(input),
+        ctx,
+        type: match.route.type,
+        signal: undefined,
+        batchIndex: 0
+      })
+      sendJson(res, ctx.response.status ?? match.route.meta.successStatus ?? 200, output, ctx.response.headers)
+    } catch (cause) {
+      const error = apiErrorFromTrpc(getTRPCErrorFromUnknown(cause), input)
+      sendApiError(res, error, resourceMetadataUrl, ctx.response.headers)
+    }
+  }
+}

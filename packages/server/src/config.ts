@@ -1,0 +1,63 @@
+/**
+ * The environment, read once through Effect Config and validated at start. A bad value stops
+ * the process with a message that names the variable.
+ */
+import { Config, Effect, Option, Schema } from "effect"
+
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: string | null
+  readonly redisUrl: string | null
+  readonly adminToken: string | null
+  readonly secretKey: string | null
+  readonly requestsPerMinute: number
+  readonly generationTimeoutSeconds: number
+  readonly worker: "inline" | "off"
+  readonly logLevel: "debug" | "info" | "warn" | "error"
+}
+
+const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
+
+const optionalString = (name: string) =>
+  Config.String(name).pipe(Config.option, Config.map((value) => Option.getOrNull(Option.filter(value, (s) => s !== ""))))
+
+const config = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  publicUrl: optionalString("PUBLIC_URL"),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault(".data")),
+  databaseUrl: optionalString("DATABASE_URL"),
+  redisUrl: optionalString("REDIS_URL"),
+  adminToken: optionalString("ADMIN_TOKEN"),
+  secretKey: optionalString("SECRET_KEY"),
+  requestsPerMinute: positiveInt("RATE_LIMIT_RPM").pipe(Config.withDefault(60)),
+  generationTimeoutSeconds: positiveInt("GENERATION_TIMEOUT_SECONDS").pipe(Config.withDefault(900)),
+  worker: Config.Literals(["inline", "off"], "WORKER").pipe(Config.withDefault("inline" as const)),
+  logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const))
+})
+
+export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
+  message: Schema.String
+}) {}
+
+const check = (ok: boolean, message: string) => (ok ? Effect.void : Effect.fail(new ConfigurationError({ message })))
+
+/** The validated configuration; fails with one readable sentence per problem. */
+export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effect.gen(function*() {
+  const raw = yield* config
+  yield* check(raw.databaseUrl === null || /^postgres(ql)?:\/\//.test(raw.databaseUrl),
+    "DATABASE_URL must be a postgres:// or postgresql:// URL")
+  yield* check(raw.redisUrl === null || /^rediss?:\/\//.test(raw.redisUrl), "REDIS_URL must be a redis:// or rediss:// URL")
+  yield* check(raw.secretKey === null || raw.secretKey.length >= 32, "SECRET_KEY must be at least 32 characters long")
+  yield* check(raw.databaseUrl === null || raw.secretKey !== null,
+    "SECRET_KEY is required when DATABASE_URL is set (production); only the embedded default generates one")
+  yield* check(raw.adminToken === null || raw.adminToken.length >= 16, "ADMIN_TOKEN must be at least 16 characters long")
+  const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
+  yield* check(/^https?:\/\/[^/]+(\/[^?#]*)?$/.test(publicUrl), "PUBLIC_URL must be an http(s) URL with no query")
+  return { ...raw, publicUrl: publicUrl.replace(/\/+$/, "") }
+}).pipe(
+  Effect.catchTag("ConfigError", (error) => Effect.fail(new ConfigurationError({ message: error.message })))
+)

@@ -1,0 +1,72 @@
+/**
+ * The database: PostgreSQL at DATABASE_URL, or the embedded default, PGlite on disk under
+ * DATA_DIR reached through its socket server by the very same client. PGlite is one Postgres
+ * session, so its pool holds exactly one connection (two would interleave their messages).
+ * Migrations run before anything else sees the client.
+ */
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import { runMigrations } from "@lyre/core"
+
+/** A running embedded Postgres: where to reach it, and how to stop it. */
+export interface EmbeddedPostgres {
+  readonly host: string
+  readonly port: number
+  readonly stop: () => Promise<void>
+}
+
+export const startEmbeddedPostgres = async (dataDir: string): Promise<EmbeddedPostgres> => {
+  const directory = join(dataDir, "pglite")
+  mkdirSync(directory, { recursive: true })
+  const db = await PGlite.create(directory)
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+  await server.start()
+  const [host = "127.0.0.1", port = "0"] = server.getServerConn().split(":")
+  return {
+    host,
+    port: Number(port),
+    stop: async () => {
+      await server.stop()
+      await db.close()
+    }
+  }
+}
+
+const embedded = (dataDir: string) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const pg = yield* Effect.acquireRelease(
+      Effect.promise(() => startEmbeddedPostgres(dataDir)),
+      (running) => Effect.promise(() => running.stop())
+    )
+    return PgClient.layer({
+      host: pg.host,
+      port: pg.port,
+      database: "postgres",
+      username: "postgres",
+      maxConnections: 1,
+      minConnections: 1,
+      idleTimeout: "365 days"
+    })
+  }))
+
+const external = (url: string, maxConnections: number) =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections })
+
+const migrated = Layer.effectDiscard(runMigrations)
+
+/** SqlClient for the configured database, migrated. */
+export const databaseLayer = (options: {
+  readonly databaseUrl: string | null
+  readonly dataDir: string
+  readonly maxConnections?: number
+}): Layer.Layer<SqlClient, unknown> => {
+  const client = options.databaseUrl === null
+    ? embedded(options.dataDir)
+    : external(options.databaseUrl, options.maxConnections ?? 10)
+  return migrated.pipe(Layer.provideMerge(client))
+}

@@ -1,0 +1,57 @@
+/**
+ * `pnpm start`: every surface in one process. With no configuration this is the embedded
+ * default (PGlite under DATA_DIR, in-memory limits, generated secrets, a bootstrapped account).
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { makeAppRuntime } from "./app.ts"
+import { bootstrapEmbedded } from "./bootstrap.ts"
+import { loadConfig } from "./config.ts"
+import { listen, makeRequestHandler } from "./http/server.ts"
+import { makeLogger } from "./log.ts"
+import { readOrCreateSecret } from "./secrets.ts"
+
+const program = Effect.gen(function*() {
+  const config = yield* loadConfig
+  const logger = makeLogger(config.logLevel)
+  const embedded = config.databaseUrl === null
+  const secretKey = config.secretKey ?? readOrCreateSecret(config.dataDir, "secret-key", 48)
+  const adminToken = config.adminToken ?? (embedded ? readOrCreateSecret(config.dataDir, "admin-token", 32) : null)
+
+  const runtime = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => makeAppRuntime(config, { secretKey }),
+      catch: (cause) => new Error(`Could not start: ${cause instanceof Error ? cause.message : String(cause)}`)
+    }),
+    (rt) => Effect.promise(() => rt.dispose())
+  )
+  const server = yield* Effect.acquireRelease(
+    Effect.promise(() => listen(makeRequestHandler({ runtime, publicUrl: config.publicUrl, adminToken, logger }), config.port, config.host)),
+    (running) => Effect.promise(() => running.close())
+  )
+  const banner: Record<string, unknown> = {
+    url: config.publicUrl,
+    port: server.port,
+    mode: embedded ? "embedded" : "production",
+    database: embedded ? `pglite:${config.dataDir}/pglite` : "postgres",
+    limits: config.redisUrl === null ? "memory" : "redis"
+  }
+  if (embedded) {
+    const boot = yield* Effect.promise(() => bootstrapEmbedded(runtime, config.dataDir))
+    Object.assign(banner, { admin_token: adminToken, account_id: boot.account_id, api_key: boot.api_key })
+  }
+  logger.log("info", "listening", banner)
+  if (embedded) {
+    process.stderr.write(
+      `\nLyre is running at ${config.publicUrl}\n` +
+        `  admin token : ${adminToken}\n` +
+        `  API key     : ${String(banner["api_key"])}  (Pro account ${String(banner["account_id"])})\n` +
+        `  try         : curl -H "Authorization: Bearer ${String(banner["api_key"])}" ${config.publicUrl}/api/v1/me\n\n`
+    )
+  }
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program.pipe(
+  Effect.tapError((error) => Effect.sync(() => process.stderr.write(`lyre: ${error.message}\n`)))
+), { disableErrorReporting: true })
