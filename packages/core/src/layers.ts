@@ -4,9 +4,10 @@ import { Accounts } from "./services/Accounts.ts"
 import { ApiKeys } from "./services/ApiKeys.ts"
 import { Generations } from "./services/Generations.ts"
 import { Guard } from "./services/Guard.ts"
+import { Models } from "./services/Models.ts"
 
 /** Core's services; they need a SqlClient, Settings and a RateLimiter from the composition root. */
 export const coreLayer = Guard.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer)),
   Layer.provide(Ids.layer)
 )

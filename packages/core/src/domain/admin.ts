@@ -34,3 +34,8 @@ export const CreateKeyBody = z.strictObject({
   scopes: z.array(Scope).min(1),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional()
 })
+
+export const SetModelAvailabilityBody = z.strictObject({
+  available: z.boolean(),
+  retry_after_seconds: z.int().min(0).max(86_400).optional()
+})

@@ -16,7 +16,7 @@ import {
   TaskNotFound
 } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
-import type { GenerateRequest, GenerationTask, GenerationTaskList } from "../domain/models.ts"
+import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask } from "../domain/tasks.ts"
@@ -57,6 +57,10 @@ export class Generations extends Context.Service<Generations, {
     principal: Principal,
     page: { readonly limit: number; readonly startingAfter: string | undefined }
   ) => Effect.Effect<GenerationTaskList, InvalidParameter>
+  /** pending -> ready with its tracks; false when the task was not pending (applied once). */
+  readonly markReady: (taskId: string, tracks: ReadonlyArray<Track>) => Effect.Effect<boolean>
+  /** pending -> failed, refunding the debited buckets in the same statement; false when not pending. */
+  readonly markFailed: (taskId: string, error: { readonly code: string; readonly message: string }) => Effect.Effect<boolean>
 }>()("lyre/core/services/Generations") {
   static readonly layer = Layer.effect(
     Generations,
@@ -250,7 +254,51 @@ export class Generations extends Context.Service<Generations, {
         }
       })
 
-      return Generations.of({ create, get, list })
+      const markReady = Effect.fn("Generations.markReady")(function*(taskId: string, tracks: ReadonlyArray<Track>) {
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const rows = yield* sql`
+          update generation_tasks set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb,
+                                      updated_at = ${now}::timestamptz
+          where id = ${taskId} and status = 'pending'
+          returning id`.pipe(Effect.orDie)
+        return rows.length > 0
+      })
+
+      const markFailed = Effect.fn("Generations.markFailed")(function*(
+        taskId: string,
+        error: { readonly code: string; readonly message: string }
+      ) {
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const ledgerId = yield* ids.make("ledgerEntry")
+        const rows = yield* sql`
+          with failed as (
+            update generation_tasks
+            set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
+                credits_refunded = credits_used, updated_at = ${now}::timestamptz
+            where id = ${taskId} and status = 'pending'
+            returning id, account_id, debit_subscription, debit_onetime
+          ),
+          refunded as (
+            update accounts a
+            set subscription_credits = a.subscription_credits + failed.debit_subscription,
+                onetime_credits = a.onetime_credits + failed.debit_onetime,
+                updated_at = ${now}::timestamptz
+            from failed where a.id = failed.account_id
+            returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
+                      failed.debit_subscription, failed.debit_onetime
+          ),
+          entry as (
+            insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
+              subscription_after, onetime_after, created_at)
+            select ${ledgerId}, account_id, 'refund', task_id, debit_subscription, debit_onetime,
+                   subscription_credits, onetime_credits, ${now}::timestamptz
+            from refunded
+          )
+          select task_id from refunded`.pipe(Effect.orDie)
+        return rows.length > 0
+      })
+
+      return Generations.of({ create, get, list, markReady, markFailed })
     })
   )
 }

@@ -7,11 +7,12 @@ import type { Accounts } from "../services/Accounts.ts"
 import type { ApiKeys } from "../services/ApiKeys.ts"
 import type { Generations } from "../services/Generations.ts"
 import type { Guard } from "../services/Guard.ts"
+import type { Models } from "../services/Models.ts"
 import type { Settings } from "../services/Settings.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
-export type CoreServices = ApiKeys | Generations | Accounts | Guard | Settings
+export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings
 
 export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
 

@@ -16,6 +16,8 @@ import {
   InvalidCredential,
   MethodNotAllowed,
   MissingCredential,
+  Models,
+  SetModelAvailabilityBody,
   RouteNotFound,
   runToResult,
   UpdateAccountBody,
@@ -30,7 +32,7 @@ export interface AdminOptions {
   readonly resourceMetadataUrl: string
 }
 
-type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<readonly [number, unknown], ApiError, Accounts | ApiKeys>
+type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<readonly [number, unknown], ApiError, Accounts | ApiKeys | Models>
 
 interface AdminRoute {
   readonly method: string
@@ -101,6 +103,15 @@ const routes: ReadonlyArray<AdminRoute> = [
       })
   },
   {
+    method: "PUT",
+    pattern: new RegExp(`^/models/${id}$`),
+    handler: ([model = ""], body) =>
+      Effect.gen(function*() {
+        const change = yield* validated(SetModelAvailabilityBody, body)
+        return [200, yield* Models.use((models) => models.setAvailability(model, change))] as const
+      })
+  },
+  {
     method: "DELETE",
     pattern: new RegExp(`^/keys/${id}$`),
     handler: ([keyId = ""]) => Effect.as(ApiKeys.use((keys) => keys.revoke(keyId)), [204, null] as const)
@@ -144,7 +155,7 @@ async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> =
   }
   const params = route.pattern.exec(path)?.slice(1) ?? []
   let body: unknown
-  if (method === "POST" || method === "PATCH") {
+  if (method === "POST" || method === "PATCH" || method === "PUT") {
     const read = await readJsonBody(req)
     if (!read.ok) return fail(read.error)
     body = read.value
