@@ -1,0 +1,226 @@
+// Lyrics: section tags into sections, lines into syllables, syllables into the
+// phonemes the singing voice can pronounce. English-centric spelling rules; other
+// languages still get a vowel per syllable, which is what singing needs most.
+
+import type { SectionKind } from "./genres.ts"
+
+export type Vowel = "i" | "I" | "e" | "ae" | "a" | "o" | "U" | "u" | "A" | "@"
+export type Consonant =
+  | "s" | "sh" | "f" | "th" | "h" | "z" | "v" | "p" | "t" | "k" | "b" | "d" | "g"
+  | "m" | "n" | "ng" | "l" | "r" | "w" | "y" | "ch" | "j"
+
+export interface Syllable {
+  readonly onset: ReadonlyArray<Consonant>
+  /** One vowel, or two for a diphthong (the note glides from the first to the second). */
+  readonly vowel: readonly [Vowel] | readonly [Vowel, Vowel]
+  readonly coda: ReadonlyArray<Consonant>
+  /** Last syllable of its word (a small gap may follow). */
+  readonly wordEnd: boolean
+}
+
+export interface LyricSection {
+  readonly kind: SectionKind
+  readonly lines: ReadonlyArray<string>
+}
+
+export interface ParsedLyrics {
+  readonly sections: ReadonlyArray<LyricSection>
+  /** True when the caller used section tags, so their order is the song form. */
+  readonly tagged: boolean
+}
+
+function tagKind(tag: string): SectionKind {
+  const t = tag.toLowerCase()
+  if (/pre-? ?chorus|build/.test(t)) return "prechorus"
+  if (/chorus|hook|refrain/.test(t)) return "chorus"
+  if (/bridge|middle/.test(t)) return "bridge"
+  if (/intro/.test(t)) return "intro"
+  if (/outro|\bend|coda|fade/.test(t)) return "outro"
+  if (/solo|instrumental|interlude|break|drop/.test(t)) return "solo"
+  return "verse"
+}
+
+export function parseLyrics(text: string | null): ParsedLyrics {
+  if (text === null || text.trim() === "") return { sections: [], tagged: false }
+  const sections: { kind: SectionKind; lines: string[] }[] = []
+  let tagged = false
+  let current: { kind: SectionKind; lines: string[] } | null = null
+  let blank = false
+  for (const rawLine of text.split(/\r?\n/)) {
+    const line = rawLine.trim()
+    const tag = /^\[([^\]]{1,40})\]\s*(.*)$/.exec(line)
+    if (tag !== null) {
+      tagged = true
+      current = { kind: tagKind(tag[1] ?? ""), lines: [] }
+      sections.push(current)
+      if ((tag[2] ?? "") !== "") current.lines.push(tag[2] ?? "")
+      blank = false
+      continue
+    }
+    if (line === "") { blank = true; continue }
+    // Without tags, blank lines separate verses.
+    if (current === null || (!tagged && blank)) {
+      current = { kind: "verse", lines: [] }
+      sections.push(current)
+    }
+    blank = false
+    if (/[\p{L}\p{N}]/u.test(line)) current.lines.push(line)
+  }
+  // An empty [Chorus] means "the chorus again": reuse the previous chorus words.
+  let lastChorus: string[] = []
+  for (const s of sections) {
+    if (s.kind === "chorus") {
+      if (s.lines.length === 0) s.lines = [...lastChorus]
+      else lastChorus = s.lines
+    }
+  }
+  return { sections, tagged }
+}
+
+// ---------------------------------------------------------------- syllables
+
+const EXCEPTIONS: Readonly<Record<string, ReadonlyArray<Syllable>>> = {}
+function syl(onset: Consonant[], vowel: readonly [Vowel] | readonly [Vowel, Vowel], coda: Consonant[]): Syllable {
+  return { onset, vowel, coda, wordEnd: true }
+}
+const WORDS: ReadonlyArray<readonly [string, Syllable]> = [
+  ["the", syl(["th"], ["@"], [])], ["a", syl([], ["@"], [])], ["i", syl([], ["a", "i"], [])], ["you", syl(["y"], ["u"], [])],
+  ["to", syl(["t"], ["u"], [])], ["do", syl(["d"], ["u"], [])], ["love", syl(["l"], ["A"], ["v"])], ["one", syl(["w"], ["A"], ["n"])],
+  ["are", syl([], ["a"], ["r"])], ["was", syl(["w"], ["A"], ["z"])], ["what", syl(["w"], ["A"], ["t"])], ["of", syl([], ["A"], ["v"])],
+  ["come", syl(["k"], ["A"], ["m"])], ["some", syl(["s"], ["A"], ["m"])], ["have", syl(["h"], ["ae"], ["v"])], ["give", syl(["g"], ["I"], ["v"])],
+  ["live", syl(["l"], ["I"], ["v"])], ["heart", syl(["h"], ["a"], ["r", "t"])], ["your", syl(["y"], ["o"], ["r"])], ["our", syl([], ["a", "U"], ["r"])],
+  ["know", syl(["n"], ["o", "U"], [])], ["go", syl(["g"], ["o", "U"], [])], ["so", syl(["s"], ["o", "U"], [])], ["no", syl(["n"], ["o", "U"], [])],
+  ["oh", syl([], ["o", "U"], [])], ["there", syl(["th"], ["e"], ["r"])], ["where", syl(["w"], ["e"], ["r"])], ["were", syl(["w"], ["@"], ["r"])],
+  ["here", syl(["h"], ["i"], ["r"])], ["fire", syl(["f"], ["a", "i"], ["r"])], ["eyes", syl([], ["a", "i"], ["z"])], ["said", syl(["s"], ["e"], ["d"])],
+  ["my", syl(["m"], ["a", "i"], [])], ["by", syl(["b"], ["a", "i"], [])], ["we", syl(["w"], ["i"], [])], ["me", syl(["m"], ["i"], [])],
+  ["he", syl(["h"], ["i"], [])], ["she", syl(["sh"], ["i"], [])], ["be", syl(["b"], ["i"], [])], ["is", syl([], ["I"], ["z"])],
+  ["and", syl([], ["ae"], ["n", "d"])], ["all", syl([], ["o"], ["l"])], ["night", syl(["n"], ["a", "i"], ["t"])], ["light", syl(["l"], ["a", "i"], ["t"])]
+]
+for (const [w, s] of WORDS) (EXCEPTIONS as Record<string, ReadonlyArray<Syllable>>)[w] = [s]
+
+const VOWEL_LETTERS = "aeiouy"
+const VOWEL_DIGRAPHS: ReadonlyArray<readonly [string, readonly [Vowel] | readonly [Vowel, Vowel]]> = [
+  ["igh", ["a", "i"]], ["eau", ["o", "U"]], ["ee", ["i"]], ["ea", ["i"]], ["ie", ["i"]], ["ey", ["e", "i"]], ["oo", ["u"]], ["ou", ["a", "U"]],
+  ["ow", ["o", "U"]], ["ai", ["e", "i"]], ["ay", ["e", "i"]], ["ei", ["e", "i"]], ["oi", ["o", "i"]], ["oy", ["o", "i"]], ["au", ["o"]],
+  ["aw", ["o"]], ["oa", ["o", "U"]], ["ue", ["u"]], ["ew", ["u"]], ["ui", ["u"]]
+]
+const SHORT: Readonly<Record<string, Vowel>> = { a: "ae", e: "e", i: "I", o: "o", u: "A", y: "I" }
+const LONG: Readonly<Record<string, readonly [Vowel] | readonly [Vowel, Vowel]>> = {
+  a: ["e", "i"], e: ["i"], i: ["a", "i"], o: ["o", "U"], u: ["u"], y: ["a", "i"]
+}
+
+interface Grapheme { readonly text: string; readonly vowel: boolean }
+
+function graphemes(word: string): Grapheme[] {
+  const out: Grapheme[] = []
+  let i = 0
+  while (i < word.length) {
+    const rest = word.slice(i)
+    const vd = VOWEL_DIGRAPHS.find(([d]) => rest.startsWith(d))
+    // "ow"/"ew"/"aw"/"ay"/"ey"/"oy" only act as vowels when not followed by a vowel.
+    if (vd !== undefined && !(vd[0].endsWith("w") || vd[0].endsWith("y")) || (vd !== undefined && !VOWEL_LETTERS.includes(word[i + vd[0].length] ?? "#"))) {
+      out.push({ text: vd[0], vowel: true })
+      i += vd[0].length
+      continue
+    }
+    const cd = ["sch", "tch", "sh", "ch", "th", "ph", "ng", "ck", "qu", "wh", "gh", "dg"].find((d) => rest.startsWith(d))
+    if (cd !== undefined) { out.push({ text: cd, vowel: false }); i += cd.length; continue }
+    const c = word[i] ?? ""
+    // y is a consonant at the start of a word or before a vowel.
+    const isVowel = VOWEL_LETTERS.includes(c) && !(c === "y" && (i === 0 || VOWEL_LETTERS.includes(word[i + 1] ?? "#")))
+    out.push({ text: c, vowel: isVowel })
+    i++
+  }
+  return out
+}
+
+function consonants(g: string, next: string): Consonant[] {
+  switch (g) {
+    case "sh": case "sch": return ["sh"]
+    case "ch": case "tch": return ["ch"]
+    case "th": return ["th"]
+    case "ph": return ["f"]
+    case "ng": return ["ng"]
+    case "ck": return ["k"]
+    case "qu": return ["k", "w"]
+    case "wh": return ["w"]
+    case "gh": return []
+    case "dg": return ["j"]
+    case "c": return "eiy".includes(next) ? ["s"] : ["k"]
+    case "x": return ["k", "s"]
+    case "q": return ["k"]
+    case "j": return ["j"]
+    case "y": return ["y"]
+    case "g": return ["g"]
+    default:
+      return "bdfhklmnprstvwz".includes(g) && g.length === 1 ? [g as Consonant] : []
+  }
+}
+
+function vowelOf(g: string, long: boolean, followedByR: boolean): readonly [Vowel] | readonly [Vowel, Vowel] {
+  const d = VOWEL_DIGRAPHS.find(([t]) => t === g)
+  if (d !== undefined) return d[1]
+  if (followedByR) return g === "a" ? ["a"] : g === "o" ? ["o"] : ["@"]
+  if (long) return LONG[g] ?? ["@"]
+  return [SHORT[g] ?? "@"]
+}
+
+/** Splits one word into sung syllables. */
+export function syllabify(wordIn: string): Syllable[] {
+  const word = wordIn.toLowerCase().normalize("NFD").replace(/[^a-z]/g, "")
+  if (word === "") return []
+  const known = EXCEPTIONS[word]
+  if (known !== undefined) return [...known]
+  const gs = graphemes(word)
+  let vowelIdx = gs.map((g, i) => (g.vowel ? i : -1)).filter((i) => i >= 0)
+  if (vowelIdx.length === 0) {
+    // "hmm", "shh": hum it on a neutral vowel.
+    return [{ onset: [], vowel: ["@"], coda: gs.flatMap((g) => consonants(g.text, "")), wordEnd: true }]
+  }
+  // Silent final e ("time", "love"): drop it and lengthen the vowel before it.
+  let magic = false
+  const last = vowelIdx[vowelIdx.length - 1] ?? 0
+  if (vowelIdx.length > 1 && last === gs.length - 1 && gs[last]?.text === "e" && !(gs[last - 1]?.vowel ?? true) && !(word.endsWith("le") && vowelIdx.length === 2 && word.length > 4)) {
+    magic = (vowelIdx[vowelIdx.length - 2] ?? 0) === last - 2
+    vowelIdx = vowelIdx.slice(0, -1)
+  }
+  const out: Syllable[] = []
+  let start = 0
+  for (let k = 0; k < vowelIdx.length; k++) {
+    const v = vowelIdx[k] ?? 0
+    const nextV = vowelIdx[k + 1]
+    let end: number
+    if (nextV === undefined) end = gs.length
+    else {
+      const gap = nextV - v - 1
+      end = gap <= 1 ? v + 1 : v + 2
+    }
+    const onset: Consonant[] = []
+    for (let i = start; i < v; i++) onset.push(...consonants(gs[i]?.text ?? "", gs[i + 1]?.text[0] ?? ""))
+    const coda: Consonant[] = []
+    for (let i = v + 1; i < end; i++) {
+      const g = gs[i]
+      if (g === undefined || (magic && i === gs.length - 1)) continue
+      if (g.vowel) continue
+      coda.push(...consonants(g.text, gs[i + 1]?.text[0] ?? ""))
+    }
+    const vg = gs[v]?.text ?? "a"
+    const isLast = nextV === undefined
+    const openEnd = isLast && end === v + 1 && vowelIdx.length === 1
+    const long = (isLast && magic) || openEnd
+    const rNext = gs[v + 1]?.text === "r" && !(gs[v + 2]?.vowel ?? false)
+    let vowel = vowelOf(vg, long, rNext)
+    if (vg === "y" && isLast && vowelIdx.length > 1) vowel = ["i"]
+    out.push({ onset, vowel, coda, wordEnd: isLast })
+    start = end
+  }
+  return out
+}
+
+/** A lyric line as syllables, with stress guesses (first syllable of words, content words). */
+export function lineSyllables(line: string): Syllable[] {
+  const words = line.replace(/\([^)]*\)/g, (m) => m.slice(1, -1)).split(/[\s\-–—/]+/)
+  const out: Syllable[] = []
+  for (const w of words) out.push(...syllabify(w))
+  return out
+}

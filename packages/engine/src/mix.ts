@@ -1,0 +1,200 @@
+// The mixer: buses, reverb, sidechain pump, master colour, loudness and a look-ahead
+// peak limiter. Output peaks never exceed CEILING, so the MP3 never clips on decode.
+
+import { INV_SR, Noise, SR, lowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
+
+/** -1.5 dBFS: leaves room for the MP3 encoder's small overshoots. */
+export const CEILING = 0.84
+
+/** Freeverb (Jezar's public-domain design), stereo, fed by a mono send. */
+export function reverb(send: Float32Array, outL: Float32Array, outR: Float32Array, size: number, wet: number): void {
+  const combTunings = [1116, 1188, 1277, 1356, 1422, 1491]
+  const apTunings = [556, 441, 341]
+  const spread = 23
+  const feedback = 0.7 + 0.28 * size
+  const damp = 0.25
+  const mk = (n: number): Float32Array => new Float32Array(n)
+  const combsL = combTunings.map((n) => mk(n))
+  const combsR = combTunings.map((n) => mk(n + spread))
+  const apL = apTunings.map((n) => mk(n))
+  const apR = apTunings.map((n) => mk(n + spread))
+  const channel = (combs: Float32Array[], aps: Float32Array[], out: Float32Array): void => {
+    const nc = combs.length
+    const idx = new Int32Array(nc)
+    const store = new Float64Array(nc)
+    const apIdx = new Int32Array(aps.length)
+    const gain = (0.015 * wet) / (nc / 8)
+    for (let i = 0; i < send.length; i++) {
+      const x = (send[i] as number) * 0.015
+      let acc = 0
+      for (let c = 0; c < nc; c++) {
+        const buf = combs[c] as Float32Array
+        const j = idx[c] as number
+        const y = buf[j] as number
+        const st = y * (1 - damp) + (store[c] as number) * damp
+        store[c] = st
+        buf[j] = x + st * feedback
+        idx[c] = j + 1 === buf.length ? 0 : j + 1
+        acc += y
+      }
+      for (let a = 0; a < aps.length; a++) {
+        const buf = aps[a] as Float32Array
+        const j = apIdx[a] as number
+        const bo = buf[j] as number
+        const y = -acc + bo
+        buf[j] = acc + bo * 0.5
+        apIdx[a] = j + 1 === buf.length ? 0 : j + 1
+        acc = y
+      }
+      out[i] = (out[i] as number) + acc * (gain / 0.015)
+    }
+  }
+  channel(combsL, apL, outL)
+  channel(combsR, apR, outR)
+}
+
+/** Ducks a stereo bus after each kick: the "pumping" of house and trance. */
+export function sidechain(l: Float32Array, r: Float32Array, kicks: ReadonlyArray<number>, depth: number): void {
+  let k = 0
+  const release = 0.16
+  for (let i = 0; i < l.length; i++) {
+    const t = i * INV_SR
+    while (k + 1 < kicks.length && (kicks[k + 1] as number) <= t) k++
+    const kt = kicks[k]
+    if (kt === undefined || kt > t) continue
+    const dt = t - kt
+    if (dt > 0.5) continue
+    const g = 1 - depth * Math.exp(-dt / release) * Math.min(1, dt / 0.004 + 0.3)
+    l[i] = (l[i] as number) * g
+    r[i] = (r[i] as number) * g
+  }
+}
+
+export interface MasterOptions {
+  /** Target RMS in dBFS before limiting. */
+  readonly targetDb: number
+  /** Stereo width 0..1.5 (mid/side). */
+  readonly width: number
+  /** Low-pass on the whole mix (Hz), 0 = none. */
+  readonly lowpass: number
+  /** Vinyl/tape crackle amount (lo-fi). */
+  readonly crackle: number
+  readonly seed: number
+  /** Fade-out length in seconds at the end. */
+  readonly fadeOut: number
+}
+
+export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void {
+  const n = l.length
+  // Stereo width via mid/side.
+  if (o.width !== 1) {
+    for (let i = 0; i < n; i++) {
+      const m = ((l[i] as number) + (r[i] as number)) * 0.5
+      const s = ((l[i] as number) - (r[i] as number)) * 0.5 * o.width
+      l[i] = m + s
+      r[i] = m - s
+    }
+  }
+  if (o.lowpass > 0) {
+    // Two one-pole stages: a gentle 12 dB/oct roll-off.
+    lowpassInPlace(l, 0, n, o.lowpass)
+    lowpassInPlace(l, 0, n, o.lowpass)
+    lowpassInPlace(r, 0, n, o.lowpass)
+    lowpassInPlace(r, 0, n, o.lowpass)
+  }
+  // DC and sub-rumble removal (20 Hz high-pass).
+  const hp = onePoleCoef(20)
+  let dl = 0
+  let dr = 0
+  for (let i = 0; i < n; i++) {
+    dl += hp * ((l[i] as number) - dl)
+    dr += hp * ((r[i] as number) - dr)
+    l[i] = (l[i] as number) - dl
+    r[i] = (r[i] as number) - dr
+  }
+  if (o.crackle > 0) {
+    const noise = new Noise(o.seed)
+    let hiss = 0
+    for (let i = 0; i < n; i++) {
+      hiss += 0.1 * (noise.next() - hiss)
+      const pop = noise.next() > 0.99985 ? noise.next() * 0.5 : 0
+      const v = (hiss * 0.02 + pop) * o.crackle
+      l[i] = (l[i] as number) + v
+      r[i] = (r[i] as number) + v
+    }
+  }
+  // Loudness: RMS over the louder half of 400 ms blocks (ignores silences, like gating).
+  const block = Math.round(0.4 * SR)
+  const energies: number[] = []
+  for (let b = 0; b + block <= n; b += block) {
+    let e = 0
+    for (let i = b; i < b + block; i++) e += (l[i] as number) * (l[i] as number) + (r[i] as number) * (r[i] as number)
+    energies.push(e / (2 * block))
+  }
+  energies.sort((a, b) => b - a)
+  const top = energies.slice(0, Math.max(1, Math.ceil(energies.length / 2)))
+  const rms = Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length) || 1e-9
+  const gain = Math.pow(10, o.targetDb / 20) / rms
+  for (let i = 0; i < n; i++) {
+    l[i] = (l[i] as number) * gain
+    r[i] = (r[i] as number) * gain
+  }
+  // Fade in (avoid a click) and fade out.
+  const fi = Math.min(n, 256)
+  for (let i = 0; i < fi; i++) { l[i] = (l[i] as number) * (i / fi); r[i] = (r[i] as number) * (i / fi) }
+  const fo = Math.min(n, Math.round(o.fadeOut * SR))
+  for (let i = 0; i < fo; i++) {
+    const g = i / fo
+    const j = n - 1 - i
+    l[j] = (l[j] as number) * g * g
+    r[j] = (r[j] as number) * g * g
+  }
+  limit(l, r, CEILING)
+}
+
+/**
+ * Look-ahead peak limiter: the gain needed for each 64-sample block is taken as the
+ * minimum over this block and the next, so the gain is already down when a peak
+ * arrives; it recovers with a 120 ms release. A final clamp guards rounding.
+ */
+export function limit(l: Float32Array, r: Float32Array, ceiling: number): void {
+  const n = l.length
+  const B = 64
+  const blocks = Math.ceil(n / B)
+  const need = new Float32Array(blocks + 1).fill(1)
+  for (let b = 0; b < blocks; b++) {
+    let peak = 0
+    const end = Math.min(n, (b + 1) * B)
+    for (let i = b * B; i < end; i++) {
+      const a = Math.abs(l[i] as number)
+      const c = Math.abs(r[i] as number)
+      if (a > peak) peak = a
+      if (c > peak) peak = c
+    }
+    need[b] = peak > ceiling ? ceiling / peak : 1
+  }
+  const rel = 1 - Math.exp(-INV_SR / 0.12)
+  let g = 1
+  for (let b = 0; b < blocks; b++) {
+    const target = Math.min(need[b] as number, need[b + 1] as number)
+    const end = Math.min(n, (b + 1) * B)
+    const startG = g
+    // Attack: ramp linearly down across this block to reach the target at the next block.
+    const stepDown = target < g ? (target - g) / B : 0
+    for (let i = b * B; i < end; i++) {
+      if (stepDown < 0) g += stepDown
+      else g += rel * (target - g)
+      if (g > target && stepDown === 0) g = Math.min(g, Math.max(target, g))
+      const gg = Math.min(g, need[b] as number)
+      let x = (l[i] as number) * gg
+      let y = (r[i] as number) * gg
+      if (x > ceiling) x = ceiling
+      else if (x < -ceiling) x = -ceiling
+      if (y > ceiling) y = ceiling
+      else if (y < -ceiling) y = -ceiling
+      l[i] = x
+      r[i] = y
+    }
+    void startG
+  }
+}

@@ -1,0 +1,215 @@
+// One take, end to end: parse the style, compose, synthesize every part, mix, master,
+// encode MP3 and draw the cover. Synchronous DSP (except the WASM encoder start-up);
+// this is what each worker thread runs.
+
+import { compose, type Part, type Score } from "./compose.ts"
+import { drawCover } from "./cover.ts"
+import type { Genre } from "./genres.ts"
+import { CEILING, master, reverb, sidechain } from "./mix.ts"
+import { encodeMp3 } from "./mp3.ts"
+import { Rng } from "./rng.ts"
+import { parseStyle, type StyleSpec } from "./style.ts"
+import { renderDrums, type KitFlavour } from "./synth/drums.ts"
+import { Noise, SR, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
+import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
+import { renderVoice } from "./synth/voice.ts"
+import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
+
+export interface RenderedAudio {
+  readonly left: Float32Array
+  readonly right: Float32Array
+  readonly score: Score
+  readonly spec: StyleSpec
+  readonly tags: string
+  /** The voice stem before mixing (all zeros for instrumentals); tests analyse it. */
+  readonly voice: Float32Array
+}
+
+/** Canonical text of everything in the request that shapes the music. */
+function requestKey(r: EngineRequest): string {
+  return JSON.stringify([r.style, r.title, r.lyrics, r.instrumental, r.model, r.vocal_gender ?? null, r.negative_tags ?? null,
+    r.style_weight ?? null, r.weirdness_constraint ?? null, r.audio_weight ?? null])
+}
+
+function clamp01(x: number | undefined, fallback: number): number {
+  return x === undefined || !Number.isFinite(x) ? fallback : Math.min(1, Math.max(0, x))
+}
+
+function bassVoiceFor(g: Genre): BassVoice {
+  if (g.name === "trap" || g.name === "drum and bass" || g.name === "hip hop") return "sub"
+  if (g.name === "jazz" || g.name === "blues" || g.name === "folk") return "upright"
+  if (["synthwave", "techno", "house", "trance", "pop"].includes(g.name)) return "synth"
+  return "electric"
+}
+
+function kitFor(g: Genre): KitFlavour {
+  if (g.name === "trap") return "808"
+  if (g.name === "metal") return "metal"
+  if (g.drums === "brush") return "brush"
+  if (["house", "techno", "trance", "synthwave", "pop", "drum and bass"].includes(g.name)) return "electronic"
+  return "acoustic"
+}
+
+/** Target RMS (dBFS) of each role before the master stage; the mix is balanced by these. */
+const ROLE_DB: Readonly<Record<Part["role"], number>> = { chords: -21, pad: -25, bass: -19, lead: -21, arp: -28, counter: -25 }
+
+function rmsOf(buf: Float32Array, from: number, to: number): number {
+  let e = 0
+  let count = 0
+  // Only count where the part actually plays (skip silence), sampling every 4th sample.
+  for (let i = from; i < to; i += 4) {
+    const x = buf[i] as number
+    if (x > 1e-5 || x < -1e-5) { e += x * x; count++ }
+  }
+  return count === 0 ? 0 : Math.sqrt(e / count)
+}
+
+export function voiceFor(request: EngineRequest, rng: Rng): "m" | "f" {
+  if (request.vocal_gender !== undefined) return request.vocal_gender
+  const s = request.style.toLowerCase()
+  if (/(female|woman|women|girl|soprano|alto|diva|her voice)/.test(s)) return "f"
+  if (/(\bmale|\bman\b|\bmen\b|\bboy|baritone|tenor|bass voice|his voice)/.test(s)) return "m"
+  return rng.chance(0.5) ? "f" : "m"
+}
+
+export function renderAudio(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): RenderedAudio {
+  const key = requestKey(request)
+  // Song-level choices (tempo, key, instruments, voice) are shared by both takes;
+  // take-level choices (progressions, tunes, patterns) differ per index.
+  const songRng = new Rng(`song|${taskId}|${key}`)
+  const takeRng = new Rng(`take|${index}|${taskId}|${key}`)
+  const styleWeight = clamp01(request.style_weight, 0.5)
+  const weirdness = clamp01(request.weirdness_constraint, 0.25)
+  const audioWeight = clamp01(request.audio_weight, 0.5)
+  const spec = parseStyle(request.style, request.negative_tags, songRng, styleWeight)
+  const voice = voiceFor(request, songRng)
+  const score = compose({ spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, styleWeight, weirdness, audioWeight }, takeRng)
+
+  const seconds = Math.min(score.duration, options.maxSeconds ?? Infinity)
+  const n = Math.max(SR, Math.round(seconds * SR))
+  const musicL = new Float32Array(n)
+  const musicR = new Float32Array(n)
+  const drumsL = new Float32Array(n)
+  const drumsR = new Float32Array(n)
+  const send = new Float32Array(n)
+  const part = new Float32Array(n)
+  const voiceBuf = new Float32Array(n)
+  const noise = new Noise(takeRng.seed32())
+  const genre = score.genre
+  const ctx: InstrumentContext = { noise, weird: weirdness, bass: bassVoiceFor(genre), bright: Math.min(1, 0.35 + 0.45 * spec.energy + 0.25 * score.richness) }
+  const spaceScale = score.richness < 0.5 ? 0.5 : 1
+
+  for (const p of score.parts) {
+    part.fill(0)
+    let last = 0
+    for (const note of p.notes) {
+      if (note.start >= seconds) continue
+      renderNote(p.instrument, note, part, ctx)
+      last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 1.5) * SR)))
+    }
+    if (last === 0) continue
+    if (p.instrument === "eguitar") {
+      // Amp and cabinet: high-pass, hard drive, then roll off the fizz.
+      highpassInPlace(part, 0, last, 90)
+      const drive = genre.name === "metal" ? 14 : 7
+      for (let i = 0; i < last; i++) part[i] = softClip((part[i] as number) * drive)
+      lowpassInPlace(part, 0, last, 3800)
+      lowpassInPlace(part, 0, last, 4500)
+    }
+    if ((p.role === "lead" || p.role === "arp") && genre.space >= 0.5 && score.richness > 0.5) {
+      // Dotted-eighth echo, the synthwave/trance signature.
+      const d = Math.round(0.75 * (60 / score.bpm) * SR)
+      for (let i = d; i < last; i++) part[i] = (part[i] as number) + (part[i - d] as number) * 0.32
+    }
+    const rms = rmsOf(part, 0, last)
+    if (rms <= 0) continue
+    const gain = Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) * (p.gain / 0.5) * score.backing * (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
+    const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
+    const sendGain = p.send * genre.space * spaceScale
+    for (let i = 0; i < last; i++) {
+      const x = (part[i] as number) * gain
+      musicL[i] = (musicL[i] as number) + x * gl
+      musicR[i] = (musicR[i] as number) + x * gr
+      send[i] = (send[i] as number) + x * sendGain
+    }
+  }
+
+  if (score.drums.length > 0) {
+    renderDrums(score.drums.filter((h) => h.time < seconds), drumsL, drumsR, kitFor(genre), noise)
+    let e = 0
+    let c = 0
+    for (let i = 0; i < n; i += 4) {
+      const x = (drumsL[i] as number) + (drumsR[i] as number)
+      if (x !== 0) { e += x * x * 0.25; c++ }
+    }
+    const rms = c > 0 ? Math.sqrt(e / c) : 0
+    if (rms > 0) {
+      const target = Math.pow(10, (genre.drums === "ambient" ? -30 : -17.5) / 20) * score.backing
+      const g = target / rms
+      const ds = 0.08 * genre.space * spaceScale
+      for (let i = 0; i < n; i++) {
+        const l = (drumsL[i] as number) * g
+        const r = (drumsR[i] as number) * g
+        drumsL[i] = l
+        drumsR[i] = r
+        send[i] = (send[i] as number) + (l + r) * ds
+      }
+    }
+  }
+  if (genre.pump && score.kicks.length > 0) sidechain(musicL, musicR, score.kicks, 0.45)
+
+  if (score.vocal.length > 0) {
+    renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, takeRng.seed32())
+    highpassInPlace(voiceBuf, 0, n, 110)
+    const rms = rmsOf(voiceBuf, 0, n)
+    if (rms > 0) {
+      // The voice sits on top; audio_weight pushes the band up relative to it.
+      const g = Math.pow(10, -16 / 20) / rms / Math.sqrt(score.backing)
+      const vs = 0.25 * Math.max(0.4, genre.space)
+      for (let i = 0; i < n; i++) {
+        const x = (voiceBuf[i] as number) * g
+        voiceBuf[i] = x
+        musicL[i] = (musicL[i] as number) + x
+        musicR[i] = (musicR[i] as number) + x
+        send[i] = (send[i] as number) + x * vs
+      }
+    }
+  }
+
+  const left = musicL
+  const right = musicR
+  for (let i = 0; i < n; i++) {
+    left[i] = (left[i] as number) + (drumsL[i] as number)
+    right[i] = (right[i] as number) + (drumsR[i] as number)
+  }
+  reverb(send, left, right, genre.space, 1)
+  const truncated = seconds < score.duration
+  master(left, right, {
+    targetDb: -13 - 5 * (1 - spec.energy) - (score.richness < 0.5 ? 1.5 : 0),
+    width: score.richness > 0.9 ? 1.15 : score.richness > 0.5 ? 1 : 0.6,
+    lowpass: genre.lofi ? 5200 : score.richness < 0.5 ? 8500 : 0,
+    crackle: genre.lofi ? 1 : 0,
+    seed: takeRng.seed32(),
+    fadeOut: truncated ? 1.5 : Math.min(4, (60 / score.bpm) * 4)
+  })
+  const vocalTag = score.vocal.length > 0 ? [`${score.voice === "f" ? "female" : "male"} vocals`] : []
+  return { left, right, score, spec, tags: [spec.tags, ...vocalTag].join(", "), voice: voiceBuf }
+}
+
+export async function renderTrack(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
+  const audio = renderAudio(request, taskId, index, options)
+  const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192)
+  const png = drawCover(request.title, request.style, audio.spec.genre.name)
+  const sung = audio.score.vocal.length > 0
+  return {
+    index,
+    mp3,
+    png,
+    duration: Math.round((audio.left.length / SR) * 1000) / 1000,
+    title: request.title,
+    lyrics: sung ? request.lyrics : null,
+    tags: audio.tags
+  }
+}
+
+export { CEILING }

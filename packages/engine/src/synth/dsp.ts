@@ -1,0 +1,94 @@
+// Shared DSP building blocks. Everything works on preallocated typed arrays; inner
+// loops avoid allocation and transcendental calls where a table or recursion will do.
+
+export const SR = 44100
+export const INV_SR = 1 / SR
+
+const TABLE_BITS = 12
+export const TABLE_SIZE = 1 << TABLE_BITS
+export const TABLE_MASK = TABLE_SIZE - 1
+/** One sine period plus a guard point for interpolation. */
+export const SINE = new Float32Array(TABLE_SIZE + 1)
+for (let i = 0; i <= TABLE_SIZE; i++) SINE[i] = Math.sin((2 * Math.PI * i) / TABLE_SIZE)
+
+/** Table sine of a phase given in cycles (any real number). */
+export function tsin(phase: number): number {
+  const x = (phase - Math.floor(phase)) * TABLE_SIZE
+  const i = x | 0
+  const f = x - i
+  const a = SINE[i] as number
+  return a + ((SINE[i + 1] as number) - a) * f
+}
+
+/** PolyBLEP correction for a naive sawtooth/square at phase t (0..1) with increment dt. */
+export function polyBlep(t: number, dt: number): number {
+  if (t < dt) {
+    const x = t / dt
+    return x + x - x * x - 1
+  }
+  if (t > 1 - dt) {
+    const x = (t - 1) / dt
+    return x * x + x + x + 1
+  }
+  return 0
+}
+
+/** xorshift32 white noise in [-1, 1); the state lives in a one-element array so callers can share it. */
+export class Noise {
+  private s: number
+  constructor(seed: number) {
+    this.s = seed >>> 0 || 0x9e3779b9
+  }
+  next(): number {
+    let s = this.s
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
+    this.s = s >>> 0
+    return (this.s / 2147483648) - 1
+  }
+}
+
+export function midiHz(m: number): number {
+  return 440 * Math.pow(2, (m - 69) / 12)
+}
+
+/** One-pole low-pass coefficient for a cutoff in Hz. */
+export function onePoleCoef(hz: number): number {
+  return 1 - Math.exp((-2 * Math.PI * Math.min(hz, SR * 0.45)) / SR)
+}
+
+/** In-place one-pole low-pass over a range of a buffer. */
+export function lowpassInPlace(buf: Float32Array, from: number, to: number, hz: number): void {
+  const a = onePoleCoef(hz)
+  let y = 0
+  for (let i = from; i < to; i++) {
+    y += a * ((buf[i] as number) - y)
+    buf[i] = y
+  }
+}
+
+/** In-place one-pole high-pass (signal minus its low-pass). */
+export function highpassInPlace(buf: Float32Array, from: number, to: number, hz: number): void {
+  const a = onePoleCoef(hz)
+  let y = 0
+  for (let i = from; i < to; i++) {
+    const x = buf[i] as number
+    y += a * (x - y)
+    buf[i] = x - y
+  }
+}
+
+/** Constant-power pan gains for pan in -1..1. */
+export function panGains(pan: number): [number, number] {
+  const p = (Math.max(-1, Math.min(1, pan)) + 1) * 0.25 * Math.PI
+  return [Math.cos(p), Math.sin(p)]
+}
+
+/** Fast tanh-like soft clipper (rational approximation, exact at 0 and saturating at ±1). */
+export function softClip(x: number): number {
+  if (x > 3) return 1
+  if (x < -3) return -1
+  const x2 = x * x
+  return (x * (27 + x2)) / (27 + 9 * x2)
+}

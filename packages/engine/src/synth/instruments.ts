@@ -1,0 +1,385 @@
+// Pitched instruments. Each note is synthesized straight into the part's mono buffer
+// (additively), so a part costs one full-length buffer no matter how many notes it has.
+
+import type { NoteEvent } from "../compose.ts"
+import type { Instrument } from "../genres.ts"
+import { INV_SR, Noise, SR, midiHz, polyBlep, softClip, tsin } from "./dsp.ts"
+
+export type BassVoice = "electric" | "synth" | "sub" | "upright"
+
+export interface InstrumentContext {
+  readonly noise: Noise
+  /** 0..1: detune and inharmonic colour grow with weirdness. */
+  readonly weird: number
+  readonly bass: BassVoice
+  /** 0..1 brightness (energy of the genre and the model's richness). */
+  readonly bright: number
+}
+
+const CONTROL = 32
+
+/** Two-pole resonant low-pass state-variable filter (TPT form), coefficients set per block. */
+class Svf {
+  ic1 = 0
+  ic2 = 0
+  a1 = 1
+  a2 = 0
+  a3 = 0
+  set(hz: number, q: number): void {
+    const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
+    const k = 1 / q
+    this.a1 = 1 / (1 + g * (g + k))
+    this.a2 = g * this.a1
+    this.a3 = g * this.a2
+  }
+  lp(x: number): number {
+    const v3 = x - this.ic2
+    const v1 = this.a1 * this.ic1 + this.a2 * v3
+    const v2 = this.ic2 + this.a2 * this.ic1 + this.a3 * v3
+    this.ic1 = 2 * v1 - this.ic1
+    this.ic2 = 2 * v2 - this.ic2
+    return v2
+  }
+  reset(): void {
+    this.ic1 = 0
+    this.ic2 = 0
+  }
+}
+const svf = new Svf()
+
+/** Release tail (seconds) each instrument rings on after its note-off. */
+export function releaseOf(inst: Instrument): number {
+  switch (inst) {
+    case "pad": return 1.2
+    case "strings": return 0.5
+    case "piano": case "epiano": case "bells": return 0.6
+    case "guitar": return 0.4
+    case "organ": return 0.08
+    default: return 0.2
+  }
+}
+
+export function renderNote(inst: Instrument, n: NoteEvent, buf: Float32Array, ctx: InstrumentContext): void {
+  const start = Math.max(0, Math.round(n.start * SR))
+  const hold = Math.max(1, Math.round(n.dur * SR))
+  const rel = Math.round(releaseOf(inst) * SR)
+  const end = Math.min(buf.length, start + hold + rel)
+  if (end <= start) return
+  const f = midiHz(n.pitch)
+  switch (inst) {
+    case "piano": return piano(buf, start, hold, end, f, n.vel, ctx)
+    case "epiano": return epiano(buf, start, hold, end, f, n.vel)
+    case "guitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, false)
+    case "eguitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, true)
+    case "strings": return saws(buf, start, hold, end, f, n.vel, ctx, 0.18, 0.35, 3, 2600)
+    case "pad": return saws(buf, start, hold, end, f, n.vel, ctx, 0.5, 1.1, 2, 1400)
+    case "synth": return lead(buf, start, hold, end, f, n.vel, ctx)
+    case "brass": return brass(buf, start, hold, end, f, n.vel, ctx)
+    case "organ": return organ(buf, start, hold, end, f, n.vel)
+    case "flute": return flute(buf, start, hold, end, f, n.vel, ctx)
+    case "bells": return bell(buf, start, end, f, n.vel, ctx)
+    case "pluck": return pluckSynth(buf, start, hold, end, f, n.vel, ctx)
+    case "bass": return bass(buf, start, hold, end, f, n.vel, ctx)
+    case "drums": return
+  }
+}
+
+/** Piano: inharmonic partials as damped rotators (no sin calls per sample), plus a hammer thump. */
+function piano(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  const partials = f > 1200 ? 3 : 6
+  const baseDecay = 2.6 * Math.pow(220 / f, 0.45)
+  const amp = 0.32 * vel
+  for (let k = 1; k <= partials; k++) {
+    const fk = k * f * Math.sqrt(1 + 0.0004 * k * k)
+    if (fk > SR * 0.45) break
+    const w = 2 * Math.PI * fk * INV_SR
+    const c = Math.cos(w)
+    const s = Math.sin(w)
+    const tau = baseDecay / (1 + 0.5 * (k - 1))
+    const r = Math.exp(-INV_SR / tau)
+    const rOff = Math.exp(-INV_SR / 0.09)
+    let x = amp * Math.pow(k, -1.1) * (0.6 + 0.4 * vel * (k < 3 ? 1 : ctx.bright))
+    let y = 0
+    for (let i = start; i < end; i++) {
+      const d = i - start < hold ? r : rOff
+      const nx = d * (x * c - y * s)
+      y = d * (x * s + y * c)
+      x = nx
+      buf[i] = (buf[i] as number) + y
+    }
+  }
+  // Hammer: a few ms of low-passed noise.
+  const hn = Math.min(end, start + 220)
+  let lp = 0
+  for (let i = start; i < hn; i++) {
+    lp += 0.3 * (ctx.noise.next() - lp)
+    buf[i] = (buf[i] as number) + lp * 0.08 * vel * (1 - (i - start) / 220)
+  }
+}
+
+/** Electric piano: two-operator FM with a fast-decaying index (the tine's bark). */
+function epiano(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number): void {
+  const dt = f * INV_SR
+  const decay = Math.exp(-INV_SR / (1.8 * Math.pow(220 / f, 0.3)))
+  const idxDecay = Math.exp(-INV_SR / 0.12)
+  const off = Math.exp(-INV_SR / 0.08)
+  let env = 0.3 * vel
+  let index = 1.2 + vel
+  let ph = 0
+  let tremPh = 0
+  for (let i = start; i < end; i++) {
+    env *= i - start < hold ? decay : off
+    index *= idxDecay
+    ph += dt
+    if (ph >= 1) ph -= 1
+    tremPh += 4.5 * INV_SR
+    const mod = tsin(ph) * (index + 0.15)
+    const out = tsin(ph + mod * 0.16) * env * (1 + 0.08 * tsin(tremPh))
+    buf[i] = (buf[i] as number) + out
+  }
+}
+
+const ksLine = new Float32Array(4096)
+/** Karplus-Strong plucked string; the electric variant is overdriven and cabinet-filtered later. */
+function pluckString(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, electric: boolean): void {
+  const period = SR / f
+  const len = Math.min(ksLine.length - 1, Math.max(2, Math.floor(period)))
+  const frac = period - len
+  // Excite with noise, low-passed more for soft notes (softer pick).
+  let lp = 0
+  const bright = 0.25 + 0.6 * vel
+  for (let i = 0; i < len; i++) {
+    lp += bright * (ctx.noise.next() - lp)
+    ksLine[i] = lp
+  }
+  let idx = 0
+  let prev = 0
+  const damp = electric ? 0.9985 : 0.996 - (f > 600 ? 0.004 : 0)
+  const mute = 0.96
+  const amp = (electric ? 0.5 : 0.45) * vel
+  for (let i = start; i < end; i++) {
+    const cur = ksLine[idx] as number
+    const nextIdx = idx + 1 === len ? 0 : idx + 1
+    const nxt = ksLine[nextIdx] as number
+    // Averaging filter with a fractional-delay tweak keeps long strings in tune.
+    const avg = (cur * (1 - frac * 0.5) + nxt * (1 + frac * 0.5)) * 0.5
+    const v = (i - start < hold ? damp : mute) * (0.5 * avg + 0.5 * prev)
+    prev = avg
+    ksLine[idx] = v
+    idx = nextIdx
+    buf[i] = (buf[i] as number) + cur * amp
+  }
+}
+
+/** Detuned saw ensemble through a low-pass: strings (fewer, brighter, faster) and pads. */
+function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: number, cutoff: number): void {
+  const det = 0.004 + 0.01 * ctx.weird
+  const dts = [f * INV_SR, f * (1 + det) * INV_SR, f * (1 - det * 0.7) * INV_SR]
+  const ph = [0, 0.33, 0.71]
+  const att = Math.max(1, attack * SR)
+  const relK = Math.exp(-INV_SR / (release / 4))
+  const amp = (0.16 / voices) * vel * 2
+  svf.reset()
+  let env = 0
+  let vib = 0
+  for (let i = start; i < end; i += CONTROL) {
+    const lfo = tsin(vib)
+    svf.set(cutoff * (0.6 + 0.5 * vel) * (1 + 0.1 * lfo), 0.8)
+    const stop = Math.min(end, i + CONTROL)
+    for (let j = i; j < stop; j++) {
+      const t = j - start
+      if (t < hold) env = t < att ? t / att : env + (1 - env) * 0.0005
+      else env *= relK
+      let s = 0
+      for (let v = 0; v < voices; v++) {
+        const d = (dts[v] as number) * (1 + 0.0015 * lfo)
+        let p = (ph[v] as number) + d
+        if (p >= 1) p -= 1
+        ph[v] = p
+        s += 2 * p - 1 - polyBlep(p, d)
+      }
+      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+    }
+    vib += (CONTROL * 5) / SR
+  }
+}
+
+/** Lead synth: saw + square an octave down, filter envelope, delayed vibrato. */
+function lead(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  const dt1 = f * INV_SR
+  let p1 = 0
+  let p2 = 0.5
+  svf.reset()
+  let env = 0
+  const amp = 0.22 * vel
+  const relK = Math.exp(-INV_SR / 0.05)
+  let vib = 0
+  for (let i = start; i < end; i += CONTROL) {
+    const t = (i - start) * INV_SR
+    const fenv = Math.exp(-t / 0.25)
+    svf.set(700 + 3800 * ctx.bright * vel * (0.35 + fenv), 1.6)
+    const vibDepth = Math.min(1, Math.max(0, (t - 0.25) * 3)) * 0.006
+    const stop = Math.min(end, i + CONTROL)
+    for (let j = i; j < stop; j++) {
+      const k = j - start
+      if (k < hold) env += (1 - env) * 0.01
+      else env *= relK
+      const d = dt1 * (1 + vibDepth * tsin(vib))
+      vib += 5.5 * INV_SR
+      p1 += d
+      if (p1 >= 1) p1 -= 1
+      p2 += d * 0.5
+      if (p2 >= 1) p2 -= 1
+      const saw = 2 * p1 - 1 - polyBlep(p1, d)
+      const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep((p2 + 0.5) % 1, d * 0.5)
+      buf[j] = (buf[j] as number) + svf.lp(saw + 0.5 * sq) * env * amp
+    }
+  }
+}
+
+/** Brass: saw pair whose filter opens with the breath, then settles; slight pitch scoop. */
+function brass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  let p1 = 0
+  let p2 = 0.3
+  svf.reset()
+  let env = 0
+  const amp = 0.2 * vel
+  const relK = Math.exp(-INV_SR / 0.06)
+  let vib = 0
+  for (let i = start; i < end; i += CONTROL) {
+    const t = (i - start) * INV_SR
+    const open = Math.min(1, t / 0.06) * (0.7 + 0.3 * Math.exp(-t / 0.3))
+    svf.set(300 + 3000 * open * (0.5 + 0.5 * vel) * (0.6 + 0.4 * ctx.bright), 1.1)
+    const scoop = 1 - 0.02 * Math.exp(-t / 0.03)
+    const stop = Math.min(end, i + CONTROL)
+    for (let j = i; j < stop; j++) {
+      const k = j - start
+      if (k < hold) env += (1 - env) * 0.004
+      else env *= relK
+      vib += 5 * INV_SR
+      const d = f * scoop * INV_SR * (1 + 0.004 * Math.min(1, t * 2) * tsin(vib))
+      p1 += d
+      if (p1 >= 1) p1 -= 1
+      p2 += d * 1.003
+      if (p2 >= 1) p2 -= 1
+      const s = 2 * p1 - 1 - polyBlep(p1, d) + 2 * p2 - 1 - polyBlep(p2, d)
+      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+    }
+  }
+}
+
+/** Drawbar organ: sine partials 1, 2, 3, 4 and 8 with a rotary-speaker tremolo. */
+function organ(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number): void {
+  const dt = f * INV_SR
+  let ph = 0
+  let rot = 0
+  let env = 0
+  const relK = Math.exp(-INV_SR / 0.02)
+  const amp = 0.09 * (0.7 + 0.3 * vel)
+  for (let i = start; i < end; i++) {
+    const k = i - start
+    if (k < hold) env += (1 - env) * 0.02
+    else env *= relK
+    ph += dt
+    if (ph >= 1) ph -= 1
+    rot += 6.2 * INV_SR
+    const s = tsin(ph) + 0.8 * tsin(2 * ph) + 0.5 * tsin(3 * ph) + 0.35 * tsin(4 * ph) + 0.15 * tsin(8 * ph)
+    const click = k < 400 ? 0.6 * tsin(5 * ph) * (1 - k / 400) : 0
+    buf[i] = (buf[i] as number) + (s + click) * env * amp * (1 + 0.15 * tsin(rot))
+  }
+}
+
+/** Flute: near-sine with a touch of 2nd/3rd harmonic, breath noise and vibrato. */
+function flute(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  let ph = 0
+  let env = 0
+  let vib = 0
+  let nlp = 0
+  const relK = Math.exp(-INV_SR / 0.06)
+  const amp = 0.28 * vel
+  for (let i = start; i < end; i++) {
+    const k = i - start
+    if (k < hold) env += (1 - env) * 0.0012
+    else env *= relK
+    vib += 5 * INV_SR
+    const depth = Math.min(1, k * INV_SR * 2) * 0.005
+    ph += f * INV_SR * (1 + depth * tsin(vib))
+    if (ph >= 1) ph -= 1
+    nlp += 0.2 * (ctx.noise.next() - nlp)
+    const s = tsin(ph) + 0.18 * tsin(2 * ph) + 0.06 * tsin(3 * ph) + nlp * (0.12 + 0.3 * Math.exp(-k / 3000))
+    buf[i] = (buf[i] as number) + s * env * amp
+  }
+}
+
+/** Bell: FM with a non-integer ratio, long ring, index decays faster than the amplitude. */
+function bell(buf: Float32Array, start: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  const ratio = 3.5 + ctx.weird * 0.9
+  const dt = f * INV_SR
+  const ampK = Math.exp(-INV_SR / 1.4)
+  const idxK = Math.exp(-INV_SR / 0.4)
+  let env = 0.2 * vel
+  let index = 2.5
+  let ph = 0
+  const stop = Math.min(buf.length, Math.max(end, start + Math.round(2.5 * SR)))
+  for (let i = start; i < stop; i++) {
+    env *= ampK
+    index *= idxK
+    ph += dt
+    if (ph >= 1) ph -= 1
+    buf[i] = (buf[i] as number) + tsin(ph + index * 0.15 * tsin(ph * ratio)) * env
+  }
+}
+
+/** Pluck synth: saw through a low-pass whose cutoff snaps shut (house/techno stabs, arps). */
+function pluckSynth(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  const dt = f * INV_SR
+  let p = 0
+  svf.reset()
+  const amp = 0.25 * vel
+  const decay = Math.exp(-INV_SR / 0.18)
+  let env = 1
+  for (let i = start; i < end; i += CONTROL) {
+    const t = (i - start) * INV_SR
+    svf.set(300 + 5000 * ctx.bright * Math.exp(-t / 0.07), 2.2)
+    const stop = Math.min(end, i + CONTROL)
+    for (let j = i; j < stop; j++) {
+      env *= j - start < hold ? decay : decay * decay
+      p += dt
+      if (p >= 1) p -= 1
+      buf[j] = (buf[j] as number) + svf.lp(2 * p - 1 - polyBlep(p, dt)) * env * amp
+    }
+  }
+}
+
+/** Bass voices: electric (finger), synth (filtered saw), sub (808 sine with drop), upright. */
+function bass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+  const kind = ctx.bass
+  let p = 0
+  svf.reset()
+  let env = 0
+  const amp = 0.5 * vel
+  const relK = Math.exp(-INV_SR / 0.03)
+  const decay = Math.exp(-INV_SR / (kind === "upright" ? 0.5 : kind === "sub" ? 1.5 : kind === "electric" ? 1.0 : 3))
+  for (let i = start; i < end; i += CONTROL) {
+    const t = (i - start) * INV_SR
+    if (kind === "synth") svf.set(180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel, 1.8)
+    else if (kind === "electric") svf.set(500 + 900 * Math.exp(-t / 0.08), 0.9)
+    else svf.set(900, 0.7)
+    const drop = kind === "sub" ? 1 + 0.6 * Math.exp(-t / 0.02) : 1
+    const dt = f * drop * INV_SR
+    const stop = Math.min(end, i + CONTROL)
+    for (let j = i; j < stop; j++) {
+      const k = j - start
+      if (k < hold) env = k < 60 ? k / 60 : env * decay
+      else env *= relK
+      p += dt
+      if (p >= 1) p -= 1
+      let s: number
+      if (kind === "sub") s = softClip(1.6 * tsin(p)) * 0.9
+      else if (kind === "synth") s = svf.lp(2 * p - 1 - polyBlep(p, dt))
+      else if (kind === "upright") s = svf.lp(tsin(p) + 0.3 * tsin(2 * p) + 0.1 * tsin(3 * p))
+      else s = svf.lp(0.8 * tsin(p) + 0.5 * (2 * p - 1 - polyBlep(p, dt)))
+      buf[j] = (buf[j] as number) + s * env * amp
+    }
+  }
+}

@@ -1,0 +1,250 @@
+// The singing voice: a Klatt-style formant synthesizer. A glottal pulse train at the
+// melody's pitch (with vibrato) feeds a cascade of four formant resonators whose
+// frequencies follow each syllable's vowel; consonants are made of silence (closures),
+// noise bursts and bands (plosives, fricatives) and formant targets (nasals, liquids).
+// Parameters are laid out on a control grid and smoothed, which gives coarticulation.
+
+import type { VocalNote } from "../compose.ts"
+import type { Consonant, Vowel } from "../lyrics.ts"
+import { INV_SR, Noise, SR, tsin } from "./dsp.ts"
+
+const FRAME = 32
+
+type Formants = readonly [number, number, number, number]
+const VOWELS: Readonly<Record<Vowel, Formants>> = {
+  i: [270, 2290, 3010, 3500], I: [390, 1990, 2550, 3500], e: [530, 1840, 2480, 3500], ae: [660, 1720, 2410, 3500],
+  a: [730, 1090, 2440, 3500], o: [570, 840, 2410, 3400], U: [440, 1020, 2240, 3400], u: [300, 870, 2240, 3400],
+  A: [640, 1190, 2390, 3400], "@": [500, 1500, 2500, 3500]
+}
+const BANDWIDTHS: Formants = [70, 90, 130, 170]
+
+interface ConsonantShape {
+  readonly dur: number
+  /** Voicing amplitude while it sounds (0 for unvoiced). */
+  readonly voice: number
+  /** Frication amplitude and centre frequency. */
+  readonly fric: number
+  readonly band: number
+  /** Aspiration (breath through the vocal tract). */
+  readonly asp: number
+  /** Formant targets, or null to keep the neighbouring vowel's. */
+  readonly formants: Formants | null
+  /** Plosive: silence for the first part, a burst at the end. */
+  readonly plosive: boolean
+}
+
+const C = (dur: number, voice: number, fric: number, band: number, asp: number, formants: Formants | null, plosive = false): ConsonantShape =>
+  ({ dur, voice, fric, band, asp, formants, plosive })
+const CONSONANTS: Readonly<Record<Consonant, ConsonantShape>> = {
+  s: C(0.09, 0, 0.4, 6500, 0, null), z: C(0.07, 0.35, 0.22, 6000, 0, null), sh: C(0.09, 0, 0.38, 3000, 0, null),
+  f: C(0.08, 0, 0.13, 5000, 0.05, null), v: C(0.06, 0.4, 0.08, 4500, 0, null), th: C(0.07, 0, 0.1, 5500, 0.05, null),
+  h: C(0.07, 0, 0, 0, 0.35, null), ch: C(0.1, 0, 0.36, 3200, 0, null, true), j: C(0.08, 0.3, 0.28, 3000, 0, null, true),
+  p: C(0.07, 0, 0.3, 1000, 0.2, null, true), t: C(0.06, 0, 0.4, 4500, 0.18, null, true), k: C(0.07, 0, 0.35, 2500, 0.2, null, true),
+  b: C(0.06, 0.12, 0.25, 1000, 0, null, true), d: C(0.05, 0.12, 0.3, 4000, 0, null, true), g: C(0.06, 0.12, 0.28, 2300, 0, null, true),
+  m: C(0.08, 0.55, 0, 0, 0, [280, 1000, 2200, 3300]), n: C(0.07, 0.55, 0, 0, 0, [280, 1600, 2600, 3300]),
+  ng: C(0.07, 0.5, 0, 0, 0, [280, 2000, 2700, 3300]), l: C(0.06, 0.75, 0, 0, 0, [360, 1100, 2700, 3400]),
+  r: C(0.06, 0.75, 0, 0, 0, [420, 1250, 1650, 3200]), w: C(0.06, 0.7, 0, 0, 0, [300, 700, 2200, 3300]),
+  y: C(0.05, 0.7, 0, 0, 0, [280, 2200, 2900, 3500])
+}
+
+/** Glottal flow derivative (Rosenberg pulse), one period, for a table-lookup source. */
+const GLOTTAL = (() => {
+  const n = 2048
+  const flow = new Float32Array(n + 1)
+  const tp = 0.42
+  const tn = 0.16
+  for (let i = 0; i <= n; i++) {
+    const t = i / n
+    flow[i] = t < tp ? 0.5 * (1 - Math.cos((Math.PI * t) / tp)) : t < tp + tn ? Math.cos(((t - tp) / tn) * (Math.PI / 2)) : 0
+  }
+  const d = new Float32Array(n + 1)
+  let mean = 0
+  for (let i = 0; i < n; i++) { d[i] = ((flow[i + 1] as number) - (flow[i] as number)) * n * 0.08; mean += d[i] as number }
+  mean /= n
+  for (let i = 0; i < n; i++) d[i] = (d[i] as number) - mean
+  d[n] = d[0] as number
+  return d
+})()
+
+export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, register: "m" | "f", seed: number): void {
+  if (notes.length === 0) return
+  const frames = Math.ceil(out.length / FRAME) + 1
+  const f0 = new Float32Array(frames)
+  const vAmp = new Float32Array(frames)
+  const aAmp = new Float32Array(frames)
+  const fAmp = new Float32Array(frames)
+  const fBand = new Float32Array(frames).fill(4000)
+  const vib = new Float32Array(frames)
+  const F = [new Float32Array(frames), new Float32Array(frames), new Float32Array(frames), new Float32Array(frames)] as const
+  const scale = register === "f" ? 1.16 : 1
+  const breath = register === "f" ? 0.05 : 0.025
+  const fr = (sec: number): number => Math.max(0, Math.min(frames - 1, Math.round((sec * SR) / FRAME)))
+
+  const setF = (a: number, b: number, fm: Formants): void => {
+    for (let k = 0; k < 4; k++) {
+      const arr = F[k as 0 | 1 | 2 | 3]
+      const v = (fm[k] as number) * (k < 3 ? scale : 1 + (scale - 1) * 0.6)
+      arr.fill(v, a, b)
+    }
+  }
+  const consonant = (c: Consonant, a: number, b: number, vowelF: Formants, pitchHz: number): void => {
+    const shape = CONSONANTS[c]
+    setF(a, b, shape.formants ?? vowelF)
+    f0.fill(pitchHz, a, b)
+    if (shape.plosive) {
+      // Closure (near silence, a murmur if voiced), then a short burst and aspiration.
+      const burst = Math.max(a, b - Math.max(1, Math.round((0.018 * SR) / FRAME)))
+      vAmp.fill(shape.voice, a, burst)
+      fAmp.fill(shape.fric, burst, b)
+      fBand.fill(shape.band, burst, b)
+      aAmp.fill(shape.asp, burst, b)
+    } else {
+      vAmp.fill(shape.voice, a, b)
+      fAmp.fill(shape.fric, a, b)
+      if (shape.fric > 0) fBand.fill(shape.band * (register === "f" ? 1.1 : 1), a, b)
+      aAmp.fill(shape.asp, a, b)
+    }
+  }
+
+  let prevEnd = 0
+  for (let n = 0; n < notes.length; n++) {
+    const note = notes[n] as VocalNote
+    const next = notes[n + 1]
+    const hz = 440 * Math.pow(2, (note.pitch - 69) / 12)
+    const sy = note.syllable
+    const v1 = VOWELS[sy.vowel[0]]
+    const v2 = sy.vowel.length > 1 ? VOWELS[sy.vowel[1] ?? sy.vowel[0]] : v1
+    // Onset consonants sit just before the beat so the vowel lands on it.
+    const onsetDur = Math.min(sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0), Math.max(0, note.start - prevEnd) * 0.8, 0.16)
+    let t = note.start - onsetDur
+    const onsetScale = onsetDur / Math.max(1e-6, sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0))
+    for (const c of sy.onset) {
+      const d = CONSONANTS[c].dur * onsetScale
+      consonant(c, fr(t), fr(t + d), v1, hz)
+      t += d
+    }
+    const end = note.start + note.dur
+    const codaFull = sy.coda.reduce((s, c) => s + CONSONANTS[c].dur, 0)
+    const codaDur = Math.min(codaFull, note.dur * 0.35)
+    const vowelEnd = end - codaDur
+    const a = fr(note.start)
+    const b = fr(vowelEnd)
+    const mid = fr(note.start + (vowelEnd - note.start) * (v2 === v1 ? 1 : 0.65))
+    setF(a, mid, v1)
+    if (mid < b) setF(mid, b, v2)
+    vAmp.fill(note.vel, a, b)
+    aAmp.fill(breath, a, b)
+    fAmp.fill(0, a, b)
+    f0.fill(hz, a, b)
+    // Vibrato blooms on held notes only.
+    for (let i = a; i < b; i++) vib[i] = Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
+    t = vowelEnd
+    const codaScale = codaDur / Math.max(1e-6, codaFull)
+    for (const c of sy.coda) {
+      const d = CONSONANTS[c].dur * codaScale
+      consonant(c, fr(t), fr(t + d), v2, hz)
+      t += d
+    }
+    // Keep the pitch steady into the gap so a following legato note glides from here.
+    if (next !== undefined) f0.fill(hz, fr(end), fr(next.start))
+    prevEnd = end
+  }
+
+  // Smooth the control tracks: formants glide (coarticulation), amplitudes ramp, pitch slides.
+  const smooth = (arr: Float32Array, tau: number): void => {
+    const k = 1 - Math.exp(-(FRAME * INV_SR) / tau)
+    let y = arr[0] as number
+    for (let i = 0; i < arr.length; i++) {
+      y += k * ((arr[i] as number) - y)
+      arr[i] = y
+    }
+  }
+  // Frames with no formant target yet (before the first note) take the first vowel's values.
+  for (const arr of F) {
+    let firstSet = arr.findIndex((x) => x > 0)
+    if (firstSet < 0) firstSet = 0
+    arr.fill(arr[firstSet] as number, 0, firstSet)
+    for (let i = 1; i < arr.length; i++) if ((arr[i] as number) === 0) arr[i] = arr[i - 1] as number
+  }
+  for (let i = 1; i < f0.length; i++) if ((f0[i] as number) === 0) f0[i] = f0[i - 1] as number
+  const firstF0 = f0.find((x) => x > 0) ?? 200
+  for (let i = 0; i < f0.length && (f0[i] as number) === 0; i++) f0[i] = firstF0
+  for (const arr of F) smooth(arr, 0.018)
+  smooth(f0, 0.025)
+  smooth(vAmp, 0.012)
+  smooth(aAmp, 0.006)
+  smooth(fAmp, 0.004)
+  smooth(vib, 0.05)
+
+  const noise = new Noise(seed)
+  const res = new Float64Array(8) // y1, y2 for 4 resonators
+  let fy1 = 0
+  let fy2 = 0
+  let ph = 0
+  let vibPh = 0
+  let tilt = 0
+  let jitter = 0
+  const gTable = GLOTTAL
+  const coef = new Float64Array(12)
+  for (let fi = 0; fi < frames - 1; fi++) {
+    const s0 = fi * FRAME
+    if (s0 >= out.length) break
+    const va = vAmp[fi] as number
+    const aa = aAmp[fi] as number
+    const fa = fAmp[fi] as number
+    if (va < 1e-4 && aa < 1e-4 && fa < 1e-4) {
+      // Silence: let the resonators ring out rather than hard-resetting them.
+      res[0] = (res[0] as number) * 0.5; res[1] = (res[1] as number) * 0.5; res[2] = (res[2] as number) * 0.5; res[3] = (res[3] as number) * 0.5
+      res[4] = (res[4] as number) * 0.5; res[5] = (res[5] as number) * 0.5; res[6] = (res[6] as number) * 0.5; res[7] = (res[7] as number) * 0.5
+      continue
+    }
+    // Klatt resonator coefficients for this frame.
+    for (let k = 0; k < 4; k++) {
+      const f = (F[k as 0 | 1 | 2 | 3][fi] as number)
+      const bw = BANDWIDTHS[k] as number
+      const cc = -Math.exp(-2 * Math.PI * bw * INV_SR)
+      const bb = 2 * Math.exp(-Math.PI * bw * INV_SR) * Math.cos(2 * Math.PI * f * INV_SR)
+      coef[k * 3] = 1 - bb - cc
+      coef[k * 3 + 1] = bb
+      coef[k * 3 + 2] = cc
+    }
+    const fb = fBand[fi] as number
+    const fbw = fb * 0.35
+    const fc = -Math.exp(-2 * Math.PI * fbw * INV_SR)
+    const fbb = 2 * Math.exp(-Math.PI * fbw * INV_SR) * Math.cos(2 * Math.PI * Math.min(fb, 9000) * INV_SR)
+    const fa0 = 1 - fbb - fc
+    const pitch = f0[fi] as number
+    const depth = (vib[fi] as number) * 0.022
+    const va1 = vAmp[fi + 1] as number
+    const aa1 = aAmp[fi + 1] as number
+    const fa1 = fAmp[fi + 1] as number
+    const stop = Math.min(out.length, s0 + FRAME)
+    for (let i = s0; i < stop; i++) {
+      const w = (i - s0) / FRAME
+      vibPh += 5.6 * INV_SR
+      if (vibPh >= 1) vibPh -= 1
+      jitter += 0.002 * (noise.next() - jitter)
+      ph += pitch * (1 + depth * tsin(vibPh) + jitter * 0.3) * INV_SR
+      if (ph >= 1) ph -= 1
+      const x = ph * 2048
+      const xi = x | 0
+      const g0 = gTable[xi] as number
+      const glott = g0 + ((gTable[xi + 1] as number) - g0) * (x - xi)
+      tilt += 0.55 * (glott - tilt)
+      const nz = noise.next()
+      let s = tilt * (va + (va1 - va) * w) + nz * 0.3 * (aa + (aa1 - aa) * w)
+      for (let k = 0; k < 4; k++) {
+        const y1 = res[k * 2] as number
+        const y2 = res[k * 2 + 1] as number
+        const y = (coef[k * 3] as number) * s + (coef[k * 3 + 1] as number) * y1 + (coef[k * 3 + 2] as number) * y2
+        res[k * 2 + 1] = y1
+        res[k * 2] = y
+        s = y
+      }
+      const fy = fa0 * nz + fbb * fy1 + fc * fy2
+      fy2 = fy1
+      fy1 = fy
+      out[i] = (out[i] as number) + s + fy * 0.5 * (fa + (fa1 - fa) * w)
+    }
+  }
+}
