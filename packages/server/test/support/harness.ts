@@ -1,0 +1,178 @@
+/**
+ * A real server for tests: the same composition as `pnpm start`, on a port of its own, against
+ * a fresh database. With DATABASE_URL set that is a new PostgreSQL database created for this
+ * server (dropped on close); without it, PGlite in a temporary directory. REDIS_URL likewise
+ * selects the Redis limiter or the in-memory one, so the same suite runs both ways.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { randomBase62 } from "@lyre/core"
+import { makeAppRuntime } from "../../src/app.ts"
+import type { AppRuntime } from "../../src/app.ts"
+import type { ServerConfig } from "../../src/config.ts"
+import { listen, makeRequestHandler } from "../../src/http/server.ts"
+import { makeLogger } from "../../src/log.ts"
+
+/**
+ * A parsed JSON answer, indexable to any depth for assertions; cast a leaf where a test computes
+ * with it.
+ */
+export interface Json {
+  readonly [key: string]: Json
+}
+
+export interface TestServer {
+  readonly url: string
+  readonly adminToken: string
+  readonly runtime: AppRuntime
+  readonly config: ServerConfig
+  /** Runs SQL against this server's database. */
+  readonly query: <A extends object>(text: string, ...params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<A>>
+  readonly admin: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Json }>
+  readonly close: () => Promise<void>
+}
+
+export const backend = {
+  database: process.env["DATABASE_URL"] ? "postgres" : "pglite",
+  limiter: process.env["REDIS_URL"] ? "redis" : "memory"
+} as const
+
+const withDatabase = (baseUrl: string, name: string): string => {
+  const url = new URL(baseUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>): Promise<A> =>
+  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
+
+export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Promise<TestServer> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "lyre-test-"))
+  const baseDatabaseUrl = process.env["DATABASE_URL"] ?? null
+  const databaseName = `lyre_test_${randomBase62(12).toLowerCase()}`
+  if (baseDatabaseUrl !== null) {
+    await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
+  }
+  const adminToken = randomBase62(32)
+  const config: ServerConfig = {
+    port: 0,
+    host: "127.0.0.1",
+    publicUrl: "http://127.0.0.1:0",
+    dataDir,
+    databaseUrl: baseDatabaseUrl === null ? null : withDatabase(baseDatabaseUrl, databaseName),
+    redisUrl: process.env["REDIS_URL"] ?? null,
+    adminToken,
+    secretKey: randomBase62(48),
+    requestsPerMinute: 10_000,
+    generationTimeoutSeconds: 900,
+    worker: "off",
+    logLevel: "error",
+    ...overrides
+  }
+  // The public URL must name the real port, which is known only after listening: reserve it first.
+  const probe = await listen(async (_req, res) => void res.end(), 0, config.host)
+  const port = probe.port
+  await probe.close()
+  const finalConfig = { ...config, port, publicUrl: overrides.publicUrl ?? `http://127.0.0.1:${port}` }
+  const runtime = await makeAppRuntime(finalConfig, { secretKey: finalConfig.secretKey ?? "" })
+  const server = await listen(
+    makeRequestHandler({
+      runtime,
+      publicUrl: finalConfig.publicUrl,
+      adminToken,
+      logger: makeLogger(finalConfig.logLevel)
+    }),
+    port,
+    finalConfig.host
+  )
+  const url = finalConfig.publicUrl
+  return {
+    url,
+    adminToken,
+    runtime,
+    config: finalConfig,
+    query: <A extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
+      runtime.runPromise(
+        SqlClient.use((sql) => sql.unsafe<A>(text, [...params])).pipe(Effect.orDie)
+      ),
+    admin: async (method, path, body) => {
+      const response = await fetch(`${url}/admin/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      const text = await response.text()
+      return { status: response.status, body: text === "" ? {} : (JSON.parse(text) as Json) }
+    },
+    close: async () => {
+      await server.close()
+      await runtime.dispose()
+      if (baseDatabaseUrl !== null) {
+        await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+export interface TestAccount {
+  readonly id: string
+  readonly key: string
+  readonly keyId: string
+}
+
+/** An account of the given plan with one key (all scopes unless told otherwise). */
+export const createAccount = async (
+  server: TestServer,
+  options: {
+    readonly plan?: string
+    readonly subscription?: number
+    readonly onetime?: number
+    readonly scopes?: ReadonlyArray<string>
+    readonly concurrency_limit?: number
+    readonly requests_per_minute?: number
+    readonly expires_at?: string
+  } = {}
+): Promise<TestAccount> => {
+  const account = await server.admin("POST", "/accounts", {
+    email: `${randomBase62(10).toLowerCase()}@example.test`,
+    plan: options.plan ?? "pro",
+    subscription_credits: options.subscription ?? 1_000,
+    onetime_credits: options.onetime ?? 0,
+    ...(options.concurrency_limit === undefined ? {} : { concurrency_limit: options.concurrency_limit }),
+    ...(options.requests_per_minute === undefined ? {} : { requests_per_minute: options.requests_per_minute })
+  })
+  if (account.status !== 201) throw new Error(`account: ${JSON.stringify(account.body)}`)
+  const key = await server.admin("POST", `/accounts/${String(account.body["id"])}/keys`, {
+    name: "test",
+    scopes: options.scopes ?? ["profile", "music:generate"],
+    ...(options.expires_at === undefined ? {} : { expires_at: options.expires_at })
+  })
+  if (key.status !== 201) throw new Error(`key: ${JSON.stringify(key.body)}`)
+  return { id: String(account.body["id"]), key: String(key.body["key"]), keyId: String(key.body["id"]) }
+}
+
+export const api = async (
+  server: TestServer,
+  method: string,
+  path: string,
+  options: { readonly key?: string; readonly body?: unknown; readonly rawBody?: string; readonly headers?: Record<string, string> } = {}
+): Promise<{ status: number; headers: Headers; body: Json }> => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
+  let body: string | undefined
+  if (options.rawBody !== undefined) body = options.rawBody
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body)
+    headers["content-type"] ??= "application/json"
+  }
+  const response = await fetch(`${server.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+  const text = await response.text()
+  return { status: response.status, headers: response.headers, body: text === "" ? {} : (JSON.parse(text) as Json) }
+}
+
+export const validSong = { style: "synthwave, 110 bpm", title: "Night Drive", lyrics: "[Verse]\nNeon lights" }
