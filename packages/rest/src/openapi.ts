@@ -61,9 +61,16 @@ const errorResponse = (status: number) => {
 
 const isJson = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Marks `nocturne` deprecated wherever the model enum appears in a request body. */
-const deprecateNocturne = (schema: unknown): void => {
+/**
+ * Completes the create body: no other properties (the generator drops `strict` for inputs),
+ * the cross-field rules in words (JSON Schema cannot say them), and `nocturne` deprecated.
+ */
+const completeGenerateRequest = (schema: unknown): void => {
   if (!isJson(schema)) return
+  schema["additionalProperties"] = false
+  schema["description"] = "Cross-field rules: `lyrics` is required, with a non-whitespace character, unless " +
+    "`instrumental` is true; with `model` `echo` or `nocturne`, none of `vocal_gender`, `negative_tags`, " +
+    "`style_weight`, `weirdness_constraint`, `audio_weight` may be present. A violation is a 400."
   const properties = schema["properties"]
   if (isJson(properties) && isJson(properties["model"])) {
     const model = properties["model"]
@@ -119,7 +126,7 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
       const body = operation["requestBody"]
       const content = isJson(body) ? body["content"] : undefined
       const json = isJson(content) ? content["application/json"] : undefined
-      deprecateNocturne(isJson(json) ? json["schema"] : undefined)
+      completeGenerateRequest(isJson(json) ? json["schema"] : undefined)
     }
   }
   return document

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { api, startTestServer } from "./support/harness.ts"
+import type { Json, TestServer } from "./support/harness.ts"
+
+let server: TestServer
+let doc: Json
+beforeAll(async () => {
+  server = await startTestServer()
+  const res = await api(server, "GET", "/api/openapi.json")
+  expect(res.status).toBe(200)
+  doc = res.body
+})
+afterAll(() => server.close())
+
+const operation = (path: string, method: string): Json => {
+  const op = doc.paths?.[path]?.[method]
+  if (op === undefined) throw new Error(`no ${method} ${path}`)
+  return op
+}
+
+describe("GET /api/openapi.json", () => {
+  it("is OpenAPI 3.1, version 0.1.0, served at base_url", () => {
+    expect(doc.openapi).toBe("3.1.0")
+    expect(doc.info?.version).toBe("0.1.0")
+    expect((doc.servers as unknown as Array<Json>)[0]?.url).toBe(`${server.url}/api`)
+  })
+
+  it("documents the four operations and nothing else", () => {
+    expect(Object.keys(doc.paths ?? {}).sort()).toEqual(["/v1/me", "/v1/music/generations", "/v1/music/generations/{id}"])
+    expect(Object.keys(doc.paths?.["/v1/music/generations"] ?? {}).sort()).toEqual(["get", "post"])
+  })
+
+  it("create answers 202 and lists 400, 401, 402, 403, 429, 500, 503 in the envelope", () => {
+    const responses = operation("/v1/music/generations", "post").responses ?? {}
+    expect(Object.keys(responses).sort()).toEqual(["202", "400", "401", "402", "403", "429", "500", "503"])
+    expect(responses["429"]?.headers?.["Retry-After"]).toBeDefined()
+    expect(responses["503"]?.headers?.["Retry-After"]).toBeDefined()
+    expect(responses["401"]?.headers?.["WWW-Authenticate"]).toBeDefined()
+    expect(responses["400"]?.content?.["application/json"]?.schema?.$ref).toBe("#/components/schemas/Error")
+    expect(responses["202"]?.headers?.["X-RateLimit-Limit"]).toBeDefined()
+  })
+
+  it("get lists 401, 403, 404; me lists 401, 403, 429", () => {
+    const get = operation("/v1/music/generations/{id}", "get").responses ?? {}
+    for (const status of ["200", "401", "403", "404"]) expect(get[status]).toBeDefined()
+    const me = operation("/v1/me", "get").responses ?? {}
+    for (const status of ["200", "401", "403", "429"]) expect(me[status]).toBeDefined()
+  })
+
+  it("describes the request body with its limits, strictness and defaults, and marks nocturne deprecated", () => {
+    const schema = operation("/v1/music/generations", "post").requestBody?.content?.["application/json"]?.schema ?? {}
+    const properties = schema.properties ?? {}
+    expect(schema.additionalProperties).toBe(false)
+    expect((schema.required as unknown as Array<string>).sort()).toEqual(["style", "title"])
+    expect(properties.style?.maxLength).toBe(1000)
+    expect(properties.style?.minLength).toBe(1)
+    expect(properties.title?.maxLength).toBe(200)
+    expect(properties.lyrics?.maxLength).toBe(5000)
+    expect(properties.negative_tags?.maxLength).toBe(500)
+    expect(properties.style_weight?.minimum).toBe(0)
+    expect(properties.style_weight?.maximum).toBe(1)
+    expect(properties.model?.default).toBe("aether")
+    expect(properties.instrumental?.default).toBe(false)
+    const nocturne = (properties.model?.anyOf as unknown as Array<Json>).find((v) => v.const === "nocturne")
+    expect(nocturne?.deprecated).toBe(true)
+  })
+
+  it("has the error envelope as a component with the interface's types", () => {
+    const error = doc.components?.schemas?.Error?.properties?.error
+    expect(error?.required).toEqual(expect.arrayContaining(["type", "code", "message"]))
+    expect(error?.properties?.type?.enum).toEqual([
+      "invalid_request_error",
+      "authentication_error",
+      "permission_error",
+      "insufficient_credits",
+      "rate_limit_error",
+      "not_found",
+      "api_error",
+      "service_unavailable"
+    ])
+  })
+
+  it("declares the bearer scheme and music:generate on the generation operations", () => {
+    expect(doc.components?.securitySchemes?.bearer?.scheme).toBe("bearer")
+    expect(operation("/v1/music/generations", "post").security).toEqual([{ bearer: ["music:generate"] }])
+  })
+})
