@@ -83,7 +83,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     makeRequestHandler({
       runtime,
       publicUrl: finalConfig.publicUrl,
-      adminToken,
+      adminToken: finalConfig.adminToken,
       logger: makeLogger(finalConfig.logLevel)
     }),
     port,
