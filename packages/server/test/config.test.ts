@@ -1,0 +1,75 @@
+import { ConfigProvider, Effect, Exit } from "effect"
+import { describe, expect, it } from "vitest"
+import { loadConfig } from "../src/config.ts"
+
+const load = (env: Record<string, string>) =>
+  Effect.runPromiseExit(loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
+
+const failureOf = async (env: Record<string, string>): Promise<string> => {
+  const exit = await load(env)
+  if (Exit.isSuccess(exit)) throw new Error("expected a configuration error")
+  return JSON.stringify(exit.cause)
+}
+
+describe("configuration", () => {
+  it("has the embedded defaults with no configuration", async () => {
+    const exit = await load({})
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) {
+      expect(exit.value).toMatchObject({
+        port: 8080,
+        host: "127.0.0.1",
+        publicUrl: "http://127.0.0.1:8080",
+        dataDir: ".data",
+        databaseUrl: null,
+        redisUrl: null,
+        requestsPerMinute: 60,
+        generationTimeoutSeconds: 900,
+        worker: "inline",
+        logLevel: "info"
+      })
+    }
+  })
+
+  it("reads every setting", async () => {
+    const exit = await load({
+      PORT: "9000",
+      HOST: "0.0.0.0",
+      PUBLIC_URL: "https://lyre.example/",
+      DATABASE_URL: "postgres://u@db/lyre",
+      REDIS_URL: "redis://cache:6379",
+      SECRET_KEY: "s".repeat(32),
+      ADMIN_TOKEN: "a".repeat(20),
+      RATE_LIMIT_RPM: "120",
+      GENERATION_TIMEOUT_SECONDS: "60",
+      WORKER: "off",
+      LOG_LEVEL: "warn"
+    })
+    expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+      port: 9000,
+      publicUrl: "https://lyre.example",
+      requestsPerMinute: 120,
+      worker: "off",
+      logLevel: "warn"
+    })
+  })
+
+  const bad: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
+    ["a port that is not a number", { PORT: "eighty" }, "PORT"],
+    ["a port out of range", { PORT: "70000" }, "PORT"],
+    ["a zero rate limit", { RATE_LIMIT_RPM: "0" }, "RATE_LIMIT_RPM"],
+    ["a fractional timeout", { GENERATION_TIMEOUT_SECONDS: "1.5" }, "GENERATION_TIMEOUT_SECONDS"],
+    ["an unknown worker mode", { WORKER: "sometimes" }, "WORKER"],
+    ["an unknown log level", { LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    ["a database URL of another kind", { DATABASE_URL: "mysql://x", SECRET_KEY: "s".repeat(32) }, "DATABASE_URL"],
+    ["a Redis URL of another kind", { REDIS_URL: "http://x" }, "REDIS_URL"],
+    ["a short secret key", { SECRET_KEY: "short" }, "SECRET_KEY"],
+    ["production without a secret key", { DATABASE_URL: "postgres://u@db/lyre" }, "SECRET_KEY"],
+    ["a public URL that is not http", { PUBLIC_URL: "ftp://x" }, "PUBLIC_URL"]
+  ]
+  for (const [name, env, variable] of bad) {
+    it(`refuses ${name}, naming ${variable}`, async () => {
+      expect(await failureOf(env)).toContain(variable)
+    })
+  }
+})
