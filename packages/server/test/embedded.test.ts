@@ -71,11 +71,11 @@ describe("the embedded default", () => {
       body: JSON.stringify({ style: "lofi hip hop", title: "First", lyrics: "hello" })
     })
     expect(created.status).toBe(202)
-    const task = await created.json()
+    const task = (await created.json()) as { id: string }
     const admin = await fetch(`${url}/admin/v1/accounts/${banner.account_id}`, {
       headers: { authorization: `Bearer ${banner.admin_token}` }
     })
-    expect((await admin.json()).credits.total).toBe(4_950)
+    expect(((await admin.json()) as { credits: { total: number } }).credits.total).toBe(4_950)
     expect(await service.stop()).toBe(0)
 
     // A restart keeps the data, the secrets and the bootstrap key.

@@ -48,7 +48,7 @@ describe("the task state machine and the ledger", () => {
     expect(await markReady(id)).toBe(true)
     expect(await markReady(id)).toBe(false)
     expect(await markFailed(id)).toBe(false)
-    expect((await credits(account.id)).total).toBe(950)
+    expect((await credits(account.id))?.total).toBe(950)
     const ready = await api(server, "GET", `/api/v1/music/generations/${id}`, { key: account.key })
     expect(ready.body.status).toBe("ready")
     expect(ready.body.credits_refunded).toBe(0)

@@ -39,7 +39,7 @@ describe(`races (${backend.database})`, () => {
       Array.from({ length: 50 }, () => api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong }))
     )
     expect(answers.filter((a) => a.status === 202)).toHaveLength(10)
-    expect(answers.filter((a) => a.status === 429 && a.body.error?.code === "concurrent_limit_exceeded")).toHaveLength(40)
+    expect(answers.filter((a) => a.status === 429 && String(a.body.error?.code) === "concurrent_limit_exceeded")).toHaveLength(40)
     const [pending] = await server.query<{ n: number }>(
       "select count(*)::int as n from generation_tasks where account_id = $1 and status = 'pending'",
       account.id

@@ -6,7 +6,7 @@
 import { initTRPC, TRPCError } from "@trpc/server"
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server"
 import { z } from "zod"
-import { rateLimitHeaders } from "../domain/errors.ts"
+import { rateLimitHeaders, renderError } from "../domain/errors.ts"
 import {
   Account,
   GenerateRequest,
@@ -21,7 +21,7 @@ import { Generations } from "../services/Generations.ts"
 import { Guard } from "../services/Guard.ts"
 import { runProcedure } from "./context.ts"
 import type { CallContext } from "./context.ts"
-import { trpcCodeFor } from "./errors.ts"
+import { apiErrorFromTrpc, trpcCodeFor } from "./errors.ts"
 
 /** Procedure metadata: the REST route (read by trpc-to-openapi and the REST adapter) and the scope. */
 export interface LyreMeta {
@@ -40,7 +40,17 @@ export interface LyreMeta {
   readonly successStatus?: number
 }
 
-const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({ isDev: false })
+/**
+ * tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape;
+ * `isDev: false` keeps stacks out of every answer.
+ */
+const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({
+  isDev: false,
+  errorFormatter: ({ shape, error, input }) => {
+    const rendered = renderError(apiErrorFromTrpc(error, input))
+    return { ...shape, message: rendered.body.error.message, data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error } }
+  }
+})
 
 const admitted = t.procedure.use(async ({ ctx, meta, next }) => {
   const { principal, rateLimit } = await runProcedure(
