@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { api, startTestServer } from "./support/harness.ts"
+import type { TestServer } from "./support/harness.ts"
+
+const exec = promisify(execFile)
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(() => server.close())
+
+const cli = async (...args: Array<string>) => {
+  const result = await exec(process.execPath, [join(import.meta.dirname, "../src/cli/lyre-admin.ts"), ...args], {
+    env: { ...process.env, LYRE_URL: server.url, ADMIN_TOKEN: server.adminToken }
+  }).catch((error: { code: number; stdout: string; stderr: string }) => error)
+  return { code: "code" in result ? result.code : 0, stdout: result.stdout, stderr: result.stderr }
+}
+
+describe("pnpm lyre-admin", () => {
+  it("creates an account and a key that works, adjusts credits, reads the ledger, revokes", async () => {
+    const created = await cli("accounts", "create", "--email", "cli@example.test", "--plan", "pro", "--subscription-credits", "300", "--json")
+    expect(created.code).toBe(0)
+    const account = JSON.parse(created.stdout) as { id: string }
+    const key = JSON.parse((await cli("keys", "create", account.id, "--name", "cli", "--scopes", "music:generate,profile", "--json")).stdout) as {
+      id: string
+      key: string
+    }
+    expect((await api(server, "GET", "/api/v1/me", { key: key.key })).status).toBe(200)
+    const credits = await cli("accounts", "credits", account.id, "--onetime", "20", "--reason", "gift")
+    expect(credits.stdout).toMatch(/credits\s+\{"subscription":300,"onetime":20,"total":320\}/)
+    const ledger = JSON.parse((await cli("accounts", "ledger", account.id, "--json")).stdout) as { data: Array<{ kind: string }> }
+    expect(ledger.data.map((e) => e.kind)).toEqual(["grant", "grant"])
+    expect((await cli("accounts", "update", account.id, "--concurrency-limit", "default", "--json")).code).toBe(0)
+    expect((await cli("keys", "revoke", key.id)).code).toBe(0)
+    expect((await api(server, "GET", "/api/v1/me", { key: key.key })).status).toBe(401)
+  })
+
+  it("switches a model off and on", async () => {
+    const off = await cli("models", "set", "echo", "--unavailable", "--retry-after", "30", "--json")
+    expect(JSON.parse(off.stdout)).toEqual({ model: "echo", available: false, retry_after_seconds: 30 })
+    expect((await cli("models", "set", "echo", "--available")).code).toBe(0)
+  })
+
+  it("prints the server's envelope and exits 1 on an API error, 2 on a usage error", async () => {
+    const missing = await cli("accounts", "get", "acct_AAAAAAAAAAAAAAAAAAAAAAAA")
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('"code": "resource_not_found"')
+    expect((await cli("accounts", "create", "--plan", "pro")).code).toBe(2)
+    expect((await cli("frobnicate")).code).toBe(2)
+  })
+})
