@@ -3,7 +3,7 @@
  * default (PGlite under DATA_DIR, in-memory limits, generated secrets, a bootstrapped account).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Cause, Effect, Exit, Runtime } from "effect"
 import { makeAppRuntime } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
@@ -54,4 +54,9 @@ const program = Effect.gen(function*() {
 
 NodeRuntime.runMain(program.pipe(
   Effect.tapError((error) => Effect.sync(() => process.stderr.write(`lyre: ${error.message}\n`)))
-), { disableErrorReporting: true })
+), {
+  disableErrorReporting: true,
+  // SIGTERM/SIGINT interrupt the program; a shutdown that completed its finalizers is a success.
+  teardown: (exit, onExit) =>
+    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+})
