@@ -72,7 +72,7 @@ const decide = (allowed: boolean, limit: number, count: number, oldest: number, 
  * KEYS[1] the subject's log; ARGV window ms, limit, a unique member. The clock is Redis's own,
  * so every API process counts against the same time.
  */
-const slidingWindowScript = `
+export const slidingWindowScript = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
