@@ -1,0 +1,155 @@
+/**
+ * The benchmark's baseline: a bare node:http handler that does the same work per request as
+ * Lyre (the same SQL statements on the same driver, the same rate-limit call) with no tRPC, no
+ * REST dispatcher and no service layers. The statements are written out here on purpose: the
+ * baseline must not share the code it is the baseline for.
+ */
+import { createHmac } from "node:crypto"
+import { createServer } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Redis } from "ioredis"
+import { RateLimiter, randomBase62 } from "@lyre/core"
+import { startEmbeddedPostgres } from "../packages/server/src/database.ts"
+
+const env = process.env
+const secretKey = env["SECRET_KEY"] ?? ""
+const port = Number(env["PORT"] ?? "8090")
+const embedded = env["DATABASE_URL"] === undefined
+const pg = embedded ? await startEmbeddedPostgres(env["DATA_DIR"] ?? ".data") : null
+const database = pg === null
+  ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10 })
+  : PgClient.layer({ host: pg.host, port: pg.port, database: "postgres", username: "postgres", maxConnections: 1 })
+const redis = env["REDIS_URL"] === undefined ? null : new Redis(env["REDIS_URL"], { enableAutoPipelining: true })
+const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis)
+const runtime = ManagedRuntime.make(Layer.merge(database, limiter))
+const sql = await runtime.runPromise(SqlClient.use(Effect.succeed))
+const rateLimiter = await runtime.runPromise(RateLimiter.use(Effect.succeed))
+
+interface KeyRow {
+  readonly key_id: string
+  readonly account_id: string
+  readonly plan: string
+  readonly subscription_credits: number
+  readonly onetime_credits: number
+  readonly revoked_at: Date | null
+  readonly requests_per_minute: number | null
+  readonly concurrency_limit: number | null
+}
+
+const send = (res: ServerResponse, status: number, body: unknown) => {
+  const payload = JSON.stringify(body)
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
+  res.end(payload)
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let data = ""
+    req.on("data", (chunk: Buffer) => (data += chunk.toString()))
+    req.on("end", () => resolve(data))
+  })
+
+const authenticate = async (req: IncomingMessage): Promise<KeyRow | null> => {
+  const key = (req.headers.authorization ?? "").slice("Bearer ".length)
+  const hash = createHmac("sha256", secretKey).update(key).digest("hex")
+  const [row] = await runtime.runPromise(sql<KeyRow>`
+    select k.id as key_id, k.name as key_name, k.key_hash, k.scopes, k.expires_at, k.revoked_at,
+           a.id as account_id, a.plan, a.subscription_credits, a.onetime_credits,
+           a.concurrency_limit, a.requests_per_minute
+    from api_keys k join accounts a on a.id = k.account_id
+    where k.key_hash = ${hash}`)
+  if (row === undefined || row.revoked_at !== null) return null
+  const decision = await runtime.runPromise(rateLimiter.hit(row.key_id, row.requests_per_minute ?? 60))
+  return decision.allowed ? row : null
+}
+
+const create = async (row: KeyRow, body: { model?: string }) => {
+  const model = body.model ?? "aether"
+  const price = 50
+  const now = new Date().toISOString()
+  const taskId = `gen_${randomBase62(24)}`
+  const ledgerId = `led_${randomBase62(24)}`
+  const limit = row.concurrency_limit ?? 10
+  return runtime.runPromise(sql.withTransaction(Effect.gen(function*() {
+    yield* sql`select pg_advisory_xact_lock(hashtextextended(${row.key_id}, 0))`
+    const [outcome] = yield* sql<{ debited: boolean }>`
+      with model as (
+        select coalesce((select available from model_status where model = ${model}), true) as available,
+               coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds
+      ),
+      inflight as (
+        select count(*)::int as pending from generation_tasks
+        where credential_subject = ${row.key_id} and status = 'pending'
+      ),
+      prev as (
+        select id, subscription_credits as s, onetime_credits as o from accounts where id = ${row.account_id} for update
+      ),
+      debit as (
+        update accounts a
+        set subscription_credits = prev.s - least(prev.s, ${price}),
+            onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
+            updated_at = ${now}::timestamptz
+        from prev, model, inflight
+        where a.id = prev.id and model.available and inflight.pending < ${limit} and prev.s + prev.o >= ${price}
+        returning a.subscription_credits as s_after, a.onetime_credits as o_after,
+                  least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take
+      ),
+      task as (
+        insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+          debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+        select ${taskId}, ${row.account_id}, ${row.key_id}, 'pending', ${model}, ${JSON.stringify(body)}::jsonb, ${price},
+               s_take, o_take, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+        from debit
+        returning id
+      ),
+      ledger as (
+        insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
+          subscription_after, onetime_after, created_at)
+        select ${ledgerId}, ${row.account_id}, 'debit', task.id, -s_take, -o_take, s_after, o_after, ${now}::timestamptz
+        from debit, task
+      )
+      select model.available, model.retry_after_seconds, inflight.pending,
+             coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
+      from model, inflight`
+    return { taskId, debited: outcome?.debited === true, now }
+  })))
+}
+
+const server = createServer((req, res) => {
+  void (async () => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/"
+    const body = req.method === "POST" ? await readBody(req) : ""
+    const row = await authenticate(req)
+    if (row === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
+    if (path === "/api/v1/me") {
+      return send(res, 200, {
+        id: row.account_id,
+        plan: row.plan,
+        credits: { subscription: row.subscription_credits, onetime: row.onetime_credits }
+      })
+    }
+    if (path === "/api/v1/music/generations" && req.method === "POST") {
+      const result = await create(row, JSON.parse(body) as { model?: string })
+      if (!result.debited) return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } })
+      return send(res, 202, { id: result.taskId, status: "pending", created_at: result.now })
+    }
+    const id = path.slice("/api/v1/music/generations/".length)
+    const [task] = await runtime.runPromise(sql`
+      select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks, created_at, updated_at
+      from generation_tasks where id = ${id} and account_id = ${row.account_id}`)
+    return task === undefined ? send(res, 404, { error: { code: "task_not_found" } }) : send(res, 200, task)
+  })()
+})
+server.listen(port, "127.0.0.1", () => process.stdout.write(`{"msg":"listening","port":${port}}\n`))
+process.once("SIGTERM", () => {
+  server.close()
+  server.closeAllConnections()
+  void runtime.dispose().then(async () => {
+    await redis?.quit()
+    await pg?.stop()
+    process.exit(0)
+  })
+})
