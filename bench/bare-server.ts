@@ -17,6 +17,7 @@ import { startEmbeddedPostgres } from "../packages/server/src/database.ts"
 const env = process.env
 const secretKey = env["SECRET_KEY"] ?? ""
 const port = Number(env["PORT"] ?? "8090")
+const defaultRpm = Number(env["RATE_LIMIT_RPM"] ?? "60")
 const embedded = env["DATABASE_URL"] === undefined
 const pg = embedded ? await startEmbeddedPostgres(env["DATA_DIR"] ?? ".data") : null
 const database = pg === null
@@ -62,7 +63,7 @@ const authenticate = async (req: IncomingMessage): Promise<KeyRow | null> => {
     from api_keys k join accounts a on a.id = k.account_id
     where k.key_hash = ${hash}`)
   if (row === undefined || row.revoked_at !== null) return null
-  const decision = await runtime.runPromise(rateLimiter.hit(row.key_id, row.requests_per_minute ?? 60))
+  const decision = await runtime.runPromise(rateLimiter.hit(row.key_id, row.requests_per_minute ?? defaultRpm))
   return decision.allowed ? row : null
 }
 

@@ -24,7 +24,7 @@ const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
 const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",")
-const keyCount = 32
+const keyCount = 32 // accounts, one key each
 
 interface Figures {
   readonly rps: number
@@ -128,14 +128,15 @@ const benchMode = async (mode: string) => {
   const url = `http://127.0.0.1:${port}`
   try {
     const lyre = await startProcess("packages/server/src/main.ts", env, port)
-    const account = await admin(url, adminToken, "POST", "/accounts", {
-      email: "bench@example.test",
-      plan: "ultra",
-      subscription_credits: 2_000_000_000,
-      concurrency_limit: 1_000_000
-    })
+    // One key per account, as many clients would be: each account's balance row is its own lock.
     const keys: Array<string> = []
     for (let i = 0; i < keyCount; i++) {
+      const account = await admin(url, adminToken, "POST", "/accounts", {
+        email: `bench-${i}@example.test`,
+        plan: "ultra",
+        subscription_credits: 2_000_000_000,
+        concurrency_limit: 1_000_000
+      })
       const key = await admin(url, adminToken, "POST", `/accounts/${account["id"]}/keys`, { name: `bench-${i}`, scopes: ["music:generate"] })
       keys.push(key["key"] ?? "")
     }
