@@ -2,12 +2,17 @@ import { Layer } from "effect"
 import { Ids } from "./domain/ids.ts"
 import { Accounts } from "./services/Accounts.ts"
 import { ApiKeys } from "./services/ApiKeys.ts"
+import { Circuits } from "./services/Circuits.ts"
 import { Generations } from "./services/Generations.ts"
 import { Guard } from "./services/Guard.ts"
 import { Models } from "./services/Models.ts"
 
-/** Core's services; they need a SqlClient, Settings and a RateLimiter from the composition root. */
+/**
+ * Core's services; they need a SqlClient, Settings, a RateLimiter and the Provider from the
+ * composition root.
+ */
 export const coreLayer = Guard.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer)),
+  Layer.provideMerge(Circuits.layer),
   Layer.provide(Ids.layer)
 )

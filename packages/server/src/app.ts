@@ -2,11 +2,15 @@
  * The application layer: database, limiter store, settings and core, built once into the
  * runtime every surface shares.
  */
-import { Context, Effect, Layer, ManagedRuntime } from "effect"
+import { hostname } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Layer, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
-import { coreLayer, RateLimiter, Settings } from "@lyre/core"
+import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings } from "@lyre/core"
 import type { CoreServices } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import { ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 
@@ -25,7 +29,52 @@ export interface AppSecrets {
   readonly secretKey: string
 }
 
-export type AppServices = CoreServices | Readiness | SqlClient
+export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup
+
+/**
+ * The provider port. `PROVIDER=http` is the Suno-style upstream. The embedded default stands in
+ * the fake upstream, run in-process, until the built-in engine is wired behind the same port;
+ * the start banner says so (`provider: embedded-fake-upstream`).
+ */
+const providerLayer = (config: ServerConfig): Layer.Layer<Provider> => {
+  const timeoutMs = config.providerTimeoutSeconds * 1000
+  if (config.provider === "http") {
+    return SunoHttpProvider.providerLayer({
+      baseUrl: config.providerUrl ?? "",
+      apiKey: config.providerApiKey ?? "",
+      timeoutMs
+    })
+  }
+  return Layer.unwrap(Effect.gen(function*() {
+    const apiKey = randomBase62(32)
+    const upstream = yield* Effect.acquireRelease(
+      Effect.promise(() => startFakeUpstream({ apiKey, audioBytes: 256 * 1024 })),
+      (running) => Effect.promise(() => running.close())
+    )
+    return SunoHttpProvider.providerLayer({ baseUrl: upstream.url, apiKey, timeoutMs }, "embedded-fake-upstream")
+  }))
+}
+
+/** The label of the provider in use, for the start banner. */
+export const providerLabel = (config: ServerConfig): string =>
+  config.provider === "http" ? "http" : "embedded-fake-upstream"
+
+/** What names this process's leases: host, process and a random part (a restarted pid is a new worker). */
+export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
+
+/**
+ * The task worker, running for as long as the layer lives. `pnpm start` includes it unless
+ * `WORKER=off`; `pnpm worker` is this alone.
+ */
+const inlineWorker = (config: ServerConfig) =>
+  Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
+    Layer.provide(TaskWorker.layer({
+      workerId,
+      publicUrl: config.publicUrl,
+      pollSeconds: config.providerPollSeconds,
+      leaseSeconds: config.workerLeaseSeconds
+    }))
+  )
 
 export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<AppServices, unknown> => {
   const database = databaseLayer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
@@ -33,8 +82,14 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
     publicUrl: config.publicUrl,
     secretKey: secrets.secretKey,
     requestsPerMinute: config.requestsPerMinute,
-    generationTimeoutSeconds: config.generationTimeoutSeconds
+    generationTimeoutSeconds: config.generationTimeoutSeconds,
+    providerPollSeconds: config.providerPollSeconds
   })
+  const runsWorker = config.worker === "inline"
+  const wakeup = config.databaseUrl === null ? Wakeup.layerLocal : Wakeup.layerPg({ listen: runsWorker })
+  const logLevel = Layer.succeed(References.MinimumLogLevel)(
+    ({ debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const)[config.logLevel]
+  )
   const limiterAndReadiness = Layer.unwrap(Effect.gen(function*() {
     const sql = yield* SqlClient
     const redis = config.redisUrl === null ? null : yield* redisLayer(config.redisUrl)
@@ -47,11 +102,14 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
     }))
     return Layer.merge(redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis), readiness)
   }))
-  return coreLayer.pipe(
-    Layer.provideMerge(limiterAndReadiness),
+  const services = Layer.mergeAll(ProviderCallbacks.layer, Storage.layerFiles(join(config.dataDir, "files"))).pipe(
+    Layer.provideMerge(coreLayer),
+    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )
+  const withWorker = runsWorker ? Layer.merge(services, inlineWorker(config).pipe(Layer.provide(services))) : services
+  return withWorker.pipe(Layer.provide(logLevel))
 }
 
 export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>

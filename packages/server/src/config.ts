@@ -16,10 +16,21 @@ export interface ServerConfig {
   readonly requestsPerMinute: number
   readonly generationTimeoutSeconds: number
   readonly worker: "inline" | "off"
+  /** `embedded` (no PROVIDER): the built-in provider in-process; `http`: the Suno-style upstream. */
+  readonly provider: "embedded" | "http"
+  readonly providerUrl: string | null
+  readonly providerApiKey: string | null
+  /** First delay between polls of an accepted task; it doubles per poll up to a minute. */
+  readonly providerPollSeconds: number
+  /** Limit for every call to the provider (submit, record-info). */
+  readonly providerTimeoutSeconds: number
+  /** How long a worker's claim on a task lasts; a crashed worker's tasks return after this. */
+  readonly workerLeaseSeconds: number
   readonly logLevel: "debug" | "info" | "warn" | "error"
 }
 
 const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
+const positiveSeconds = (name: string) => Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), name)
 
 const optionalString = (name: string) =>
   Config.String(name).pipe(Config.option, Config.map((value) => Option.getOrNull(Option.filter(value, (s) => s !== ""))))
@@ -36,6 +47,12 @@ const config = Config.all({
   requestsPerMinute: positiveInt("RATE_LIMIT_RPM").pipe(Config.withDefault(60)),
   generationTimeoutSeconds: positiveInt("GENERATION_TIMEOUT_SECONDS").pipe(Config.withDefault(900)),
   worker: Config.Literals(["inline", "off"], "WORKER").pipe(Config.withDefault("inline" as const)),
+  provider: Config.Literals(["embedded", "http"], "PROVIDER").pipe(Config.withDefault("embedded" as const)),
+  providerUrl: optionalString("PROVIDER_URL"),
+  providerApiKey: optionalString("PROVIDER_API_KEY"),
+  providerPollSeconds: positiveSeconds("PROVIDER_POLL_SECONDS").pipe(Config.withDefault(5)),
+  providerTimeoutSeconds: positiveSeconds("PROVIDER_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
+  workerLeaseSeconds: positiveSeconds("WORKER_LEASE_SECONDS").pipe(Config.withDefault(60)),
   logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const))
 })
 
@@ -55,6 +72,9 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(raw.databaseUrl === null || raw.secretKey !== null,
     "SECRET_KEY is required when DATABASE_URL is set (production); only the embedded default generates one")
   yield* check(raw.adminToken === null || raw.adminToken.length >= 16, "ADMIN_TOKEN must be at least 16 characters long")
+  yield* check(raw.provider !== "http" || (raw.providerUrl !== null && /^https?:\/\//.test(raw.providerUrl)),
+    "PROVIDER_URL must be an http(s) URL when PROVIDER=http")
+  yield* check(raw.provider !== "http" || raw.providerApiKey !== null, "PROVIDER_API_KEY is required when PROVIDER=http")
   const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
   yield* check(/^https?:\/\/[^/]+(\/[^?#]*)?$/.test(publicUrl), "PUBLIC_URL must be an http(s) URL with no query")
   return { ...raw, publicUrl: publicUrl.replace(/\/+$/, "") }

@@ -59,12 +59,12 @@ const external = (url: string, maxConnections: number) =>
 
 const migrated = Layer.effectDiscard(runMigrations)
 
-/** SqlClient for the configured database, migrated. */
+/** SqlClient (and the PgClient under it, for LISTEN/NOTIFY) for the configured database, migrated. */
 export const databaseLayer = (options: {
   readonly databaseUrl: string | null
   readonly dataDir: string
   readonly maxConnections?: number
-}): Layer.Layer<SqlClient, unknown> => {
+}): Layer.Layer<SqlClient | PgClient.PgClient, unknown> => {
   const client = options.databaseUrl === null
     ? embedded(options.dataDir)
     : external(options.databaseUrl, options.maxConnections ?? 10)

@@ -4,7 +4,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Runtime } from "effect"
-import { makeAppRuntime } from "./app.ts"
+import { makeAppRuntime, providerLabel } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
 import { listen, makeRequestHandler } from "./http/server.ts"
@@ -34,7 +34,9 @@ const program = Effect.gen(function*() {
     port: server.port,
     mode: embedded ? "embedded" : "production",
     database: embedded ? `pglite:${config.dataDir}/pglite` : "postgres",
-    limits: config.redisUrl === null ? "memory" : "redis"
+    limits: config.redisUrl === null ? "memory" : "redis",
+    provider: providerLabel(config),
+    worker: config.worker
   }
   if (embedded) {
     const boot = yield* Effect.promise(() => bootstrapEmbedded(runtime, config.dataDir))

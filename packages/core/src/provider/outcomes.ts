@@ -50,3 +50,12 @@ export interface ProviderSubmission {
   /** `{site_url}/internal/provider/callback/{task_id}?token=...`, or null when callbacks are off. */
   readonly callbackUrl: string | null
 }
+
+/** The stages a provider's callback announces. */
+export type CallbackStage = "text" | "first" | "complete" | "error"
+
+/** What a provider callback tells us: which provider task moved, and how far. Only a hint to poll now. */
+export interface ProviderCallback {
+  readonly providerTaskId: string
+  readonly stage: CallbackStage
+}

@@ -3,6 +3,11 @@
  * transaction: an advisory lock per credential makes the in-flight count exact, and one
  * statement checks model availability, concurrency and balance, debits (subscription before
  * one-time), writes the ledger row and the task; any failure leaves nothing behind.
+ *
+ * Submission follows the commit, never inside the transaction: accepted stores the provider's
+ * task id; a definite rejection fails the task with its refund and its `job.failed` event in one
+ * statement and answers 500 `provider_error` (kept as the idempotent answer); an unknown outcome
+ * leaves the task pending for the worker, which never submits it again (docs/decisions.md).
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
@@ -13,14 +18,19 @@ import {
   InsufficientCredits,
   InvalidParameter,
   ModelUnavailable,
+  ProviderError,
+  renderError,
   TaskNotFound
 } from "../domain/errors.ts"
-import { hasIdShape, Ids } from "../domain/ids.ts"
+import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask } from "../domain/tasks.ts"
 import type { TaskRow } from "../domain/tasks.ts"
+import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
+import { Provider } from "../provider/Provider.ts"
+import { Circuits } from "./Circuits.ts"
 import { Settings } from "./Settings.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
@@ -35,6 +45,20 @@ export type CreateError =
   | ModelUnavailable
   | ConcurrentLimitExceeded
   | InsufficientCredits
+  | ProviderError
+
+/** A task's error as stored and sent in `job.failed`. */
+export interface TaskFailure {
+  readonly code: string
+  readonly message: string
+}
+
+/** The callback address the provider is given for a task: unsigned callbacks carry its secret token. */
+export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
+  `${publicUrl}/internal/provider/callback/${taskId}?token=${token}`
+
+/** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
+const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const idempotencyWindowMillis = 24 * 60 * 60 * 1000
 /** What a 429 for concurrency suggests: tasks take seconds to finish, so try again soon. */
@@ -45,6 +69,33 @@ const canonicalJson = (value: unknown): string =>
     v !== null && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v)
+
+/** The message of a stored error envelope (an idempotent 500 replayed). */
+const storedErrorMessage = (body: unknown): string => {
+  if (typeof body === "object" && body !== null && "error" in body) {
+    const error = body.error
+    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
+      return error.message
+    }
+  }
+  return "The provider refused the task."
+}
+
+/** What the provider receives: the validated request, our task id and where to call back. */
+const submissionOf = (taskId: string, request: GenerateRequest, callbackUrl: string): ProviderSubmission => ({
+  taskId,
+  model: request.model,
+  style: request.style,
+  title: request.title,
+  lyrics: request.instrumental ? null : request.lyrics ?? null,
+  instrumental: request.instrumental,
+  vocal_gender: request.vocal_gender,
+  negative_tags: request.negative_tags,
+  style_weight: request.style_weight,
+  weirdness_constraint: request.weirdness_constraint,
+  audio_weight: request.audio_weight,
+  callbackUrl
+})
 
 export class Generations extends Context.Service<Generations, {
   readonly create: (
@@ -57,10 +108,16 @@ export class Generations extends Context.Service<Generations, {
     principal: Principal,
     page: { readonly limit: number; readonly startingAfter: string | undefined }
   ) => Effect.Effect<GenerationTaskList, InvalidParameter>
-  /** pending -> ready with its tracks; false when the task was not pending (applied once). */
+  /**
+   * pending -> ready with its tracks and its `job.completed` event, in one statement; false
+   * when the task was not pending (applied once).
+   */
   readonly markReady: (taskId: string, tracks: ReadonlyArray<Track>) => Effect.Effect<boolean>
-  /** pending -> failed, refunding the debited buckets in the same statement; false when not pending. */
-  readonly markFailed: (taskId: string, error: { readonly code: string; readonly message: string }) => Effect.Effect<boolean>
+  /**
+   * pending -> failed, refunding the debited buckets and writing `job.failed` in the same
+   * statement; false when not pending.
+   */
+  readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
 }>()("lyre/core/services/Generations") {
   static readonly layer = Layer.effect(
     Generations,
@@ -68,6 +125,8 @@ export class Generations extends Context.Service<Generations, {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
+      const provider = yield* Provider
+      const circuits = yield* Circuits
 
       const claimIdempotencyKey = Effect.fnUntraced(function*(
         accountId: string,
@@ -92,6 +151,7 @@ export class Generations extends Context.Service<Generations, {
             message: "This Idempotency-Key was already used with a different request body."
           })
         }
+        if (first.response_status === 500) return yield* new ProviderError({ message: storedErrorMessage(first.response_body) })
         return { status: first.response_status, body: first.response_body, replayed: true } satisfies CreateOutcome
       })
 
@@ -106,6 +166,7 @@ export class Generations extends Context.Service<Generations, {
         const price = priceOf[request.model]
         const nowIso = new Date(now).toISOString()
         const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
+        const callbackToken = randomBase62(32)
 
         const transaction = Effect.gen(function*() {
           const requestHash = createHash("sha256").update(canonicalJson(request)).digest("hex")
@@ -122,10 +183,19 @@ export class Generations extends Context.Service<Generations, {
             balance: number
             debited: boolean
           }>`
-            with model as (
-              select coalesce((select available from model_status where model = ${request.model}), true) as available,
+            with switch as (
+              select coalesce((select available from model_status where model = ${request.model}), true) as switched_on,
                      coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
+                       as retry_after_seconds,
+                     (select open_until from model_circuits
+                      where model = ${request.model} and open_until > ${nowIso}::timestamptz) as open_until
+            ),
+            model as (
+              select switched_on and open_until is null as available,
+                     case when not switched_on then retry_after_seconds
+                          else ceil(extract(epoch from (open_until - ${nowIso}::timestamptz)))::int end
                        as retry_after_seconds
+              from switch
             ),
             inflight as (
               select count(*)::int as pending from generation_tasks
@@ -148,10 +218,11 @@ export class Generations extends Context.Service<Generations, {
             ),
             task as (
               insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
-                debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+                debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
+                submission_state)
               select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
                      ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
-                     ${nowIso}::timestamptz, ${nowIso}::timestamptz
+                     ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting'
               from debit
               returning id
             ),
@@ -204,9 +275,63 @@ export class Generations extends Context.Service<Generations, {
           return { status: 202, body, replayed: false } satisfies CreateOutcome
         })
 
-        return yield* sql.withTransaction(transaction).pipe(
+        const created = yield* sql.withTransaction(transaction).pipe(
           Effect.catchTag("SqlError", (error) => Effect.die(error))
         )
+        if (created.replayed) return created
+        const outcome = yield* provider.submit(submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken)))
+        yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
+          ? undefined
+          : { accountId: principal.accountId, key: idempotencyKey })
+        if (outcome._tag === "Rejected") return yield* new ProviderError({ message: outcome.message })
+        return created
+      })
+
+      /**
+       * Applies what the submission told us. Accepted and unknown only move the submission
+       * state forward (a callback may already have told us the provider's task id); rejected
+       * fails the task, with its refund and event, and makes the stored idempotent answer the 500.
+       */
+      const recordSubmission = Effect.fnUntraced(function*(
+        taskId: string,
+        model: string,
+        outcome: SubmitOutcome,
+        idempotency: { readonly accountId: string; readonly key: string } | undefined
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        switch (outcome._tag) {
+          case "Accepted": {
+            const firstPoll = new Date(now + settings.providerPollSeconds * 1000).toISOString()
+            yield* sql`
+              update generation_tasks
+              set provider_task_id = ${outcome.providerTaskId}, submission_state = 'accepted',
+                  next_poll_at = ${firstPoll}::timestamptz
+              where id = ${taskId} and status = 'pending' and submission_state <> 'accepted'`.pipe(Effect.orDie)
+            return
+          }
+          case "Unknown": {
+            yield* sql`
+              update generation_tasks set submission_state = 'unknown', last_error = ${outcome.message}
+              where id = ${taskId} and submission_state = 'submitting'`.pipe(Effect.orDie)
+            yield* circuits.recordFailure(model)
+            return
+          }
+          case "Rejected": {
+            const failure = { code: outcome.code, message: outcome.message }
+            const error = new ProviderError({ message: outcome.message })
+            yield* sql.withTransaction(Effect.gen(function*() {
+              yield* markFailed(taskId, failure)
+              if (idempotency !== undefined) {
+                yield* sql`
+                  update idempotency_keys
+                  set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
+                  where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
+              }
+            })).pipe(Effect.orDie)
+            if (outcome.countsTowardCircuit) yield* circuits.recordFailure(model)
+            return
+          }
+        }
       })
 
       const get = Effect.fn("Generations.get")(function*(principal: Principal, id: string) {
@@ -256,27 +381,37 @@ export class Generations extends Context.Service<Generations, {
 
       const markReady = Effect.fn("Generations.markReady")(function*(taskId: string, tracks: ReadonlyArray<Track>) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const eventId = yield* ids.make("event")
         const rows = yield* sql`
-          update generation_tasks set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb,
-                                      updated_at = ${now}::timestamptz
-          where id = ${taskId} and status = 'pending'
+          with done as (
+            update generation_tasks
+            set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
+                lease_owner = null, lease_expires_at = null, next_poll_at = null
+            where id = ${taskId} and status = 'pending'
+            returning id, account_id, credits_used, tracks, created_at
+          )
+          insert into outbox_events (id, account_id, type, payload, created_at)
+          select ${eventId}, account_id, 'job.completed',
+                 jsonb_build_object('task_id', id, 'status', 'ready', 'tracks', tracks, 'credits_used', credits_used,
+                                    'created_at', ${sql.literal(isoText("created_at"))}),
+                 ${now}::timestamptz
+          from done
           returning id`.pipe(Effect.orDie)
         return rows.length > 0
       })
 
-      const markFailed = Effect.fn("Generations.markFailed")(function*(
-        taskId: string,
-        error: { readonly code: string; readonly message: string }
-      ) {
+      const markFailed = Effect.fn("Generations.markFailed")(function*(taskId: string, error: TaskFailure) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
+        const eventId = yield* ids.make("event")
         const rows = yield* sql`
           with failed as (
             update generation_tasks
             set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
-                credits_refunded = credits_used, updated_at = ${now}::timestamptz
+                credits_refunded = credits_used, updated_at = ${now}::timestamptz,
+                lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and status = 'pending'
-            returning id, account_id, debit_subscription, debit_onetime
+            returning id, account_id, debit_subscription, debit_onetime, credits_refunded, created_at
           ),
           refunded as (
             update accounts a
@@ -293,6 +428,16 @@ export class Generations extends Context.Service<Generations, {
             select ${ledgerId}, account_id, 'refund', task_id, debit_subscription, debit_onetime,
                    subscription_credits, onetime_credits, ${now}::timestamptz
             from refunded
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'job.failed',
+                   jsonb_build_object('task_id', id, 'status', 'failed',
+                                      'error', jsonb_build_object('code', ${error.code}::text, 'message', ${error.message}::text),
+                                      'credits_refunded', credits_refunded,
+                                      'created_at', ${sql.literal(isoText("created_at"))}),
+                   ${now}::timestamptz
+            from failed
           )
           select task_id from refunded`.pipe(Effect.orDie)
         return rows.length > 0

@@ -10,6 +10,8 @@ export interface SettingsShape {
   readonly requestsPerMinute: number
   /** A pending task fails with `generation_timeout` after this long. */
   readonly generationTimeoutSeconds: number
+  /** The first poll of an accepted task comes this long after acceptance, and grows with backoff. */
+  readonly providerPollSeconds: number
 }
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("lyre/core/services/Settings") {

@@ -93,8 +93,56 @@ const m0001_foundation = Effect.gen(function*() {
     )`
 })
 
+/**
+ * Worker state on the task (what was submitted, how to reach it, who holds it and when to look
+ * again), the outbox of task events, and the provider circuit per model.
+ */
+const m0002_worker = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    alter table generation_tasks
+      add column provider_task_id text,
+      add column callback_token text,
+      add column submission_state text not null default 'submitting'
+        check (submission_state in ('submitting', 'accepted', 'unknown')),
+      add column attempts integer not null default 0,
+      add column hints integer not null default 0,
+      add column lease_owner text,
+      add column lease_expires_at timestamptz,
+      add column next_poll_at timestamptz,
+      add column last_error text`
+  // The poller's queue: accepted pending tasks by when they are next due.
+  yield* sql`
+    create index generation_tasks_due on generation_tasks (next_poll_at)
+    where status = 'pending' and submission_state = 'accepted'`
+  yield* sql`create index generation_tasks_deadline on generation_tasks (deadline_at) where status = 'pending'`
+  yield* sql`
+    create table outbox_events (
+      id text primary key,
+      account_id text not null references accounts (id),
+      type text not null,
+      payload jsonb not null,
+      seq bigint generated always as identity,
+      created_at timestamptz not null
+    )`
+  yield* sql`create index outbox_events_seq on outbox_events (seq)`
+  // A task has one terminal transition, so at most one job event of each kind.
+  yield* sql`
+    create unique index outbox_events_once_per_task on outbox_events ((payload ->> 'task_id'), type)
+    where type in ('job.completed', 'job.failed')`
+  // Recent provider failures per model (a sliding minute) and until when the circuit is open.
+  yield* sql`
+    create table model_circuits (
+      model text primary key,
+      failures timestamptz[] not null default '{}',
+      open_until timestamptz
+    )`
+  yield* sql`insert into model_circuits (model) values ('aether'), ('echo'), ('nocturne')`
+})
+
 export const migrations = Migrator.fromRecord({
-  "0001_foundation": m0001_foundation
+  "0001_foundation": m0001_foundation,
+  "0002_worker": m0002_worker
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

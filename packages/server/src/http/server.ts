@@ -13,6 +13,8 @@ import { makeAdminHandler } from "../admin/handler.ts"
 import type { AppRuntime } from "../app.ts"
 import { Readiness } from "../app.ts"
 import type { Logger } from "../log.ts"
+import { serveFile } from "./files.ts"
+import { receiveProviderCallback } from "./providerCallback.ts"
 import { protectedResourceMetadata } from "./wellKnown.ts"
 
 export interface HttpOptions {
@@ -50,6 +52,14 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       })
     }
     if (path.startsWith("/admin/v1/")) return admin(req, res, path.slice("/admin/v1".length))
+    if (path.startsWith("/internal/provider/callback/")) {
+      const taskId = path.slice("/internal/provider/callback/".length)
+      return receiveProviderCallback(runtime, req, res, taskId, url.searchParams.get("token") ?? "")
+    }
+    if (path.startsWith("/files/") && (req.method === "GET" || req.method === "HEAD")) {
+      req.resume()
+      if (await serveFile(runtime, req, res, path.slice("/files/".length))) return
+    }
     req.resume()
     if (path === "/.well-known/oauth-protected-resource") {
       res.writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=3600" })

@@ -70,6 +70,12 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     requestsPerMinute: 10_000,
     generationTimeoutSeconds: 900,
     worker: "off",
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    providerPollSeconds: 5,
+    providerTimeoutSeconds: 10,
+    workerLeaseSeconds: 60,
     logLevel: "error",
     ...overrides
   }

@@ -1,4 +1,5 @@
 import type { PollOutcome, ProviderSubmission, SubmitOutcome } from "@lyre/core/provider/outcomes"
+import { Provider } from "@lyre/core/provider/Provider"
 import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { interpretRecordInfo, interpretSubmit } from "./sunoAnswers.ts"
@@ -33,6 +34,13 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
 
   static readonly layer = (config: SunoHttpProviderConfig) =>
     SunoHttpProvider.layerNoDeps(config).pipe(Layer.provide(FetchHttpClient.layer))
+
+  /** The core `Provider` port, served by this adapter; `name` labels it in logs. */
+  static readonly providerLayer = (config: SunoHttpProviderConfig, name = "http") =>
+    Layer.effect(
+      Provider,
+      Effect.map(SunoHttpProvider, (suno) => Provider.of({ name, ...suno }))
+    ).pipe(Layer.provide(SunoHttpProvider.layer(config)))
 }
 
 const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {

@@ -1,12 +1,7 @@
+import type { ProviderCallback } from "@lyre/core/provider/outcomes"
 import { Option, Schema } from "effect"
 
-export type CallbackStage = "text" | "first" | "complete" | "error"
-
-/** What a provider callback tells us: which task moved, and how far. Only a hint to poll now. */
-export interface ProviderCallback {
-  readonly providerTaskId: string
-  readonly stage: CallbackStage
-}
+export type { CallbackStage, ProviderCallback } from "@lyre/core/provider/outcomes"
 
 const CallbackBody = Schema.Struct({
   data: Schema.Struct({

@@ -1,0 +1,20 @@
+/**
+ * The provider port: where generation actually happens. The HTTP adapter for the Suno-style
+ * upstream (`PROVIDER=http`) implements it, and so will the built-in engine. Every method
+ * answers an outcome and never fails: a time-out or a broken connection is `Unknown`, which the
+ * caller reconciles, never a guess.
+ */
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { PollOutcome, ProviderCallback, ProviderSubmission, SubmitOutcome } from "./outcomes.ts"
+
+export class Provider extends Context.Service<Provider, {
+  /** A short label for logs and the start banner (`http`, `embedded-fake-upstream`, `engine`). */
+  readonly name: string
+  /** Hands one task to the provider. */
+  readonly submit: (submission: ProviderSubmission) => Effect.Effect<SubmitOutcome>
+  /** Asks where a task the provider accepted stands. */
+  readonly poll: (providerTaskId: string) => Effect.Effect<PollOutcome>
+  /** Reads a callback body; null when it is not one. Nothing in it is trusted beyond "look now". */
+  readonly parseCallback: (body: unknown) => ProviderCallback | null
+}>()("lyre/core/provider/Provider") {}

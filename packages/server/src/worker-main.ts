@@ -1,0 +1,39 @@
+/**
+ * `pnpm worker`: a task worker alone, for production (`DATABASE_URL`, `PROVIDER=http`). Any
+ * number of them share the database with the API processes: they claim due tasks with leases,
+ * poll the provider, re-host files, and fail what outlives its deadline. SIGTERM stops it
+ * gracefully; a kill -9 loses nothing (its leases expire and another worker takes over).
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { appLayer, providerLabel, workerId } from "./app.ts"
+import { ConfigurationError, loadConfig } from "./config.ts"
+import { makeLogger } from "./log.ts"
+
+const program = Effect.gen(function*() {
+  const loaded = yield* loadConfig
+  if (loaded.databaseUrl === null) {
+    return yield* new ConfigurationError({
+      message: "pnpm worker needs DATABASE_URL: the embedded default runs its worker inside pnpm start"
+    })
+  }
+  if (loaded.provider !== "http") {
+    return yield* new ConfigurationError({ message: "pnpm worker needs PROVIDER=http with PROVIDER_URL and PROVIDER_API_KEY" })
+  }
+  if (loaded.secretKey === null) return yield* new ConfigurationError({ message: "SECRET_KEY is required" })
+  const config = { ...loaded, worker: "inline" as const }
+  const logger = makeLogger(config.logLevel)
+  logger.log("info", "worker starting", {
+    worker_id: workerId,
+    provider: providerLabel(config),
+    poll_seconds: config.providerPollSeconds,
+    lease_seconds: config.workerLeaseSeconds
+  })
+  return yield* Layer.launch(appLayer(config, { secretKey: config.secretKey ?? "" }))
+})
+
+NodeRuntime.runMain(program.pipe(
+  Effect.tapError((error) =>
+    Effect.sync(() => process.stderr.write(`lyre worker: ${error instanceof Error ? error.message : String(error)}\n`))
+  )
+), { disableErrorReporting: true })

@@ -1,0 +1,75 @@
+/**
+ * The provider's callbacks, received at `{site_url}/internal/provider/callback/{task_id}?token=`.
+ * Callbacks are unsigned, so the per-task secret token in the URL is what makes one ours; even
+ * then a callback is only a hint: it makes the task due now, and the worker confirms through
+ * record-info before any transition. A callback for a task whose submission outcome we never
+ * learned (time-out, lost connection) carries the provider's task id, which is how such a task
+ * is reconciled without submitting it again. Duplicate, late and forged callbacks change nothing.
+ */
+import { timingSafeEqual } from "node:crypto"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { hasIdShape, Settings } from "@lyre/core"
+import { Provider } from "@lyre/core/provider/Provider"
+import { Wakeup } from "./Wakeup.ts"
+
+/** `not_found`: no such task or a wrong token (indistinguishable to the caller). */
+export type CallbackReceipt = "accepted" | "ignored" | "not_found"
+
+const tokensMatch = (expected: string, given: string): boolean => {
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
+  readonly receive: (taskId: string, token: string, body: unknown) => Effect.Effect<CallbackReceipt>
+}>()("lyre/worker/Callbacks") {
+  static readonly layer = Layer.effect(
+    ProviderCallbacks,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const provider = yield* Provider
+      const wakeup = yield* Wakeup
+      const settings = yield* Settings
+
+      const receive = Effect.fn("ProviderCallbacks.receive")(function*(taskId: string, token: string, body: unknown) {
+        if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
+        const [task] = yield* sql<{
+          callback_token: string | null
+          status: string
+          provider_task_id: string | null
+        }>`
+          select callback_token, status, provider_task_id from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
+        if (task === undefined || task.callback_token === null || !tokensMatch(task.callback_token, token)) {
+          return "not_found" as const
+        }
+        if (task.status !== "pending") return "ignored" as const
+        const callback = provider.parseCallback(body)
+        const now = yield* Clock.currentTimeMillis
+        const final = callback === null || callback.stage === "complete" || callback.stage === "error"
+        const dueAt = new Date(final ? now : now + settings.providerPollSeconds * 1000).toISOString()
+        if (task.provider_task_id === null) {
+          if (callback === null) return "ignored" as const
+          const adopted = yield* sql`
+            update generation_tasks
+            set provider_task_id = ${callback.providerTaskId}, submission_state = 'accepted',
+                next_poll_at = ${dueAt}::timestamptz, hints = hints + 1
+            where id = ${taskId} and status = 'pending' and provider_task_id is null
+            returning id`.pipe(Effect.orDie)
+          if (adopted.length > 0 && final) yield* wakeup.notify
+          return "accepted" as const
+        }
+        if (!final) return "accepted" as const
+        const hinted = yield* sql`
+          update generation_tasks set next_poll_at = ${dueAt}::timestamptz, hints = hints + 1
+          where id = ${taskId} and status = 'pending' and submission_state = 'accepted'
+          returning id`.pipe(Effect.orDie)
+        if (hinted.length > 0) yield* wakeup.notify
+        return "accepted" as const
+      })
+
+      return ProviderCallbacks.of({ receive })
+    })
+  )
+}

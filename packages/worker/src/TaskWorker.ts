@@ -1,0 +1,209 @@
+/**
+ * The task poller: drives every accepted task to `ready` or `failed`, and fails what outlives
+ * its deadline. Any number of workers share one database (graphile-worker style):
+ *
+ * - claim: one `update ... from (select ... for update skip locked)` takes due tasks and leases
+ *   them to this worker; a crashed worker's lease expires and another takes the task over;
+ * - process: record-info decides (callbacks only make a task due now); a success is re-hosted
+ *   into storage, then `markReady`; a failure is `markFailed` (refund and event in one
+ *   statement); anything else is released with a growing delay;
+ * - sweep: pending tasks past their deadline fail with `generation_timeout`, refunded.
+ *
+ * Transitions are conditional on `pending`, so a second worker or a late callback applies
+ * nothing twice. A task whose submission is unknown is never submitted again: a callback (its
+ * URL names the task and carries the token) reveals the provider's task id, or the deadline
+ * fails it with its refund.
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Generations, Ids } from "@lyre/core"
+import type { PollOutcome } from "@lyre/core"
+import { Provider } from "@lyre/core/provider/Provider"
+import { rehostTracks } from "./rehost.ts"
+import { Storage } from "./storage/Storage.ts"
+import { Wakeup } from "./Wakeup.ts"
+
+export interface TaskWorkerOptions {
+  /** Names the leases this worker takes (host, pid and a random part). */
+  readonly workerId: string
+  /** Where re-hosted files are served: `{publicUrl}/files/...`. */
+  readonly publicUrl: string
+  /** `PROVIDER_POLL_SECONDS`: the first delay between polls, doubled per poll up to `maxPollSeconds`. */
+  readonly pollSeconds: number
+  readonly maxPollSeconds?: number
+  /** How long a claim holds a task; a crashed worker's tasks come back after this. */
+  readonly leaseSeconds: number
+  /** Limit for each file download. */
+  readonly downloadTimeoutMs?: number
+  /** Tasks processed at once by this worker. */
+  readonly concurrency?: number
+  /** How often an idle worker looks for due tasks when nothing wakes it. */
+  readonly idleMillis?: number
+  /** How often the deadline sweep runs. */
+  readonly sweepMillis?: number
+}
+
+interface Claimed {
+  readonly id: string
+  readonly provider_task_id: string
+  readonly attempts: number
+  readonly hints: number
+}
+
+export const timeoutFailure = {
+  code: "generation_timeout",
+  message: "The generation did not finish in time; its credits were refunded."
+} as const
+
+export class TaskWorker extends Context.Service<TaskWorker, {
+  /** Claims up to `limit` due tasks and processes them; answers how many were claimed. */
+  readonly runOnce: (limit?: number) => Effect.Effect<number>
+  /** Fails every pending task past its deadline; answers how many this call failed. */
+  readonly sweep: Effect.Effect<number>
+  /** Claims, processes and sweeps until interrupted. */
+  readonly run: Effect.Effect<never>
+}>()("lyre/worker/TaskWorker") {
+  static readonly layer = (options: TaskWorkerOptions) => Layer.effect(TaskWorker, make(options))
+}
+
+const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
+  const sql = yield* SqlClient
+  const provider = yield* Provider
+  const generations = yield* Generations
+  const wakeup = yield* Wakeup
+  const context = Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids))
+  const concurrency = options.concurrency ?? 32
+  const idleMillis = options.idleMillis ?? 250
+  const sweepMillis = options.sweepMillis ?? 1_000
+  const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
+  const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 30_000 }
+
+  const iso = (millis: number) => new Date(millis).toISOString()
+
+  const claim = Effect.fnUntraced(function*(limit: number) {
+    const now = yield* Clock.currentTimeMillis
+    return yield* sql<Claimed>`
+      update generation_tasks t
+      set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
+          attempts = t.attempts + 1
+      from (
+        select id from generation_tasks
+        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${iso(now)}::timestamptz
+          and (lease_expires_at is null or lease_expires_at < ${iso(now)}::timestamptz)
+        order by next_poll_at
+        limit ${limit}
+        for update skip locked
+      ) due
+      where t.id = due.id
+      returning t.id, t.provider_task_id, t.attempts, t.hints`.pipe(Effect.orDie)
+  })
+
+  /**
+   * Gives the task back, due again after the backoff; a callback that came during the lease
+   * (the hint count moved) keeps it due now.
+   */
+  const release = Effect.fnUntraced(function*(task: Claimed, reason: string) {
+    const now = yield* Clock.currentTimeMillis
+    const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, task.attempts - 1))
+    yield* sql`
+      update generation_tasks
+      set lease_owner = null, lease_expires_at = null, last_error = ${reason},
+          next_poll_at = case when hints = ${task.hints} then ${iso(now + delay * 1000)}::timestamptz
+                              else ${iso(now)}::timestamptz end
+      where id = ${task.id} and status = 'pending' and lease_owner = ${options.workerId}`.pipe(Effect.orDie)
+  })
+
+  const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {
+    switch (outcome._tag) {
+      case "Pending":
+        return yield* release(task, "pending")
+      case "Unknown":
+        return yield* release(task, outcome.message)
+      case "Failed":
+        yield* generations.markFailed(task.id, { code: outcome.code, message: outcome.message })
+        return
+      case "Succeeded": {
+        const rehosted = yield* rehostTracks(task.id, outcome.tracks, rehostOptions).pipe(
+          Effect.provideContext(context),
+          Effect.result
+        )
+        if (rehosted._tag === "Success") {
+          yield* generations.markReady(task.id, rehosted.success)
+          return
+        }
+        const error = rehosted.failure
+        if (error.definite) {
+          yield* generations.markFailed(task.id, {
+            code: "provider_error",
+            message: "The provider's audio for this task could not be retrieved."
+          })
+          return
+        }
+        return yield* release(task, error.message)
+      }
+    }
+  })
+
+  const processTask = (task: Claimed) =>
+    provider.poll(task.provider_task_id).pipe(
+      Effect.flatMap((outcome) => settle(task, outcome)),
+      Effect.catchCause((cause) =>
+        Effect.logError("worker: task processing failed", cause).pipe(
+          Effect.annotateLogs({ task_id: task.id }),
+          Effect.andThen(release(task, "internal error").pipe(Effect.catchCause(() => Effect.void)))
+        )
+      ),
+      Effect.withSpan("TaskWorker.process", { attributes: { taskId: task.id } })
+    )
+
+  const runOnce = (limit = concurrency) =>
+    claim(limit).pipe(
+      Effect.tap((tasks) => Effect.forEach(tasks, processTask, { concurrency: "unbounded", discard: true })),
+      Effect.map((tasks) => tasks.length)
+    )
+
+  const sweep = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const late = yield* sql<{ id: string }>`
+      select id from generation_tasks
+      where status = 'pending' and deadline_at <= ${iso(now)}::timestamptz
+      order by deadline_at limit 100`.pipe(Effect.orDie)
+    let failed = 0
+    for (const { id } of late) {
+      if (yield* generations.markFailed(id, timeoutFailure)) failed++
+    }
+    return failed
+  }).pipe(Effect.withSpan("TaskWorker.sweep"))
+
+  /**
+   * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes
+   * each in its own fiber, and sleeps only when nothing is due (or every slot is busy) until a
+   * notification, a finished task or the idle interval.
+   */
+  const run = Effect.gen(function*() {
+    let inFlight = 0
+    let lastSweep = 0
+    while (true) {
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastSweep >= sweepMillis) {
+        lastSweep = now
+        yield* sweep.pipe(Effect.catchCause((cause) => Effect.logError("worker: sweep failed", cause)))
+      }
+      const free = concurrency - inFlight
+      const claimed = free > 0
+        ? yield* claim(free).pipe(
+          Effect.catchCause((cause) => Effect.as(Effect.logError("worker: claim failed", cause), []))
+        )
+        : []
+      for (const task of claimed) {
+        inFlight++
+        yield* Effect.forkChild(processTask(task).pipe(
+          Effect.ensuring(Effect.andThen(Effect.sync(() => inFlight--), wakeup.notifyLocal))
+        ))
+      }
+      if (claimed.length === 0 || claimed.length === free) yield* wakeup.wait(idleMillis)
+    }
+  })
+
+  return TaskWorker.of({ runOnce, sweep, run })
+})

@@ -1,0 +1,85 @@
+/**
+ * Nudges idle workers: a callback or a freed slot wakes them at once instead of at their next
+ * idle poll. In one process that is a local signal; on PostgreSQL it also travels as
+ * `NOTIFY lyre_worker`, so an API process wakes separate worker processes. Polling remains the
+ * fallback (and the only way on PGlite, which has no second connection to listen on), so a
+ * lost notification costs latency, never a task.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Queue } from "effect"
+
+const channel = "lyre_worker"
+
+export class Wakeup extends Context.Service<Wakeup, {
+  /** Wakes the workers of this process and, on PostgreSQL, every other process's. */
+  readonly notify: Effect.Effect<void>
+  /** Wakes the workers of this process only. */
+  readonly notifyLocal: Effect.Effect<void>
+  /** Returns at the next notification (or at once if one came since the last wait), or after `millis`. */
+  readonly wait: (millis: number) => Effect.Effect<void>
+}>()("lyre/worker/Wakeup") {
+  static readonly layerLocal = Layer.sync(Wakeup)(() => {
+    const local = makeLocal()
+    return Wakeup.of({ notify: local.notify, notifyLocal: local.notify, wait: local.wait })
+  })
+
+  /** Local signals plus LISTEN/NOTIFY; `listen` is false for processes that only send (API with WORKER=off). */
+  static readonly layerPg = (options: { readonly listen: boolean }) =>
+    Layer.effect(
+      Wakeup,
+      Effect.gen(function*() {
+        const pg = yield* PgClient.PgClient
+        const local = makeLocal()
+        if (options.listen) {
+          const listening = Effect.gen(function*() {
+            const notifications = yield* pg.listen(channel)
+            return yield* Effect.forever(Effect.flatMap(Queue.take(notifications), () => local.notify))
+          }).pipe(
+            Effect.scoped,
+            Effect.catchCause(() => Effect.sleep("1 second")),
+            Effect.forever
+          )
+          yield* Effect.forkScoped(listening)
+        }
+        const notify = Effect.andThen(
+          local.notify,
+          pg.notify(channel, "").pipe(Effect.ignore)
+        )
+        return Wakeup.of({ notify, notifyLocal: local.notify, wait: local.wait })
+      })
+    )
+}
+
+const makeLocal = () => {
+  let waiters = new Set<() => void>()
+  let pending = false
+  const notify = Effect.sync(() => {
+    if (waiters.size === 0) {
+      pending = true
+      return
+    }
+    const woken = waiters
+    waiters = new Set()
+    for (const wake of woken) wake()
+  })
+  const wait = (millis: number) =>
+    Effect.callback<void>((resume) => {
+      if (pending) {
+        pending = false
+        resume(Effect.void)
+        return
+      }
+      const done = (): void => {
+        clearTimeout(timer)
+        waiters.delete(done)
+        resume(Effect.void)
+      }
+      const timer = setTimeout(done, millis)
+      waiters.add(done)
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        waiters.delete(done)
+      })
+    })
+  return { notify, wait }
+}

@@ -1,0 +1,6 @@
+export * from "./provider/index.ts"
+export * from "./storage/Storage.ts"
+export * from "./rehost.ts"
+export * from "./Wakeup.ts"
+export * from "./TaskWorker.ts"
+export * from "./Callbacks.ts"
