@@ -174,7 +174,9 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   sections.forEach((s, si) => {
     const prog = progs[s.kind] ?? [0]
     for (let b = 0; b < s.bars; b++) {
-      const deg = prog[b % prog.length] ?? 0
+      let deg = prog[b % prog.length] ?? 0
+      // In minor, a phrase-ending VII becomes the major V: the leading tone makes the key unmistakable.
+      if (spec.minor && deg === 6 && b % prog.length === prog.length - 1) deg = 4
       const key = `${s.kind}:${deg}`
       if (!seventhFor.has(key)) seventhFor.set(key, hr.chance(genre.sevenths))
       let chord = diatonicChord(spec.tonic, spec.minor, deg, seventhFor.get(key) ?? false)
@@ -302,7 +304,9 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   }
 
   // ---------------------------------------------------------------- lead (instrumental melody / hooks)
-  const leadInst: Instrument = ([...spec.named].find((i) => i === "synth" || i === "brass" || i === "flute" || i === "bells" || i === "pluck" || i === "eguitar" || i === "guitar" || i === "strings") ?? (has(genre.lead) ? genre.lead : compCandidates.find((i) => has(i) && i !== compInst) ?? compInst ?? "piano"))
+  const melodic: ReadonlyArray<Instrument> = ["synth", "brass", "flute", "bells", "pluck", "eguitar", "guitar", "strings", "piano", "epiano", "organ"]
+  const leadInst: Instrument = [...spec.named].find((i) => melodic.includes(i) && i !== compInst)
+    ?? (has(genre.lead) ? genre.lead : melodic.find((i) => has(i) && i !== compInst) ?? melodic.find((i) => has(i)) ?? "synth")
   {
     const notes: NoteEvent[] = []
     const lr = rng.fork("lead")
@@ -574,7 +578,13 @@ function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInf
       if (p < centre - 6) move = Math.abs(move) + 1
       let idx = scaleIndex(p, scaleSet) + move
       p = scaleToMidi(idx, scaleSet, p)
-      if (off % 8 === 0 || i === n - 1) p = nearestIn(p, chordAt(off))
+      if (off % 8 === 0) p = nearestIn(p, chordAt(off))
+      if (i === n - 1) {
+        // Phrases come home: the last note is the tonic when the chord allows, else the chord root.
+        const pcs = chordAt(off)
+        const tonicPc = scaleSet[0] ?? 0
+        p = nearestIn(p, pcs.includes(tonicPc) ? [tonicPc] : [pcs[0] ?? tonicPc])
+      }
       // Weirdness lets chromatic neighbour tones through on weak beats.
       if (off % 4 !== 0 && r.chance(weird * 0.25)) p += r.chance(0.5) ? 1 : -1
       idx = 0

@@ -93,9 +93,18 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
   let guard = 0
   while (seconds(plan) < target && guard++ < 40) {
     const candidates = plan.filter((p) => p.lines.length === 0 && p.kind !== "intro" && p.kind !== "outro")
-    if (candidates.length > 0 && guard % 3 !== 0) {
+    const intro = plan[0]
+    const outro = plan[plan.length - 1]
+    if (candidates.length === 0 && plan.length >= 2) {
+      // Short lyrics: an instrumental break before the final section, like a solo.
+      plan.splice(Math.max(1, plan.length - 2), 0, { kind: "solo", bars: roundUp(8, unit), lines: [], barsPerLine: 2 })
+    } else if (candidates.length > 0 && guard % 3 !== 0) {
       const s = rng.pick(candidates)
       s.bars += unit
+    } else if (intro !== undefined && intro.kind === "intro" && intro.lines.length === 0 && intro.bars < 8) {
+      intro.bars += unit
+    } else if (outro !== undefined && outro.kind === "outro" && outro.lines.length === 0 && outro.bars < 8) {
+      outro.bars += unit
     } else {
       const chorus = [...plan].reverse().find((p) => p.kind === "chorus") ?? { kind: "chorus" as SectionKind, bars: 8, lines: [], barsPerLine: 2 }
       plan.splice(Math.max(1, plan.length - 1), 0, { ...chorus })

@@ -43,7 +43,7 @@ export interface Genre {
 
 const POP_PROGS = [[0, 4, 5, 3], [5, 3, 0, 4], [0, 5, 3, 4], [3, 4, 0, 5], [0, 3, 5, 4]]
 const MINOR_PROGS = [[0, 5, 2, 6], [0, 3, 4, 0], [0, 6, 5, 6], [0, 5, 3, 4], [0, 3, 6, 2]]
-const JAZZ_PROGS = [[1, 4, 0, 0], [1, 4, 0, 5], [0, 5, 1, 4], [2, 5, 1, 4]]
+const JAZZ_PROGS = [[1, 4, 0, 0], [0, 5, 1, 4], [1, 4, 0, 5], [0, 3, 1, 4]]
 const LOOP_PROGS = [[0, 0, 5, 5], [0, 6, 5, 6], [0, 3, 0, 4], [0, 2, 3, 4]]
 const CLASSIC_PROGS = [[0, 3, 4, 0], [0, 5, 3, 4], [0, 4, 5, 2], [3, 4, 2, 5], [0, 1, 4, 0]]
 const STD_FORM: ReadonlyArray<SectionKind> = ["intro", "verse", "chorus", "verse", "chorus", "bridge", "chorus", "outro"]

@@ -6,51 +6,51 @@ import { INV_SR, Noise, SR, lowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
 /** -1.5 dBFS: leaves room for the MP3 encoder's small overshoots. */
 export const CEILING = 0.84
 
-/** Freeverb (Jezar's public-domain design), stereo, fed by a mono send. */
+/**
+ * Freeverb (Jezar's public-domain design), stereo, fed by a mono send. Each comb and
+ * all-pass runs as its own pass over the whole signal: tight single-buffer loops are
+ * several times faster in V8 than one loop juggling twelve delay lines.
+ */
 export function reverb(send: Float32Array, outL: Float32Array, outR: Float32Array, size: number, wet: number): void {
   const combTunings = [1116, 1188, 1277, 1356, 1422, 1491]
   const apTunings = [556, 441, 341]
   const spread = 23
   const feedback = 0.7 + 0.28 * size
   const damp = 0.25
-  const mk = (n: number): Float32Array => new Float32Array(n)
-  const combsL = combTunings.map((n) => mk(n))
-  const combsR = combTunings.map((n) => mk(n + spread))
-  const apL = apTunings.map((n) => mk(n))
-  const apR = apTunings.map((n) => mk(n + spread))
-  const channel = (combs: Float32Array[], aps: Float32Array[], out: Float32Array): void => {
-    const nc = combs.length
-    const idx = new Int32Array(nc)
-    const store = new Float64Array(nc)
-    const apIdx = new Int32Array(aps.length)
-    const gain = (0.015 * wet) / (nc / 8)
-    for (let i = 0; i < send.length; i++) {
-      const x = (send[i] as number) * 0.015
-      let acc = 0
-      for (let c = 0; c < nc; c++) {
-        const buf = combs[c] as Float32Array
-        const j = idx[c] as number
+  const n = send.length
+  const acc = new Float32Array(n)
+  const input = new Float32Array(n)
+  for (let i = 0; i < n; i++) input[i] = (send[i] as number) * 0.015
+  const gain = (wet * 8) / combTunings.length
+  for (const [out, extra] of [[outL, 0], [outR, spread]] as const) {
+    acc.fill(0)
+    for (const tuning of combTunings) {
+      const buf = new Float32Array(tuning + extra)
+      const len = buf.length
+      let j = 0
+      let store = 0
+      for (let i = 0; i < n; i++) {
         const y = buf[j] as number
-        const st = y * (1 - damp) + (store[c] as number) * damp
-        store[c] = st
-        buf[j] = x + st * feedback
-        idx[c] = j + 1 === buf.length ? 0 : j + 1
-        acc += y
+        store = y * (1 - damp) + store * damp
+        buf[j] = (input[i] as number) + store * feedback
+        if (++j === len) j = 0
+        acc[i] = (acc[i] as number) + y
       }
-      for (let a = 0; a < aps.length; a++) {
-        const buf = aps[a] as Float32Array
-        const j = apIdx[a] as number
-        const bo = buf[j] as number
-        const y = -acc + bo
-        buf[j] = acc + bo * 0.5
-        apIdx[a] = j + 1 === buf.length ? 0 : j + 1
-        acc = y
-      }
-      out[i] = (out[i] as number) + acc * (gain / 0.015)
     }
+    for (const tuning of apTunings) {
+      const buf = new Float32Array(tuning + extra)
+      const len = buf.length
+      let j = 0
+      for (let i = 0; i < n; i++) {
+        const x = acc[i] as number
+        const bo = buf[j] as number
+        buf[j] = x + bo * 0.5
+        if (++j === len) j = 0
+        acc[i] = bo - x
+      }
+    }
+    for (let i = 0; i < n; i++) out[i] = (out[i] as number) + (acc[i] as number) * gain
   }
-  channel(combsL, apL, outL)
-  channel(combsR, apR, outR)
 }
 
 /** Ducks a stereo bus after each kick: the "pumping" of house and trance. */

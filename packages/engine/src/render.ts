@@ -158,13 +158,15 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
   }
   if (genre.pump && score.kicks.length > 0) sidechain(musicL, musicR, score.kicks, 0.45)
 
-  if (score.vocal.length > 0) {
-    renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, takeRng.seed32())
+  // Seeds are drawn unconditionally so muting the voice changes nothing else.
+  const voiceSeed = takeRng.seed32()
+  if (score.vocal.length > 0 && options.muteVoice !== true) {
+    renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed)
     highpassInPlace(voiceBuf, 0, n, 110)
     const rms = rmsOf(voiceBuf, 0, n)
     if (rms > 0) {
       // The voice sits on top; audio_weight pushes the band up relative to it.
-      const g = Math.pow(10, -16 / 20) / rms / Math.sqrt(score.backing)
+      const g = Math.pow(10, -14.5 / 20) / rms / Math.sqrt(score.backing)
       const vs = 0.25 * Math.max(0.4, genre.space)
       for (let i = 0; i < n; i++) {
         const x = (voiceBuf[i] as number) * g

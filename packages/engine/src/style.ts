@@ -93,7 +93,8 @@ export function findGenre(text: string): Genre {
 export function parseStyle(style: string, negativeTags: string | undefined, rng: Rng, styleWeight: number): StyleSpec {
   const raw = style.toLowerCase()
   const negative = (negativeTags ?? "").toLowerCase()
-  const positive = stripNegations(raw)
+  // Mood words are read from the text without the key phrase ("in A minor" is not sad).
+  const positive = stripNegations(raw).replace(/\b[a-g](#|♯|b|♭)?\s*(major|minor|maj|min)\b/g, " ")
   // A genre named only in negative_tags (e.g. "rock") must not be chosen.
   let genre = findGenre(positive)
   if (negative !== "" && genre.words.test(negative)) genre = GENRES.find((g) => !g.words.test(negative) && g.words.test(positive)) ?? DEFAULT_GENRE
@@ -117,7 +118,7 @@ export function parseStyle(style: string, negativeTags: string | undefined, rng:
   }
 
   // Key and mode: explicit beats mood words, mood words beat the genre's bias.
-  const key = parseKey(raw)
+  const key = parseKey(stripNegations(raw))
   let minor: boolean
   const moodMinor = MINOR_MOOD.test(positive)
   const moodMajor = MAJOR_MOOD.test(positive)

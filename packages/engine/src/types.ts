@@ -35,4 +35,6 @@ export interface Engine {
 export interface RenderOptions {
   /** Cut the song after this many seconds (with a short fade), to keep tests fast. */
   readonly maxSeconds?: number | undefined
+  /** Leave the singing voice out of the mix (tests measure what the voice contributes). */
+  readonly muteVoice?: boolean | undefined
 }

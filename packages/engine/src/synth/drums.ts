@@ -25,7 +25,7 @@ export function renderDrums(hits: ReadonlyArray<DrumHit>, left: Float32Array, ri
       case "ohat": metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise, 6500); break
       case "shaker": metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise, 5000); break
       case "ride": ride(left, right, start, v * 0.3, gl, gr, 0.9, noise); break
-      case "crash": ride(left, right, start, v * 0.55, gl, gr, 1.6, noise); break
+      case "crash": ride(left, right, start, v * 0.4, gl, gr, 1.2, noise); break
       case "tom": tom(left, right, start, v, gl, gr, 90 + 25 * h.tune); break
       case "rim": rim(left, right, start, v, gl, gr, noise); break
     }
@@ -115,7 +115,7 @@ function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: 
 const RIDE_RATIOS = [1, 1.342, 1.2312, 1.6532, 1.9523, 2.1523]
 function ride(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
   // 808-style cymbal: six detuned square waves, high-passed, plus noise.
-  const end = Math.min(l.length, s + Math.round(decay * 3 * SR))
+  const end = Math.min(l.length, s + Math.round(decay * 2 * SR))
   const ph = [0, 0, 0, 0, 0, 0]
   let prevIn = 0
   for (let i = s; i < end; i++) {

@@ -1,0 +1,65 @@
+// Engine benchmark: (1) seconds of audio rendered + encoded per wall second on one core
+// (in-process, sequential), (2) wall time to render both takes of a 2-minute song with the
+// worker pool (what a task's create-to-ready costs in the engine).
+// Run: pnpm exec node packages/engine/bench/engine-bench.ts
+
+import { availableParallelism } from "node:os"
+import { makeEngine, renderTrack, type EngineRequest } from "../src/index.ts"
+
+const LYRICS = `[Verse]
+Neon lights are calling me tonight
+Running through the city burning bright
+Every window flickers like a star
+Telling me how far we are
+[Chorus]
+Hold on, hold on to the night
+We are young and we are alive
+Hold on, hold on to the light
+Never let it go tonight
+[Verse]
+Static on the radio again
+Driving to the edge of where we end
+Every shadow whispers out your name
+Nothing ever stays the same
+[Chorus]
+[Bridge]
+If the morning never comes
+We will still be running
+[Chorus]
+[Outro]
+Hold on to the night`
+
+const requests: ReadonlyArray<EngineRequest> = [
+  { style: "synthwave, 118 bpm, in A minor, synth, drums, female vocals", title: "Neon Nights", lyrics: LYRICS, instrumental: false, model: "aether" },
+  { style: "lofi hip hop, chill, piano", title: "Study Rain", lyrics: null, instrumental: true, model: "echo" },
+  { style: "rock, energetic, electric guitar", title: "Run", lyrics: LYRICS, instrumental: false, model: "aether", vocal_gender: "m" },
+  { style: "ambient, calm, pads, strings", title: "Drift", lyrics: null, instrumental: true, model: "nocturne" }
+]
+
+async function main(): Promise<void> {
+  // Warm-up: JIT and the WASM encoder.
+  await renderTrack(requests[0] as EngineRequest, "warmup", 0, { maxSeconds: 10 })
+
+  let audio = 0
+  const t0 = performance.now()
+  for (const [i, r] of requests.entries()) {
+    for (let take = 0; take < 2; take++) {
+      const t = await renderTrack(r, `bench-${i}`, take)
+      audio += t.duration
+    }
+  }
+  const wall = (performance.now() - t0) / 1000
+  console.log(`one core: ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s = ${(audio / wall).toFixed(1)}x real time (target >= 30x)`)
+
+  // A 2-minute song: exactly 120 s of music at 120 bpm = 60 bars.
+  const song: EngineRequest = { style: "pop, 120 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+  const engine = makeEngine({ render: { maxSeconds: 120 } })
+  await engine.render({ ...song, title: "warm" }, "warm-pool")
+  const t1 = performance.now()
+  const tracks = await engine.render(song, "bench-2min")
+  const t2 = (performance.now() - t1) / 1000
+  await engine.close()
+  console.log(`2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s)`)
+}
+
+await main()

@@ -1,0 +1,92 @@
+// A small worker_threads pool: one render per worker at a time, jobs queued FIFO.
+// Workers start lazily, are unref'd while idle (an idle pool never holds the process
+// open) and are replaced if one dies, failing only the job it was running.
+
+import { availableParallelism } from "node:os"
+import { Worker } from "node:worker_threads"
+import type { JobMessage } from "./render-worker.ts"
+import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
+
+interface Job {
+  readonly message: JobMessage
+  readonly resolve: (t: EngineTrack) => void
+  readonly reject: (e: Error) => void
+}
+
+interface Slot {
+  worker: Worker | null
+  job: Job | null
+}
+
+type Reply = { readonly id: number; readonly ok: true; readonly track: EngineTrack } | { readonly id: number; readonly ok: false; readonly error: string }
+
+export class RenderPool {
+  private readonly slots: Slot[]
+  private readonly queue: Job[] = []
+  private nextId = 1
+  private closed = false
+
+  constructor(size: number = availableParallelism()) {
+    this.slots = Array.from({ length: Math.max(1, Math.floor(size)) }, () => ({ worker: null, job: null }))
+  }
+
+  get size(): number {
+    return this.slots.length
+  }
+
+  run(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
+    if (this.closed) return Promise.reject(new Error("engine is closed"))
+    return new Promise<EngineTrack>((resolve, reject) => {
+      this.queue.push({ message: { id: this.nextId++, request, taskId, index, options }, resolve, reject })
+      this.pump()
+    })
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const job of this.queue.splice(0)) job.reject(new Error("engine is closed"))
+    await Promise.all(this.slots.map(async (slot) => {
+      const w = slot.worker
+      slot.worker = null
+      if (slot.job !== null) { slot.job.reject(new Error("engine is closed")); slot.job = null }
+      if (w !== null) await w.terminate()
+    }))
+  }
+
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (this.queue.length === 0) return
+      if (slot.job !== null) continue
+      const job = this.queue.shift() as Job
+      slot.job = job
+      const w = slot.worker ?? this.spawn(slot)
+      w.ref()
+      w.postMessage(job.message)
+    }
+  }
+
+  private spawn(slot: Slot): Worker {
+    const w = new Worker(new URL("./render-worker.ts", import.meta.url))
+    slot.worker = w
+    w.on("message", (reply: Reply) => {
+      const job = slot.job
+      if (job === null || job.message.id !== reply.id) return
+      slot.job = null
+      w.unref()
+      if (reply.ok) job.resolve(reply.track)
+      else job.reject(new Error(`render failed: ${reply.error}`))
+      this.pump()
+    })
+    const fail = (err: Error): void => {
+      if (slot.worker !== w) return
+      slot.worker = null
+      const job = slot.job
+      slot.job = null
+      if (job !== null) job.reject(err)
+      if (!this.closed) this.pump()
+    }
+    w.on("error", (err) => fail(err))
+    w.on("exit", (code) => fail(new Error(`render worker exited with code ${code}`)))
+    return w
+  }
+}

@@ -1,0 +1,124 @@
+// Measures rendered audio with independent tools: mpg123 decodes the MP3, Essentia
+// measures tempo, key, loudness and band energies. Renders are cut to 30 s to keep
+// the suite fast; the properties tested do not depend on the song's length.
+
+import { describe, expect, it } from "vitest"
+import { renderAudio, renderTrack } from "../src/render.ts"
+import type { EngineRequest, EngineTrack } from "../src/types.ts"
+import { bandEnvelope, decodeMp3, key, loudness, mono, peak, percussiveStrength, tempo, type Decoded } from "./support/analysis.ts"
+
+const SECONDS = 30
+const req = (style: string, extra: Partial<EngineRequest> = {}): EngineRequest =>
+  ({ style, title: "Test Song", lyrics: null, instrumental: true, model: "aether", ...extra })
+
+/** Every render in this file is also checked for clipping, loudness and duration. */
+async function render(r: EngineRequest, taskId = "audio-test"): Promise<{ track: EngineTrack; audio: Decoded; signal: Float32Array }> {
+  const track = await renderTrack(r, taskId, 0, { maxSeconds: SECONDS })
+  const audio = await decodeMp3(track.mp3)
+  expect(audio.sampleRate).toBe(44100)
+  // The decoder adds the encoder's priming/padding (about one frame): allow 0.1 s.
+  expect(Math.abs(audio.seconds - track.duration)).toBeLessThan(0.1)
+  expect(peak(audio)).toBeLessThan(0.99)
+  const lufs = loudness(audio)
+  expect(lufs).toBeGreaterThan(-22)
+  expect(lufs).toBeLessThan(-9)
+  return { track, audio, signal: mono(audio) }
+}
+
+function sameTempo(measured: number, asked: number): boolean {
+  return [asked, asked * 2, asked / 2].some((t) => Math.abs(measured - t) / t <= 0.02)
+}
+
+describe("rendered audio, measured with essentia.js", () => {
+  it("an explicit bpm is honoured within 2% (house 124)", async () => {
+    const { signal } = await render(req("deep house, 124 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 124), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit bpm is honoured within 2% (hip hop 90, swung)", async () => {
+    const { signal } = await render(req("hip hop, 90 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 90), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit bpm is honoured within 2% (metal 150)", async () => {
+    const { signal } = await render(req("metal, 150 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 150), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit key and mode is heard: D minor", async () => {
+    const { signal } = await render(req("pop, piano, in D minor"))
+    const k = key(signal)
+    expect(k.name).toMatch(/^D minor$/)
+  })
+
+  it("an explicit key and mode is heard: E major", async () => {
+    const { signal } = await render(req("rock, 140 bpm, in E major"))
+    const k = key(signal)
+    expect([k.pc, k.scale], k.name).toEqual([4, "major"])
+  })
+
+  it("an explicit key and mode is heard: F# minor with vocals", async () => {
+    const lyrics = "[Verse]\nStatic on the radio again\nDriving to the edge of where we end\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+    const { signal } = await render(req("synthwave, 100 bpm, in F# minor", { lyrics, instrumental: false }))
+    const k = key(signal)
+    expect([k.pc, k.scale], k.name).toEqual([6, "minor"])
+  })
+
+  it("a 'no drums' request has no percussive onset pattern", async () => {
+    const withDrums = await render(req("pop, 110 bpm, in C major"), "drums")
+    const without = await render(req("pop, 110 bpm, in C major, no drums"), "drums")
+    const negative = await render(req("house, 124 bpm", { negative_tags: "drums" }), "drums")
+    const hiphop = await render(req("hip hop, 90 bpm, without drums"), "drums")
+    const p1 = percussiveStrength(withDrums.signal)
+    expect(p1.pattern).toBeGreaterThan(0.5)
+    expect(p1.strength).toBeGreaterThan(5)
+    for (const r of [without, negative, hiphop]) {
+      const p = percussiveStrength(r.signal)
+      expect(p.strength, JSON.stringify(p)).toBeLessThan(1)
+    }
+  })
+
+  it("the singing voice fills the voice band; an instrumental has none of it", async () => {
+    const lyrics = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+    const share = (r: EngineRequest, muteVoice: boolean): number => {
+      const a = renderAudio(r, "voice", 0, { maxSeconds: 45, muteVoice })
+      const m = new Float32Array(a.left.length)
+      for (let i = 0; i < m.length; i++) m[i] = 0.5 * ((a.left[i] as number) + (a.right[i] as number))
+      const sum = (x: Float32Array) => x.reduce((s, v) => s + v, 0)
+      return sum(bandEnvelope(m, 300, 3400)) / sum(bandEnvelope(m, 20, 20000))
+    }
+    const vocal = req("pop, female vocals", { lyrics, instrumental: false })
+    const instrumental = req("pop, female vocals", { lyrics, instrumental: true })
+    // With vocals, removing the voice takes a large part of the 300-3400 Hz band away.
+    expect(share(vocal, false)).toBeGreaterThan(share(vocal, true) * 1.3)
+    // Instrumental: the voice contributes exactly nothing to that band.
+    expect(share(instrumental, false)).toBe(share(instrumental, true))
+    const track = await render(instrumental)
+    expect(track.track.lyrics).toBeNull()
+    expect(track.track.tags).not.toMatch(/vocals/)
+  })
+
+  it("the MP3 decodes to the stated duration for a full-length song", async () => {
+    const track = await renderTrack(req("ambient, 70 bpm, pads"), "full", 1)
+    const audio = await decodeMp3(track.mp3)
+    expect(track.duration).toBeGreaterThanOrEqual(60)
+    expect(track.duration).toBeLessThanOrEqual(185)
+    expect(Math.abs(audio.seconds - track.duration)).toBeLessThan(0.1)
+    expect(peak(audio)).toBeLessThan(0.99)
+  })
+
+  it("is deterministic: same request and task id give the same bytes", async () => {
+    const r = req("lofi hip hop, rainy", { lyrics: "[Verse]\nRain on the window\n[Chorus]\nStay a while", instrumental: false, vocal_gender: "m" })
+    const a = await renderTrack(r, "same", 0, { maxSeconds: 8 })
+    const b = await renderTrack(r, "same", 0, { maxSeconds: 8 })
+    const c = await renderTrack(r, "other", 0, { maxSeconds: 8 })
+    const d = await renderTrack(r, "same", 1, { maxSeconds: 8 })
+    expect(Buffer.from(a.mp3).equals(Buffer.from(b.mp3))).toBe(true)
+    expect(Buffer.from(a.png).equals(Buffer.from(b.png))).toBe(true)
+    expect(Buffer.from(a.mp3).equals(Buffer.from(c.mp3))).toBe(false)
+    expect(Buffer.from(a.mp3).equals(Buffer.from(d.mp3))).toBe(false)
+  })
+})

@@ -1,0 +1,65 @@
+// The public API: a worker-thread pool that renders two takes per task.
+
+import { afterAll, describe, expect, it } from "vitest"
+import { makeEngine, type EngineRequest } from "../src/index.ts"
+import { decodeMp3, mono } from "./support/analysis.ts"
+
+const engine = makeEngine({ threads: 2, render: { maxSeconds: 12 } })
+afterAll(() => engine.close())
+
+const request: EngineRequest = {
+  style: "synthwave, 110 bpm, in A minor, synth, drums",
+  title: "Neon Nights",
+  lyrics: "[Verse]\nNeon lights are calling me tonight\n[Chorus]\nHold on to the night",
+  instrumental: false,
+  model: "aether",
+  vocal_gender: "f"
+}
+
+describe("makeEngine", () => {
+  it("renders two tracks off the main thread, with all fields filled", async () => {
+    let ticks = 0
+    const timer = setInterval(() => { ticks++ }, 10)
+    const started = performance.now()
+    const tracks = await engine.render(request, "task-engine-1")
+    const elapsed = performance.now() - started
+    clearInterval(timer)
+    expect(tracks.map((t) => t.index)).toEqual([0, 1])
+    for (const t of tracks) {
+      expect(t.title).toBe("Neon Nights")
+      expect(t.lyrics).toBe(request.lyrics)
+      expect(t.tags).toMatch(/^synthwave, 110 bpm, A minor/)
+      expect(t.tags).toContain("female vocals")
+      expect(t.duration).toBeCloseTo(12, 1)
+      // MPEG-1 Layer III frame sync, and the PNG signature.
+      expect(t.mp3[0]).toBe(0xff)
+      expect((t.mp3[1] ?? 0) & 0xe0).toBe(0xe0)
+      expect([...t.png.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10])
+    }
+    // The event loop kept ticking while the workers rendered: the API stays responsive.
+    expect(ticks).toBeGreaterThan((elapsed / 10) * 0.5)
+  })
+
+  it("gives the same bytes for the same request and task id, and two different takes", async () => {
+    const a = await engine.render(request, "task-engine-2")
+    const b = await engine.render(request, "task-engine-2")
+    expect(Buffer.from(a[0]?.mp3 ?? []).equals(Buffer.from(b[0]?.mp3 ?? []))).toBe(true)
+    expect(Buffer.from(a[1]?.mp3 ?? []).equals(Buffer.from(b[1]?.mp3 ?? []))).toBe(true)
+    // The two takes are different music, not the same audio: their waveforms do not correlate.
+    const x = mono(await decodeMp3(a[0]?.mp3 ?? new Uint8Array()))
+    const y = mono(await decodeMp3(a[1]?.mp3 ?? new Uint8Array()))
+    let xy = 0, xx = 0, yy = 0
+    const n = Math.min(x.length, y.length)
+    for (let i = 0; i < n; i++) { const p = x[i] as number, q = y[i] as number; xy += p * q; xx += p * p; yy += q * q }
+    expect(Math.abs(xy / Math.sqrt(xx * yy))).toBeLessThan(0.5)
+  })
+
+  it("renders tasks concurrently and rejects after close", async () => {
+    const other = makeEngine({ threads: 1, render: { maxSeconds: 3 } })
+    const [a, b] = await Promise.all([other.render({ ...request, model: "nocturne", vocal_gender: undefined }, "c1"), other.render({ ...request, instrumental: true, lyrics: null }, "c2")])
+    expect(a.length + b.length).toBe(4)
+    expect(b[0]?.lyrics).toBeNull()
+    await other.close()
+    await expect(other.render(request, "c3")).rejects.toThrow(/closed/)
+  })
+})
