@@ -48,25 +48,23 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
         const callback = provider.parseCallback(body)
         const now = yield* Clock.currentTimeMillis
         const final = callback === null || callback.stage === "complete" || callback.stage === "error"
-        const dueAt = new Date(final ? now : now + settings.providerPollSeconds * 1000).toISOString()
-        if (task.provider_task_id === null) {
-          if (callback === null) return "ignored" as const
-          const adopted = yield* sql`
-            update generation_tasks
-            set provider_task_id = ${callback.providerTaskId}, submission_state = 'accepted',
-                next_poll_at = ${dueAt}::timestamptz, hints = hints + 1
-            where id = ${taskId} and status = 'pending' and provider_task_id is null
-            returning id`.pipe(Effect.orDie)
-          if (adopted.length > 0 && final) yield* wakeup.notify
-          return "accepted" as const
-        }
-        if (!final) return "accepted" as const
-        const hinted = yield* sql`
-          update generation_tasks set next_poll_at = ${dueAt}::timestamptz, hints = hints + 1
-          where id = ${taskId} and status = 'pending' and submission_state = 'accepted'
+        const nowIso = new Date(now).toISOString()
+        const laterIso = new Date(now + settings.providerPollSeconds * 1000).toISOString()
+        // One statement, so it cannot interleave with the create call recording the submission:
+        // adopt the provider's task id if we never learned it, and make a final stage due now.
+        const changed = yield* sql`
+          update generation_tasks
+          set provider_task_id = coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text),
+              submission_state = 'accepted',
+              next_poll_at = case when ${final} then ${nowIso}::timestamptz
+                                  else coalesce(next_poll_at, ${laterIso}::timestamptz) end,
+              hints = hints + 1
+          where id = ${taskId} and status = 'pending'
+            and (${final} or provider_task_id is null)
+            and coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text) is not null
           returning id`.pipe(Effect.orDie)
-        if (hinted.length > 0) yield* wakeup.notify
-        return "accepted" as const
+        if (changed.length > 0 && final) yield* wakeup.notify
+        return changed.length > 0 ? "accepted" as const : "ignored" as const
       })
 
       return ProviderCallbacks.of({ receive })
