@@ -1,0 +1,86 @@
+/**
+ * Real service processes for the worker's multi-process tests: `pnpm start` and `pnpm worker`
+ * entry points spawned with their own environment, killable with SIGKILL like a crash.
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { createServer } from "node:net"
+import { join } from "node:path"
+
+export const repositoryRoot = join(import.meta.dirname, "../../../..")
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer()
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+
+export interface Spawned {
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Waits until the output contains `text` (or the process exits, or time runs out). */
+  readonly waitFor: (text: string, withinMs?: number) => Promise<void>
+  /** kill -9: no finalizers, no graceful anything. */
+  readonly crash: () => Promise<void>
+  readonly stop: () => Promise<void>
+}
+
+const baseEnv = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("VITEST") && name !== "NODE_OPTIONS") env[name] = value
+  }
+  return env
+}
+
+export const spawnEntry = (entry: "main" | "worker-main", env: Record<string, string>): Spawned => {
+  const child = spawn(process.execPath, [`packages/server/src/${entry}.ts`], {
+    cwd: repositoryRoot,
+    env: { ...baseEnv(), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  return {
+    child,
+    output: () => output,
+    waitFor: async (text, withinMs = 60_000) => {
+      const deadline = Date.now() + withinMs
+      while (!output.includes(text)) {
+        if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`${entry} did not print ${text}:\n${output}`)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    },
+    crash: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      await exited
+    },
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))])
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      await exited
+    }
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+export const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, work: (item: A, index: number) => Promise<B>) => {
+  const results: Array<B> = new Array(items.length)
+  let next = 0
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index] as A, index)
+    }
+  }))
+  return results
+}
