@@ -42,6 +42,7 @@ async function main(): Promise<void> {
 
   let audio = 0
   const t0 = performance.now()
+  const c0 = process.cpuUsage()
   for (const [i, r] of requests.entries()) {
     for (let take = 0; take < 2; take++) {
       const t = await renderTrack(r, `bench-${i}`, take)
@@ -49,10 +50,13 @@ async function main(): Promise<void> {
     }
   }
   const wall = (performance.now() - t0) / 1000
-  console.log(`one core: ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s = ${(audio / wall).toFixed(1)}x real time (target >= 30x)`)
+  const cu = process.cpuUsage(c0)
+  const cpu = (cu.user + cu.system) / 1e6
+  console.log(`one core: ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s wall = ${(audio / wall).toFixed(1)}x real time (target >= 30x); ` +
+    `${cpu.toFixed(2)} s CPU = ${(audio / cpu).toFixed(1)}x per CPU-second`)
 
-  // A 2-minute song: exactly 120 s of music at 120 bpm = 60 bars.
-  const song: EngineRequest = { style: "pop, 120 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+  // A 2-minute song: at 100 bpm these lyrics make a ~126 s song, cut at exactly 120 s.
+  const song: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
   const engine = makeEngine({ render: { maxSeconds: 120 } })
   await engine.render({ ...song, title: "warm" }, "warm-pool")
   const t1 = performance.now()

@@ -127,7 +127,9 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
     const sendGain = p.send * genre.space * spaceScale
     for (let i = 0; i < last; i++) {
-      const x = (part[i] as number) * gain
+      const raw = part[i] as number
+      if (raw === 0) continue // most parts are silent most of the time
+      const x = raw * gain
       musicL[i] = (musicL[i] as number) + x * gl
       musicR[i] = (musicR[i] as number) + x * gr
       send[i] = (send[i] as number) + x * sendGain

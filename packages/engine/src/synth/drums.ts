@@ -24,7 +24,7 @@ export function renderDrums(hits: ReadonlyArray<DrumHit>, left: Float32Array, ri
       case "hat": metalNoise(left, right, start, v * 0.55, gl, gr, 0.035, noise, 7000); break
       case "ohat": metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise, 6500); break
       case "shaker": metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise, 5000); break
-      case "ride": ride(left, right, start, v * 0.3, gl, gr, 0.9, noise); break
+      case "ride": ride(left, right, start, v * 0.3, gl, gr, 0.6, noise); break
       case "crash": ride(left, right, start, v * 0.4, gl, gr, 1.2, noise); break
       case "tom": tom(left, right, start, v, gl, gr, 90 + 25 * h.tune); break
       case "rim": rim(left, right, start, v, gl, gr, noise); break
@@ -38,12 +38,18 @@ function kick(l: Float32Array, r: Float32Array, s: number, v: number, gl: number
   const base = fl === "808" ? 48 : fl === "metal" ? 60 : 52
   const sweep = fl === "metal" ? 180 : 140
   const tau = fl === "808" ? 0.45 : fl === "metal" ? 0.06 : 0.16
+  // Exponential envelopes as per-sample multipliers: no exp() in the loop.
+  const kSweep = Math.exp(-INV_SR / 0.025)
+  const kAmp = Math.exp(-INV_SR / tau)
+  let sw = sweep
+  let env = 1
   let ph = 0
   const amp = 0.9 * v
   for (let i = s; i < end; i++) {
-    const t = (i - s) * INV_SR
-    ph += (base + sweep * Math.exp(-t / 0.025)) * INV_SR
-    let x = tsin(ph) * Math.exp(-t / tau)
+    ph += (base + sw) * INV_SR
+    sw *= kSweep
+    let x = tsin(ph) * env
+    env *= kAmp
     if (i - s < 130) x += noise.next() * 0.35 * (1 - (i - s) / 130)
     const y = softClip(x * 1.4) * amp
     l[i] = (l[i] as number) + y * gl
@@ -60,17 +66,23 @@ function snare(l: Float32Array, r: Float32Array, s: number, v: number, gl: numbe
   let prev = 0
   let lp = 0
   const amp = (brush ? 0.35 : 0.7) * v
+  const kBody = Math.exp(-INV_SR / 0.05)
+  const kRattle = Math.exp(-INV_SR / (brush ? 0.12 : 0.07))
+  let eBody = brush ? 0 : 0.6
+  let eRattle = 1.1
+  const attack = brush ? Math.round(0.01 * SR) : 1
   for (let i = s; i < end; i++) {
-    const t = (i - s) * INV_SR
     p1 += 185 * INV_SR
     p2 += 330 * INV_SR
-    const body = brush ? 0 : (tsin(p1) + 0.5 * tsin(p2)) * Math.exp(-t / 0.05) * 0.6
+    const body = eBody === 0 ? 0 : (tsin(p1) + 0.5 * tsin(p2)) * eBody
+    eBody *= kBody
     const n = noise.next()
     const hp = n - prev
     prev = n
     lp += 0.5 * (hp - lp)
-    const rattle = lp * Math.exp(-t / (brush ? 0.12 : 0.07)) * (brush ? Math.min(1, t / 0.01) : 1)
-    const y = (body + rattle * 1.1) * amp
+    const rattle = lp * eRattle * Math.min(1, (i - s + 1) / attack)
+    eRattle *= kRattle
+    const y = (body + rattle) * amp
     l[i] = (l[i] as number) + y * gl
     r[i] = (r[i] as number) + y * gr
   }
@@ -95,42 +107,73 @@ function clap(l: Float32Array, r: Float32Array, s: number, v: number, gl: number
   }
 }
 
-function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise, _hz: number): void {
-  const end = Math.min(l.length, s + Math.round(decay * 5 * SR))
+/** One second of steeply tilted noise (second difference of white noise), shared by all hats. */
+const HAT_NOISE = (() => {
+  const n = SR
+  const out = new Float32Array(n)
+  const noise = new Noise(0x4a7)
   let prev = 0
   let prev2 = 0
-  for (let i = s; i < end; i++) {
-    const t = (i - s) * INV_SR
-    const n = noise.next()
-    // Second difference of white noise: a steep tilt towards the top octaves.
-    const hp = n - 2 * prev + prev2
+  for (let i = 0; i < n; i++) {
+    const x = noise.next()
+    out[i] = (x - 2 * prev + prev2) * 0.5
     prev2 = prev
-    prev = n
-    const y = hp * 0.5 * Math.exp(-t / decay) * v * Math.min(1, (i - s) / 20)
+    prev = x
+  }
+  return out
+})()
+
+function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise, _hz: number): void {
+  const len = Math.min(Math.round(decay * 4 * SR), HAT_NOISE.length >> 1)
+  const end = Math.min(l.length, s + len)
+  const offset = Math.floor(((noise.next() + 1) * 0.5) * (HAT_NOISE.length - len - 1))
+  const k = Math.exp(-INV_SR / decay)
+  let env = v
+  for (let i = s; i < end; i++) {
+    const y = (HAT_NOISE[offset + i - s] as number) * env * (i - s < 20 ? (i - s) / 20 : 1)
+    env *= k
     l[i] = (l[i] as number) + y * gl
     r[i] = (r[i] as number) + y * gr
   }
 }
 
-const RIDE_RATIOS = [1, 1.342, 1.2312, 1.6532, 1.9523, 2.1523]
-function ride(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
-  // 808-style cymbal: six detuned square waves, high-passed, plus noise.
-  const end = Math.min(l.length, s + Math.round(decay * 2 * SR))
+/**
+ * 808-style cymbal source: six detuned square waves plus noise, high-passed. Rendered once
+ * per thread (fixed seed, so deterministic); every ride/crash hit plays it back under an
+ * envelope from a hit-dependent offset, which is far cheaper than six oscillators per hit.
+ */
+const METAL = (() => {
+  const n = SR * 2
+  const out = new Float32Array(n)
+  const ratios = [1, 1.342, 1.2312, 1.6532, 1.9523, 2.1523]
   const ph = [0, 0, 0, 0, 0, 0]
+  const noise = new Noise(0x5eed)
   let prevIn = 0
-  for (let i = s; i < end; i++) {
-    const t = (i - s) * INV_SR
+  for (let i = 0; i < n; i++) {
     let sum = 0
     for (let k = 0; k < 6; k++) {
-      let p = (ph[k] as number) + 540 * (RIDE_RATIOS[k] as number) * INV_SR
+      let p = (ph[k] as number) + 540 * (ratios[k] as number) * INV_SR
       if (p >= 1) p -= 1
       ph[k] = p
       sum += p < 0.5 ? 1 : -1
     }
     const x = sum * 0.12 + noise.next() * 0.5
-    const hp = x - prevIn
+    out[i] = (x - prevIn) * 0.6
     prevIn = x
-    const y = hp * 0.6 * Math.exp(-t / decay) * v
+  }
+  return out
+})()
+
+function ride(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
+  const len = Math.min(Math.round(decay * 2 * SR), METAL.length >> 1)
+  const end = Math.min(l.length, s + len)
+  // A different stretch of the source per hit, so repeated hits are not identical clones.
+  const offset = Math.floor(((noise.next() + 1) * 0.5) * (METAL.length - len - 1))
+  const k = Math.exp(-INV_SR / decay)
+  let env = v
+  for (let i = s; i < end; i++) {
+    const y = (METAL[offset + i - s] as number) * env
+    env *= k
     l[i] = (l[i] as number) + y * gl
     r[i] = (r[i] as number) + y * gr
   }

@@ -219,6 +219,9 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const aa1 = aAmp[fi + 1] as number
     const fa1 = fAmp[fi + 1] as number
     const stop = Math.min(out.length, s0 + FRAME)
+    // Most frames are vowels: skip the fricative band-pass when it is silent.
+    const fricative = fa > 1e-5 || fa1 > 1e-5
+    if (!fricative) { fy1 *= 0.5; fy2 *= 0.5 }
     for (let i = s0; i < stop; i++) {
       const w = (i - s0) / FRAME
       vibPh += 5.6 * INV_SR
@@ -241,10 +244,13 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
         res[k * 2] = y
         s = y
       }
-      const fy = fa0 * nz + fbb * fy1 + fc * fy2
-      fy2 = fy1
-      fy1 = fy
-      out[i] = (out[i] as number) + s + fy * 0.5 * (fa + (fa1 - fa) * w)
+      if (fricative) {
+        const fy = fa0 * nz + fbb * fy1 + fc * fy2
+        fy2 = fy1
+        fy1 = fy
+        s += fy * 0.5 * (fa + (fa1 - fa) * w)
+      }
+      out[i] = (out[i] as number) + s
     }
   }
 }
