@@ -2,14 +2,16 @@
  * The provider's callbacks, received at `{site_url}/internal/provider/callback/{task_id}?token=`.
  * Callbacks are unsigned, so the per-task secret token in the URL is what makes one ours; even
  * then a callback is only a hint: it makes the task due now, and the worker confirms through
- * record-info before any transition. A callback for a task whose submission outcome we never
- * learned (time-out, lost connection) carries the provider's task id, which is how such a task
- * is reconciled without submitting it again. Duplicate, late and forged callbacks change nothing.
+ * record-info before any transition. Only the final stages (`complete`, `error`) are acted on;
+ * `text` and `first` are answered without a query. A final callback for a task whose submission
+ * outcome we never learned (time-out, lost connection) carries the provider's task id, which is
+ * how such a task is reconciled without submitting it again. Duplicate, late and forged
+ * callbacks change nothing.
  */
 import { timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { hasIdShape, Settings } from "@lyre/core"
+import { hasIdShape } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Wakeup } from "./Wakeup.ts"
 
@@ -31,40 +33,32 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
       const sql = yield* SqlClient
       const provider = yield* Provider
       const wakeup = yield* Wakeup
-      const settings = yield* Settings
 
       const receive = Effect.fn("ProviderCallbacks.receive")(function*(taskId: string, token: string, body: unknown) {
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
-        const [task] = yield* sql<{
-          callback_token: string | null
-          status: string
-          provider_task_id: string | null
-        }>`
-          select callback_token, status, provider_task_id from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
+        const callback = provider.parseCallback(body)
+        // Progress stages (text, first) only say the task is on its way: nothing to do, no query.
+        if (callback !== null && callback.stage !== "complete" && callback.stage !== "error") return "ignored" as const
+        const [task] = yield* sql<{ callback_token: string | null; status: string }>`
+          select callback_token, status from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
         if (task === undefined || task.callback_token === null || !tokensMatch(task.callback_token, token)) {
           return "not_found" as const
         }
         if (task.status !== "pending") return "ignored" as const
-        const callback = provider.parseCallback(body)
         const now = yield* Clock.currentTimeMillis
-        const final = callback === null || callback.stage === "complete" || callback.stage === "error"
         const nowIso = new Date(now).toISOString()
-        const laterIso = new Date(now + settings.providerPollSeconds * 1000).toISOString()
         // One statement, so it cannot interleave with the create call recording the submission:
-        // adopt the provider's task id if we never learned it, and make a final stage due now.
+        // adopt the provider's task id if we never learned it, and make the task due now.
         const changed = yield* sql`
           update generation_tasks
           set provider_task_id = coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text),
-              submission_state = 'accepted',
-              next_poll_at = case when ${final} then ${nowIso}::timestamptz
-                                  else coalesce(next_poll_at, ${laterIso}::timestamptz) end,
-              hints = hints + 1
+              submission_state = 'accepted', next_poll_at = ${nowIso}::timestamptz, hints = hints + 1
           where id = ${taskId} and status = 'pending'
-            and (${final} or provider_task_id is null)
             and coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text) is not null
           returning id`.pipe(Effect.orDie)
-        if (changed.length > 0 && final) yield* wakeup.notify
-        return changed.length > 0 ? "accepted" as const : "ignored" as const
+        if (changed.length === 0) return "ignored" as const
+        yield* wakeup.notify
+        return "accepted" as const
       })
 
       return ProviderCallbacks.of({ receive })

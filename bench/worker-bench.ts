@@ -1,0 +1,238 @@
+/**
+ * The worker's figures, on PostgreSQL + Redis (DATABASE_URL / REDIS_URL, defaulting to the
+ * machine's local servers), with the fake upstream of `packages/fake-upstream` as the provider:
+ *
+ * 1. throughput: tasks per second from create to `ready`, the upstream answering at once
+ *    (accept, callbacks text/first/complete straight away, record-info done at the first poll),
+ *    files re-hosted included. Target: at least 300 per second.
+ * 2. lag: from the upstream's `complete` callback to `ready`, with two 1 MB audio files to copy
+ *    per task. Target: p99 under 250 ms.
+ *
+ * The service is `pnpm start` (API and inline worker in one process) in a child process; the
+ * fake upstream and the load run here. WORKER_BENCH_TASKS (default 3000) and
+ * WORKER_BENCH_LAG_TASKS (default 200) size the runs.
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { randomBase62 } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import type { FakeUpstream } from "@lyre/fake-upstream"
+
+const root = join(import.meta.dirname, "..")
+const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? "3000")
+const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
+const upstreamKey = "worker-bench-key"
+
+const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
+  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
+
+const query = <A extends object>(url: string, text: string, ...params: ReadonlyArray<unknown>) =>
+  runOn(url, SqlClient.use((sql) => sql.unsafe<A>(text, [...params])))
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer()
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      probe.close(() => resolve(port))
+    })
+  })
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+}
+
+const mapLimit = async <A>(items: number, limit: number, work: (index: number) => Promise<A>) => {
+  const results: Array<A> = []
+  let next = 0
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < items) {
+      const index = next++
+      results[index] = await work(index)
+    }
+  }))
+  return results
+}
+
+interface Service {
+  readonly url: string
+  readonly databaseUrl: string
+  readonly keys: ReadonlyArray<string>
+  readonly stop: () => Promise<void>
+}
+
+/** A fresh database and `pnpm start` against it, with the fake upstream as its provider. */
+const startService = async (upstream: FakeUpstream, pollSeconds: number): Promise<Service> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "lyre-worker-bench-"))
+  const databaseName = `lyre_wbench_${randomBase62(10).toLowerCase()}`
+  await query(postgresUrl, `create database ${databaseName}`)
+  const databaseUrl = new URL(postgresUrl)
+  databaseUrl.pathname = `/${databaseName}`
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const adminToken = randomBase62(32)
+  const child: ChildProcess = spawn(process.execPath, [...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []), join(root, "packages/server/src/main.ts")], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      PUBLIC_URL: url,
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl.toString(),
+      REDIS_URL: redisUrl,
+      SECRET_KEY: randomBase62(48),
+      ADMIN_TOKEN: adminToken,
+      RATE_LIMIT_RPM: "100000000",
+      WORKER: "inline",
+      PROVIDER: "http",
+      PROVIDER_URL: upstream.url,
+      PROVIDER_API_KEY: upstreamKey,
+      PROVIDER_POLL_SECONDS: String(pollSeconds),
+      LOG_LEVEL: "warn"
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const deadline = Date.now() + 60_000
+  while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const admin = async (path: string, body: unknown) => {
+    const response = await fetch(`${url}/admin/v1${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    return (await response.json()) as Record<string, string>
+  }
+  const keys: Array<string> = []
+  for (let i = 0; i < 16; i++) {
+    const account = await admin("/accounts", {
+      email: `worker-bench-${i}@example.test`,
+      plan: "ultra",
+      subscription_credits: 2_000_000_000,
+      concurrency_limit: 1_000_000
+    })
+    keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["music:generate"] }))["key"] ?? "")
+  }
+  return {
+    url,
+    databaseUrl: databaseUrl.toString(),
+    keys,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve())
+        child.kill("SIGTERM")
+      })
+      await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+const create = async (service: Service, index: number, title: string): Promise<string> => {
+  const response = await fetch(`${service.url}/api/v1/music/generations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${service.keys[index % service.keys.length]}`, "content-type": "application/json" },
+    body: JSON.stringify({ style: "synthwave, 110 bpm", title, lyrics: "[Verse]\nla la la" })
+  })
+  const body = (await response.json()) as { id?: string }
+  if (response.status !== 202 || body.id === undefined) throw new Error(`create answered ${response.status}`)
+  return body.id
+}
+
+const throughput = async () => {
+  const upstream = await startFakeUpstream({ apiKey: upstreamKey })
+  const service = await startService(upstream, 5)
+  try {
+    const started = performance.now()
+    await mapLimit(throughputTasks, 64, (index) => create(service, index, `Throughput ${index}`))
+    const created = performance.now()
+    let done = 0
+    while (done < throughputTasks) {
+      const [row] = await query<{ n: number }>(
+        service.databaseUrl,
+        "select count(*)::int as n from generation_tasks where status <> 'pending'"
+      )
+      done = row?.n ?? 0
+      if (performance.now() - started > 300_000) break
+      if (done < throughputTasks) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const finished = performance.now()
+    const [ready] = await query<{ n: number }>(
+      service.databaseUrl,
+      "select count(*)::int as n from generation_tasks where status = 'ready'"
+    )
+    const perSecond = (done / (finished - started)) * 1000
+    return {
+      tasks: throughputTasks,
+      ready: ready?.n ?? 0,
+      createSeconds: (created - started) / 1000,
+      totalSeconds: (finished - started) / 1000,
+      perSecond
+    }
+  } finally {
+    await service.stop()
+    await upstream.close()
+  }
+}
+
+const lag = async () => {
+  const upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 1_000_000 })
+  // Done at the first poll, but polls are a minute away: only the callback can make it ready now.
+  upstream.control.setDefault({ callbacks: "none", pollsBeforeDone: 0 })
+  const service = await startService(upstream, 60)
+  try {
+    const ids = await mapLimit(lagTasks, 8, (index) => create(service, index, `Lag ${index}`))
+    const rows = await query<{ id: string; provider_task_id: string }>(
+      service.databaseUrl,
+      "select id, provider_task_id from generation_tasks"
+    )
+    const providerOf = new Map(rows.map((row) => [row.id, row.provider_task_id]))
+    const sentAt = new Map<string, number>()
+    // Callbacks at about 20 per second, as a busy upstream would send them.
+    for (const id of ids) {
+      sentAt.set(id, Date.now())
+      void upstream.control.sendCallback(providerOf.get(id) ?? "", "complete")
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const deadline = Date.now() + 60_000
+    let finished: ReadonlyArray<{ id: string; status: string; ready_at: number }> = []
+    while (Date.now() < deadline) {
+      finished = await query<{ id: string; status: string; ready_at: number }>(
+        service.databaseUrl,
+        "select id, status, (extract(epoch from updated_at) * 1000)::float8 as ready_at from generation_tasks where status <> 'pending'"
+      )
+      if (finished.length === ids.length) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const lags = finished.filter((row) => row.status === "ready").map((row) => row.ready_at - (sentAt.get(row.id) ?? 0))
+    return { samples: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags) }
+  } finally {
+    await service.stop()
+    await upstream.close()
+  }
+}
+
+const t = await throughput()
+process.stdout.write(
+  `worker throughput (postgres, fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
+    `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
+    `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)})\n`
+)
+const l = await lag()
+process.stdout.write(
+  `callback->ready lag (postgres, 2 x 1 MB audio per task): ${l.samples} samples, p50 ${l.p50.toFixed(0)} ms, ` +
+    `p99 ${l.p99.toFixed(0)} ms, max ${l.max.toFixed(0)} ms (target p99 < 250 ms, ratio ${(l.p99 / 250).toFixed(2)})\n`
+)
