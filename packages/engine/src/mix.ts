@@ -1,10 +1,10 @@
 // The mixer: buses, reverb, sidechain pump, master colour, loudness and a look-ahead
 // peak limiter. Output peaks never exceed CEILING, so the MP3 never clips on decode.
 
-import { INV_SR, Noise, SR, lowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
+import { INV_SR, Noise, SR, biquadLowpassInPlace, lowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
 
-/** -1.5 dBFS: leaves room for the MP3 encoder's small overshoots. */
-export const CEILING = 0.84
+/** -2 dBFS: leaves room for the MP3 encoder's overshoots on bright transients. */
+export const CEILING = 0.8
 
 /**
  * Freeverb (Jezar's public-domain design), stereo, fed by a mono send. Each comb and
@@ -112,6 +112,10 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void
     lowpassInPlace(r, 0, n, o.lowpass)
     lowpassInPlace(r, 0, n, o.lowpass)
   }
+  // Nothing above 16 kHz: the MP3 encoder drops it anyway, and leaving it in makes the
+  // decoded waveform overshoot the limiter's ceiling on bright transients.
+  biquadLowpassInPlace(l, 16000)
+  biquadLowpassInPlace(r, 16000)
   // DC and sub-rumble removal (20 Hz high-pass).
   const hp = onePoleCoef(20)
   let dl = 0

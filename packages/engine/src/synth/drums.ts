@@ -3,7 +3,7 @@
 // metal kick, brushed folk snare).
 
 import type { DrumHit, DrumKind } from "../compose.ts"
-import { INV_SR, Noise, SR, panGains, softClip, tsin } from "./dsp.ts"
+import { INV_SR, Noise, SR, lowpassInPlace, panGains, softClip, tsin } from "./dsp.ts"
 
 export type KitFlavour = "acoustic" | "electronic" | "808" | "brush" | "metal"
 
@@ -120,6 +120,11 @@ const HAT_NOISE = (() => {
     prev2 = prev
     prev = x
   }
+  // Keep the sizzle below ~14 kHz: energy near Nyquist is inaudible and only makes the
+  // MP3 encoder overshoot.
+  lowpassInPlace(out, 0, n, 13000)
+  lowpassInPlace(out, 0, n, 13000)
+  for (let i = 0; i < n; i++) out[i] = (out[i] as number) * 1.6
   return out
 })()
 
@@ -161,6 +166,9 @@ const METAL = (() => {
     out[i] = (x - prevIn) * 0.6
     prevIn = x
   }
+  lowpassInPlace(out, 0, n, 12000)
+  lowpassInPlace(out, 0, n, 12000)
+  for (let i = 0; i < n; i++) out[i] = (out[i] as number) * 1.5
   return out
 })()
 

@@ -92,3 +92,29 @@ export function softClip(x: number): number {
   const x2 = x * x
   return (x * (27 + x2)) / (27 + 9 * x2)
 }
+
+/** In-place RBJ biquad low-pass (Butterworth Q by default) over a whole buffer. */
+export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQRT1_2): void {
+  const w = (2 * Math.PI * hz) / SR
+  const alpha = Math.sin(w) / (2 * q)
+  const cw = Math.cos(w)
+  const a0 = 1 + alpha
+  const b0 = (1 - cw) / 2 / a0
+  const b1 = (1 - cw) / a0
+  const b2 = b0
+  const a1 = (-2 * cw) / a0
+  const a2 = (1 - alpha) / a0
+  let x1 = 0
+  let x2 = 0
+  let y1 = 0
+  let y2 = 0
+  for (let i = 0; i < buf.length; i++) {
+    const x = buf[i] as number
+    const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+    x2 = x1
+    x1 = x
+    y2 = y1
+    y1 = y
+    buf[i] = y
+  }
+}
