@@ -21,7 +21,7 @@ const defaultRpm = Number(env["RATE_LIMIT_RPM"] ?? "60")
 const embedded = env["DATABASE_URL"] === undefined
 const pg = embedded ? await startEmbeddedPostgres(env["DATA_DIR"] ?? ".data") : null
 const database = pg === null
-  ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10 })
+  ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10, multiplex: true })
   : PgClient.layer({ host: pg.host, port: pg.port, database: "postgres", username: "postgres", maxConnections: 1 })
 const redis = env["REDIS_URL"] === undefined ? null : new Redis(env["REDIS_URL"], { enableAutoPipelining: true })
 const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis)

@@ -4,9 +4,9 @@
  * guarantee, so the window is a log of accepted request times: a ring per subject in memory,
  * a sorted set updated by one atomic script in Redis.
  */
-import { randomBytes } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import type { Redis } from "ioredis"
+import { randomBase62 } from "../domain/ids.ts"
 
 export const windowMillis = 60_000
 
@@ -49,7 +49,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
     Layer.succeed(RateLimiter)(RateLimiter.of({
       hit: (subject, limit) =>
         Effect.promise(async () => {
-          const member = randomBytes(8).toString("hex")
+          const member = randomBase62(12)
           const reply = await redis.eval(slidingWindowScript, 1, keyPrefix + subject, windowMillis, limit, member)
           const [allowed, count, oldest, now] = reply as [number, number, number, number]
           return decide(allowed === 1, limit, count, oldest, now)
