@@ -117,7 +117,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number): Promis
     return (await response.json()) as Record<string, string>
   }
   const keys: Array<string> = []
-  for (let i = 0; i < 16; i++) {
+  for (let i = 0; i < 64; i++) {
     const account = await admin("/accounts", {
       email: `worker-bench-${i}@example.test`,
       plan: "ultra",

@@ -4,7 +4,9 @@
  * service's own lasting addresses. Keys are fixed per task and track index, so a second worker
  * repeating the copy after a crash overwrites the same files instead of leaving orphans.
  */
-import type { ReadableStream as WebReadableStream } from "node:stream/web"
+import { get as httpGet } from "node:http"
+import type { IncomingMessage } from "node:http"
+import { get as httpsGet } from "node:https"
 import { Effect, Schema } from "effect"
 import type { ProviderTrack, Track } from "@lyre/core"
 import { Ids } from "@lyre/core"
@@ -36,6 +38,31 @@ export interface RehostOptions {
   readonly timeoutMs: number
 }
 
+const maxRedirects = 3
+
+/**
+ * GET with node:http (lighter than fetch for many large bodies), following a few redirects.
+ * The time limit covers connect to last byte: on expiry the request is destroyed, which also
+ * fails the body stream being stored.
+ */
+const open = (url: string, signal: AbortSignal, redirects = 0): Promise<IncomingMessage> =>
+  new Promise((resolve, reject) => {
+    const target = new URL(url)
+    const get = target.protocol === "https:" ? httpsGet : target.protocol === "http:" ? httpGet : null
+    if (get === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
+    const request = get(target, { signal }, (response) => {
+      const location = response.headers.location
+      const status = response.statusCode ?? 0
+      if (status >= 300 && status < 400 && location !== undefined && redirects < maxRedirects) {
+        response.resume()
+        resolve(open(new URL(location, target).toString(), signal, redirects + 1))
+        return
+      }
+      resolve(response)
+    })
+    request.on("error", reject)
+  })
+
 /** Downloads one file into storage; answers its lasting URL. */
 const copy = Effect.fnUntraced(function*(
   url: string,
@@ -46,18 +73,19 @@ const copy = Effect.fnUntraced(function*(
   const storage = yield* Storage
   const signal = AbortSignal.timeout(options.timeoutMs)
   const response = yield* Effect.tryPromise({
-    try: () => fetch(url, { signal, redirect: "follow" }),
+    try: () => open(url, signal),
     catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
   })
-  if (!response.ok || response.body === null) {
-    yield* Effect.promise(() => response.arrayBuffer().catch(() => null))
+  const status = response.statusCode ?? 0
+  if (status < 200 || status >= 300) {
+    response.resume()
     return yield* new RehostError({
-      message: `Downloading ${url} answered HTTP ${response.status}`,
-      definite: response.status === 404 || response.status === 410
+      message: `Downloading ${url} answered HTTP ${status}`,
+      definite: status === 404 || status === 410
     })
   }
-  const storedKey = key(extensionOf(url, response.headers.get("content-type"), fallback))
-  yield* storage.put(storedKey, response.body as WebReadableStream<Uint8Array>).pipe(
+  const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
+  yield* storage.put(storedKey, response).pipe(
     Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
   )
   return `${options.publicUrl}/files/${storedKey}`

@@ -8,7 +8,6 @@ import { createReadStream, createWriteStream } from "node:fs"
 import { mkdir, rename, rm, stat } from "node:fs/promises"
 import { dirname, join, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
-import type { ReadableStream as WebReadableStream } from "node:stream/web"
 import { pipeline } from "node:stream/promises"
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -44,7 +43,7 @@ const contentTypeOf = (key: string): string => contentTypes[key.slice(key.lastIn
 
 export class Storage extends Context.Service<Storage, {
   /** Stores the whole stream under `key`, replacing what was there. */
-  readonly put: (key: string, body: WebReadableStream<Uint8Array> | Uint8Array) => Effect.Effect<StoredObject, StorageError>
+  readonly put: (key: string, body: Readable | Uint8Array) => Effect.Effect<StoredObject, StorageError>
   /** Size and type of a stored object, or null. */
   readonly stat: (key: string) => Effect.Effect<StoredObject | null>
   /** Bytes `start..end` (inclusive) of a stored object. */
@@ -56,6 +55,8 @@ export class Storage extends Context.Service<Storage, {
 
 const makeFileStorage = (directory: string): Storage["Service"] => {
   const root = normalize(directory)
+  /** Directories already made by this process: one mkdir per task, not per file. */
+  const made = new Set<string>()
   const pathOf = (key: string): string | null => {
     if (!isStorageKey(key)) return null
     const path = normalize(join(root, key))
@@ -67,18 +68,21 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
         try: async () => {
           const path = pathOf(key)
           if (path === null) throw new Error(`Invalid storage key ${key}`)
-          await mkdir(dirname(path), { recursive: true })
+          const parent = dirname(path)
+          if (!made.has(parent)) {
+            await mkdir(parent, { recursive: true })
+            made.add(parent)
+          }
           const temporary = `${path}.${randomBytes(6).toString("hex")}.part`
+          const sink = createWriteStream(temporary)
           try {
-            const source = body instanceof Uint8Array ? Readable.from([body]) : Readable.fromWeb(body as WebReadableStream<Uint8Array>)
-            await pipeline(source, createWriteStream(temporary))
+            await pipeline(body instanceof Uint8Array ? Readable.from([body]) : body, sink)
             await rename(temporary, path)
           } catch (cause) {
             await rm(temporary, { force: true })
             throw cause
           }
-          const info = await stat(path)
-          return { size: info.size, contentType: contentTypeOf(key) }
+          return { size: sink.bytesWritten, contentType: contentTypeOf(key) }
         },
         catch: (cause) => new StorageError({ message: `Could not store ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
       }),
