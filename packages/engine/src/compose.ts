@@ -206,7 +206,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const has = (i: Instrument): boolean => inst.has(i)
   const ar = rng.fork("arrangement")
   const parts: Part[] = []
-  const backing = 0.75 + 0.5 * input.audioWeight
+  // audio_weight: the band's level against the lead (voice, or lead melody): 0.6x .. 1.4x.
+  const backing = 0.6 + 0.8 * input.audioWeight
 
   // ---------------------------------------------------------------- chords
   const compCandidates: Instrument[] = ["piano", "epiano", "guitar", "eguitar", "organ", "synth", "strings", "pad", "pluck", "brass", "bells", "flute"]
@@ -348,6 +349,26 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       for (let s = 0; s < 16; s += 2) notes.push({ start: at(b, s), dur: step * 1.6, pitch: tones[(s / 2) % tones.length] ?? 76, vel: s % 4 === 0 ? 0.45 : 0.32 })
     }
     parts.push({ role: "arp", instrument: arpInst, notes, pan: 0.45, gain: 0.22, send: 0.45 })
+  }
+
+  // ---------------------------------------------------------------- counter line: any instrument left unused
+  const used = new Set<Instrument>(parts.map((p) => p.instrument))
+  const spare = [...inst].find((i) => i !== "bass" && i !== "drums" && !used.has(i))
+  if (spare !== undefined && richness >= 0.6) {
+    // Guide tones (third, then seventh or fifth) in half notes over the fuller sections.
+    const notes: NoteEvent[] = []
+    let prev = 69
+    for (const b of bars) {
+      const k = b.section.kind
+      if (k !== "chorus" && k !== "bridge" && k !== "solo" && !(k === "verse" && b.section.occurrence > 0)) continue
+      const pcs = chordPitchClasses(b.chord)
+      for (const [s, idx] of [[0, 1], [8, Math.min(pcs.length - 1, 3)]] as const) {
+        const p = nearestIn(prev, [pcs[idx] ?? pcs[0] ?? 0])
+        notes.push({ start: at(b, s), dur: 8 * step * 0.95, pitch: p, vel: 0.5 })
+        prev = p < 62 ? p + 12 : p > 79 ? p - 12 : p
+      }
+    }
+    if (notes.length > 0) parts.push({ role: "counter", instrument: spare, notes, pan: -0.45, gain: 0.4, send: 0.45 })
   }
 
   // ---------------------------------------------------------------- drums

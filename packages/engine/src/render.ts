@@ -123,7 +123,9 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     }
     const rms = rmsOf(part, 0, last)
     if (rms <= 0) continue
-    const gain = Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) * (p.gain / 0.5) * score.backing * (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
+    // The lead is what audio_weight balances the band against; everything else is "the band".
+    const weight = p.role === "lead" && score.vocal.length === 0 ? 1 / Math.sqrt(score.backing) : score.backing
+    const gain = Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) * (p.gain / 0.5) * weight * (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
     const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
     const sendGain = p.send * genre.space * spaceScale
     for (let i = 0; i < last; i++) {

@@ -135,6 +135,8 @@ export function parseStyle(style: string, negativeTags: string | undefined, rng:
   const gone = excluded(raw, negative)
   if (/\b(a cappella|acapella)\b/.test(raw)) for (const inst of INSTRUMENT_WORDS) gone.add(inst[0])
   const instruments = new Set<Instrument>([...genre.instruments, ...named])
+  // A low style_weight lets a colour from outside the genre in (the same for both takes).
+  if (styleWeight < 0.35) instruments.add(rng.pick<Instrument>(["bells", "pluck", "organ", "brass", "flute", "strings", "epiano"]))
   for (const g of gone) { instruments.delete(g); named.delete(g) }
 
   let energy = genre.energy
