@@ -14,7 +14,7 @@
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -65,7 +65,22 @@ const mapLimit = async <A>(items: number, limit: number, work: (index: number) =
   return results
 }
 
+/** User plus system CPU time a process has used so far (Linux /proc), in ms. */
+const cpuMillisOf = (pid: number | undefined): number => {
+  if (pid === undefined) return 0
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** WORKER_BENCH_SPLIT=1: the API (WORKER=off) and a `pnpm worker` as two processes. */
+const split = process.env["WORKER_BENCH_SPLIT"] === "1"
+
 interface Service {
+  readonly cpuMillis: () => number
   readonly url: string
   readonly databaseUrl: string
   readonly keys: ReadonlyArray<string>
@@ -82,27 +97,32 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number): Promis
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const adminToken = randomBase62(32)
-  const child: ChildProcess = spawn(process.execPath, [...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/prof"] : []), join(root, "packages/server/src/main.ts")], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      PUBLIC_URL: url,
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl.toString(),
-      REDIS_URL: redisUrl,
-      SECRET_KEY: randomBase62(48),
-      ADMIN_TOKEN: adminToken,
-      RATE_LIMIT_RPM: "100000000",
-      WORKER: "inline",
-      PROVIDER: "http",
-      PROVIDER_URL: upstream.url,
-      PROVIDER_API_KEY: upstreamKey,
-      PROVIDER_POLL_SECONDS: String(pollSeconds),
-      LOG_LEVEL: "warn"
-    },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
+  const env = {
+    ...process.env,
+    PUBLIC_URL: url,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl.toString(),
+    REDIS_URL: redisUrl,
+    SECRET_KEY: randomBase62(48),
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_RPM: "100000000",
+    PROVIDER: "http",
+    PROVIDER_URL: upstream.url,
+    PROVIDER_API_KEY: upstreamKey,
+    PROVIDER_POLL_SECONDS: String(pollSeconds),
+    LOG_LEVEL: "warn"
+  }
+  const profile = process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []
+  const launch = (entry: string, extra: Record<string, string>): ChildProcess =>
+    spawn(process.execPath, [...profile, join(root, "packages/server/src", entry)], {
+      cwd: root,
+      env: { ...env, ...extra },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+  const children = split
+    ? [launch("main.ts", { PORT: String(port), WORKER: "off" }), launch("worker-main.ts", {})]
+    : [launch("main.ts", { PORT: String(port), WORKER: "inline" })]
+  const child = children[0] as ChildProcess
   const deadline = Date.now() + 60_000
   while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
@@ -130,11 +150,14 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number): Promis
     url,
     databaseUrl: databaseUrl.toString(),
     keys,
+    cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
     stop: async () => {
-      await new Promise<void>((resolve) => {
-        child.once("exit", () => resolve())
-        child.kill("SIGTERM")
-      })
+      await Promise.all(children.map((proc) =>
+        new Promise<void>((resolve) => {
+          proc.once("exit", () => resolve())
+          proc.kill("SIGTERM")
+        })
+      ))
       await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
       rmSync(dataDir, { recursive: true, force: true })
     }
@@ -156,6 +179,7 @@ const throughput = async () => {
   const upstream = await startFakeUpstream({ apiKey: upstreamKey })
   const service = await startService(upstream, 5)
   try {
+    const cpuBefore = service.cpuMillis()
     const started = performance.now()
     await mapLimit(throughputTasks, 64, (index) => create(service, index, `Throughput ${index}`))
     const created = performance.now()
@@ -176,6 +200,7 @@ const throughput = async () => {
     )
     const perSecond = (done / (finished - started)) * 1000
     return {
+      cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
       tasks: throughputTasks,
       ready: ready?.n ?? 0,
       createSeconds: (created - started) / 1000,
@@ -229,7 +254,8 @@ const t = await throughput()
 process.stdout.write(
   `worker throughput (postgres, fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
     `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
-    `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)})\n`
+    `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
+    `service CPU ${t.cpuPerTask.toFixed(1)} ms per task${split ? " (API and worker processes)" : " (one process)"}\n`
 )
 const l = await lag()
 process.stdout.write(

@@ -1,7 +1,8 @@
 import type { PollOutcome, ProviderSubmission, SubmitOutcome } from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Cause, Context, Duration, Effect, Layer, Redacted } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { NodeHttpClient } from "@effect/platform-node"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { interpretRecordInfo, interpretSubmit } from "./sunoAnswers.ts"
 import type { RawAnswer } from "./sunoAnswers.ts"
 import { parseCallback } from "./sunoCallback.ts"
@@ -29,11 +30,11 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   poll(providerTaskId: string): Effect.Effect<PollOutcome>
   parseCallback(body: unknown): ProviderCallback | null
 }>()("lyre/worker/provider/SunoHttpProvider") {
-  /** Needs an `HttpClient` (for example `FetchHttpClient.layer`). */
+  /** Needs an `HttpClient` (for example `NodeHttpClient.layerUndici`). */
   static readonly layerNoDeps = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
 
   static readonly layer = (config: SunoHttpProviderConfig) =>
-    SunoHttpProvider.layerNoDeps(config).pipe(Layer.provide(FetchHttpClient.layer))
+    SunoHttpProvider.layerNoDeps(config).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
   /** The core `Provider` port, served by this adapter; `name` labels it in logs. */
   static readonly providerLayer = (config: SunoHttpProviderConfig, name = "http") =>
