@@ -50,6 +50,9 @@ const embedded = (dataDir: string) =>
       username: "postgres",
       maxConnections: 1,
       minConnections: 1,
+      // PGlite answers from WebAssembly on this process's own event loop: under a busy CPU its
+      // first answer can take far longer than a network server's.
+      connectTimeout: "60 seconds",
       idleTimeout: "365 days"
     })
   }))
