@@ -168,7 +168,7 @@ function vowelOf(g: string, long: boolean, followedByR: boolean): readonly [Vowe
 /** Splits one word into sung syllables. */
 export function syllabify(wordIn: string): Syllable[] {
   const word = wordIn.toLowerCase().normalize("NFD").replace(/[^a-z]/g, "")
-  if (word === "") return []
+  if (word === "") return otherScript(wordIn)
   const known = EXCEPTIONS[word]
   if (known !== undefined) return [...known]
   const gs = graphemes(word)
@@ -223,4 +223,30 @@ export function lineSyllables(line: string): Syllable[] {
   const out: Syllable[] = []
   for (const w of words) out.push(...syllabify(w))
   return out
+}
+
+const OPEN_VOWELS: ReadonlyArray<Vowel> = ["a", "e", "i", "o", "u"]
+const SOFT_ONSETS: ReadonlyArray<Consonant> = ["k", "s", "t", "n", "h", "m", "y", "r", "w", "g", "d", "b", "p"]
+
+/**
+ * Scripts the spelling rules cannot read (kana, hangul, han, cyrillic...): one sung
+ * syllable per letter, with an open consonant-vowel shape picked from the code point,
+ * so every written syllable still gets its note.
+ */
+const ALPHABET_VOWELS: Readonly<Record<string, Vowel>> = {
+  а: "a", е: "e", ё: "o", и: "i", о: "o", у: "u", ы: "I", э: "e", ю: "u", я: "a", і: "i", ї: "i", є: "e",
+  α: "a", ε: "e", η: "i", ι: "i", ο: "o", υ: "i", ω: "o", ά: "a", έ: "e", ή: "i", ί: "i", ό: "o", ύ: "i", ώ: "o"
+}
+
+function otherScript(word: string): Syllable[] {
+  const chars = [...word.toLowerCase()]
+  // Alphabets with vowel letters (Cyrillic, Greek): one syllable per vowel.
+  const vowels = chars.map((ch) => ALPHABET_VOWELS[ch]).filter((v): v is Vowel => v !== undefined)
+  if (vowels.length > 0) return vowels.map((v, i) => ({ onset: i === 0 && ALPHABET_VOWELS[chars[0] ?? ""] !== undefined ? [] : ["n" as Consonant], vowel: [v], coda: [], wordEnd: i === vowels.length - 1 }))
+  const letters = chars.filter((ch) => /\p{L}/u.test(ch))
+  return letters.map((ch, i) => {
+    const cp = ch.codePointAt(0) ?? 0
+    const onset = SOFT_ONSETS[cp % SOFT_ONSETS.length] ?? "n"
+    return { onset: cp % 3 === 0 ? [] : [onset], vowel: [OPEN_VOWELS[(cp >> 2) % OPEN_VOWELS.length] ?? "a"], coda: [], wordEnd: i === letters.length - 1 }
+  })
 }
