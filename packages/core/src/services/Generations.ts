@@ -198,8 +198,12 @@ export class Generations extends Context.Service<Generations, {
               from switch
             ),
             inflight as (
-              select count(*)::int as pending from generation_tasks
-              where credential_subject = ${principal.subject} and status = 'pending'
+              -- Counting stops at the limit: the answer only needs to know whether it is reached.
+              select count(*)::int as pending from (
+                select 1 from generation_tasks
+                where credential_subject = ${principal.subject} and status = 'pending'
+                limit ${principal.concurrencyLimit}
+              ) as counted
             ),
             prev as (
               select id, subscription_credits as s, onetime_credits as o from accounts
