@@ -82,8 +82,9 @@ const create = async (row: KeyRow, body: { model?: string }) => {
                coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds
       ),
       inflight as (
-        select count(*)::int as pending from generation_tasks
-        where credential_subject = ${row.key_id} and status = 'pending'
+        select count(*)::int as pending from (
+          select 1 from generation_tasks where credential_subject = ${row.key_id} and status = 'pending' limit ${limit}
+        ) as counted
       ),
       prev as (
         select id, subscription_credits as s, onetime_credits as o from accounts where id = ${row.account_id} for update
