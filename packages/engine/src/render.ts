@@ -72,7 +72,15 @@ export function voiceFor(request: EngineRequest, rng: Rng): "m" | "f" {
   return rng.chance(0.5) ? "f" : "m"
 }
 
+/** The service validates requests; this guards the engine against what would make it misbehave. */
+function checkRequest(r: EngineRequest): void {
+  if (r.model !== "aether" && r.model !== "echo" && r.model !== "nocturne") throw new Error(`unknown model: ${String(r.model)}`)
+  if (typeof r.style !== "string" || typeof r.title !== "string") throw new Error("style and title must be strings")
+  if (r.lyrics !== null && typeof r.lyrics !== "string") throw new Error("lyrics must be a string or null")
+}
+
 export function renderAudio(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): RenderedAudio {
+  checkRequest(request)
   const key = requestKey(request)
   // Song-level choices (tempo, key, instruments, voice) are shared by both takes;
   // take-level choices (progressions, tunes, patterns) differ per index.

@@ -54,6 +54,13 @@ describe("makeEngine", () => {
     expect(Math.abs(xy / Math.sqrt(xx * yy))).toBeLessThan(0.5)
   })
 
+  it("reports a failed render as a rejection and keeps serving", async () => {
+    const bad = { ...request, model: "bogus" } as unknown as EngineRequest
+    await expect(engine.render(bad, "task-bad")).rejects.toThrow(/unknown model/)
+    const ok = await engine.render({ ...request, instrumental: true, lyrics: null }, "task-after-bad")
+    expect(ok.length).toBe(2)
+  })
+
   it("renders tasks concurrently and rejects after close", async () => {
     const other = makeEngine({ threads: 1, render: { maxSeconds: 3 } })
     const [a, b] = await Promise.all([other.render({ ...request, model: "nocturne", vocal_gender: undefined }, "c1"), other.render({ ...request, instrumental: true, lyrics: null }, "c2")])
