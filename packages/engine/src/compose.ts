@@ -588,6 +588,11 @@ function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInf
   }
   let p = nearestIn(centre + r.int(-2, 2), chordAt(0))
   const leap = 1 + Math.round(weird * 4)
+  const lo = centre - 8
+  const hi = centre + 9
+  // Keep a note inside the singable range by octave folding toward the centre.
+  const fold = (q: number): number => (q > hi ? q - 12 : q < lo ? q + 12 : q)
+  let still = 0
   for (let i = 0; i < n; i++) {
     const off = offs[i] ?? 0
     if (i > 0) {
@@ -595,21 +600,23 @@ function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInf
       // Arch: drift upward in the first half, downward in the second.
       const drift = phase < 0.5 ? 0.6 : -0.6
       let move = Math.round((r.next() - 0.5) * 2 * (r.chance(0.25) ? leap + 1 : 1.6) + drift)
-      if (p > centre + 8) move = -Math.abs(move) - 1
-      if (p < centre - 6) move = Math.abs(move) + 1
-      let idx = scaleIndex(p, scaleSet) + move
-      p = scaleToMidi(idx, scaleSet, p)
-      if (off % 8 === 0) p = nearestIn(p, chordAt(off))
+      // Avoid droning on one pitch: after two repeats, step.
+      if (move === 0 && still >= 2) move = r.chance(0.5) ? 1 : -1
+      const base = scaleIndex(p, scaleSet)
+      let q = scaleToMidi(base + move, scaleSet, p)
+      if (q > hi || q < lo) q = scaleToMidi(base - move, scaleSet, p)
+      if (off % 8 === 0) q = nearestIn(q, chordAt(off))
       if (i === n - 1) {
         // Phrases come home: the last note is the tonic when the chord allows, else the chord root.
         const pcs = chordAt(off)
         const tonicPc = scaleSet[0] ?? 0
-        p = nearestIn(p, pcs.includes(tonicPc) ? [tonicPc] : [pcs[0] ?? tonicPc])
+        q = nearestIn(q, pcs.includes(tonicPc) ? [tonicPc] : [pcs[0] ?? tonicPc])
       }
       // Weirdness lets chromatic neighbour tones through on weak beats.
-      if (off % 4 !== 0 && r.chance(weird * 0.25)) p += r.chance(0.5) ? 1 : -1
-      idx = 0
-      void idx
+      if (off % 4 !== 0 && i !== n - 1 && r.chance(weird * weird * 0.3)) q += r.chance(0.5) ? 1 : -1
+      q = fold(q)
+      still = q === p ? still + 1 : 0
+      p = q
     }
     pitch.push(p)
   }

@@ -95,9 +95,14 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
     const candidates = plan.filter((p) => p.lines.length === 0 && p.kind !== "intro" && p.kind !== "outro")
     const intro = plan[0]
     const outro = plan[plan.length - 1]
+    const lastChorus = [...plan].reverse().find((p) => p.kind === "chorus")
+    const lastSolo = plan.map((p) => p.kind).lastIndexOf("solo")
     if (candidates.length === 0 && plan.length >= 2) {
-      // Short lyrics: an instrumental break before the final section, like a solo.
-      plan.splice(Math.max(1, plan.length - 2), 0, { kind: "solo", bars: roundUp(8, unit), lines: [], barsPerLine: 2 })
+      // Short lyrics: an instrumental break before the outro, like a solo...
+      plan.splice(Math.max(1, plan.length - 1), 0, { kind: "solo", bars: roundUp(8, unit), lines: [], barsPerLine: 2 })
+    } else if (lastChorus !== undefined && lastSolo >= 0 && plan.map((p) => p.kind).lastIndexOf("chorus") < lastSolo) {
+      // ...and the chorus comes back after it.
+      plan.splice(Math.max(1, plan.length - 1), 0, { ...lastChorus })
     } else if (candidates.length > 0 && guard % 3 !== 0) {
       const s = rng.pick(candidates)
       s.bars += unit
