@@ -100,17 +100,25 @@ const onPostgres = {
             body: { style: song.style, title: song.title, lyrics: song.lyrics }
           }))
         expect(created.every((res) => res.status === 202)).toBe(true)
-        const [inFlight] = await server.query<{ n: number }>(
-          "select count(*)::int as n from generation_tasks where status = 'pending'"
-        )
+        // Kill them mid-work: once they have polled a good share of the tasks, well before all are done.
+        const workedOn = async () =>
+          (await server.query<{ n: number }>(
+            "select count(*)::int as n from generation_tasks where attempts > 0"
+          ))[0]?.n ?? 0
+        const until = Date.now() + 30_000
+        while ((await workedOn()) < TASKS / 4 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20))
         await Promise.all(first.map((worker) => worker.crash()))
-        const [leased] = await server.query<{ n: number }>(
-          "select count(*)::int as n from generation_tasks where status = 'pending' and lease_owner is not null"
-        )
+        const [state] = await server.query<{ pending: number; leased: number; polled: number }>(`
+          select count(*) filter (where status = 'pending')::int as pending,
+                 count(*) filter (where status = 'pending' and lease_owner is not null)::int as leased,
+                 count(*) filter (where attempts > 0)::int as polled
+          from generation_tasks`)
         process.stdout.write(
-          `crash test: killed 2 workers with ${inFlight?.n} of ${TASKS} tasks pending (${leased?.n} leased)\n`
+          `crash test: killed 2 workers with ${state?.pending} of ${TASKS} tasks pending ` +
+            `(${state?.leased} leased by the dead workers, ${state?.polled} polled at least once)\n`
         )
-        expect(inFlight?.n).toBeGreaterThan(TASKS / 2)
+        expect(state?.pending).toBeGreaterThan(TASKS / 2)
+        expect(state?.polled).toBeGreaterThanOrEqual(TASKS / 4)
         await Promise.all([startWorker(), startWorker()])
         expect(await waitUntilTerminal(server.query, 60_000)).toBe(0)
         const counts = await expectBooksBalanced(server.query, TASKS)
@@ -139,6 +147,8 @@ const onPglite = {
         ADMIN_TOKEN: adminToken,
         RATE_LIMIT_RPM: "100000",
         WORKER: "inline",
+        // Creating 200 tasks on PGlite takes seconds: slower polls keep them all in flight meanwhile.
+        PROVIDER_POLL_SECONDS: "1",
         // A submission cut off by the kill can only be reconciled by its deadline.
         GENERATION_TIMEOUT_SECONDS: "20"
       }
@@ -179,7 +189,13 @@ const onPglite = {
           return response.status
         })
         expect(created.every((status) => status === 202)).toBe(true)
+        // Kill it mid-work: once its worker has polled the upstream a good number of times.
+        const until = Date.now() + 30_000
+        while (upstream.control.polls.length < TASKS / 4 && Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
         await first.crash()
+        process.stdout.write(`crash test: killed the service after ${upstream.control.polls.length} polls\n`)
         await start()
         const deadline = Date.now() + 60_000
         let pending = TASKS
