@@ -1,7 +1,7 @@
 // Engine benchmark: (1) seconds of audio rendered + encoded per wall second on one core
 // (in-process, sequential), (2) wall time to render both takes of a 2-minute song with the
 // worker pool (what a task's create-to-ready costs in the engine).
-// Run: pnpm exec node packages/engine/bench/engine-bench.ts
+// Run: pnpm exec node packages/engine/bench/engine-bench.ts (or import { engineBench }).
 
 import { availableParallelism } from "node:os"
 import { makeEngine, renderTrack, type EngineRequest } from "../src/index.ts"
@@ -36,7 +36,17 @@ const requests: ReadonlyArray<EngineRequest> = [
   { style: "ambient, calm, pads, strings", title: "Drift", lyrics: null, instrumental: true, model: "nocturne" }
 ]
 
-async function main(): Promise<void> {
+export interface EngineBenchResult {
+  /** Seconds of audio rendered and encoded per wall-clock second, one core, sequential. */
+  readonly realtimeFactor: number
+  /** The same per CPU-second of this process (less sensitive to other load on the machine). */
+  readonly cpuRealtimeFactor: number
+  /** Wall seconds for both takes of a 2-minute song through the worker pool. */
+  readonly twoMinuteSongSeconds: number
+}
+
+/** Runs the benchmark, printing one line per figure; the root `pnpm bench` can call this. */
+export async function engineBench(log: (line: string) => void = console.log): Promise<EngineBenchResult> {
   // Warm-up: JIT and the WASM encoder.
   await renderTrack(requests[0] as EngineRequest, "warmup", 0, { maxSeconds: 10 })
 
@@ -52,7 +62,7 @@ async function main(): Promise<void> {
   const wall = (performance.now() - t0) / 1000
   const cu = process.cpuUsage(c0)
   const cpu = (cu.user + cu.system) / 1e6
-  console.log(`one core: ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s wall = ${(audio / wall).toFixed(1)}x real time (target >= 30x); ` +
+  log(`one core: ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s wall = ${(audio / wall).toFixed(1)}x real time (target >= 30x); ` +
     `${cpu.toFixed(2)} s CPU = ${(audio / cpu).toFixed(1)}x per CPU-second`)
 
   // A 2-minute song: at 100 bpm these lyrics make a ~126 s song, cut at exactly 120 s.
@@ -63,7 +73,8 @@ async function main(): Promise<void> {
   const tracks = await engine.render(song, "bench-2min")
   const t2 = (performance.now() - t1) / 1000
   await engine.close()
-  console.log(`2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s)`)
+  log(`2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s)`)
+  return { realtimeFactor: audio / wall, cpuRealtimeFactor: audio / cpu, twoMinuteSongSeconds: t2 }
 }
 
-await main()
+if (import.meta.main) await engineBench()

@@ -1,7 +1,7 @@
 // The public API: a worker-thread pool that renders two takes per task.
 
 import { afterAll, describe, expect, it } from "vitest"
-import { makeEngine, type EngineRequest } from "../src/index.ts"
+import { makeEngine, renderTrack, type EngineRequest } from "../src/index.ts"
 import { decodeMp3, mono } from "./support/analysis.ts"
 
 const engine = makeEngine({ threads: 2, render: { maxSeconds: 12 } })
@@ -45,6 +45,9 @@ describe("makeEngine", () => {
     const b = await engine.render(request, "task-engine-2")
     expect(Buffer.from(a[0]?.mp3 ?? []).equals(Buffer.from(b[0]?.mp3 ?? []))).toBe(true)
     expect(Buffer.from(a[1]?.mp3 ?? []).equals(Buffer.from(b[1]?.mp3 ?? []))).toBe(true)
+    // A worker thread and the calling thread produce the same bytes.
+    const local = await renderTrack(request, "task-engine-2", 1, { maxSeconds: 12 })
+    expect(Buffer.from(local.mp3).equals(Buffer.from(a[1]?.mp3 ?? []))).toBe(true)
     // The two takes are different music, not the same audio: their waveforms do not correlate.
     const x = mono(await decodeMp3(a[0]?.mp3 ?? new Uint8Array()))
     const y = mono(await decodeMp3(a[1]?.mp3 ?? new Uint8Array()))
