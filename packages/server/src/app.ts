@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Layer, ManagedRuntime, References } from "effect"
+import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings } from "@lyre/core"
@@ -109,7 +109,8 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
     Layer.provideMerge(database)
   )
   const withWorker = runsWorker ? Layer.merge(services, inlineWorker(config).pipe(Layer.provide(services))) : services
-  return withWorker.pipe(Layer.provide(logLevel))
+  // Effect's own log lines (the worker's) are JSON lines like the server's.
+  return withWorker.pipe(Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson]))))
 }
 
 export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>

@@ -147,6 +147,8 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const processTask = (task: Claimed) =>
     provider.poll(task.provider_task_id).pipe(
       Effect.flatMap((outcome) => settle(task, outcome)),
+      // A worker stopping gracefully hands its tasks back at once rather than at lease expiry.
+      Effect.onInterrupt(() => release(task, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>
         Effect.logError("worker: task processing failed", cause).pipe(
           Effect.annotateLogs({ task_id: task.id }),
