@@ -47,6 +47,8 @@ export interface Score {
   readonly parts: ReadonlyArray<Part>
   readonly drums: ReadonlyArray<DrumHit>
   readonly vocal: ReadonlyArray<VocalNote>
+  /** A second, quieter voice a third or so above the tune in choruses (aether only). */
+  readonly harmony: ReadonlyArray<VocalNote>
   readonly voice: "m" | "f"
   readonly sections: ReadonlyArray<{ readonly kind: SectionKind; readonly start: number; readonly end: number }>
   readonly genre: Genre
@@ -265,6 +267,7 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const mr = rng.fork("melody")
   const centre = input.voice === "f" ? 67 : 55
   const vocalNotes: VocalNote[] = []
+  const harmonyNotes: VocalNote[] = []
   const melodyCache = new Map<string, { offs: number[]; dur: number[]; pitch: number[] }>()
   const scale = scaleOf(spec.minor)
   const scalePcs = scale.map((s) => (s + spec.tonic) % 12)
@@ -297,7 +300,14 @@ export function compose(input: ComposeInput, rng: Rng): Score {
           const pcs = barOf !== undefined ? chordPitchClasses(barOf.chord) : scalePcs
           const strong = off % 8 === 0
           const pitch = strong && !pcs.includes(((p % 12) + 12) % 12) ? nearestIn(p, pcs) : p
-          vocalNotes.push({ start: lineStart + off * step, dur: d * step * 0.94, pitch, vel: 0.8 + (strong ? 0.15 : 0), syllable: sy })
+          const note = { start: lineStart + off * step, dur: d * step * 0.94, pitch, vel: 0.8 + (strong ? 0.15 : 0), syllable: sy }
+          vocalNotes.push(note)
+          if (s.kind === "chorus" && richness > 0.9) {
+            // The next chord tone at least a minor third up: parallel thirds and sixths.
+            let h = pitch + 3
+            while (!pcs.includes(((h % 12) + 12) % 12) && h < pitch + 9) h++
+            harmonyNotes.push({ ...note, pitch: h, vel: note.vel * 0.5 })
+          }
         }
       })
       barIdx += s.bars
@@ -431,7 +441,7 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   }
   void beat
   return {
-    bpm, duration, parts, drums, vocal: vocalNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks
+    bpm, duration, parts, drums, vocal: vocalNotes, harmony: harmonyNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks
   }
 }
 

@@ -174,6 +174,7 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
   const voiceSeed = takeRng.seed32()
   if (score.vocal.length > 0 && options.muteVoice !== true) {
     renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed)
+    if (score.harmony.length > 0) renderVoice(score.harmony.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed ^ 0x5a5a)
     highpassInPlace(voiceBuf, 0, n, 110)
     const rms = rmsOf(voiceBuf, 0, n)
     if (rms > 0) {
