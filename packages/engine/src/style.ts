@@ -57,7 +57,9 @@ const HIGH_ENERGY = /(energetic|aggressive|intense|powerful|hard|heavy|loud|expl
 
 /** Finds an explicit key such as "in D minor", "F# major", "Bb min", "key of A". */
 export function parseKey(text: string): { tonic: number; minor: boolean | null } | null {
-  const m = /(?:\bin |key of |^|[\s,(])([a-g])(#|♯|b|♭|-sharp| sharp|-flat| flat)?\s*(major|minor|maj\b|min\b|m\b)/.exec(text)
+  const m = /(?:\bin |key of |^|[\s,(])([a-g])(#|♯|b|♭|-sharp| sharp|-flat| flat)?\s*(major|minor|maj\b|min\b)/.exec(text)
+    // "in Am", "key of F#m": the short minor form only right after "in"/"key of" (not "i am").
+    ?? /(?:\bin |key of )([a-g])(#|♯|b|♭)?(m)\b/.exec(text)
     ?? /key of ([a-g])(#|♯|b|♭| sharp| flat)?(?![a-z])()/.exec(text)
   if (m === null) return null
   const base = NOTE_PC[m[1] ?? ""]
@@ -72,8 +74,8 @@ export function parseKey(text: string): { tonic: number; minor: boolean | null }
 /** Instruments excluded by "no X" / "without X" in style, or named anywhere in negative_tags. */
 function excluded(style: string, negative: string): Set<Instrument> {
   const out = new Set<Instrument>()
-  const negated = [...style.matchAll(/\b(?:no|without|minus|zero|not? any)\s+([a-z0-9 -]{2,30})/g)].map((m) => m[1] ?? "")
-  const sources = [negative, ...negated.map((s) => s.split(/,|\band\b|\bwith\b/)[0] ?? "")]
+  const negated = [...style.matchAll(NEGATION)].map((m) => m[1] ?? "")
+  const sources = [negative, ...negated]
   for (const src of sources) for (const [inst, re] of INSTRUMENT_WORDS) if (re.test(src)) out.add(inst)
   // "no guitar" should remove both guitar kinds; "no piano" also the electric one.
   if (out.has("guitar") || /guitar/.test(sources.join(" "))) { out.add("guitar"); out.add("eguitar") }
@@ -81,8 +83,11 @@ function excluded(style: string, negative: string): Set<Instrument> {
   return out
 }
 
+/** "no drums", "without piano or synth" — the negated phrase ends at a comma, "and", "with" or "but". */
+const NEGATION = /\b(?:no|without|minus|zero|not any)\s+((?:(?!\b(?:and|with|but)\b)[a-z0-9 &/-]){2,30}?)(?=,|;|\.|\band\b|\bwith\b|\bbut\b|$)/g
+
 function stripNegations(style: string): string {
-  return style.replace(/\b(?:no|without|minus|zero|not? any)\s+[a-z0-9 -]{2,30}/g, " ")
+  return style.replace(NEGATION, " ")
 }
 
 export function findGenre(text: string): Genre {
