@@ -36,8 +36,10 @@ describe("style parser", () => {
     expect([s.tonic, s.minor, s.keyExplicit]).toEqual([2, true, true])
     expect(parse("happy sunny pop").minor).toBe(false)
     expect(parse("sad dark pop").minor).toBe(true)
-    // "in a hurry" is not a key
+    // "in a hurry" and "i am" are not keys; "in Am" is
     expect(parseKey("pop in a hurry")).toBeNull()
+    expect(parseKey("i am a jazz song")).toBeNull()
+    expect(parseKey("jazz in am")).toEqual({ tonic: 9, minor: true })
   })
 
   it("adds named instruments and removes negated ones", () => {
@@ -49,6 +51,9 @@ describe("style parser", () => {
     expect(parse("pop", "piano, synth").instruments.has("piano")).toBe(false)
     expect(parse("rock without guitar").instruments.has("eguitar")).toBe(false)
     expect(parse("house").instruments.has("drums")).toBe(true)
+    const mixed = parse("rock without drums and with piano")
+    expect(mixed.instruments.has("drums")).toBe(false)
+    expect(mixed.instruments.has("piano")).toBe(true)
   })
 
   it("a genre named in negative_tags is not chosen", () => {
