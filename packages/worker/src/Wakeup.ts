@@ -5,10 +5,13 @@
  * fallback (and the only way on PGlite, which has no second connection to listen on), so a
  * lost notification costs latency, never a task.
  */
+import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Queue } from "effect"
 
 const channel = "lyre_worker"
+/** Names this process's notifications, so it does not wake itself twice (locally, then by its own NOTIFY). */
+const sender = randomBytes(8).toString("hex")
 
 export class Wakeup extends Context.Service<Wakeup, {
   /** Wakes the workers of this process and, on PostgreSQL, every other process's. */
@@ -33,7 +36,10 @@ export class Wakeup extends Context.Service<Wakeup, {
         if (options.listen) {
           const listening = Effect.gen(function*() {
             const notifications = yield* pg.listen(channel)
-            return yield* Effect.forever(Effect.flatMap(Queue.take(notifications), () => local.notify))
+            return yield* Effect.forever(Effect.flatMap(
+              Queue.take(notifications),
+              (notification) => notification.payload === sender ? Effect.void : local.notify
+            ))
           }).pipe(
             Effect.scoped,
             Effect.catchCause(() => Effect.sleep("1 second")),
@@ -43,7 +49,7 @@ export class Wakeup extends Context.Service<Wakeup, {
         }
         const notify = Effect.andThen(
           local.notify,
-          pg.notify(channel, "").pipe(Effect.ignore)
+          pg.notify(channel, sender).pipe(Effect.ignore)
         )
         return Wakeup.of({ notify, notifyLocal: local.notify, wait: local.wait })
       })
