@@ -39,12 +39,14 @@ function hsl(h: number, s: number, l: number): Rgb {
   return [f(0), f(8), f(4)]
 }
 
-export function drawCover(title: string, style: string, genre: string): Uint8Array {
-  const rng = new Rng(`cover|${title}|${style}`)
+export function drawCover(title: string, style: string, genre: string, take = 0): Uint8Array {
+  // Title and style decide the picture; each take gets its own variation of it.
+  const rng = new Rng(`cover|${title}|${style}|${take}`)
   const img = new Uint8Array(SIZE * SIZE * 3)
   const hue = ((GENRE_HUES[genre] ?? rng.int(0, 359)) + rng.int(-25, 25) + 360) % 360
   const top = hsl(hue, 0.55, 0.12 + rng.next() * 0.1)
-  const bottom = hsl((hue + 40 + rng.int(0, 60)) % 360, 0.65, 0.35 + rng.next() * 0.15)
+  // Both ends stay near the genre's hue so the palette reads as that genre.
+  const bottom = hsl((hue + rng.int(-35, 35) + 360) % 360, 0.65, 0.3 + rng.next() * 0.15)
   const accent = hsl((hue + 180 + rng.int(-30, 30)) % 360, 0.8, 0.6)
   const put = (x: number, y: number, c: Rgb, alpha: number): void => {
     if (x < 0 || y < 0 || x >= SIZE || y >= SIZE) return

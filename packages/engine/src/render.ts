@@ -214,7 +214,7 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
 export async function renderTrack(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
   const audio = renderAudio(request, taskId, index, options)
   const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192)
-  const png = drawCover(request.title, request.style, audio.spec.genre.name)
+  const png = drawCover(request.title, request.style, audio.spec.genre.name, index)
   const sung = audio.score.vocal.length > 0
   return {
     index,
