@@ -183,6 +183,9 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
    * notification, a finished task or the idle interval.
    */
   const run = Effect.gen(function*() {
+    yield* Effect.logInfo("worker started").pipe(
+      Effect.annotateLogs({ worker_id: options.workerId, provider: provider.name, concurrency })
+    )
     let inFlight = 0
     let lastSweep = 0
     while (true) {
