@@ -6,7 +6,7 @@ import { barSeconds, planForm, type SectionPlan } from "./form.ts"
 import { lineSyllables, parseLyrics, type Syllable } from "./lyrics.ts"
 import type { Rng } from "./rng.ts"
 import type { StyleSpec } from "./style.ts"
-import { borrowedChord, chordPitchClasses, degreeOffset, diatonicChord, nearestIn, scaleOf, voiceChord, type Chord } from "./theory.ts"
+import { borrowedChord, chordPitchClasses, diatonicChord, nearestIn, scaleOf, voiceChord, type Chord } from "./theory.ts"
 import type { ModelName } from "./types.ts"
 
 export interface NoteEvent {
@@ -145,7 +145,6 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const sw = input.styleWeight
   const weird = input.weirdness
   const bpm = spec.bpm
-  const beat = 60 / bpm
   const bar = barSeconds(bpm)
   const step = bar / 16
   const lyrics = parseLyrics(input.lyrics)
@@ -229,7 +228,7 @@ export function compose(input: ComposeInput, rng: Rng): Score {
         for (const p of voiceChord(b.chord, 62, 4)) notes.push({ start: b.start, dur: bar * 0.98, pitch: p, vel: 0.5 })
         continue
       }
-      addComp(notes, compStyle, b, at, bar, step, e, variant, ar, richness)
+      addComp(notes, compStyle, b, at, step, e, variant, ar, richness)
     }
     parts.push({ role: "chords", instrument: compInst, notes, pan: compInst === "guitar" || compInst === "eguitar" ? -0.35 : -0.15, gain: 0.55, send: 0.25 })
     // Rock and metal double the rhythm guitar on the other side: the classic wide wall.
@@ -257,7 +256,7 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       const b = bars[i] as BarInfo
       const next = bars[i + 1]
       if (b.section.kind === "intro" && b.indexInSection < b.section.bars / 2 && genre.energy > 0.5) continue
-      addBass(notes, style, b, next, at, bar, step, spec.minor, ar, weird)
+      addBass(notes, style, b, next, at, step, ar, weird)
     }
     const bassInst: Instrument = "bass"
     parts.push({ role: "bass", instrument: bassInst, notes, pan: 0, gain: 0.7, send: 0.03 })
@@ -439,13 +438,12 @@ export function compose(input: ComposeInput, rng: Rng): Score {
     sectionsOut.push({ kind: s.kind, start: st, end: st + s.bars * bar })
     st += s.bars * bar
   }
-  void beat
   return {
     bpm, duration, parts, drums, vocal: vocalNotes, harmony: harmonyNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks
   }
 }
 
-function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo, s: number) => number, bar: number, step: number, e: number, variant: number, r: Rng, richness: number): void {
+function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo, s: number) => number, step: number, e: number, variant: number, r: Rng, richness: number): void {
   const vel = 0.45 + 0.35 * e
   const push = (s: number, len: number, pitches: ReadonlyArray<number>, v: number, spread = 0): void => {
     pitches.forEach((p, i) => out.push({ start: at(b, s) + i * spread, dur: len * step, pitch: p, vel: v }))
@@ -512,7 +510,7 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
   }
 }
 
-function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo | undefined, at: (b: BarInfo, s: number) => number, bar: number, step: number, minor: boolean, r: Rng, weird: number): void {
+function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo | undefined, at: (b: BarInfo, s: number) => number, step: number, r: Rng, weird: number): void {
   let root = b.chord.root - 24
   if (root > 43) root -= 12
   if (root < 28) root += 12
@@ -541,14 +539,14 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
         [[0, 5, 0], [7, 1, 0], [10, 4, 7], [14, 2, 10]]
       ]
       const pat = pats[r.int(0, 1)] ?? []
-      for (const [s, len, iv] of pat) n(s, len, root + (iv === 10 ? (minor ? 10 : 10) : iv))
+      for (const [s, len, iv] of pat) n(s, len, root + iv)
       break
     }
     case "walking": {
       const target = next !== undefined ? (next.chord.root - 24 < 28 ? next.chord.root - 12 : next.chord.root - 24) : root
       const third = root + (b.chord.intervals[1] ?? 4)
       const approach = target + (r.chance(0.5) ? 1 : -1)
-      const line = [root, r.chance(0.5) ? third : fifth, r.chance(0.5) ? fifth : third + 12 - 12, approach]
+      const line = [root, r.chance(0.5) ? third : fifth, r.chance(0.5) ? fifth : third, approach]
       line.forEach((p, i) => n(i * 4, 3.6, p, vel * (i === 0 ? 1 : 0.85)))
       break
     }
@@ -559,7 +557,6 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
       n(0, 16, root, vel * 0.8)
       break
   }
-  void bar
 }
 
 /**
@@ -613,8 +610,8 @@ function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInf
       // Avoid droning on one pitch: after two repeats, step.
       if (move === 0 && still >= 2) move = r.chance(0.5) ? 1 : -1
       const base = scaleIndex(p, scaleSet)
-      let q = scaleToMidi(base + move, scaleSet, p)
-      if (q > hi || q < lo) q = scaleToMidi(base - move, scaleSet, p)
+      let q = scaleToMidi(base + move, scaleSet)
+      if (q > hi || q < lo) q = scaleToMidi(base - move, scaleSet)
       if (off % 8 === 0) q = nearestIn(q, chordAt(off))
       if (i === n - 1) {
         // Phrases come home: the last note is the tonic when the chord allows, else the chord root.
@@ -647,11 +644,10 @@ function sortedRank(scale: ReadonlyArray<number>, k: number): number {
   return [...scale].sort((a, b) => a - b).indexOf(v)
 }
 
-function scaleToMidi(idx: number, scale: ReadonlyArray<number>, _near: number): number {
+function scaleToMidi(idx: number, scale: ReadonlyArray<number>): number {
   const sorted = [...scale].sort((a, b) => a - b)
   const oct = Math.floor(idx / 7)
   const k = ((idx % 7) + 7) % 7
   return oct * 12 + (sorted[k] ?? 0)
 }
 
-export { degreeOffset }

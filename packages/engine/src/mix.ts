@@ -192,14 +192,15 @@ export function limit(l: Float32Array, r: Float32Array, ceiling: number): void {
   for (let b = 0; b < blocks; b++) {
     const target = Math.min(need[b] as number, need[b + 1] as number)
     const end = Math.min(n, (b + 1) * B)
-    const startG = g
-    // Attack: ramp linearly down across this block to reach the target at the next block.
+    // Attack: ramp linearly down across this block to reach the target by the next one;
+    // otherwise release exponentially back toward the target.
     const stepDown = target < g ? (target - g) / B : 0
+    const own = need[b] as number
     for (let i = b * B; i < end; i++) {
       if (stepDown < 0) g += stepDown
       else g += rel * (target - g)
-      if (g > target && stepDown === 0) g = Math.min(g, Math.max(target, g))
-      const gg = Math.min(g, need[b] as number)
+      // Never more gain than this block's own peak allows.
+      const gg = g < own ? g : own
       let x = (l[i] as number) * gg
       let y = (r[i] as number) * gg
       if (x > ceiling) x = ceiling
@@ -209,6 +210,5 @@ export function limit(l: Float32Array, r: Float32Array, ceiling: number): void {
       l[i] = x
       r[i] = y
     }
-    void startG
   }
 }

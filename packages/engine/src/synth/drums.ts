@@ -21,9 +21,9 @@ export function renderDrums(hits: ReadonlyArray<DrumHit>, left: Float32Array, ri
       case "kick": kick(left, right, start, v, gl, gr, flavour, noise); break
       case "snare": snare(left, right, start, v, gl, gr, flavour, noise); break
       case "clap": clap(left, right, start, v, gl, gr, noise); break
-      case "hat": metalNoise(left, right, start, v * 0.55, gl, gr, 0.035, noise, 7000); break
-      case "ohat": metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise, 6500); break
-      case "shaker": metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise, 5000); break
+      case "hat": metalNoise(left, right, start, v * 0.55, gl, gr, 0.035, noise); break
+      case "ohat": metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise); break
+      case "shaker": metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise); break
       case "ride": ride(left, right, start, v * 0.3, gl, gr, 0.6, noise); break
       case "crash": ride(left, right, start, v * 0.4, gl, gr, 1.2, noise); break
       case "tom": tom(left, right, start, v, gl, gr, 90 + 25 * h.tune); break
@@ -128,7 +128,7 @@ const HAT_NOISE = (() => {
   return out
 })()
 
-function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise, _hz: number): void {
+function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
   const len = Math.min(Math.round(decay * 4 * SR), HAT_NOISE.length >> 1)
   const end = Math.min(l.length, s + len)
   const offset = Math.floor(((noise.next() + 1) * 0.5) * (HAT_NOISE.length - len - 1))
