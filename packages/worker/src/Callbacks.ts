@@ -12,6 +12,7 @@ import { timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { hasIdShape } from "@lyre/core"
+import type { ProviderCallback } from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Wakeup } from "./Wakeup.ts"
 
@@ -24,8 +25,16 @@ const tokensMatch = (expected: string, given: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+const progress = (callback: ProviderCallback | null): boolean =>
+  callback !== null && callback.stage !== "complete" && callback.stage !== "error"
+
 export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
   readonly receive: (taskId: string, token: string, body: unknown) => Effect.Effect<CallbackReceipt>
+  /**
+   * True for a progress stage (`text`, `first`): nothing to do, so the HTTP adapter may answer
+   * 200 at once without running `receive`.
+   */
+  readonly isProgress: (body: unknown) => boolean
 }>()("lyre/worker/Callbacks") {
   static readonly layer = Layer.effect(
     ProviderCallbacks,
@@ -38,7 +47,7 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
         const callback = provider.parseCallback(body)
         // Progress stages (text, first) only say the task is on its way: nothing to do, no query.
-        if (callback !== null && callback.stage !== "complete" && callback.stage !== "error") return "ignored" as const
+        if (progress(callback)) return "ignored" as const
         const [task] = yield* sql<{ callback_token: string | null; status: string }>`
           select callback_token, status from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
         if (task === undefined || task.callback_token === null || !tokensMatch(task.callback_token, token)) {
@@ -61,7 +70,7 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
         return "accepted" as const
       })
 
-      return ProviderCallbacks.of({ receive })
+      return ProviderCallbacks.of({ receive, isProgress: (body) => progress(provider.parseCallback(body)) })
     })
   )
 }

@@ -35,19 +35,19 @@ const answer = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(text)
 }
 
-export const receiveProviderCallback = async (
-  runtime: ManagedRuntime.ManagedRuntime<ProviderCallbacks, unknown>,
-  req: IncomingMessage,
-  res: ServerResponse,
-  taskId: string,
-  token: string
-): Promise<void> => {
-  if (req.method !== "POST") {
-    req.resume()
-    return answer(res, 405, { code: 405, msg: "POST only" })
+/** The handler; progress stages are answered without entering the runtime (no query to run). */
+export const makeProviderCallbackHandler = (runtime: ManagedRuntime.ManagedRuntime<ProviderCallbacks, unknown>) => {
+  let callbacks: ProviderCallbacks["Service"] | undefined
+  return async (req: IncomingMessage, res: ServerResponse, taskId: string, token: string): Promise<void> => {
+    if (req.method !== "POST") {
+      req.resume()
+      return answer(res, 405, { code: 405, msg: "POST only" })
+    }
+    const body = await readBody(req)
+    callbacks ??= await runtime.runPromise(ProviderCallbacks)
+    if (callbacks.isProgress(body)) return answer(res, 200, { code: 200, msg: "success" })
+    const receipt = await runtime.runPromise(callbacks.receive(taskId, token, body))
+    if (receipt === "not_found") return answer(res, 404, { code: 404, msg: "Not found" })
+    answer(res, 200, { code: 200, msg: "success" })
   }
-  const body = await readBody(req)
-  const receipt = await runtime.runPromise(ProviderCallbacks.use((callbacks) => callbacks.receive(taskId, token, body)))
-  if (receipt === "not_found") return answer(res, 404, { code: 404, msg: "Not found" })
-  answer(res, 200, { code: 200, msg: "success" })
 }

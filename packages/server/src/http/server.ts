@@ -14,7 +14,7 @@ import type { AppRuntime } from "../app.ts"
 import { Readiness } from "../app.ts"
 import type { Logger } from "../log.ts"
 import { serveFile } from "./files.ts"
-import { receiveProviderCallback } from "./providerCallback.ts"
+import { makeProviderCallbackHandler } from "./providerCallback.ts"
 import { protectedResourceMetadata } from "./wellKnown.ts"
 
 export interface HttpOptions {
@@ -32,6 +32,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   const rest = makeRestHandler({ runtime, publicUrl })
   const admin = makeAdminHandler({ runtime, adminToken: options.adminToken, resourceMetadataUrl })
   const resourceMetadata = JSON.stringify(protectedResourceMetadata(publicUrl))
+  const providerCallback = makeProviderCallbackHandler(runtime)
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname
@@ -54,7 +55,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     if (path.startsWith("/admin/v1/")) return admin(req, res, path.slice("/admin/v1".length))
     if (path.startsWith("/internal/provider/callback/")) {
       const taskId = path.slice("/internal/provider/callback/".length)
-      return receiveProviderCallback(runtime, req, res, taskId, url.searchParams.get("token") ?? "")
+      return providerCallback(req, res, taskId, url.searchParams.get("token") ?? "")
     }
     if (path.startsWith("/files/") && (req.method === "GET" || req.method === "HEAD")) {
       req.resume()
