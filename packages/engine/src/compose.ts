@@ -150,7 +150,11 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const lyrics = parseLyrics(input.lyrics)
   const vocal = !input.instrumental && lyrics.sections.length > 0
   const progLen = genre.progressions[0]?.length ?? 4
+  // The style's energy scales every section's intensity: calm songs comp in long notes,
+  // energetic ones in eighths with open hats and fills.
+  const energyScale = 0.55 + 0.9 * spec.energy
   const sections = planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
+    .map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
 
   // Progressions: a high style_weight favours the genre's first (most idiomatic) ones.
   const pickProg = (r: Rng): ReadonlyArray<number> => {

@@ -85,3 +85,16 @@ describe("tuning knobs", () => {
     expect(mean("f") - mean("m")).toBeGreaterThanOrEqual(9)
   })
 })
+
+describe("energy", () => {
+  it("energetic styles play busier parts than calm ones", () => {
+    const count = (style: string) => {
+      const rng = new Rng("energy")
+      const spec = parseStyle(style, undefined, rng, 0.5)
+      const s = compose({ spec, lyrics: null, instrumental: true, model: "aether", voice: "f", styleWeight: 0.5, weirdness: 0, audioWeight: 0.5 }, rng)
+      const notes = s.parts.filter((p) => p.role === "chords" || p.role === "bass").reduce((n, p) => n + p.notes.length, 0)
+      return notes / s.duration
+    }
+    expect(count("energetic intense pop, 110 bpm")).toBeGreaterThan(count("calm gentle pop, 110 bpm"))
+  })
+})
