@@ -6,13 +6,14 @@ import { Circuits } from "./services/Circuits.ts"
 import { Generations } from "./services/Generations.ts"
 import { Guard } from "./services/Guard.ts"
 import { Models } from "./services/Models.ts"
+import { Webhooks } from "./services/Webhooks.ts"
 
 /**
  * Core's services; they need a SqlClient, Settings, a RateLimiter and the Provider from the
  * composition root.
  */
 export const coreLayer = Guard.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Webhooks.layer)),
   Layer.provideMerge(Circuits.layer),
   Layer.provide(Ids.layer)
 )

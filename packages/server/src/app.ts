@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
-import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings } from "@lyre/core"
+import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
 import type { CoreServices } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
@@ -63,17 +63,22 @@ export const providerLabel = (config: ServerConfig): string =>
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 
 /**
- * The task worker, running for as long as the layer lives. `pnpm start` includes it unless
- * `WORKER=off`; `pnpm worker` is this alone.
+ * The task worker and the webhook deliverer, running for as long as the layer lives.
+ * `pnpm start` includes them unless `WORKER=off`; `pnpm worker` is this alone.
  */
 const inlineWorker = (config: ServerConfig) =>
-  Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
-    Layer.provide(TaskWorker.layer({
-      workerId,
-      publicUrl: config.publicUrl,
-      pollSeconds: config.providerPollSeconds,
-      leaseSeconds: config.workerLeaseSeconds
-    }))
+  Layer.mergeAll(
+    Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(TaskWorker.layer({
+        workerId,
+        publicUrl: config.publicUrl,
+        pollSeconds: config.providerPollSeconds,
+        leaseSeconds: config.workerLeaseSeconds
+      }))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(WebhookWorker.use((deliverer) => deliverer.run))).pipe(
+      Layer.provide(WebhookWorker.layer({ workerId, leaseSeconds: config.workerLeaseSeconds }))
+    )
   )
 
 export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<AppServices, unknown> => {
@@ -83,7 +88,9 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
     secretKey: secrets.secretKey,
     requestsPerMinute: config.requestsPerMinute,
     generationTimeoutSeconds: config.generationTimeoutSeconds,
-    providerPollSeconds: config.providerPollSeconds
+    providerPollSeconds: config.providerPollSeconds,
+    webhookRetryDelaysSeconds: config.webhookRetryDelaysSeconds,
+    webhookAllowPrivate: config.webhookAllowPrivate
   })
   const runsWorker = config.worker === "inline"
   const wakeup = config.databaseUrl === null ? Wakeup.layerLocal : Wakeup.layerPg({ listen: runsWorker })

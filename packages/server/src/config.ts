@@ -3,6 +3,7 @@
  * the process with a message that names the variable.
  */
 import { Config, Effect, Option, Schema } from "effect"
+import { defaultWebhookRetryDelaysSeconds } from "@lyre/core"
 
 export interface ServerConfig {
   readonly port: number
@@ -26,6 +27,10 @@ export interface ServerConfig {
   readonly providerTimeoutSeconds: number
   /** How long a worker's claim on a task lasts; a crashed worker's tasks return after this. */
   readonly workerLeaseSeconds: number
+  /** `WEBHOOK_RETRY_DELAYS`: seconds before each retry of a failed webhook delivery, then dead. */
+  readonly webhookRetryDelaysSeconds: ReadonlyArray<number>
+  /** `WEBHOOK_ALLOW_PRIVATE`: loopback and private addresses may receive webhooks (development, tests). */
+  readonly webhookAllowPrivate: boolean
   readonly logLevel: "debug" | "info" | "warn" | "error"
 }
 
@@ -53,6 +58,8 @@ const config = Config.all({
   providerPollSeconds: positiveSeconds("PROVIDER_POLL_SECONDS").pipe(Config.withDefault(5)),
   providerTimeoutSeconds: positiveSeconds("PROVIDER_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
   workerLeaseSeconds: positiveSeconds("WORKER_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  webhookRetryDelays: optionalString("WEBHOOK_RETRY_DELAYS"),
+  webhookAllowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const))
 })
 
@@ -64,7 +71,12 @@ const check = (ok: boolean, message: string) => (ok ? Effect.void : Effect.fail(
 
 /** The validated configuration; fails with one readable sentence per problem. */
 export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effect.gen(function*() {
-  const raw = yield* config
+  const { webhookRetryDelays, ...raw } = yield* config
+  const webhookRetryDelaysSeconds = webhookRetryDelays === null
+    ? defaultWebhookRetryDelaysSeconds
+    : webhookRetryDelays.split(",").map((part) => Number(part.trim()))
+  yield* check(webhookRetryDelaysSeconds.every((seconds) => Number.isFinite(seconds) && seconds > 0),
+    "WEBHOOK_RETRY_DELAYS must be positive numbers of seconds separated by commas, e.g. 60,300,1800")
   yield* check(raw.databaseUrl === null || /^postgres(ql)?:\/\//.test(raw.databaseUrl),
     "DATABASE_URL must be a postgres:// or postgresql:// URL")
   yield* check(raw.redisUrl === null || /^rediss?:\/\//.test(raw.redisUrl), "REDIS_URL must be a redis:// or rediss:// URL")
@@ -77,7 +89,7 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(raw.provider !== "http" || raw.providerApiKey !== null, "PROVIDER_API_KEY is required when PROVIDER=http")
   const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
   yield* check(/^https?:\/\/[^/]+(\/[^?#]*)?$/.test(publicUrl), "PUBLIC_URL must be an http(s) URL with no query")
-  return { ...raw, publicUrl: publicUrl.replace(/\/+$/, "") }
+  return { ...raw, webhookRetryDelaysSeconds, publicUrl: publicUrl.replace(/\/+$/, "") }
 }).pipe(
   Effect.catchTag("ConfigError", (error) => Effect.fail(new ConfigurationError({ message: error.message })))
 )

@@ -39,3 +39,31 @@ export const SetModelAvailabilityBody = z.strictObject({
   available: z.boolean(),
   retry_after_seconds: z.int().min(0).max(86_400).optional()
 })
+
+/** The event kinds an endpoint may subscribe to (a `ping` goes to the endpoint it tests, whatever it wants). */
+export const webhookEventTypes = ["job.completed", "job.failed", "credits.low", "key.expiring"] as const
+export const WebhookEventType = z.enum(webhookEventTypes)
+export type WebhookEventType = z.infer<typeof WebhookEventType>
+
+const webhookUrl = z.url({ protocol: /^https?$/ }).max(2048)
+const webhookEvents = z.array(WebhookEventType).min(1).max(webhookEventTypes.length)
+
+export const CreateWebhookEndpointBody = z.strictObject({
+  url: webhookUrl,
+  events: webhookEvents.optional()
+})
+
+export const UpdateWebhookEndpointBody = z.strictObject({
+  url: webhookUrl.optional(),
+  events: webhookEvents.optional(),
+  enabled: z.boolean().optional()
+})
+
+/** How long the replaced secret keeps signing next to the new one (default one day, at most a week). */
+export const RotateWebhookSecretBody = z.strictObject({
+  grace_period_seconds: z.int().min(0).max(7 * 86_400).optional()
+})
+
+export const RedeliverEventBody = z.strictObject({
+  event_id: z.string().min(1).max(100)
+})

@@ -6,6 +6,7 @@
 import { randomBytes, scrypt } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { alertFires, armedAfter, creditsLowPayload } from "../domain/creditAlert.ts"
 import { AlreadyExists, InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
 import type { Plan } from "../domain/models.ts"
@@ -69,6 +70,9 @@ interface AccountRow {
   readonly requests_per_minute: number | null
 }
 
+/** A grant or adjustment: `prev` is the locked row with the buckets after the change (`s2`, `o2`). */
+const changeAlert = { before: "prev.s + prev.o", after: "prev.s2 + prev.o2", threshold: "prev.t", armed: "prev.armed" }
+
 const hashPassword = (password: string) =>
   Effect.callback<string>((resume) => {
     const salt = randomBytes(16)
@@ -118,7 +122,10 @@ export class Accounts extends Context.Service<Accounts, {
         return row
       })
 
-      /** Applies a balance change and its ledger row in one statement; none when it would go below zero. */
+      /**
+       * Applies a balance change, its ledger row and any `credits.low` it causes in one statement;
+       * none when it would go below zero.
+       */
       const applyCredits = Effect.fnUntraced(function*(
         id: string,
         kind: "grant" | "adjustment",
@@ -127,14 +134,29 @@ export class Accounts extends Context.Service<Accounts, {
         reason: string | null
       ) {
         const ledgerId = yield* ids.make("ledgerEntry")
+        const lowEventId = yield* ids.make("event")
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         return yield* sql<AccountRow>`
-          with changed as (
-            update accounts set subscription_credits = subscription_credits + ${subscription},
-                                onetime_credits = onetime_credits + ${onetime},
-                                updated_at = ${now}::timestamptz
-            where id = ${id} and subscription_credits + ${subscription} >= 0 and onetime_credits + ${onetime} >= 0
-            returning *
+          with prev as (
+            select id, subscription_credits as s, onetime_credits as o,
+                   subscription_credits + ${subscription}::int as s2, onetime_credits + ${onetime}::int as o2,
+                   credit_alert_threshold as t, credit_alert_armed as armed
+            from accounts where id = ${id} for update
+          ),
+          changed as (
+            update accounts a set subscription_credits = prev.s2, onetime_credits = prev.o2,
+                                  credit_alert_armed = ${sql.literal(armedAfter(changeAlert))},
+                                  updated_at = ${now}::timestamptz
+            from prev
+            where a.id = prev.id and prev.s2 >= 0 and prev.o2 >= 0
+            returning a.*, ${sql.literal(alertFires(changeAlert))} as alert
+          ),
+          low as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${lowEventId}, id, 'credits.low',
+                   ${sql.literal(creditsLowPayload("credit_alert_threshold", "subscription_credits", "onetime_credits"))},
+                   ${now}::timestamptz
+            from changed where alert
           ),
           entry as (
             insert into credit_ledger (id, account_id, kind, subscription_delta, onetime_delta, subscription_after,
@@ -181,6 +203,12 @@ export class Accounts extends Context.Service<Accounts, {
         },
             requests_per_minute = ${
           patch.requests_per_minute === undefined ? sql`requests_per_minute` : sql`${patch.requests_per_minute}`
+        },
+            credit_alert_armed = ${
+          patch.credit_alert_threshold === undefined
+            ? sql`credit_alert_armed`
+            : sql`(${patch.credit_alert_threshold}::int is null
+                   or subscription_credits + onetime_credits >= ${patch.credit_alert_threshold}::int)`
         },
             updated_at = ${now}::timestamptz
           where id = ${id}

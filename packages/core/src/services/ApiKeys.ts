@@ -16,6 +16,7 @@ import {
 } from "../domain/errors.ts"
 import type { AuthenticationError } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
+import { keyExpiringPayload } from "../domain/keyExpiring.ts"
 import type { Plan } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { defaultConcurrencyLimit, planAllowsAccess } from "../domain/pricing.ts"
@@ -25,6 +26,8 @@ export const apiKeyPrefix = "lyr_live_"
 const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/
 /** How much of a key is kept in clear for display: the prefix and four characters. */
 const displayLength = apiKeyPrefix.length + 4
+/** `key.expiring` goes out once a key has this little left (DESIGN.md section 4). */
+const expiringWithinMillis = 24 * 60 * 60 * 1000
 
 export interface CreatedApiKey {
   readonly id: string
@@ -77,13 +80,27 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         const id = yield* ids.make("apiKey")
         const key = apiKeyPrefix + randomBase62(32)
         const now = new Date(yield* Clock.currentTimeMillis)
+        const eventId = yield* ids.make("event")
+        // A key made with less than a day to live is already expiring: its one event goes with it.
+        const expiring = input.expiresAt !== null && input.expiresAt.getTime() > now.getTime() &&
+          input.expiresAt.getTime() - now.getTime() <= expiringWithinMillis
         const rows = yield* sql<{ created_at: Date }>`
-          insert into api_keys (id, account_id, name, prefix, key_hash, scopes, expires_at, created_at)
-          select ${id}, a.id, ${input.name}, ${key.slice(0, displayLength)}, ${hashKey(key)},
-                 ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt?.toISOString() ?? null}::timestamptz,
-                 ${now.toISOString()}::timestamptz
-          from accounts a where a.id = ${accountId}
-          returning created_at`.pipe(Effect.orDie)
+          with made as (
+            insert into api_keys (id, account_id, name, prefix, key_hash, scopes, expires_at, created_at,
+              expiring_notified_at)
+            select ${id}, a.id, ${input.name}, ${key.slice(0, displayLength)}, ${hashKey(key)},
+                   ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt?.toISOString() ?? null}::timestamptz,
+                   ${now.toISOString()}::timestamptz, ${expiring ? now.toISOString() : null}::timestamptz
+            from accounts a where a.id = ${accountId}
+            returning id, account_id, prefix, name, expires_at, created_at
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", now.toISOString()))},
+                   ${now.toISOString()}::timestamptz
+            from made where ${expiring}::boolean
+          )
+          select created_at from made`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* new ResourceNotFound({ message: `No account ${accountId}` })
         return {
           id,

@@ -22,6 +22,7 @@ import {
   renderError,
   TaskNotFound
 } from "../domain/errors.ts"
+import { alertFires, armedAfter, creditsLowPayload } from "../domain/creditAlert.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
@@ -56,6 +57,22 @@ export interface TaskFailure {
 /** The callback address the provider is given for a task: unsigned callbacks carry its secret token. */
 export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
   `${publicUrl}/internal/provider/callback/${taskId}?token=${token}`
+
+/** A debit: the total before and after, against the row `prev` locked. */
+const debitAlert = {
+  before: "prev.s + prev.o",
+  after: "prev.s + prev.o - prev.price",
+  threshold: "prev.t",
+  armed: "prev.armed"
+}
+
+/** A refund, in the SET of the update of `accounts a` from the failed task. */
+const refundAlert = {
+  before: "a.subscription_credits + a.onetime_credits",
+  after: "a.subscription_credits + a.onetime_credits + failed.debit_subscription + failed.debit_onetime",
+  threshold: "a.credit_alert_threshold",
+  armed: "a.credit_alert_armed"
+}
 
 /** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
 const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
@@ -163,6 +180,7 @@ export class Generations extends Context.Service<Generations, {
         const now = yield* Clock.currentTimeMillis
         const taskId = yield* ids.make("task")
         const ledgerId = yield* ids.make("ledgerEntry")
+        const lowEventId = yield* ids.make("event")
         const price = priceOf[request.model]
         const nowIso = new Date(now).toISOString()
         const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
@@ -206,19 +224,29 @@ export class Generations extends Context.Service<Generations, {
               ) as counted
             ),
             prev as (
-              select id, subscription_credits as s, onetime_credits as o from accounts
+              select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
+                     credit_alert_armed as armed, ${price}::int as price
+              from accounts
               where id = ${principal.accountId} for update
             ),
             debit as (
               update accounts a
               set subscription_credits = prev.s - least(prev.s, ${price}),
                   onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
+                  credit_alert_armed = ${sql.literal(armedAfter(debitAlert))},
                   updated_at = ${nowIso}::timestamptz
               from prev, model, inflight
               where a.id = prev.id and model.available and inflight.pending < ${principal.concurrencyLimit}
                 and prev.s + prev.o >= ${price}
               returning a.subscription_credits as s_after, a.onetime_credits as o_after,
-                        least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take
+                        least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
+                        prev.t as threshold, ${sql.literal(alertFires(debitAlert))} as alert
+            ),
+            low as (
+              insert into outbox_events (id, account_id, type, payload, created_at)
+              select ${lowEventId}, ${principal.accountId}, 'credits.low',
+                     ${sql.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
+              from debit where alert
             ),
             task as (
               insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
@@ -421,6 +449,7 @@ export class Generations extends Context.Service<Generations, {
             update accounts a
             set subscription_credits = a.subscription_credits + failed.debit_subscription,
                 onetime_credits = a.onetime_credits + failed.debit_onetime,
+                credit_alert_armed = ${sql.literal(armedAfter(refundAlert))},
                 updated_at = ${now}::timestamptz
             from failed where a.id = failed.account_id
             returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,

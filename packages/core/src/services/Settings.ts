@@ -12,7 +12,14 @@ export interface SettingsShape {
   readonly generationTimeoutSeconds: number
   /** The first poll of an accepted task comes this long after acceptance, and grows with backoff. */
   readonly providerPollSeconds: number
+  /** `WEBHOOK_RETRY_DELAYS`: seconds before each retry of a failed delivery; past the last, it is dead. */
+  readonly webhookRetryDelaysSeconds: ReadonlyArray<number>
+  /** `WEBHOOK_ALLOW_PRIVATE`: endpoints on loopback and private addresses may register and receive. */
+  readonly webhookAllowPrivate: boolean
 }
+
+/** DESIGN.md section 4: 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, 10 h (about three days in all). */
+export const defaultWebhookRetryDelaysSeconds: ReadonlyArray<number> = [60, 300, 1800, 7200, 18000, 36000, 36000]
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("lyre/core/services/Settings") {
   static readonly layer = (settings: SettingsShape) => Layer.succeed(Settings)(Settings.of(settings))

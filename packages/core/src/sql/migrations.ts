@@ -140,9 +140,74 @@ const m0002_worker = Effect.gen(function*() {
   yield* sql`insert into model_circuits (model) values ('aether'), ('echo'), ('nocturne')`
 })
 
+/**
+ * Webhooks: endpoints per account (two secrets during a rotation), one delivery per event and
+ * endpoint claimed with leases, and every attempt kept for the delivery log. The outbox row
+ * says whether it was fanned out; accounts carry the `credits.low` arming flag, and keys
+ * remember their `key.expiring` event.
+ */
+const m0003_webhooks = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`alter table accounts add column credit_alert_armed boolean not null default true`
+  yield* sql`alter table api_keys add column expiring_notified_at timestamptz`
+  yield* sql`
+    create index api_keys_expiring on api_keys (expires_at)
+    where expiring_notified_at is null and revoked_at is null and expires_at is not null`
+  yield* sql`alter table outbox_events add column fanned_out boolean not null default false`
+  yield* sql`update outbox_events set fanned_out = true`
+  yield* sql`create index outbox_events_unfanned on outbox_events (seq) where not fanned_out`
+  yield* sql`
+    create table webhook_endpoints (
+      id text primary key,
+      account_id text not null references accounts (id),
+      url text not null,
+      secret text not null,
+      previous_secret text,
+      previous_secret_expires_at timestamptz,
+      events jsonb not null,
+      enabled boolean not null default true,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`create index webhook_endpoints_account on webhook_endpoints (account_id)`
+  yield* sql`
+    create table webhook_deliveries (
+      id text primary key,
+      event_id text not null references outbox_events (id),
+      endpoint_id text not null references webhook_endpoints (id) on delete cascade,
+      redelivery boolean not null default false,
+      status text not null check (status in ('pending', 'succeeded', 'dead')),
+      attempts integer not null default 0,
+      next_attempt_at timestamptz,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      last_status_code integer,
+      last_error text,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  // Fan-out makes one delivery per event and endpoint; a manual redelivery is a further row.
+  yield* sql`
+    create unique index webhook_deliveries_once on webhook_deliveries (event_id, endpoint_id) where not redelivery`
+  yield* sql`create index webhook_deliveries_due on webhook_deliveries (next_attempt_at) where status = 'pending'`
+  yield* sql`create index webhook_deliveries_endpoint on webhook_deliveries (endpoint_id, created_at desc, id desc)`
+  yield* sql`
+    create table webhook_attempts (
+      delivery_id text not null references webhook_deliveries (id) on delete cascade,
+      attempt integer not null,
+      attempted_at timestamptz not null,
+      status_code integer,
+      latency_ms integer not null,
+      response_snippet text not null,
+      error text,
+      primary key (delivery_id, attempt)
+    )`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
-  "0002_worker": m0002_worker
+  "0002_worker": m0002_worker,
+  "0003_webhooks": m0003_webhooks
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -9,10 +9,11 @@ import type { Generations } from "../services/Generations.ts"
 import type { Guard } from "../services/Guard.ts"
 import type { Models } from "../services/Models.ts"
 import type { Settings } from "../services/Settings.ts"
+import type { Webhooks } from "../services/Webhooks.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
-export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings
+export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings | Webhooks
 
 export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
 

@@ -13,15 +13,20 @@ import {
   ChangeCreditsBody,
   CreateAccountBody,
   CreateKeyBody,
+  CreateWebhookEndpointBody,
   InvalidCredential,
   MethodNotAllowed,
   MissingCredential,
   Models,
+  RedeliverEventBody,
+  RotateWebhookSecretBody,
   SetModelAvailabilityBody,
   RouteNotFound,
   runToResult,
   UpdateAccountBody,
-  validationErrorFrom
+  UpdateWebhookEndpointBody,
+  validationErrorFrom,
+  Webhooks
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
 import { readJsonBody, sendApiError, sendJson } from "@lyre/rest"
@@ -32,7 +37,11 @@ export interface AdminOptions {
   readonly resourceMetadataUrl: string
 }
 
-type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<readonly [number, unknown], ApiError, Accounts | ApiKeys | Models>
+type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
+  readonly [number, unknown],
+  ApiError,
+  Accounts | ApiKeys | Models | Webhooks
+>
 
 interface AdminRoute {
   readonly method: string
@@ -46,6 +55,83 @@ const validated = <S extends z.ZodType>(schema: S, body: unknown): Effect.Effect
 }
 
 const id = "([A-Za-z0-9_]+)"
+
+/** DESIGN.md section 8's webhook rows, then rotation, the attempt log, redelivery and ping. */
+const webhookRoutes: ReadonlyArray<AdminRoute> = [
+  {
+    method: "POST",
+    pattern: new RegExp(`^/accounts/${id}/webhook-endpoints$`),
+    handler: ([accountId = ""], body) =>
+      Effect.gen(function*() {
+        const input = yield* validated(CreateWebhookEndpointBody, body)
+        return [201, yield* Webhooks.use((webhooks) => webhooks.createEndpoint(accountId, input))] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/accounts/${id}/webhook-endpoints$`),
+    handler: ([accountId = ""]) =>
+      Effect.map(Webhooks.use((webhooks) => webhooks.listEndpoints(accountId)), (data) => [200, { data }] as const)
+  },
+  {
+    method: "PATCH",
+    pattern: new RegExp(`^/webhook-endpoints/${id}$`),
+    handler: ([endpointId = ""], body) =>
+      Effect.gen(function*() {
+        const patch = yield* validated(UpdateWebhookEndpointBody, body)
+        return [200, yield* Webhooks.use((webhooks) => webhooks.updateEndpoint(endpointId, patch))] as const
+      })
+  },
+  {
+    method: "DELETE",
+    pattern: new RegExp(`^/webhook-endpoints/${id}$`),
+    handler: ([endpointId = ""]) =>
+      Effect.as(Webhooks.use((webhooks) => webhooks.deleteEndpoint(endpointId)), [204, null] as const)
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/webhook-endpoints/${id}/rotate-secret$`),
+    handler: ([endpointId = ""], body) =>
+      Effect.gen(function*() {
+        const input = yield* validated(RotateWebhookSecretBody, body)
+        const grace = input.grace_period_seconds ?? 86_400
+        return [200, yield* Webhooks.use((webhooks) => webhooks.rotateSecret(endpointId, grace))] as const
+      })
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/webhook-endpoints/${id}/ping$`),
+    handler: ([endpointId = ""]) =>
+      Effect.map(Webhooks.use((webhooks) => webhooks.ping(endpointId)), (delivery) => [201, delivery] as const)
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/webhook-endpoints/${id}/deliveries$`),
+    handler: ([endpointId = ""]) =>
+      Effect.map(Webhooks.use((webhooks) => webhooks.deliveries(endpointId)), (data) => [200, { data }] as const)
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/webhook-endpoints/${id}/deliveries$`),
+    handler: ([endpointId = ""], body) =>
+      Effect.gen(function*() {
+        const input = yield* validated(RedeliverEventBody, body)
+        return [201, yield* Webhooks.use((webhooks) => webhooks.redeliverEvent(endpointId, input.event_id))] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/webhook-deliveries/${id}/attempts$`),
+    handler: ([deliveryId = ""]) =>
+      Effect.map(Webhooks.use((webhooks) => webhooks.attempts(deliveryId)), (data) => [200, { data }] as const)
+  },
+  {
+    method: "POST",
+    pattern: new RegExp(`^/webhook-deliveries/${id}/redeliver$`),
+    handler: ([deliveryId = ""]) =>
+      Effect.map(Webhooks.use((webhooks) => webhooks.redeliver(deliveryId)), (delivery) => [201, delivery] as const)
+  }
+]
 const routes: ReadonlyArray<AdminRoute> = [
   {
     method: "POST",
@@ -115,7 +201,8 @@ const routes: ReadonlyArray<AdminRoute> = [
     method: "DELETE",
     pattern: new RegExp(`^/keys/${id}$`),
     handler: ([keyId = ""]) => Effect.as(ApiKeys.use((keys) => keys.revoke(keyId)), [204, null] as const)
-  }
+  },
+  ...webhookRoutes
 ]
 
 const tokenMatches = (expected: string, authorization: string | undefined): boolean => {

@@ -76,6 +76,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     providerPollSeconds: 5,
     providerTimeoutSeconds: 10,
     workerLeaseSeconds: 60,
+    webhookRetryDelaysSeconds: [60, 300, 1800, 7200, 18000, 36000, 36000],
+    webhookAllowPrivate: false,
     logLevel: "error",
     ...overrides
   }
