@@ -71,7 +71,7 @@ export function renderNote(inst: Instrument, n: NoteEvent, buf: Float32Array, ct
     case "epiano": return epiano(buf, start, hold, end, f, n.vel)
     case "guitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, false)
     case "eguitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, true)
-    case "strings": return saws(buf, start, hold, end, f, n.vel, ctx, 0.18, 0.35, 3, 2600)
+    case "strings": return saws(buf, start, hold, end, f, n.vel, ctx, 0.18, 0.35, 2, 2600)
     case "pad": return saws(buf, start, hold, end, f, n.vel, ctx, 0.5, 1.1, 2, 1400)
     case "synth": return lead(buf, start, hold, end, f, n.vel, ctx)
     case "brass": return brass(buf, start, hold, end, f, n.vel, ctx)
@@ -100,7 +100,10 @@ function piano(buf: Float32Array, start: number, hold: number, end: number, f: n
     const rOff = Math.exp(-INV_SR / 0.09)
     let x = amp * Math.pow(k, -1.1) * (0.6 + 0.4 * vel * (k < 3 ? 1 : ctx.bright))
     let y = 0
-    for (let i = start; i < end; i++) {
+    // Stop once the partial has decayed by 80 dB: upper partials die long before the note ends.
+    const audible = start + Math.ceil(Math.log(1e-4) / Math.log(r))
+    const stop = Math.min(end, audible)
+    for (let i = start; i < stop; i++) {
       const d = i - start < hold ? r : rOff
       const nx = d * (x * c - y * s)
       y = d * (x * s + y * c)
