@@ -4,20 +4,10 @@
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
+import { freePort } from "./support/processes.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-embedded-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
