@@ -56,8 +56,6 @@ export const timeoutFailure = {
 } as const
 
 export class TaskWorker extends Context.Service<TaskWorker, {
-  /** Claims up to `limit` due tasks and processes them; answers how many were claimed. */
-  readonly runOnce: (limit?: number) => Effect.Effect<number>
   /** Fails every pending task past its deadline; answers how many this call failed. */
   readonly sweep: Effect.Effect<number>
   /** Claims, processes and sweeps until interrupted. */
@@ -158,12 +156,6 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       Effect.withSpan("TaskWorker.process", { attributes: { taskId: task.id } })
     )
 
-  const runOnce = (limit = concurrency) =>
-    claim(limit).pipe(
-      Effect.tap((tasks) => Effect.forEach(tasks, processTask, { concurrency: "unbounded", discard: true })),
-      Effect.map((tasks) => tasks.length)
-    )
-
   const sweep = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const late = yield* sql<{ id: string }>`
@@ -210,5 +202,5 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     }
   })
 
-  return TaskWorker.of({ runOnce, sweep, run })
+  return TaskWorker.of({ sweep, run })
 })
