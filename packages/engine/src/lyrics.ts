@@ -177,6 +177,20 @@ export function syllabify(wordIn: string): Syllable[] {
     // "hmm", "shh": hum it on a neutral vowel.
     return [{ onset: [], vowel: ["@"], coda: gs.flatMap((g) => consonants(g.text, "")), wordEnd: true }]
   }
+  // Silent e in "-ed"/"-es" endings ("walked", "times"), unless it is sounded ("wanted", "boxes").
+  let silentIdx = -1
+  const lastV = vowelIdx[vowelIdx.length - 1] ?? 0
+  if (vowelIdx.length > 1 && lastV === gs.length - 2 && gs[lastV]?.text === "e") {
+    const end = gs[gs.length - 1]?.text ?? ""
+    const before = gs[lastV - 1]?.text ?? ""
+    if ((end === "d" && before !== "t" && before !== "d") || (end === "s" && !["s", "x", "z", "ch", "sh", "g", "c", "j"].includes(before))) silentIdx = lastV
+  }
+  if (silentIdx >= 0 && !(gs[silentIdx - 1]?.vowel ?? true)) {
+    const magicEs = (vowelIdx[vowelIdx.length - 2] ?? 0) === silentIdx - 2
+    vowelIdx = vowelIdx.slice(0, -1)
+    const out = syllabifyGraphemes(gs, vowelIdx, magicEs, silentIdx)
+    return out
+  }
   // Silent final e ("time", "love"): drop it and lengthen the vowel before it.
   let magic = false
   const last = vowelIdx[vowelIdx.length - 1] ?? 0
@@ -184,6 +198,11 @@ export function syllabify(wordIn: string): Syllable[] {
     magic = (vowelIdx[vowelIdx.length - 2] ?? 0) === last - 2
     vowelIdx = vowelIdx.slice(0, -1)
   }
+  return syllabifyGraphemes(gs, vowelIdx, magic, magic ? gs.length - 1 : -1)
+}
+
+/** Groups graphemes into syllables around the vowel graphemes at `vowelIdx`. */
+function syllabifyGraphemes(gs: ReadonlyArray<Grapheme>, vowelIdx: ReadonlyArray<number>, magic: boolean, silentIdx: number): Syllable[] {
   const out: Syllable[] = []
   let start = 0
   for (let k = 0; k < vowelIdx.length; k++) {
@@ -200,7 +219,7 @@ export function syllabify(wordIn: string): Syllable[] {
     const coda: Consonant[] = []
     for (let i = v + 1; i < end; i++) {
       const g = gs[i]
-      if (g === undefined || (magic && i === gs.length - 1)) continue
+      if (g === undefined || i === silentIdx) continue
       if (g.vowel) continue
       coda.push(...consonants(g.text, gs[i + 1]?.text[0] ?? ""))
     }
