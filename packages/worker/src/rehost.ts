@@ -7,6 +7,8 @@
 import { get as httpGet } from "node:http"
 import type { IncomingMessage } from "node:http"
 import { get as httpsGet } from "node:https"
+import { readFile } from "node:fs/promises"
+import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import type { ProviderTrack, Track } from "@lyre/core"
 import { Ids } from "@lyre/core"
@@ -63,6 +65,28 @@ const open = (url: string, signal: AbortSignal, redirects = 0): Promise<Incoming
     request.on("error", reject)
   })
 
+/**
+ * A `file:` URL (an in-process provider such as the built-in engine hands over its renders so)
+ * is read from disk; a missing file is definite.
+ */
+const copyLocal = Effect.fnUntraced(function*(url: string, key: (extension: string) => string, fallback: string, options: RehostOptions) {
+  const storage = yield* Storage
+  const path = fileURLToPath(url)
+  const bytes = yield* Effect.tryPromise({
+    try: () => readFile(path),
+    catch: (cause) =>
+      new RehostError({
+        message: `Could not read ${url}: ${String(cause)}`,
+        definite: typeof cause === "object" && cause !== null && "code" in cause && cause.code === "ENOENT"
+      })
+  })
+  const storedKey = key(extensionOf(url, null, fallback))
+  yield* storage.put(storedKey, bytes).pipe(
+    Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
+  )
+  return `${options.publicUrl}/files/${storedKey}`
+})
+
 /** Downloads one file into storage; answers its lasting URL. */
 const copy = Effect.fnUntraced(function*(
   url: string,
@@ -70,6 +94,7 @@ const copy = Effect.fnUntraced(function*(
   fallback: string,
   options: RehostOptions
 ) {
+  if (url.startsWith("file:")) return yield* copyLocal(url, key, fallback, options)
   const storage = yield* Storage
   const signal = AbortSignal.timeout(options.timeoutMs)
   const response = yield* Effect.tryPromise({

@@ -1,0 +1,87 @@
+/**
+ * Re-hosting into file storage: HTTP downloads from the fake upstream, `file:` URLs from an
+ * in-process provider, fixed keys per task and index, and which failures are definite.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Ids } from "@lyre/core"
+import type { ProviderTrack } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import type { FakeUpstream } from "@lyre/fake-upstream"
+import { Effect, Exit, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rehostTracks } from "../src/rehost.ts"
+import { Storage } from "../src/storage/Storage.ts"
+
+let upstream: FakeUpstream
+let directory: string
+beforeAll(async () => {
+  upstream = await startFakeUpstream({ apiKey: "k", audioBytes: 10_000 })
+  directory = mkdtempSync(join(tmpdir(), "lyre-rehost-"))
+})
+afterAll(async () => {
+  await upstream.close()
+  rmSync(directory, { recursive: true, force: true })
+})
+
+const run = <A, E>(effect: Effect.Effect<A, E, Storage | Ids>) =>
+  Effect.runPromiseExit(effect.pipe(Effect.provide(Layer.merge(Storage.layerFiles(join(directory, "files")), Ids.layer))))
+
+const track = (audioUrl: string, imageUrl: string | null): ProviderTrack => ({
+  providerTrackId: "t",
+  audioUrl,
+  imageUrl,
+  lyrics: "la",
+  title: "Song",
+  tags: "pop",
+  duration: 12.5
+})
+
+const options = { publicUrl: "https://lyre.example", timeoutMs: 5_000 }
+
+describe("rehostTracks", () => {
+  it("copies audio and covers over HTTP to fixed keys and answers lasting URLs", async () => {
+    const fetched = await fetch(`${upstream.url}/api/v1/generate`, {
+      method: "POST",
+      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      body: JSON.stringify({ customMode: true, instrumental: true, model: "V4_5", style: "pop", title: "Rehost" })
+    }).then((res) => res.json() as Promise<{ data: { taskId: string } }>)
+    const view = upstream.control.task(fetched.data.taskId)
+    const ids = view?.trackIds ?? []
+    const exit = await run(rehostTracks("gen_a", ids.map((id) => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`)), options))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (!Exit.isSuccess(exit)) return
+    expect(exit.value.map((t) => [t.index, t.audio_url, t.image_url])).toEqual([
+      [0, "https://lyre.example/files/gen_a/0.mp3", "https://lyre.example/files/gen_a/0-cover.png"],
+      [1, "https://lyre.example/files/gen_a/1.mp3", "https://lyre.example/files/gen_a/1-cover.png"]
+    ])
+    expect(exit.value[0]).toMatchObject({ title: "Song", lyrics: "la", tags: "pop", duration: 12.5 })
+    expect(readFileSync(join(directory, "files/gen_a/0.mp3")).length).toBe(10_000)
+  })
+
+  it("reads file: URLs (an in-process provider's renders)", async () => {
+    const audio = join(directory, "render.mp3")
+    writeFileSync(audio, Buffer.alloc(321, 7))
+    const exit = await run(rehostTracks("gen_b", [track(pathToFileURL(audio).toString(), null)], options))
+    expect(Exit.isSuccess(exit) && exit.value[0]?.image_url).toBe(null)
+    expect(readFileSync(join(directory, "files/gen_b/0.mp3"))).toEqual(Buffer.alloc(321, 7))
+  })
+
+  it("a missing audio file is a definite failure; a missing cover only leaves image_url null", async () => {
+    const gone = await run(rehostTracks("gen_c", [track(`${upstream.url}/files/00000000-0000-0000-0000-000000000000.mp3`, null)], options))
+    expect(Exit.isFailure(gone) && JSON.stringify(gone.cause)).toContain("\"definite\":true")
+    const audio = join(directory, "ok.mp3")
+    writeFileSync(audio, Buffer.alloc(10))
+    const coverless = await run(rehostTracks("gen_d", [
+      track(pathToFileURL(audio).toString(), `${upstream.url}/files/00000000-0000-0000-0000-000000000000.png`)
+    ], options))
+    expect(Exit.isSuccess(coverless) && coverless.value[0]?.image_url).toBe(null)
+  })
+
+  it("an unreachable host is not definite (retried until the deadline)", async () => {
+    const exit = await run(rehostTracks("gen_e", [track("http://127.0.0.1:9/x.mp3", null)], options))
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("\"definite\":false")
+  })
+})
