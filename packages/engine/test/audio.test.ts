@@ -29,7 +29,7 @@ function sameTempo(measured: number, asked: number): boolean {
   return [asked, asked * 2, asked / 2].some((t) => Math.abs(measured - t) / t <= 0.02)
 }
 
-describe("rendered audio, measured with essentia.js", () => {
+describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () => {
   it("an explicit bpm is honoured within 2% (house 124)", async () => {
     const { signal } = await render(req("deep house, 124 bpm"))
     const t = tempo(signal)

@@ -16,7 +16,7 @@ const request: EngineRequest = {
   vocal_gender: "f"
 }
 
-describe("makeEngine", () => {
+describe("makeEngine", { timeout: 120_000 }, () => {
   it("renders two tracks off the main thread, with all fields filled", async () => {
     let ticks = 0
     const timer = setInterval(() => { ticks++ }, 10)

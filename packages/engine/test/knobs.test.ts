@@ -11,7 +11,7 @@ import { bandEnvelope, key } from "./support/analysis.ts"
 
 const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
 
-describe("every genre and model", () => {
+describe("every genre and model", { timeout: 120_000 }, () => {
   it("renders finite, bounded audio for every genre and model", () => {
     const firstWord = (g: (typeof GENRES)[number]) => g.name
     const jobs: Array<[string, ModelName]> = GENRES.map((g) => [firstWord(g), "aether"])
@@ -36,7 +36,7 @@ describe("every genre and model", () => {
   })
 })
 
-describe("tuning knobs", () => {
+describe("tuning knobs", { timeout: 120_000 }, () => {
   const req = (extra: Partial<EngineRequest>): EngineRequest => ({ style: "pop, 110 bpm, in C major", title: "t", lyrics: null, instrumental: true, model: "aether", ...extra })
   const mono = (a: { left: Float32Array; right: Float32Array }) => {
     const m = new Float32Array(a.left.length)
