@@ -357,6 +357,28 @@ describe("failures", () => {
     expect((await eventsOf(polling, id)).map((e) => e.type)).toEqual(["job.failed"])
   })
 
+  it("a 5xx page or a dropped connection at submission is unknown: 202 pending, never resubmitted, timed out", async () => {
+    const account = await createAccount(polling)
+    const songs = [songBehaving({ submit: { httpStatus: 502 } }), songBehaving({ submit: "drop" })]
+    const ids: Array<string> = []
+    for (const song of songs) {
+      const res = await create(polling, account, song)
+      expect(res.status).toBe(202)
+      ids.push(String(res.body.id))
+    }
+    const states = await polling.query<{ submission_state: string }>(
+      "select submission_state from generation_tasks where account_id = $1 order by created_at",
+      account.id
+    )
+    expect(states.map((row) => row.submission_state)).toEqual(["unknown", "unknown"])
+    for (const id of ids) {
+      const task = await settled(polling, account, id, 8_000)
+      expect(task.error?.code).toBe("generation_timeout")
+      expect(task.credits_refunded).toBe(50)
+    }
+    for (const song of songs) expect(upstream.control.submissionsFor(song.title)).toHaveLength(1)
+  })
+
   it("accepted then record-info hangs: time-out, refunded", async () => {
     const account = await createAccount(polling)
     const res = await create(polling, account, songBehaving({ callbacks: "none", poll: "hang" }))
