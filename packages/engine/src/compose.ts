@@ -303,7 +303,9 @@ export function compose(input: ComposeInput, rng: Rng): Score {
           const pcs = barOf !== undefined ? chordPitchClasses(barOf.chord) : scalePcs
           const strong = off % 8 === 0
           const pitch = strong && !pcs.includes(((p % 12) + 12) % 12) ? nearestIn(p, pcs) : p
-          const note = { start: lineStart + off * step, dur: d * step * 0.94, pitch, vel: 0.8 + (strong ? 0.15 : 0), syllable: sy }
+          // Sung notes follow the groove's swing like everything else.
+          const start = barOf !== undefined ? at(barOf, off % 16) : lineStart + off * step
+          const note = { start, dur: d * step * 0.94, pitch, vel: 0.8 + (strong ? 0.15 : 0), syllable: sy }
           vocalNotes.push(note)
           if (s.kind === "chorus" && richness > 0.9) {
             // The next chord tone at least a minor third up: parallel thirds and sixths.
