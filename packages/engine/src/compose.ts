@@ -246,7 +246,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   if (padInst !== null && padInst !== compInst && richness >= 0.5) {
     const notes: NoteEvent[] = []
     for (const b of bars) {
-      if (b.section.energy < 0.5 && b.section.kind !== "intro" && b.section.kind !== "outro" && genre.name !== "ambient") continue
+      // Energetic songs leave the first verse without the pad so the next section can lift.
+      if (b.section.kind === "verse" && b.section.occurrence === 0 && spec.energy >= 0.5) continue
       for (const p of voiceChord(b.chord, 64, richness > 0.9 ? 4 : 3)) notes.push({ start: b.start, dur: bar * 1.02, pitch: p, vel: 0.35 + 0.25 * b.section.energy })
     }
     parts.push({ role: "pad", instrument: padInst, notes, pan: 0.2, gain: 0.34, send: 0.6 })
