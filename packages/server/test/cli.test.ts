@@ -44,6 +44,34 @@ describe("pnpm lyre-admin", () => {
     expect((await cli("models", "set", "echo", "--available")).code).toBe(0)
   })
 
+  it("manages webhook endpoints: create, update, rotate, ping, deliveries, attempts, redeliver, delete", async () => {
+    const account = JSON.parse((await cli("accounts", "create", "--email", "hooks@example.test", "--plan", "pro", "--json")).stdout) as {
+      id: string
+    }
+    const created = JSON.parse(
+      (await cli("webhooks", "create", account.id, "--url", "https://93.184.216.34/hooks", "--events", "job.failed,credits.low", "--json")).stdout
+    ) as { id: string; secret: string; events: Array<string> }
+    expect(created.secret).toMatch(/^whsec_/)
+    expect(created.events).toEqual(["job.failed", "credits.low"])
+    const updated = JSON.parse((await cli("webhooks", "update", created.id, "--disable", "--json")).stdout) as { enabled: boolean }
+    expect(updated.enabled).toBe(false)
+    const listed = JSON.parse((await cli("webhooks", "list", account.id, "--json")).stdout) as { data: Array<{ id: string }> }
+    expect(listed.data.map((e) => e.id)).toEqual([created.id])
+    const rotated = JSON.parse((await cli("webhooks", "rotate-secret", created.id, "--grace-period", "60", "--json")).stdout) as {
+      secret: string
+    }
+    expect(rotated.secret).not.toEqual(created.secret)
+    const pinged = JSON.parse((await cli("webhooks", "ping", created.id, "--json")).stdout) as { id: string; event_id: string }
+    const deliveries = JSON.parse((await cli("webhooks", "deliveries", created.id, "--json")).stdout) as { data: Array<{ id: string }> }
+    expect(deliveries.data.map((d) => d.id)).toEqual([pinged.id])
+    expect(JSON.parse((await cli("webhooks", "attempts", pinged.id, "--json")).stdout)).toEqual({ data: [] })
+    const again = JSON.parse((await cli("webhooks", "redeliver", pinged.id, "--json")).stdout) as { event_id: string }
+    expect(again.event_id).toEqual(pinged.event_id)
+    expect((await cli("webhooks", "redeliver-event", created.id, "--event", pinged.event_id)).code).toBe(0)
+    expect((await cli("webhooks", "delete", created.id)).code).toBe(0)
+    expect((await cli("webhooks", "deliveries", created.id)).code).toBe(1)
+  })
+
   it("prints the server's envelope and exits 1 on an API error, 2 on a usage error", async () => {
     const missing = await cli("accounts", "get", "acct_AAAAAAAAAAAAAAAAAAAAAAAA")
     expect(missing.code).toBe(1)

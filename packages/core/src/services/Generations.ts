@@ -33,6 +33,7 @@ import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { Circuits } from "./Circuits.ts"
 import { Settings } from "./Settings.ts"
+import { WebhookSignal } from "./WebhookSignal.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
 export interface CreateOutcome {
@@ -144,6 +145,7 @@ export class Generations extends Context.Service<Generations, {
       const settings = yield* Settings
       const provider = yield* Provider
       const circuits = yield* Circuits
+      const signal = yield* WebhookSignal
 
       const claimIdempotencyKey = Effect.fnUntraced(function*(
         accountId: string,
@@ -429,6 +431,7 @@ export class Generations extends Context.Service<Generations, {
                  ${now}::timestamptz
           from done
           returning id`.pipe(Effect.orDie)
+        if (rows.length > 0) yield* signal.notify
         return rows.length > 0
       })
 
@@ -473,6 +476,7 @@ export class Generations extends Context.Service<Generations, {
             from failed
           )
           select task_id from refunded`.pipe(Effect.orDie)
+        if (rows.length > 0) yield* signal.notify
         return rows.length > 0
       })
 

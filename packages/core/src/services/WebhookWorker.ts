@@ -3,19 +3,22 @@
  *
  * - fan out new outbox events into deliveries (each event taken by one worker, `skip locked`);
  * - claim due deliveries with a lease and POST each, signed, outside any transaction (10 s
- *   time-out, no redirects, private addresses refused unless allowed); the attempt is logged
- *   and the delivery moved on (succeeded, retried after the next delay, or dead) only while
- *   the lease is still ours;
+ *   time-out, no redirects, private addresses refused unless allowed), up to `concurrency` at
+ *   once, each in its own fiber so a slow receiver holds only its own slot;
+ * - record: finished attempts are written together, one statement per batch, each logged and
+ *   its delivery moved on (succeeded, retried after the next delay, or dead) only while the
+ *   lease is still ours;
  * - every `sweepMillis`, the `key.expiring` sweep.
  *
  * A crashed worker's leases expire and its deliveries are taken again: delivery is at least
  * once, and receivers dedupe by the event `id`, which every retry repeats.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Exit, Layer } from "effect"
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
-import type { ClaimedDelivery } from "./Webhooks.ts"
+import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
 import { Settings } from "./Settings.ts"
+import { WebhookSignal } from "./WebhookSignal.ts"
 
 export interface WebhookWorkerOptions {
   /** Names this worker's leases. */
@@ -42,22 +45,56 @@ export const envelopeOf = (delivery: ClaimedDelivery): string =>
   })
 
 export class WebhookWorker extends Context.Service<WebhookWorker, {
-  /** Fans out, claims up to `limit` due deliveries and attempts each; answers how many were attempted. */
-  readonly runOnce: (limit?: number) => Effect.Effect<number>
-  /** Fans out, delivers and sweeps until interrupted. */
+  /** Fans out, delivers, records and sweeps until interrupted. */
   readonly run: Effect.Effect<never>
 }>()("lyre/core/services/WebhookWorker") {
   static readonly layer = (options: WebhookWorkerOptions) => Layer.effect(WebhookWorker, make(options))
 }
 
+interface Pending {
+  readonly outcome: AttemptOutcome
+  readonly done: (exit: Exit.Exit<void>) => void
+}
+
 const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   const webhooks = yield* Webhooks
   const settings = yield* Settings
-  const concurrency = options.concurrency ?? 64
+  const signal = yield* WebhookSignal
+  const concurrency = options.concurrency ?? 128
   const idleMillis = options.idleMillis ?? 100
   const sweepMillis = options.sweepMillis ?? 60_000
   const timeoutMs = options.timeoutMs ?? 10_000
   const fanOutBatch = 500
+  const recordBatch = 500
+  // Claiming costs a statement: wait until a quarter of the slots are free rather than refill one by one.
+  const refillAt = Math.max(1, Math.floor(concurrency / 4))
+
+  /** Finished attempts waiting for the recorder, which writes them in one statement. */
+  let queue: Array<Pending> = []
+  let wakeRecorder: (() => void) | null = null
+  const recorded = (outcome: AttemptOutcome) =>
+    Effect.callback<void>((resume) => {
+      queue.push({ outcome, done: (exit) => resume(exit) })
+      const wake = wakeRecorder
+      wakeRecorder = null
+      wake?.()
+    })
+  const recorder = Effect.gen(function*() {
+    while (true) {
+      if (queue.length === 0) {
+        yield* Effect.callback<void>((resume) => {
+          wakeRecorder = () => resume(Effect.void)
+          return Effect.sync(() => {
+            wakeRecorder = null
+          })
+        })
+      }
+      const batch = queue.slice(0, recordBatch)
+      queue = queue.slice(batch.length)
+      const exit = yield* Effect.exit(webhooks.record(options.workerId, batch.map((pending) => pending.outcome)))
+      for (const pending of batch) pending.done(exit)
+    }
+  })
 
   const attempt = (delivery: ClaimedDelivery) =>
     Effect.gen(function*() {
@@ -73,7 +110,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
           allowPrivate: settings.webhookAllowPrivate
         })
       )
-      yield* webhooks.record(options.workerId, delivery, attemptedAt, result)
+      yield* recorded({ delivery, attemptedAt, result })
     }).pipe(
       Effect.onInterrupt(() => webhooks.release(options.workerId, delivery.id).pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>
@@ -89,36 +126,8 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
     Effect.catchCause((cause) => Effect.as(Effect.logError("webhooks: fan-out failed", cause), 0))
   )
 
-  const runOnce = (limit = concurrency) =>
-    Effect.gen(function*() {
-      yield* fanOut
-      const claimed = yield* webhooks.claim(options.workerId, options.leaseSeconds, limit)
-      yield* Effect.forEach(claimed, attempt, { concurrency: "unbounded", discard: true })
-      return claimed.length
-    })
-
-  /** Slots freed by finished attempts wake the loop before its idle wait ends. */
-  let wake: (() => void) | null = null
-  const freed = () => {
-    const resume = wake
-    wake = null
-    resume?.()
-  }
-  const idle = Effect.callback<void>((resume) => {
-    const done = () => {
-      clearTimeout(timer)
-      wake = null
-      resume(Effect.void)
-    }
-    const timer = setTimeout(done, idleMillis)
-    wake = done
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      wake = null
-    })
-  })
-
   const run = Effect.gen(function*() {
+    yield* Effect.forkChild(recorder)
     let inFlight = 0
     let lastSweep = 0
     while (true) {
@@ -131,7 +140,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       }
       const fanned = yield* fanOut
       const free = concurrency - inFlight
-      const claimed = free > 0
+      const claimed = free >= refillAt || inFlight === 0
         ? yield* webhooks.claim(options.workerId, options.leaseSeconds, free).pipe(
           Effect.catchCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), []))
         )
@@ -139,16 +148,18 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       for (const delivery of claimed) {
         inFlight++
         yield* Effect.forkChild(attempt(delivery).pipe(
-          Effect.ensuring(Effect.sync(() => {
+          Effect.ensuring(Effect.suspend(() => {
             inFlight--
-            freed()
+            return concurrency - inFlight === refillAt ? signal.notify : Effect.void
           }))
         ))
       }
-      const busy = claimed.length > 0 && claimed.length === free
-      if ((claimed.length === 0 && fanned === 0) || busy || free <= 0) yield* idle
+      // More may be due at once (a full fan-out batch, or a claim that took every free slot but
+      // slots are still free); otherwise sleep until a new event, a freed quarter or the idle time.
+      const maybeMore = fanned === fanOutBatch || (claimed.length > 0 && claimed.length === free && concurrency - inFlight >= refillAt)
+      if (!maybeMore) yield* signal.wait(idleMillis)
     }
   })
 
-  return WebhookWorker.of({ runOnce, run })
+  return WebhookWorker.of({ run })
 })

@@ -20,6 +20,7 @@ import { InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
 import { keyExpiringPayload } from "../domain/keyExpiring.ts"
 import { Settings } from "./Settings.ts"
+import { WebhookSignal } from "./WebhookSignal.ts"
 
 export interface WebhookEndpointView {
   readonly id: string
@@ -74,6 +75,13 @@ export interface ClaimedDelivery {
   readonly url: string
   /** The current secret first, then the previous one while its grace period lasts. */
   readonly secrets: ReadonlyArray<string>
+}
+
+/** What one attempt of a claimed delivery gave. */
+export interface AttemptOutcome {
+  readonly delivery: ClaimedDelivery
+  readonly attemptedAt: number
+  readonly result: DeliveryResult
 }
 
 interface EndpointRow {
@@ -160,13 +168,11 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** Makes the deliveries of up to `limit` new events; answers how many events it took. */
   readonly fanOut: (limit: number) => Effect.Effect<number>
   readonly claim: (workerId: string, leaseSeconds: number, limit: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
-  /** Logs the attempt and moves the delivery on (succeeded, retry later, dead); nothing if the lease was lost. */
-  readonly record: (
-    workerId: string,
-    delivery: ClaimedDelivery,
-    attemptedAt: number,
-    result: DeliveryResult
-  ) => Effect.Effect<void>
+  /**
+   * Logs attempts and moves their deliveries on (succeeded, retry later, dead), all in one
+   * statement; an attempt whose lease was lost is not recorded.
+   */
+  readonly record: (workerId: string, attempts: ReadonlyArray<AttemptOutcome>) => Effect.Effect<void>
   /** Hands a claimed delivery back untried (a worker stopping). */
   readonly release: (workerId: string, deliveryId: string) => Effect.Effect<void>
   /** `key.expiring` for every live key that came within 24 hours of its expiry; answers how many. */
@@ -178,6 +184,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
+      const signal = yield* WebhookSignal
       const delays = settings.webhookRetryDelaysSeconds
       const iso = (millis: number) => new Date(millis).toISOString()
       const nowIso = Effect.map(Clock.currentTimeMillis, iso)
@@ -320,6 +327,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           where w.id = ${endpointId} and e.id = ${eventId}
           returning id`.pipe(Effect.orDie)
         if (made.length === 0) return yield* new ResourceNotFound({ message: `No event ${eventId} for this endpoint.` })
+        yield* signal.notify
         const [row] = yield* deliveryById(id)
         if (row === undefined) return yield* deliveryNotFound(id)
         return deliveryView(row)
@@ -356,6 +364,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           select ${deliveryId}, event.id, ${endpointId}, 'pending', 0, ${now}::timestamptz, ${now}::timestamptz,
                  ${now}::timestamptz
           from event`.pipe(Effect.orDie)
+        yield* signal.notify
         const [row] = yield* deliveryById(deliveryId)
         if (row === undefined) return yield* deliveryNotFound(deliveryId)
         return deliveryView(row)
@@ -415,31 +424,44 @@ export class Webhooks extends Context.Service<Webhooks, {
         }))
       })
 
-      const record = Effect.fn("Webhooks.record")(function*(
-        workerId: string,
-        delivery: ClaimedDelivery,
-        attemptedAt: number,
-        result: DeliveryResult
-      ) {
+      const record = Effect.fn("Webhooks.record")(function*(workerId: string, outcomes: ReadonlyArray<AttemptOutcome>) {
+        if (outcomes.length === 0) return
         const now = yield* Clock.currentTimeMillis
-        const attempt = delivery.attempts + 1
-        const retryDelay = delays[attempt - 1]
-        const status = result.ok ? "succeeded" : retryDelay === undefined ? "dead" : "pending"
-        const next = status === "pending" && retryDelay !== undefined ? iso(now + retryDelay * 1000) : null
+        const rows = outcomes.map(({ attemptedAt, delivery, result }) => {
+          const retryDelay = delays[delivery.attempts]
+          const status = result.ok ? "succeeded" : retryDelay === undefined ? "dead" : "pending"
+          return {
+            id: delivery.id,
+            attempts: delivery.attempts,
+            status,
+            next_attempt_at: status === "pending" && retryDelay !== undefined ? iso(now + retryDelay * 1000) : null,
+            status_code: result.statusCode,
+            error: result.error?.message ?? null,
+            attempted_at: iso(attemptedAt),
+            latency_ms: result.latencyMs,
+            // jsonb (and text) cannot hold NUL.
+            response_snippet: result.responseSnippet.replaceAll("\u0000", "")
+          }
+        })
         yield* sql`
-          with moved as (
-            update webhook_deliveries
-            set status = ${status}, attempts = ${attempt}, next_attempt_at = ${next}::timestamptz,
-                last_status_code = ${result.statusCode}, last_error = ${result.error?.message ?? null},
+          with input as (
+            select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as t(
+              id text, attempts int, status text, next_attempt_at timestamptz, status_code int, error text,
+              attempted_at timestamptz, latency_ms int, response_snippet text)
+          ),
+          moved as (
+            update webhook_deliveries d
+            set status = input.status, attempts = input.attempts + 1, next_attempt_at = input.next_attempt_at,
+                last_status_code = input.status_code, last_error = input.error,
                 lease_owner = null, lease_expires_at = null, updated_at = ${iso(now)}::timestamptz
-            where id = ${delivery.id} and lease_owner = ${workerId} and attempts = ${delivery.attempts}
-            returning id
+            from input
+            where d.id = input.id and d.lease_owner = ${workerId} and d.attempts = input.attempts
+            returning d.id, input.attempts + 1 as attempt, input.attempted_at, input.status_code, input.latency_ms,
+                      input.response_snippet, input.error
           )
           insert into webhook_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, response_snippet,
             error)
-          select id, ${attempt}, ${iso(attemptedAt)}::timestamptz, ${result.statusCode}, ${result.latencyMs},
-                 ${result.responseSnippet.replaceAll("\u0000", "")}, ${result.error?.message ?? null}
-          from moved`.pipe(Effect.orDie)
+          select id, attempt, attempted_at, status_code, latency_ms, response_snippet, error from moved`.pipe(Effect.orDie)
       })
 
       const release = Effect.fn("Webhooks.release")(function*(workerId: string, deliveryId: string) {

@@ -10,10 +10,11 @@ import type { Guard } from "../services/Guard.ts"
 import type { Models } from "../services/Models.ts"
 import type { Settings } from "../services/Settings.ts"
 import type { Webhooks } from "../services/Webhooks.ts"
+import type { WebhookSignal } from "../services/WebhookSignal.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
-export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings | Webhooks
+export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings | Webhooks | WebhookSignal
 
 export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
 

@@ -18,6 +18,16 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
   models set MODEL (--available | --unavailable) [--retry-after SECONDS]
+  webhooks create ACCOUNT_ID --url URL [--events job.completed,job.failed,credits.low,key.expiring]
+  webhooks list ACCOUNT_ID
+  webhooks update ENDPOINT_ID [--url URL] [--events a,b] [--enable | --disable]
+  webhooks delete ENDPOINT_ID
+  webhooks rotate-secret ENDPOINT_ID [--grace-period SECONDS]   (default 86400: both secrets sign meanwhile)
+  webhooks ping ENDPOINT_ID
+  webhooks deliveries ENDPOINT_ID
+  webhooks attempts DELIVERY_ID
+  webhooks redeliver DELIVERY_ID
+  webhooks redeliver-event ENDPOINT_ID --event EVENT_ID
 
 Environment: LYRE_URL (default http://127.0.0.1:8080), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
 
@@ -44,7 +54,13 @@ const { values, positionals } = parseArgs({
     "expires-at": { type: "string" },
     available: { type: "boolean" },
     unavailable: { type: "boolean" },
-    "retry-after": { type: "string" }
+    "retry-after": { type: "string" },
+    url: { type: "string" },
+    events: { type: "string" },
+    enable: { type: "boolean" },
+    disable: { type: "boolean" },
+    "grace-period": { type: "string" },
+    event: { type: "string" }
   }
 })
 
@@ -101,6 +117,9 @@ const print = (result: unknown) => {
   }
 }
 
+const list = (raw: string | boolean | undefined): ReadonlyArray<string> | undefined =>
+  raw === undefined ? undefined : String(raw).split(",").map((s) => s.trim()).filter(Boolean)
+
 const argument = (index: number, name: string): string => positionals[index] ?? fail(`missing ${name}\n\n${usage}`)
 
 const run = async (): Promise<unknown> => {
@@ -150,6 +169,39 @@ const run = async (): Promise<unknown> => {
         available: o["available"] === true,
         retry_after_seconds: integer(o, "retry-after")
       }))
+    case "webhooks create":
+      return request("POST", `/accounts/${argument(2, "ACCOUNT_ID")}/webhook-endpoints`, defined({
+        url: o["url"] ?? fail("--url is required"),
+        events: list(o["events"])
+      }))
+    case "webhooks list":
+      return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/webhook-endpoints`)
+    case "webhooks update":
+      if (o["enable"] === true && o["disable"] === true) return fail("say --enable or --disable, not both")
+      return request("PATCH", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}`, defined({
+        url: o["url"],
+        events: list(o["events"]),
+        enabled: o["enable"] === true ? true : o["disable"] === true ? false : undefined
+      }))
+    case "webhooks delete":
+      await request("DELETE", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}`)
+      return { deleted: positionals[2] }
+    case "webhooks rotate-secret":
+      return request("POST", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/rotate-secret`, defined({
+        grace_period_seconds: integer(o, "grace-period")
+      }))
+    case "webhooks ping":
+      return request("POST", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/ping`)
+    case "webhooks deliveries":
+      return request("GET", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/deliveries`)
+    case "webhooks attempts":
+      return request("GET", `/webhook-deliveries/${argument(2, "DELIVERY_ID")}/attempts`)
+    case "webhooks redeliver":
+      return request("POST", `/webhook-deliveries/${argument(2, "DELIVERY_ID")}/redeliver`)
+    case "webhooks redeliver-event":
+      return request("POST", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/deliveries`, {
+        event_id: o["event"] ?? fail("--event is required")
+      })
     default:
       return fail(usage)
   }
