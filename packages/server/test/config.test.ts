@@ -72,4 +72,25 @@ describe("configuration", () => {
       expect(await failureOf(env)).toContain(variable)
     })
   }
+  describe("webhook settings", () => {
+    it("default to the DESIGN.md schedule and refuse private receivers", async () => {
+      const exit = await load({})
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+        webhookRetryDelaysSeconds: [60, 300, 1800, 7200, 18000, 36000, 36000],
+        webhookAllowPrivate: false
+      })
+    })
+
+    it("read WEBHOOK_RETRY_DELAYS and WEBHOOK_ALLOW_PRIVATE", async () => {
+      const exit = await load({ WEBHOOK_RETRY_DELAYS: "1, 2.5,30", WEBHOOK_ALLOW_PRIVATE: "true" })
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ webhookRetryDelaysSeconds: [1, 2.5, 30], webhookAllowPrivate: true })
+    })
+
+    it("name the variable when a delay is not a positive number", async () => {
+      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "60,soon" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "60,,300" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "0" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await failureOf({ WEBHOOK_ALLOW_PRIVATE: "maybe" })).toContain("WEBHOOK_ALLOW_PRIVATE")
+    })
+  })
 })
