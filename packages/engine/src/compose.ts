@@ -153,7 +153,10 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   // The style's energy scales every section's intensity: calm songs comp in long notes,
   // energetic ones in eighths with open hats and fills.
   const energyScale = 0.55 + 0.9 * spec.energy
-  const sections = planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
+  // A cappella (every instrument negated, lyrics sung) has no instrumental sections to play.
+  const acappella = vocal && spec.instruments.size === 0
+  const planned = planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
+  const sections = (acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned)
     .map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
 
   // Progressions: a high style_weight favours the genre's first (most idiomatic) ones.
@@ -207,7 +210,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
     return b.start + pos * step
   }
 
-  const inst = spec.instruments
+  // Everything negated and nothing to sing: a solo piano rather than silence.
+  const inst: ReadonlySet<Instrument> = spec.instruments.size === 0 && !vocal ? new Set<Instrument>(["piano"]) : spec.instruments
   const has = (i: Instrument): boolean => inst.has(i)
   const ar = rng.fork("arrangement")
   const parts: Part[] = []
@@ -324,7 +328,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const melodic: ReadonlyArray<Instrument> = ["synth", "brass", "flute", "bells", "pluck", "eguitar", "guitar", "strings", "piano", "epiano", "organ"]
   const leadInst: Instrument = [...spec.named].find((i) => melodic.includes(i) && i !== compInst)
     ?? (has(genre.lead) ? genre.lead : melodic.find((i) => has(i) && i !== compInst) ?? melodic.find((i) => has(i)) ?? "synth")
-  {
+  // A cappella (every instrument negated): the voice alone, no lead instrument either.
+  if (inst.size > 0) {
     const notes: NoteEvent[] = []
     const lr = rng.fork("lead")
     const leadCentre = (leadInst === "bass" ? 48 : 72)
