@@ -353,6 +353,21 @@ describe("leases", () => {
       await Promise.all(extra.map((fiber) => Effect.runPromise(Fiber.interrupt(fiber))))
     }
   })
+  it("a delivery leased by a worker that died is taken over once its lease ends", async () => {
+    const endpoint = await hook(await createAccount(live))
+    expect((await live.admin("PATCH", `/webhook-endpoints/${endpoint.id}`, { enabled: false })).status).toBe(200)
+    const sent = await ping(endpoint.id)
+    await live.query(
+      "update webhook_deliveries set lease_owner = 'dead-worker', lease_expires_at = now() + interval '1 second' where id = $1",
+      sent.id
+    )
+    const leasedAt = Date.now()
+    expect((await live.admin("PATCH", `/webhook-endpoints/${endpoint.id}`, { enabled: true })).status).toBe(200)
+    await endpoint.receiver.waitFor((all) => all.length === 1)
+    expect(Date.now() - leasedAt).toBeGreaterThanOrEqual(900)
+    const [delivery] = await deliveriesUntil(endpoint.id, (data) => String(data[0]?.status) === "succeeded")
+    expect(delivery).toMatchObject({ status: "succeeded", attempts: 1 })
+  })
 })
 
 describe("credits.low", () => {
