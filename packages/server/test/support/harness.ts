@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { randomBase62 } from "@lyre/core"
+import { defaultWebhookRetryDelaysSeconds, randomBase62 } from "@lyre/core"
 import { makeAppRuntime } from "../../src/app.ts"
 import type { AppRuntime } from "../../src/app.ts"
 import type { ServerConfig } from "../../src/config.ts"
@@ -76,7 +76,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     providerPollSeconds: 5,
     providerTimeoutSeconds: 10,
     workerLeaseSeconds: 60,
-    webhookRetryDelaysSeconds: [60, 300, 1800, 7200, 18000, 36000, 36000],
+    webhookRetryDelaysSeconds: defaultWebhookRetryDelaysSeconds,
     webhookAllowPrivate: false,
     logLevel: "error",
     ...overrides
