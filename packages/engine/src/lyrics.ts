@@ -228,7 +228,8 @@ function syllabifyGraphemes(gs: ReadonlyArray<Grapheme>, vowelIdx: ReadonlyArray
     const openEnd = isLast && end === v + 1 && vowelIdx.length === 1
     const long = (isLast && magic) || openEnd
     const rNext = gs[v + 1]?.text === "r" && !(gs[v + 2]?.vowel ?? false)
-    let vowel = vowelOf(vg, long, rNext)
+    // A word-final open "a" is the /a/ of "la", "ma", "spa", not the /ei/ of "make".
+    let vowel = openEnd && vg === "a" ? (["a"] as const) : vowelOf(vg, long, rNext)
     if (vg === "y" && isLast && vowelIdx.length > 1) vowel = ["i"]
     out.push({ onset, vowel, coda, wordEnd: isLast })
     start = end

@@ -107,6 +107,18 @@ describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () =
     expect(track.track.tags).not.toMatch(/vocals/)
   })
 
+  it("the singing voice shapes its vowels with formants (ee vs ah)", () => {
+    const spectrum = (word: string) => {
+      const lyrics = "[Verse]\n" + Array.from({ length: 4 }, () => `${word} ${word} ${word} ${word}`).join("\n")
+      const a = renderAudio(req("ambient, 80 bpm, in C major", { lyrics, instrumental: false, model: "nocturne", vocal_gender: "m" }), "vowels", 0, { maxSeconds: 30 })
+      const sum = (x: Float32Array) => x.reduce((t, v) => t + v, 0)
+      // Second-formant region of /i/ against the F1/F2 region of /a/.
+      return sum(bandEnvelope(a.voice, 1900, 3000)) / sum(bandEnvelope(a.voice, 700, 1400))
+    }
+    expect(spectrum("me")).toBeGreaterThan(1)
+    expect(spectrum("la")).toBeLessThan(0.2)
+  })
+
   it("the MP3 decodes to the stated duration for a full-length song", async () => {
     const track = await renderTrack(req("ambient, 70 bpm, pads"), "full", 1)
     const audio = await decodeMp3(track.mp3)
