@@ -9,15 +9,24 @@ import { join } from "node:path"
 
 export const repositoryRoot = join(import.meta.dirname, "../../../..")
 
-export const freePort = () =>
-  new Promise<number>((resolve) => {
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
+    probe.once("error", () => resolve(false))
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)))
   })
+
+/**
+ * A free port below Linux's ephemeral range (32768 and up). A port the kernel handed out for
+ * `listen(0)` is an ephemeral one, which a busy machine may reuse as the source port of an
+ * outgoing connection before the service restarted on it binds again.
+ */
+export const freePort = async (): Promise<number> => {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    if (await isFree(port)) return port
+  }
+}
 
 export interface Spawned {
   readonly child: ChildProcess
