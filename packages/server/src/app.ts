@@ -9,8 +9,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
 import type { CoreServices } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import { ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 
@@ -32,32 +31,20 @@ export interface AppSecrets {
 export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup
 
 /**
- * The provider port. `PROVIDER=http` is the Suno-style upstream. The embedded default stands in
- * the fake upstream, run in-process, until the built-in engine is wired behind the same port;
- * the start banner says so (`provider: embedded-fake-upstream`).
+ * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
+ * renders in this process's worker threads (the embedded default needs no network at all).
  */
-const providerLayer = (config: ServerConfig): Layer.Layer<Provider> => {
-  const timeoutMs = config.providerTimeoutSeconds * 1000
-  if (config.provider === "http") {
-    return SunoHttpProvider.providerLayer({
+const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
+  config.provider === "http"
+    ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
       apiKey: config.providerApiKey ?? "",
-      timeoutMs
+      timeoutMs: config.providerTimeoutSeconds * 1000
     })
-  }
-  return Layer.unwrap(Effect.gen(function*() {
-    const apiKey = randomBase62(32)
-    const upstream = yield* Effect.acquireRelease(
-      Effect.promise(() => startFakeUpstream({ apiKey, audioBytes: 256 * 1024 })),
-      (running) => Effect.promise(() => running.close())
-    )
-    return SunoHttpProvider.providerLayer({ baseUrl: upstream.url, apiKey, timeoutMs }, "embedded-fake-upstream")
-  }))
-}
+    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") })
 
 /** The label of the provider in use, for the start banner. */
-export const providerLabel = (config: ServerConfig): string =>
-  config.provider === "http" ? "http" : "embedded-fake-upstream"
+export const providerLabel = (config: ServerConfig): string => (config.provider === "http" ? "http" : "engine")
 
 /** What names this process's leases: host, process and a random part (a restarted pid is a new worker). */
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`

@@ -11,6 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { defaultWebhookRetryDelaysSeconds, randomBase62 } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
 import { makeAppRuntime } from "../../src/app.ts"
 import type { AppRuntime } from "../../src/app.ts"
 import type { ServerConfig } from "../../src/config.ts"
@@ -58,6 +59,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
   }
   const adminToken = randomBase62(32)
+  const upstreamKey = randomBase62(32)
+  const upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 16 * 1024 })
   const config: ServerConfig = {
     port: 0,
     host: "127.0.0.1",
@@ -70,9 +73,11 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     requestsPerMinute: 10_000,
     generationTimeoutSeconds: 900,
     worker: "off",
-    provider: "embedded",
-    providerUrl: null,
-    providerApiKey: null,
+    // A real HTTP fake of the upstream: creates are submitted to it, cheaply, and tasks stay
+    // pending unless a test runs a worker. The engine has tests of its own.
+    provider: "http",
+    providerUrl: upstream.url,
+    providerApiKey: upstreamKey,
     providerPollSeconds: 5,
     providerTimeoutSeconds: 10,
     workerLeaseSeconds: 60,
@@ -122,6 +127,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
       if (baseDatabaseUrl !== null) {
         await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))
       }
+      await upstream.close()
       rmSync(dataDir, { recursive: true, force: true })
     }
   }

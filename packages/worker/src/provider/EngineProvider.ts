@@ -1,0 +1,152 @@
+/**
+ * The built-in engine behind the provider port: the embedded default's provider. A submission
+ * starts rendering both takes in the engine's worker threads and is accepted at once; the
+ * renders are written to a staging folder and handed over as `file:` URLs, which re-hosting
+ * copies into storage like any provider's files. When a render ends, the engine calls back to
+ * the task's callback URL exactly as the upstream would, so the worker looks at once instead of
+ * at its next poll. Output is deterministic (same request and task id, same bytes), so a
+ * process that restarts mid-render simply renders again from the request it staged.
+ */
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Effect, Layer } from "effect"
+import { Provider } from "@lyre/core"
+import type { PollOutcome, ProviderSubmission, ProviderTrack } from "@lyre/core/provider/outcomes"
+import { makeEngine } from "@lyre/engine"
+import type { Engine, EngineRequest } from "@lyre/engine"
+import { parseCallback } from "./sunoCallback.ts"
+
+export interface EngineProviderOptions {
+  /** Where renders wait for re-hosting; swept of anything older than an hour. */
+  readonly stagingDir: string
+  readonly threads?: number | undefined
+}
+
+type RenderState =
+  | { readonly status: "rendering" }
+  | { readonly status: "done"; readonly tracks: ReadonlyArray<ProviderTrack> }
+  | { readonly status: "failed"; readonly message: string }
+
+interface StagedRequest {
+  readonly request: EngineRequest
+  readonly callbackUrl: string | null
+}
+
+const stagingMaxAgeMs = 60 * 60 * 1000
+
+const engineRequestOf = (submission: ProviderSubmission): EngineRequest => ({
+  style: submission.style,
+  title: submission.title,
+  lyrics: submission.instrumental ? null : submission.lyrics,
+  instrumental: submission.instrumental,
+  model: submission.model,
+  vocal_gender: submission.vocal_gender,
+  negative_tags: submission.negative_tags,
+  style_weight: submission.style_weight,
+  weirdness_constraint: submission.weirdness_constraint,
+  audio_weight: submission.audio_weight
+})
+
+/** The upstream's callback shape, so the one callback parser serves both providers. */
+const completionCallback = (taskId: string, ok: boolean) =>
+  JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
+
+const makeEngineProvider = (engine: Engine, options: EngineProviderOptions) => {
+  const renders = new Map<string, RenderState>()
+  const folderOf = (taskId: string) => join(options.stagingDir, taskId)
+
+  const sweep = async () => {
+    const now = Date.now()
+    for (const entry of await readdir(options.stagingDir).catch(() => [])) {
+      const folder = join(options.stagingDir, entry)
+      const info = await stat(folder).catch(() => null)
+      if (info !== null && now - info.mtimeMs > stagingMaxAgeMs) {
+        renders.delete(entry)
+        await rm(folder, { recursive: true, force: true })
+      }
+    }
+  }
+
+  const notify = async (callbackUrl: string | null, taskId: string, ok: boolean) => {
+    if (callbackUrl === null) return
+    await fetch(callbackUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: completionCallback(taskId, ok),
+      signal: AbortSignal.timeout(15_000)
+    }).then((response) => response.body?.cancel(), () => undefined)
+  }
+
+  const render = (taskId: string, staged: StagedRequest) => {
+    renders.set(taskId, { status: "rendering" })
+    void (async () => {
+      try {
+        const takes = await engine.render(staged.request, taskId)
+        const folder = folderOf(taskId)
+        const tracks: Array<ProviderTrack> = []
+        for (const take of takes) {
+          const audio = join(folder, `${take.index}.mp3`)
+          const cover = join(folder, `${take.index}-cover.png`)
+          await writeFile(audio, take.mp3)
+          await writeFile(cover, take.png)
+          tracks.push({
+            providerTrackId: `${taskId}-${take.index}`,
+            audioUrl: pathToFileURL(audio).toString(),
+            imageUrl: pathToFileURL(cover).toString(),
+            lyrics: take.lyrics,
+            title: take.title,
+            tags: take.tags,
+            duration: take.duration
+          })
+        }
+        renders.set(taskId, { status: "done", tracks })
+        await notify(staged.callbackUrl, taskId, true)
+      } catch (cause) {
+        renders.set(taskId, { status: "failed", message: `The engine could not render this request: ${String(cause)}` })
+        await notify(staged.callbackUrl, taskId, false)
+      }
+    })()
+  }
+
+  const submit = (submission: ProviderSubmission) =>
+    Effect.promise(async () => {
+      const staged: StagedRequest = { request: engineRequestOf(submission), callbackUrl: submission.callbackUrl }
+      await mkdir(folderOf(submission.taskId), { recursive: true })
+      await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
+      if (!renders.has(submission.taskId)) render(submission.taskId, staged)
+      void sweep()
+      return { _tag: "Accepted", providerTaskId: submission.taskId } as const
+    })
+
+  const poll = (providerTaskId: string) =>
+    Effect.promise(async (): Promise<PollOutcome> => {
+      const state = renders.get(providerTaskId)
+      if (state === undefined) {
+        // Not rendering here: this process restarted since the submission. Render again.
+        const staged = await readFile(join(folderOf(providerTaskId), "request.json"), "utf8").then(
+          (text) => JSON.parse(text) as StagedRequest,
+          () => null
+        )
+        if (staged === null) return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this task." }
+        render(providerTaskId, staged)
+        return { _tag: "Pending" }
+      }
+      if (state.status === "rendering") return { _tag: "Pending" }
+      if (state.status === "failed") return { _tag: "Failed", code: "provider_error", message: state.message }
+      return { _tag: "Succeeded", tracks: state.tracks }
+    })
+
+  return Provider.of({ name: "engine", submit, poll, parseCallback })
+}
+
+/** The engine as the provider; its worker threads live as long as the layer. */
+export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer<Provider> =>
+  Layer.effect(Provider)(Effect.gen(function*() {
+    yield* Effect.promise(() => mkdir(options.stagingDir, { recursive: true }))
+    const engine = yield* Effect.acquireRelease(
+      Effect.sync(() => makeEngine(options.threads === undefined ? undefined : { threads: options.threads })),
+      (running) => Effect.promise(() => running.close())
+    )
+    return makeEngineProvider(engine, options)
+  }))
