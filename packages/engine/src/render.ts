@@ -146,6 +146,9 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     }
   }
 
+  // Drum bus level: balanced by its RMS like the parts; applied in the final sum below.
+  let drumGain = 0
+  let drumSend = 0
   if (score.drums.length > 0) {
     renderDrums(score.drums.filter((h) => h.time < seconds), drumsL, drumsR, kitFor(genre), noise)
     let e = 0
@@ -156,22 +159,16 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     }
     const rms = c > 0 ? Math.sqrt(e / c) : 0
     if (rms > 0) {
-      const target = Math.pow(10, (genre.drums === "ambient" ? -30 : -17.5) / 20) * score.backing
-      const g = target / rms
-      const ds = 0.08 * genre.space * spaceScale
-      for (let i = 0; i < n; i++) {
-        const l = (drumsL[i] as number) * g
-        const r = (drumsR[i] as number) * g
-        drumsL[i] = l
-        drumsR[i] = r
-        send[i] = (send[i] as number) + (l + r) * ds
-      }
+      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -17.5) / 20) * score.backing) / rms
+      drumSend = 0.08 * genre.space * spaceScale
     }
   }
   if (genre.pump && score.kicks.length > 0) sidechain(musicL, musicR, score.kicks, 0.45)
 
   // Seeds are drawn unconditionally so muting the voice changes nothing else.
   const voiceSeed = takeRng.seed32()
+  let voiceGain = 0
+  let voiceSend = 0
   if (score.vocal.length > 0 && options.muteVoice !== true) {
     renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed)
     if (score.harmony.length > 0) renderVoice(score.harmony.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed ^ 0x5a5a)
@@ -179,23 +176,21 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     const rms = rmsOf(voiceBuf, 0, n)
     if (rms > 0) {
       // The voice sits on top; audio_weight pushes the band up relative to it.
-      const g = Math.pow(10, -14.5 / 20) / rms / Math.sqrt(score.backing)
-      const vs = 0.25 * Math.max(0.4, genre.space)
-      for (let i = 0; i < n; i++) {
-        const x = (voiceBuf[i] as number) * g
-        voiceBuf[i] = x
-        musicL[i] = (musicL[i] as number) + x
-        musicR[i] = (musicR[i] as number) + x
-        send[i] = (send[i] as number) + x * vs
-      }
+      voiceGain = Math.pow(10, -14.5 / 20) / rms / Math.sqrt(score.backing)
+      voiceSend = 0.25 * Math.max(0.4, genre.space)
     }
   }
 
+  // One pass sums band, drums and voice and feeds the reverb send.
   const left = musicL
   const right = musicR
   for (let i = 0; i < n; i++) {
-    left[i] = (left[i] as number) + (drumsL[i] as number)
-    right[i] = (right[i] as number) + (drumsR[i] as number)
+    const dl = (drumsL[i] as number) * drumGain
+    const dr = (drumsR[i] as number) * drumGain
+    const v = (voiceBuf[i] as number) * voiceGain
+    left[i] = (left[i] as number) + dl + v
+    right[i] = (right[i] as number) + dr + v
+    send[i] = (send[i] as number) + (dl + dr) * drumSend + v * voiceSend
   }
   reverb(send, left, right, genre.space, 1)
   const truncated = seconds < score.duration
