@@ -177,15 +177,21 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider", (it) => {
         assert.isBelow(elapsed, 2000)
       }))
 
-    it.effect("an unreachable upstream is Unknown", () =>
+    it.effect("a refused connection is Rejected (nothing reached the upstream) and counts toward the circuit", () =>
       Effect.gen(function*() {
         const provider = yield* Effect.provide(
           Effect.service(SunoHttpProvider),
           SunoHttpProvider.layer({ baseUrl: "http://127.0.0.1:1", apiKey, timeoutMs: 400 })
         )
         const outcome = yield* provider.submit(submission())
-        assert.strictEqual(outcome._tag, "Unknown")
-        assert.notInclude(outcome._tag === "Unknown" ? outcome.message : "", apiKey)
+        assert.strictEqual(outcome._tag, "Rejected")
+        if (outcome._tag === "Rejected") {
+          assert.strictEqual(outcome.code, "provider_error")
+          assert.isTrue(outcome.countsTowardCircuit)
+          assert.notInclude(outcome.message, apiKey)
+        }
+        const polled = yield* provider.poll("any")
+        assert.strictEqual(polled._tag, "Unknown")
       }))
   })
 

@@ -44,6 +44,27 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
     ).pipe(Layer.provide(SunoHttpProvider.layer(config)))
 }
 
+interface ExchangeFailure {
+  readonly message: string
+  /** The connection was never made (refused, no such host): nothing reached the upstream. */
+  readonly notSent: boolean
+}
+
+const connectCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/** Looks through the error's causes for a connect-time failure code. */
+const neverConnected = (error: unknown): boolean => {
+  let current: unknown = error
+  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
+    if ("code" in current && typeof current.code === "string" && connectCodes.has(current.code)) return true
+    if ("errors" in current && Array.isArray(current.errors)) {
+      if (current.errors.length > 0 && current.errors.every((inner) => neverConnected(inner))) return true
+    }
+    current = "reason" in current && typeof current.reason === "object" ? current.reason : "cause" in current ? current.cause : undefined
+  }
+  return false
+}
+
 const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const baseUrl = config.baseUrl.replace(/\/+$/, "")
   const apiKey = typeof config.apiKey === "string" ? Redacted.make(config.apiKey) : config.apiKey
@@ -56,14 +77,16 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
    * interrupts the request, which aborts the connection, so a hanging upstream holds nothing.
    * The failure branch says what went wrong without the request (which carries the key).
    */
-  const exchange = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<RawAnswer, string> =>
+  const exchange = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<RawAnswer, ExchangeFailure> =>
     client.execute(HttpClientRequest.bearerToken(request, apiKey)).pipe(
       Effect.flatMap((response) => Effect.map(response.text, (text): RawAnswer => ({ status: response.status, text }))),
       Effect.timeout(timeout),
-      Effect.mapError((error) =>
+      Effect.mapError((error): ExchangeFailure =>
         Cause.isTimeoutError(error)
-          ? `No answer from the upstream within ${Duration.toMillis(timeout)} ms`
-          : `Upstream unreachable: ${error.message}`
+          ? { message: `No answer from the upstream within ${Duration.toMillis(timeout)} ms`, notSent: false }
+          : neverConnected(error)
+          ? { message: `Upstream unreachable (no connection): ${error.message}`, notSent: true }
+          : { message: `Upstream unreachable: ${error.message}`, notSent: false }
       )
     )
 
@@ -74,7 +97,14 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     )
     return yield* exchange(request).pipe(
       Effect.map(interpretSubmit),
-      Effect.catch((message) => Effect.succeed<SubmitOutcome>({ _tag: "Unknown", message }))
+      Effect.catch((failure) =>
+        Effect.succeed<SubmitOutcome>(
+          failure.notSent
+            // No connection was made, so the upstream cannot have the task: a definite failure.
+            ? { _tag: "Rejected", code: "provider_error", message: failure.message, countsTowardCircuit: true }
+            : { _tag: "Unknown", message: failure.message }
+        )
+      )
     )
   })
 
@@ -85,7 +115,7 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     )
     return yield* exchange(request).pipe(
       Effect.map(interpretRecordInfo),
-      Effect.catch((message) => Effect.succeed<PollOutcome>({ _tag: "Unknown", message }))
+      Effect.catch((failure) => Effect.succeed<PollOutcome>({ _tag: "Unknown", message: failure.message }))
     )
   })
 
