@@ -113,7 +113,8 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
     for (const note of p.notes) {
       if (note.start >= seconds) continue
       renderNote(p.instrument, note, part, ctx)
-      last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 1.5) * SR)))
+      // Covers every release tail (the longest, a bell, rings 2.5 s after its onset).
+      last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 3) * SR)))
     }
     if (last === 0) continue
     if (p.instrument === "eguitar") {
