@@ -180,6 +180,7 @@ const throughput = async (split: boolean) => {
   const service = await startService(upstream, 5, split)
   try {
     const cpuBefore = service.cpuMillis()
+    const ownBefore = process.cpuUsage()
     const started = performance.now()
     await mapLimit(throughputTasks, 64, (index) => create(service, index, `Throughput ${index}`))
     const created = performance.now()
@@ -201,6 +202,10 @@ const throughput = async (split: boolean) => {
     const perSecond = (done / (finished - started)) * 1000
     return {
       cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
+      benchCpuPerTask: (() => {
+        const own = process.cpuUsage(ownBefore)
+        return (own.user + own.system) / 1000 / throughputTasks
+      })(),
       tasks: throughputTasks,
       ready: ready?.n ?? 0,
       createSeconds: (created - started) / 1000,
@@ -260,7 +265,7 @@ for (const split of [false, true]) {
       `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
       `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
       `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
-      `service CPU ${t.cpuPerTask.toFixed(1)} ms per task\n`
+      `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms\n`
   )
 }
 const l = await lag()
