@@ -227,7 +227,8 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
       const k = j - start
       if (k < hold) env += (1 - env) * 0.01
       else env *= relK
-      const d = dt1 * (1 + vibDepth * tsin(vib))
+      // Vibrato only on held notes; short stabs and arpeggios skip the LFO entirely.
+      const d = vibDepth > 0 ? dt1 * (1 + vibDepth * tsin(vib)) : dt1
       vib += 5.5 * INV_SR
       p1 += d
       if (p1 >= 1) p1 -= 1
