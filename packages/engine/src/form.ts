@@ -72,7 +72,9 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
         const bpl = linesBars(s.lines, bpm, tight)
         out.push({ kind: s.kind, bars: roundUp(s.lines.length * bpl, unit), lines: s.lines, barsPerLine: bpl })
       } else {
-        out.push({ kind: s.kind, bars: roundUp(INSTRUMENTAL_BARS[s.kind], unit), lines: [], barsPerLine: 2 })
+        // Intros and outros need not run a whole long cycle (a 12-bar blues opens with 4 bars).
+        const u = s.kind === "intro" || s.kind === "outro" ? Math.min(unit, 4) : unit
+        out.push({ kind: s.kind, bars: roundUp(INSTRUMENTAL_BARS[s.kind], u), lines: [], barsPerLine: 2 })
       }
     }
     return out
