@@ -37,7 +37,8 @@ describe("makeEngine", { timeout: 120_000 }, () => {
       expect([...t.png.subarray(0, 8)]).toEqual([137, 80, 78, 71, 13, 10, 26, 10])
     }
     // The event loop kept ticking while the workers rendered: the API stays responsive.
-    expect(ticks).toBeGreaterThan((elapsed / 10) * 0.5)
+    // (Loose bound: on a busy shared machine timers fire late, but a blocked loop would not fire at all.)
+    expect(ticks).toBeGreaterThan((elapsed / 10) * 0.2)
   })
 
   it("gives the same bytes for the same request and task id, and two different takes", async () => {
