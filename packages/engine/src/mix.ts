@@ -148,7 +148,8 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void
   energies.sort((a, b) => b - a)
   const top = energies.slice(0, Math.max(1, Math.ceil(energies.length / 2)))
   const rms = Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length) || 1e-9
-  const gain = Math.pow(10, o.targetDb / 20) / rms
+  // Capped so a (nearly) silent render is not blown up into noise.
+  const gain = Math.min(100, Math.pow(10, o.targetDb / 20) / rms)
   for (let i = 0; i < n; i++) {
     l[i] = (l[i] as number) * gain
     r[i] = (r[i] as number) * gain
