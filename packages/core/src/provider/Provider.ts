@@ -9,7 +9,7 @@ import type { Effect } from "effect"
 import type { PollOutcome, ProviderCallback, ProviderSubmission, SubmitOutcome } from "./outcomes.ts"
 
 export class Provider extends Context.Service<Provider, {
-  /** A short label for logs and the start banner (`http`, `embedded-fake-upstream`, `engine`). */
+  /** A short label for logs (`http`, `engine`). */
   readonly name: string
   /** Hands one task to the provider. */
   readonly submit: (submission: ProviderSubmission) => Effect.Effect<SubmitOutcome>
