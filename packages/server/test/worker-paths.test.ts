@@ -280,12 +280,16 @@ describe("failures", () => {
     expect(res.status).toBe(500)
     expect(res.body.error?.type).toBe("api_error")
     expect(res.body.error?.code).toBe("provider_error")
+    // The upstream's own words (its code, its account's credits) stay with the operator.
+    expect(JSON.stringify(res.body)).not.toContain("credits exhausted")
     expect(await balance(callbacks, account)).toBe(130)
     const [task] = await callbacks.query<{ id: string; status: string; error_code: string; credits_refunded: number }>(
       "select id, status, error_code, credits_refunded from generation_tasks where account_id = $1",
       account.id
     )
     expect(task).toMatchObject({ status: "failed", error_code: "provider_error", credits_refunded: 50 })
+    const [detail] = await callbacks.query<{ last_error: string }>("select last_error from generation_tasks where id = $1", task?.id)
+    expect(detail?.last_error).toContain("credits exhausted")
     const events = await eventsOf(callbacks, String(task?.id))
     expect(events.map((e) => e.type)).toEqual(["job.failed"])
     expect(events[0]?.payload).toMatchObject({

@@ -16,7 +16,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Generations, Ids } from "@lyre/core"
+import { Generations, Ids, providerFailure } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { rehostTracks } from "./rehost.ts"
@@ -118,7 +118,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       case "Unknown":
         return yield* release(task, outcome.message)
       case "Failed":
-        yield* generations.markFailed(task.id, { code: outcome.code, message: outcome.message })
+        yield* generations.markFailed(task.id, providerFailure(outcome.code, outcome.message))
         return
       case "Succeeded": {
         const rehosted = yield* rehostTracks(task.id, outcome.tracks, rehostOptions).pipe(
@@ -131,10 +131,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
         }
         const error = rehosted.failure
         if (error.definite) {
-          yield* generations.markFailed(task.id, {
-            code: "provider_error",
-            message: "The provider's audio for this task could not be retrieved."
-          })
+          yield* generations.markFailed(task.id, providerFailure("provider_error", error.message))
           return
         }
         return yield* release(task, error.message)

@@ -53,7 +53,21 @@ export type CreateError =
 export interface TaskFailure {
   readonly code: string
   readonly message: string
+  /** What the provider said, for operators (kept in `last_error`); never shown to clients. */
+  readonly detail?: string | undefined
 }
+
+/**
+ * A provider's failure as clients see it: a message per error code. The provider's own words
+ * (its codes, its hosts, its account's state) go to `detail` only.
+ */
+export const providerFailure = (code: string, detail: string): TaskFailure => ({
+  code,
+  message: code === "content_policy"
+    ? "The request was refused by the content policy; its credits were refunded."
+    : "The music provider could not generate this task; its credits were refunded.",
+  detail
+})
 
 /** The callback address the provider is given for a task: unsigned callbacks carry its secret token. */
 export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
@@ -317,7 +331,9 @@ export class Generations extends Context.Service<Generations, {
         yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
           ? undefined
           : { accountId: principal.accountId, key: idempotencyKey })
-        if (outcome._tag === "Rejected") return yield* new ProviderError({ message: outcome.message })
+        if (outcome._tag === "Rejected") {
+          return yield* new ProviderError({ message: providerFailure(outcome.code, outcome.message).message })
+        }
         return created
       })
 
@@ -351,8 +367,8 @@ export class Generations extends Context.Service<Generations, {
             return
           }
           case "Rejected": {
-            const failure = { code: outcome.code, message: outcome.message }
-            const error = new ProviderError({ message: outcome.message })
+            const failure = providerFailure(outcome.code, outcome.message)
+            const error = new ProviderError({ message: failure.message })
             yield* sql.withTransaction(Effect.gen(function*() {
               yield* markFailed(taskId, failure)
               if (idempotency !== undefined) {
@@ -443,6 +459,7 @@ export class Generations extends Context.Service<Generations, {
           with failed as (
             update generation_tasks
             set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
+                last_error = coalesce(${error.detail ?? null}::text, last_error),
                 credits_refunded = credits_used, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and status = 'pending'
