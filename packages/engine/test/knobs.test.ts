@@ -7,7 +7,7 @@ import { renderAudio } from "../src/render.ts"
 import { Rng } from "../src/rng.ts"
 import { parseStyle } from "../src/style.ts"
 import type { EngineRequest, ModelName } from "../src/types.ts"
-import { bandEnvelope, key } from "./support/analysis.ts"
+import { bandShare, key } from "./support/analysis.ts"
 
 const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
 
@@ -54,9 +54,7 @@ describe("tuning knobs", { timeout: 120_000 }, () => {
   it("audio_weight moves the band against the voice", () => {
     const share = (aw: number) => {
       const a = renderAudio(req({ lyrics: LYRICS, instrumental: false, audio_weight: aw }), "knobs", 0, { maxSeconds: 40 })
-      const m = mono(a)
-      const sum = (x: Float32Array) => x.reduce((s, v) => s + v, 0)
-      return sum(bandEnvelope(m, 300, 3400)) / sum(bandEnvelope(m, 20, 20000))
+      return bandShare(mono(a), 300, 3400)
     }
     // The voice lives in 300-3400 Hz: more band (audio_weight 1) means a smaller voice-band share.
     expect(share(0)).toBeGreaterThan(share(1) * 1.1)

@@ -91,20 +91,36 @@ export function peak(d: Decoded): number {
 
 /** Per-frame energy in a frequency band (Hann window, 2048-point frames, 1024 hop). */
 export function bandEnvelope(signal: Float32Array, lo: number, hi: number, frame = 2048, hop = 1024): Float32Array {
+  return bandEnvelopes(signal, [[lo, hi]], frame, hop)[0] ?? new Float32Array(0)
+}
+
+/** Per-frame energies of several bands from one spectrum per frame (one Essentia pass). */
+export function bandEnvelopes(signal: Float32Array, bands: ReadonlyArray<readonly [number, number]>, frame = 2048, hop = 1024): Float32Array[] {
   const e = getEssentia()
   const frames = Math.max(0, Math.floor((signal.length - frame) / hop))
-  const env = new Float32Array(frames)
+  const envs = bands.map(() => new Float32Array(frames))
   for (let f = 0; f < frames; f++) {
     // Essentia vectors live in WASM memory and must be freed by hand.
     const input = e.arrayToVector(signal.subarray(f * hop, f * hop + frame))
     const w = e.Windowing(input, true, frame, "hann")
     const s = e.Spectrum(w.frame, frame)
-    env[f] = e.EnergyBand(s.spectrum, 44100, lo, hi).energyBand
+    bands.forEach(([lo, hi], b) => {
+      const env = envs[b]
+      if (env !== undefined) env[f] = e.EnergyBand(s.spectrum, 44100, lo, hi).energyBand
+    })
     input.delete()
     w.frame.delete()
     s.spectrum.delete()
   }
-  return env
+  return envs
+}
+
+/** Share of a signal's energy that lies in [lo, hi] Hz. */
+export function bandShare(signal: Float32Array, lo: number, hi: number): number {
+  const [band, all] = bandEnvelopes(signal, [[lo, hi], [20, 20000]], 4096, 2048)
+  const sum = (x: Float32Array | undefined): number => (x ?? new Float32Array(0)).reduce((t, v) => t + v, 0)
+  const total = sum(all)
+  return total > 0 ? sum(band) / total : 0
 }
 
 /**
@@ -112,9 +128,9 @@ export function bandEnvelope(signal: Float32Array, lo: number, hi: number, frame
  * the 5-16 kHz band (where noise drums live), autocorrelated; the peak normalized
  * autocorrelation over lags of 0.2-1.2 s. Drum grooves score high, tonal music low.
  */
-export function percussivePattern(signal: Float32Array): number {
+export function percussivePattern(signal: Float32Array, hfEnvelope?: Float32Array): number {
   const hop = 512
-  const env = bandEnvelope(signal, 5000, 16000, 1024, hop)
+  const env = hfEnvelope ?? bandEnvelope(signal, 5000, 16000, 1024, hop)
   const flux = new Float32Array(env.length)
   for (let i = 1; i < env.length; i++) flux[i] = Math.max(0, Math.log10((env[i] as number) + 1e-9) - Math.log10((env[i - 1] as number) + 1e-9))
   let mean = 0
@@ -140,12 +156,11 @@ export function percussivePattern(signal: Float32Array): number {
  * without drums scores well under one (pitched instruments put little energy up there).
  */
 export function percussiveStrength(signal: Float32Array): { strength: number; hfShare: number; pattern: number } {
-  const hf = bandEnvelope(signal, 5000, 16000, 1024, 512)
-  const all = bandEnvelope(signal, 20, 16000, 1024, 512)
+  const [hf = new Float32Array(0), all = new Float32Array(0)] = bandEnvelopes(signal, [[5000, 16000], [20, 16000]], 1024, 512)
   let h = 0
   let a = 0
   for (let i = 0; i < hf.length; i++) { h += hf[i] as number; a += all[i] as number }
   const hfShare = a > 0 ? (1000 * h) / a : 0
-  const pattern = percussivePattern(signal)
+  const pattern = percussivePattern(signal, hf)
   return { strength: hfShare * pattern, hfShare, pattern }
 }

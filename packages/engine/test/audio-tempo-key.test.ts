@@ -1,0 +1,49 @@
+// Tempo and key of rendered audio, measured with Essentia on the decoded MP3.
+// (Split from audio.test.ts so the two files run in parallel on the two test workers.)
+
+import { describe, expect, it } from "vitest"
+import { key, tempo } from "./support/analysis.ts"
+import { render, req } from "./support/render.ts"
+
+function sameTempo(measured: number, asked: number): boolean {
+  return [asked, asked * 2, asked / 2].some((t) => Math.abs(measured - t) / t <= 0.02)
+}
+
+describe("tempo and key, measured with essentia.js", { timeout: 120_000 }, () => {
+  it("an explicit bpm is honoured within 2% (house 124)", async () => {
+    const { signal } = await render(req("deep house, 124 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 124), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit bpm is honoured within 2% (hip hop 90, swung)", async () => {
+    const { signal } = await render(req("hip hop, 90 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 90), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit bpm is honoured within 2% (metal 150)", async () => {
+    const { signal } = await render(req("metal, 150 bpm"))
+    const t = tempo(signal)
+    expect(sameTempo(t.bpm, 150), `measured ${t.bpm}`).toBe(true)
+  })
+
+  it("an explicit key and mode is heard: D minor", async () => {
+    const { signal } = await render(req("pop, piano, in D minor"))
+    const k = key(signal)
+    expect(k.name).toMatch(/^D minor$/)
+  })
+
+  it("an explicit key and mode is heard: E major", async () => {
+    const { signal } = await render(req("rock, 140 bpm, in E major"))
+    const k = key(signal)
+    expect([k.pc, k.scale], k.name).toEqual([4, "major"])
+  })
+
+  it("an explicit key and mode is heard: F# minor with vocals", async () => {
+    const lyrics = "[Verse]\nStatic on the radio again\nDriving to the edge of where we end\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+    const { signal } = await render(req("synthwave, 100 bpm, in F# minor", { lyrics, instrumental: false }))
+    const k = key(signal)
+    expect([k.pc, k.scale], k.name).toEqual([6, "minor"])
+  })
+})
