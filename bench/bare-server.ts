@@ -117,14 +117,27 @@ const create = async (row: KeyRow, body: { model?: string }) => {
              coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
       from model, inflight`
     return { taskId, debited: outcome?.debited === true, now }
-  })))
+  }))).then(async (result) => {
+    if (!result.debited) return result
+    // As Lyre does after its transaction: hand the task to the upstream, record its id.
+    const answer = await fetch(`${env["PROVIDER_URL"] ?? ""}/api/v1/generate`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`, "content-type": "application/json" },
+      body: JSON.stringify({ customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l", callBackUrl: "http://127.0.0.1:1/cb" })
+    }).then((r) => r.json() as Promise<{ data?: { taskId?: string } }>)
+    await runtime.runPromise(sql`
+      update generation_tasks set provider_task_id = ${answer.data?.taskId ?? ""}, submission_state = 'accepted',
+             next_poll_at = ${new Date(Date.now() + 5_000).toISOString()}::timestamptz
+      where id = ${result.taskId} and status = 'pending' and submission_state <> 'accepted'`)
+    return result
+  })
 }
 
 const server = createServer((req, res) => {
   void (async () => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const body = req.method === "POST" ? await readBody(req) : ""
-    const row = await authenticate(req)
+    const row = await authenticate(req).catch(() => null)
     if (row === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
     if (path === "/api/v1/me") {
       return send(res, 200, {

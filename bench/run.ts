@@ -17,6 +17,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
 
 const root = join(import.meta.dirname, "..")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
@@ -62,6 +63,8 @@ const load = async (
   url: string,
   requests: ReadonlyArray<{ readonly method: "GET" | "POST"; readonly path: string; readonly headers: Record<string, string>; readonly body?: string }>
 ): Promise<Figures> => {
+  // A short warm-up first, so neither side is measured while its JIT is still cold.
+  await autocannon({ url, connections, duration: 2, requests: requests.map((r) => ({ ...r, headers: { ...r.headers } })) })
   const result = await autocannon({
     url,
     connections,
@@ -110,12 +113,20 @@ const benchMode = async (mode: string) => {
   const databaseName = `lyre_bench_${randomBase62(10).toLowerCase()}`
   const adminToken = randomBase62(32)
   const secretKey = randomBase62(48)
+  // Both sides hand each task to an upstream that accepts at once and calls nothing back; the
+  // worker is off, so what is measured is the API's own work.
+  const upstreamKey = randomBase62(32)
+  const upstream = await startFakeUpstream({ apiKey: upstreamKey })
+  upstream.control.setDefault({ callbacks: "none" })
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: adminToken,
     SECRET_KEY: secretKey,
     RATE_LIMIT_RPM: "100000000",
-    WORKER: "off"
+    WORKER: "off",
+    PROVIDER: "http",
+    PROVIDER_URL: upstream.url,
+    PROVIDER_API_KEY: upstreamKey
   }
   if (mode === "postgres") {
     await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
@@ -152,6 +163,7 @@ const benchMode = async (mode: string) => {
     await stopProcess(bare)
     return { ours, baseline }
   } finally {
+    await upstream.close()
     rmSync(dataDir, { recursive: true, force: true })
     if (mode === "postgres") {
       await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))

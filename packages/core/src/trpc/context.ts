@@ -53,7 +53,10 @@ export const runToResult = async <A, R extends CoreServices>(
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
   const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
   if (failure !== undefined && isApiError(failure)) return { ok: false, error: failure }
-  console.error(JSON.stringify({ level: "error", msg: "unexpected failure", cause: Cause.pretty(exit.cause) }))
+  // Interruption alone means the process is shutting down under this request: not a fault.
+  if (!Cause.hasInterruptsOnly(exit.cause)) {
+    console.error(JSON.stringify({ level: "error", msg: "unexpected failure", cause: Cause.pretty(exit.cause) }))
+  }
   return { ok: false, error: new InternalError({ message: "An internal error occurred." }) }
 }
 
