@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Queue } from "effect"
+import { makeLocalSignal } from "@lyre/core"
 
 const channel = "lyre_worker"
 /** Names this process's notifications, so it does not wake itself twice (locally, then by its own NOTIFY). */
@@ -22,7 +23,7 @@ export class Wakeup extends Context.Service<Wakeup, {
   readonly wait: (millis: number) => Effect.Effect<void>
 }>()("lyre/worker/Wakeup") {
   static readonly layerLocal = Layer.sync(Wakeup)(() => {
-    const local = makeLocal()
+    const local = makeLocalSignal()
     return Wakeup.of({ notify: local.notify, notifyLocal: local.notify, wait: local.wait })
   })
 
@@ -32,7 +33,7 @@ export class Wakeup extends Context.Service<Wakeup, {
       Wakeup,
       Effect.gen(function*() {
         const pg = yield* PgClient.PgClient
-        const local = makeLocal()
+        const local = makeLocalSignal()
         if (options.listen) {
           const listening = Effect.gen(function*() {
             const notifications = yield* pg.listen(channel)
@@ -54,38 +55,4 @@ export class Wakeup extends Context.Service<Wakeup, {
         return Wakeup.of({ notify, notifyLocal: local.notify, wait: local.wait })
       })
     )
-}
-
-const makeLocal = () => {
-  let waiters = new Set<() => void>()
-  let pending = false
-  const notify = Effect.sync(() => {
-    if (waiters.size === 0) {
-      pending = true
-      return
-    }
-    const woken = waiters
-    waiters = new Set()
-    for (const wake of woken) wake()
-  })
-  const wait = (millis: number) =>
-    Effect.callback<void>((resume) => {
-      if (pending) {
-        pending = false
-        resume(Effect.void)
-        return
-      }
-      const done = (): void => {
-        clearTimeout(timer)
-        waiters.delete(done)
-        resume(Effect.void)
-      }
-      const timer = setTimeout(done, millis)
-      waiters.add(done)
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        waiters.delete(done)
-      })
-    })
-  return { notify, wait }
 }
