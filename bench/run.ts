@@ -13,10 +13,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import autocannon from "autocannon"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
+import { runOn } from "./support.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 
 const root = join(import.meta.dirname, "..")
@@ -33,9 +32,6 @@ interface Figures {
   readonly p99: number
   readonly errors: number
 }
-
-const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
-  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
 
 const startProcess = async (file: string, env: Record<string, string>, port: number): Promise<ChildProcess> => {
   const child = spawn(process.execPath, [join(root, file)], {

@@ -15,13 +15,11 @@ import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
-import { createServer } from "node:net"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
+import { freePort, percentile, query, runOn, sleep } from "./support.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { verifyWebhook } from "@lyre/webhooks"
@@ -32,29 +30,6 @@ const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const throughputEvents = Number(process.env["WEBHOOKS_BENCH_EVENTS"] ?? "5000")
 const lagTasks = Number(process.env["WEBHOOKS_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "webhooks-bench-key"
-
-const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
-  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
-
-const query = <A extends object>(url: string, text: string, ...params: ReadonlyArray<unknown>) =>
-  runOn(url, SqlClient.use((sql) => sql.unsafe<A>(text, [...params])))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
-
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Arrival {
   readonly eventId: string

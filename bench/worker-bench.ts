@@ -17,13 +17,11 @@
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
+import { freePort, percentile, query, runOn } from "./support.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
@@ -33,27 +31,6 @@ const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? "2000")
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
-
-const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
-  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
-
-const query = <A extends object>(url: string, text: string, ...params: ReadonlyArray<unknown>) =>
-  runOn(url, SqlClient.use((sql) => sql.unsafe<A>(text, [...params])))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
-    })
-  })
-
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
-}
 
 const mapLimit = async <A>(items: number, limit: number, work: (index: number) => Promise<A>) => {
   const results: Array<A> = []
