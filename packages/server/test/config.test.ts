@@ -1,19 +1,10 @@
-import { ConfigProvider, Effect, Exit } from "effect"
+import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../src/config.ts"
-
-const load = (env: Record<string, string>) =>
-  Effect.runPromiseExit(loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
-
-const failureOf = async (env: Record<string, string>): Promise<string> => {
-  const exit = await load(env)
-  if (Exit.isSuccess(exit)) throw new Error("expected a configuration error")
-  return JSON.stringify(exit.cause)
-}
+import { configFailureOf, loadConfigFrom } from "./support/config.ts"
 
 describe("configuration", () => {
   it("has the embedded defaults with no configuration", async () => {
-    const exit = await load({})
+    const exit = await loadConfigFrom({})
     expect(Exit.isSuccess(exit)).toBe(true)
     if (Exit.isSuccess(exit)) {
       expect(exit.value).toMatchObject({
@@ -32,7 +23,7 @@ describe("configuration", () => {
   })
 
   it("reads every setting", async () => {
-    const exit = await load({
+    const exit = await loadConfigFrom({
       PORT: "9000",
       HOST: "0.0.0.0",
       PUBLIC_URL: "https://lyre.example/",
@@ -69,12 +60,12 @@ describe("configuration", () => {
   ]
   for (const [name, env, variable] of bad) {
     it(`refuses ${name}, naming ${variable}`, async () => {
-      expect(await failureOf(env)).toContain(variable)
+      expect(await configFailureOf(env)).toContain(variable)
     })
   }
   describe("webhook settings", () => {
     it("default to the DESIGN.md schedule and refuse private receivers", async () => {
-      const exit = await load({})
+      const exit = await loadConfigFrom({})
       expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
         webhookRetryDelaysSeconds: [60, 300, 1800, 7200, 18000, 36000, 36000],
         webhookAllowPrivate: false
@@ -82,15 +73,15 @@ describe("configuration", () => {
     })
 
     it("read WEBHOOK_RETRY_DELAYS and WEBHOOK_ALLOW_PRIVATE", async () => {
-      const exit = await load({ WEBHOOK_RETRY_DELAYS: "1, 2.5,30", WEBHOOK_ALLOW_PRIVATE: "true" })
+      const exit = await loadConfigFrom({ WEBHOOK_RETRY_DELAYS: "1, 2.5,30", WEBHOOK_ALLOW_PRIVATE: "true" })
       expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ webhookRetryDelaysSeconds: [1, 2.5, 30], webhookAllowPrivate: true })
     })
 
     it("name the variable when a delay is not a positive number", async () => {
-      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "60,soon" })).toContain("WEBHOOK_RETRY_DELAYS")
-      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "60,,300" })).toContain("WEBHOOK_RETRY_DELAYS")
-      expect(await failureOf({ WEBHOOK_RETRY_DELAYS: "0" })).toContain("WEBHOOK_RETRY_DELAYS")
-      expect(await failureOf({ WEBHOOK_ALLOW_PRIVATE: "maybe" })).toContain("WEBHOOK_ALLOW_PRIVATE")
+      expect(await configFailureOf({ WEBHOOK_RETRY_DELAYS: "60,soon" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await configFailureOf({ WEBHOOK_RETRY_DELAYS: "60,,300" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await configFailureOf({ WEBHOOK_RETRY_DELAYS: "0" })).toContain("WEBHOOK_RETRY_DELAYS")
+      expect(await configFailureOf({ WEBHOOK_ALLOW_PRIVATE: "maybe" })).toContain("WEBHOOK_ALLOW_PRIVATE")
     })
   })
 })

@@ -2,23 +2,14 @@
  * The provider and worker settings: defaults, fractions of a second for polls, the checks that
  * name their variable, and `pnpm worker` refusing what it cannot run on.
  */
-import { ConfigProvider, Effect, Exit } from "effect"
+import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../src/config.ts"
+import { configFailureOf, loadConfigFrom } from "./support/config.ts"
 import { spawnEntry } from "./support/processes.ts"
-
-const load = (env: Record<string, string>) =>
-  Effect.runPromiseExit(loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env)))))
-
-const failureOf = async (env: Record<string, string>): Promise<string> => {
-  const exit = await load(env)
-  if (Exit.isSuccess(exit)) throw new Error("expected a configuration error")
-  return JSON.stringify(exit.cause)
-}
 
 describe("provider and worker settings", () => {
   it("default to the embedded provider, 5 s polls, 10 s provider time-outs and 60 s leases", async () => {
-    const exit = await load({})
+    const exit = await loadConfigFrom({})
     expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
       provider: "embedded",
       providerUrl: null,
@@ -30,7 +21,7 @@ describe("provider and worker settings", () => {
   })
 
   it("read PROVIDER=http with its URL and key, and fractional seconds", async () => {
-    const exit = await load({
+    const exit = await loadConfigFrom({
       PROVIDER: "http",
       PROVIDER_URL: "https://api.example/",
       PROVIDER_API_KEY: "k",
@@ -49,12 +40,12 @@ describe("provider and worker settings", () => {
   })
 
   it("refuse PROVIDER=http without a URL or a key, and non-positive seconds", async () => {
-    expect(await failureOf({ PROVIDER: "http", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
-    expect(await failureOf({ PROVIDER: "http", PROVIDER_URL: "ftp://x", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
-    expect(await failureOf({ PROVIDER: "http", PROVIDER_URL: "http://x" })).toContain("PROVIDER_API_KEY")
-    expect(await failureOf({ PROVIDER: "engine-x" })).toContain("PROVIDER")
-    expect(await failureOf({ PROVIDER_POLL_SECONDS: "0" })).toContain("PROVIDER_POLL_SECONDS")
-    expect(await failureOf({ WORKER_LEASE_SECONDS: "soon" })).toContain("WORKER_LEASE_SECONDS")
+    expect(await configFailureOf({ PROVIDER: "http", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
+    expect(await configFailureOf({ PROVIDER: "http", PROVIDER_URL: "ftp://x", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
+    expect(await configFailureOf({ PROVIDER: "http", PROVIDER_URL: "http://x" })).toContain("PROVIDER_API_KEY")
+    expect(await configFailureOf({ PROVIDER: "engine-x" })).toContain("PROVIDER")
+    expect(await configFailureOf({ PROVIDER_POLL_SECONDS: "0" })).toContain("PROVIDER_POLL_SECONDS")
+    expect(await configFailureOf({ WORKER_LEASE_SECONDS: "soon" })).toContain("WORKER_LEASE_SECONDS")
   })
 
   it("pnpm worker refuses to start without DATABASE_URL, naming it", async () => {
