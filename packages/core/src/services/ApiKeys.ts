@@ -121,7 +121,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (rows.length === 0) return yield* new ResourceNotFound({ message: `No API key ${keyId}` })
       })
 
-      const authenticate = Effect.fn("ApiKeys.authenticate")(function*(authorization: string | undefined) {
+      const authenticate = Effect.fnUntraced(function*(authorization: string | undefined) {
         const match = authorization === undefined ? null : /^Bearer +(\S+) *$/i.exec(authorization)
         const credential = match?.[1]
         if (credential === undefined) {

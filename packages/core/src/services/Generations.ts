@@ -384,7 +384,7 @@ export class Generations extends Context.Service<Generations, {
         }
       })
 
-      const get = Effect.fn("Generations.get")(function*(principal: Principal, id: string) {
+      const get = Effect.fnUntraced(function*(principal: Principal, id: string) {
         if (!hasIdShape("task", id)) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
         const [row] = yield* sql<TaskRow>`
           select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,

@@ -31,7 +31,7 @@ export class Guard extends Context.Service<Guard, {
     Effect.gen(function*() {
       const apiKeys = yield* ApiKeys
       const limiter = yield* RateLimiter
-      const admit = Effect.fn("Guard.admit")(function*(
+      const admit = Effect.fnUntraced(function*(
         authorization: string | undefined,
         requiredScope: Scope | undefined
       ) {
