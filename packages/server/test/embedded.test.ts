@@ -54,6 +54,10 @@ describe("the embedded default", () => {
     const auth = { authorization: `Bearer ${banner.api_key}` }
     const me = await fetch(`${url}/api/v1/me`, { headers: auth })
     expect(me.status).toBe(200)
+    // Every request is logged as a JSON line carrying its request id.
+    const requestId = me.headers.get("x-request-id") ?? "missing"
+    for (let i = 0; i < 20 && !service.output().includes(requestId); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(service.output()).toMatch(new RegExp(`"msg":"request","request_id":"${requestId}","method":"GET","path":"/api/v1/me","status":200`))
     expect(await me.json()).toMatchObject({ plan: "pro", credits: { total: 5_000 } })
     const created = await fetch(`${url}/api/v1/music/generations`, {
       method: "POST",

@@ -81,14 +81,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     const requestId = `req_${randomBase62(24)}`
     res.setHeader("x-request-id", requestId)
     const url = new URL(req.url ?? "/", "http://localhost")
-    try {
-      await route(req, res, url)
-    } catch (cause) {
-      logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
-      if (!res.headersSent) {
-        sendApiError(res, new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
-      }
-    }
+    // Listen before routing: most answers are finished by the time routing returns.
     if (logger.enabled("info")) {
       res.once("finish", () =>
         logger.log("info", "request", {
@@ -98,6 +91,14 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
           status: res.statusCode,
           duration_ms: Math.round((performance.now() - started) * 100) / 100
         }))
+    }
+    try {
+      await route(req, res, url)
+    } catch (cause) {
+      logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
+      if (!res.headersSent) {
+        sendApiError(res, new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
+      }
     }
   }
 }
