@@ -97,7 +97,7 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
   })
   const paths: Json = isJson(document.paths) ? document.paths : {}
   for (const route of routesOf(appRouter)) {
-    const item = paths[route.path.replace(/\{(\w+)\}/g, "{$1}")]
+    const item = paths[route.path]
     const operation = isJson(item) ? item[route.method.toLowerCase()] : undefined
     if (!isJson(operation)) continue
     const responses: Json = isJson(operation["responses"]) ? operation["responses"] : {}
