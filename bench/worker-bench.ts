@@ -11,16 +11,19 @@
  * Throughput is measured twice: `pnpm start` with its inline worker, then an API process
  * (WORKER=off) with a `pnpm worker` beside it. The fake upstream and the load run in this
  * process; the service's CPU time per task is printed too, since on a shared two-core machine
- * it says more than the rate. WORKER_BENCH_TASKS (default 2000) and WORKER_BENCH_LAG_TASKS
- * (default 200) size the runs.
+ * it says more than the rate, with the CPU of PostgreSQL and Redis beside it. WORKER_BENCH_TASKS
+ * (default 2000) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
+ * WORKER_BENCH_MODES (`inline`, `split`, default both) picks the throughput runs.
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
-import { freePort, percentile, query } from "./support.ts"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { freePort, percentile, query, runOn } from "./support.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
@@ -30,6 +33,8 @@ const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? "2000")
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
+/** `inline`, `split` or both (default): which throughput runs to make; 0 lag tasks skips the lag run. */
+const modes = (process.env["WORKER_BENCH_MODES"] ?? "inline,split").split(",")
 
 const mapLimit = async <A>(items: number, limit: number, work: (index: number) => Promise<A>) => {
   const results: Array<A> = []
@@ -54,8 +59,29 @@ const cpuMillisOf = (pid: number | undefined): number => {
   }
 }
 
+/**
+ * CPU time of the machine's PostgreSQL and Redis processes, in ms: they share the two cores with
+ * the service, so their cost per task belongs in the figures. Backends that exit between two
+ * readings are not counted (the service's pool keeps its connections for the whole run).
+ */
+const databaseCpuMillis = (): number => {
+  let sum = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim()
+      if (comm === "postgres" || comm === "redis-server") sum += cpuMillisOf(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum
+}
+
 interface Service {
   readonly cpuMillis: () => number
+  /** Per process, in launch order (the API first). */
+  readonly cpuMillisEach: () => ReadonlyArray<number>
   readonly url: string
   readonly databaseUrl: string
   readonly keys: ReadonlyArray<string>
@@ -127,6 +153,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     databaseUrl: databaseUrl.toString(),
     keys,
     cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
+    cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
     stop: async () => {
       await Promise.all(children.map((proc) =>
         new Promise<void>((resolve) => {
@@ -156,21 +183,32 @@ const throughput = async (split: boolean) => {
   const service = await startService(upstream, 5, split)
   try {
     const cpuBefore = service.cpuMillis()
+    const eachBefore = service.cpuMillisEach()
+    const databaseBefore = databaseCpuMillis()
     const ownBefore = process.cpuUsage()
     const started = performance.now()
-    await mapLimit(throughputTasks, 64, (index) => create(service, index, `Throughput ${index}`))
-    const created = performance.now()
-    let done = 0
-    while (done < throughputTasks) {
-      const [row] = await query<{ n: number }>(
+    // Counting runs alongside the load on one connection (a connection per count would fork a
+    // backend every 50 ms, which the database CPU figure would then include).
+    let created = started
+    const [done] = await Promise.all([
+      runOn(
         service.databaseUrl,
-        "select count(*)::int as n from generation_tasks where status <> 'pending'"
-      )
-      done = row?.n ?? 0
-      if (performance.now() - started > 300_000) break
-      if (done < throughputTasks) await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+        Effect.gen(function*() {
+          const sql = yield* SqlClient
+          while (true) {
+            const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status <> 'pending'`
+            const n = row?.n ?? 0
+            if (n >= throughputTasks || performance.now() - started > 300_000) return n
+            yield* Effect.sleep(50)
+          }
+        })
+      ),
+      mapLimit(throughputTasks, 64, (index) => create(service, index, `Throughput ${index}`)).then(() => {
+        created = performance.now()
+      })
+    ])
     const finished = performance.now()
+    const databaseCpu = databaseCpuMillis() - databaseBefore
     const [ready] = await query<{ n: number }>(
       service.databaseUrl,
       "select count(*)::int as n from generation_tasks where status = 'ready'"
@@ -178,6 +216,8 @@ const throughput = async (split: boolean) => {
     const perSecond = (done / (finished - started)) * 1000
     return {
       cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
+      cpuPerTaskEach: service.cpuMillisEach().map((millis, index) => (millis - (eachBefore[index] ?? 0)) / throughputTasks),
+      databaseCpuPerTask: databaseCpu / throughputTasks,
       benchCpuPerTask: (() => {
         const own = process.cpuUsage(ownBefore)
         return (own.user + own.system) / 1000 / throughputTasks
@@ -235,17 +275,23 @@ process.stdout.write(
   `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
 )
 for (const split of [false, true]) {
+  if (!modes.includes(split ? "split" : "inline")) continue
   const t = await throughput(split)
   process.stdout.write(
     `worker throughput (postgres, ${split ? "API process + pnpm worker" : "pnpm start, inline worker"}, ` +
       `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
       `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
       `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
-      `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms\n`
+      `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms` +
+      (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(1)} + worker ${t.cpuPerTaskEach[1]?.toFixed(1)})` : "") +
+      `, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms, ` +
+      `PostgreSQL and Redis ${t.databaseCpuPerTask.toFixed(1)} ms\n`
   )
 }
-const l = await lag()
-process.stdout.write(
-  `callback->ready lag (postgres, 2 x 1 MB audio per task): ${l.samples} samples, p50 ${l.p50.toFixed(0)} ms, ` +
-    `p99 ${l.p99.toFixed(0)} ms, max ${l.max.toFixed(0)} ms (target p99 < 250 ms, ratio ${(l.p99 / 250).toFixed(2)})\n`
-)
+const l = lagTasks > 0 ? await lag() : null
+if (l !== null) {
+  process.stdout.write(
+    `callback->ready lag (postgres, 2 x 1 MB audio per task): ${l.samples} samples, p50 ${l.p50.toFixed(0)} ms, ` +
+      `p99 ${l.p99.toFixed(0)} ms, max ${l.max.toFixed(0)} ms (target p99 < 250 ms, ratio ${(l.p99 / 250).toFixed(2)})\n`
+  )
+}
