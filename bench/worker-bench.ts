@@ -78,6 +78,14 @@ const databaseCpuMillis = (): number => {
   return sum
 }
 
+/**
+ * Databases and data directories of finished runs, removed once every run is over. Removing
+ * thousands of files just before the next run is measured would charge it for them: on an ext4
+ * without a journal (this machine's), creating a file scans past the inodes deleted in the
+ * last minutes, which made the worker's file creation dominate its CPU in the second run.
+ */
+const leftovers: Array<() => Promise<void>> = []
+
 interface Service {
   readonly cpuMillis: () => number
   /** Per process, in launch order (the API first). */
@@ -161,8 +169,10 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
           proc.kill("SIGTERM")
         })
       ))
-      await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
-      rmSync(dataDir, { recursive: true, force: true })
+      leftovers.push(async () => {
+        await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+        rmSync(dataDir, { recursive: true, force: true })
+      })
     }
   }
 }
@@ -271,27 +281,31 @@ const lag = async () => {
   }
 }
 
-process.stdout.write(
-  `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
-)
-for (const split of [false, true]) {
-  if (!modes.includes(split ? "split" : "inline")) continue
-  const t = await throughput(split)
+try {
   process.stdout.write(
-    `worker throughput (postgres, ${split ? "API process + pnpm worker" : "pnpm start, inline worker"}, ` +
-      `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
-      `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
-      `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
-      `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms` +
-      (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(1)} + worker ${t.cpuPerTaskEach[1]?.toFixed(1)})` : "") +
-      `, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms, ` +
-      `PostgreSQL and Redis ${t.databaseCpuPerTask.toFixed(1)} ms\n`
+    `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
   )
-}
-const l = lagTasks > 0 ? await lag() : null
-if (l !== null) {
-  process.stdout.write(
-    `callback->ready lag (postgres, 2 x 1 MB audio per task): ${l.samples} samples, p50 ${l.p50.toFixed(0)} ms, ` +
-      `p99 ${l.p99.toFixed(0)} ms, max ${l.max.toFixed(0)} ms (target p99 < 250 ms, ratio ${(l.p99 / 250).toFixed(2)})\n`
-  )
+  for (const split of [false, true]) {
+    if (!modes.includes(split ? "split" : "inline")) continue
+    const t = await throughput(split)
+    process.stdout.write(
+      `worker throughput (postgres, ${split ? "API process + pnpm worker" : "pnpm start, inline worker"}, ` +
+        `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
+        `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
+        `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
+        `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms` +
+        (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(1)} + worker ${t.cpuPerTaskEach[1]?.toFixed(1)})` : "") +
+        `, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms, ` +
+        `PostgreSQL and Redis ${t.databaseCpuPerTask.toFixed(1)} ms\n`
+    )
+  }
+  const l = lagTasks > 0 ? await lag() : null
+  if (l !== null) {
+    process.stdout.write(
+      `callback->ready lag (postgres, 2 x 1 MB audio per task): ${l.samples} samples, p50 ${l.p50.toFixed(0)} ms, ` +
+        `p99 ${l.p99.toFixed(0)} ms, max ${l.max.toFixed(0)} ms (target p99 < 250 ms, ratio ${(l.p99 / 250).toFixed(2)})\n`
+    )
+  }
+} finally {
+  for (const remove of leftovers) await remove()
 }
