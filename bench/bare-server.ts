@@ -74,36 +74,58 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   const taskId = `gen_${randomBase62(24)}`
   const ledgerId = `led_${randomBase62(24)}`
   const limit = row.concurrency_limit ?? 10
-  return runtime.runPromise(sql.withTransaction(Effect.gen(function*() {
-    yield* sql`select pg_advisory_xact_lock(hashtextextended(${row.key_id}, 0))`
+  const deadline = new Date(Date.now() + 15 * 60_000).toISOString()
+  const callbackToken = randomBase62(32)
+  const lowEventId = `evt_${randomBase62(24)}`
+  return runtime.runPromise(Effect.gen(function*() {
     const [outcome] = yield* sql<{ debited: boolean }>`
-      with model as (
-        select coalesce((select available from model_status where model = ${model}), true) as available,
-               coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds
+      with switch as (
+        select coalesce((select available from model_status where model = ${model}), true) as switched_on,
+               coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds,
+               (select open_until from model_circuits where model = ${model} and open_until > ${now}::timestamptz) as open_until
       ),
-      inflight as (
-        select count(*)::int as pending from (
-          select 1 from generation_tasks where credential_subject = ${row.key_id} and status = 'pending' limit ${limit}
-        ) as counted
+      model as (
+        select switched_on and open_until is null as available,
+               case when not switched_on then retry_after_seconds
+                    else ceil(extract(epoch from (open_until - ${now}::timestamptz)))::int end as retry_after_seconds
+        from switch
       ),
       prev as (
-        select id, subscription_credits as s, onetime_credits as o from accounts where id = ${row.account_id} for update
+        select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
+               credit_alert_armed as armed, ${price}::int as price
+        from accounts where id = ${row.account_id} for update
+      ),
+      slot as (
+        select c.subject, c.pending from credential_inflight c, prev where c.subject = ${row.key_id} for update of c
       ),
       debit as (
         update accounts a
         set subscription_credits = prev.s - least(prev.s, ${price}),
             onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
+            credit_alert_armed = (case when prev.t is null then prev.armed when prev.s + prev.o - prev.price >= prev.t then true
+                                       when prev.s + prev.o >= prev.t then false else prev.armed end),
             updated_at = ${now}::timestamptz
-        from prev, model, inflight
-        where a.id = prev.id and model.available and inflight.pending < ${limit} and prev.s + prev.o >= ${price}
+        from prev, model, slot
+        where a.id = prev.id and model.available and slot.pending < ${limit} and prev.s + prev.o >= ${price}
         returning a.subscription_credits as s_after, a.onetime_credits as o_after,
-                  least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take
+                  least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take, prev.t as threshold,
+                  (prev.armed and prev.t is not null and prev.s + prev.o >= prev.t and prev.s + prev.o - prev.price < prev.t) as alert
+      ),
+      admitted as (
+        update credential_inflight c set pending = c.pending + 1 from debit where c.subject = ${row.key_id}
+      ),
+      low as (
+        insert into outbox_events (id, account_id, type, payload, created_at)
+        select ${lowEventId}, ${row.account_id}, 'credits.low',
+               jsonb_build_object('threshold', threshold, 'balance', s_after + o_after, 'subscription_credits', s_after,
+                                  'onetime_credits', o_after), ${now}::timestamptz
+        from debit where alert
       ),
       task as (
         insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
-          debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+          debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token, submission_state)
         select ${taskId}, ${row.account_id}, ${row.key_id}, 'pending', ${model}, ${JSON.stringify(body)}::jsonb, ${price},
-               s_take, o_take, ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+               s_take, o_take, ${deadline}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${callbackToken}, 'submitting'
         from debit
         returning id
       ),
@@ -113,11 +135,11 @@ const create = async (row: KeyRow, body: { model?: string }) => {
         select ${ledgerId}, ${row.account_id}, 'debit', task.id, -s_take, -o_take, s_after, o_after, ${now}::timestamptz
         from debit, task
       )
-      select model.available, model.retry_after_seconds, inflight.pending,
+      select model.available, model.retry_after_seconds, (select pending from slot) as pending,
              coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
-      from model, inflight`
+      from model`
     return { taskId, debited: outcome?.debited === true, now }
-  }))).then(async (result) => {
+  })).then(async (result) => {
     if (!result.debited) return result
     // As Lyre does after its transaction: hand the task to the upstream, record its id.
     const answer = await fetch(`${env["PROVIDER_URL"] ?? ""}/api/v1/generate`, {
@@ -156,7 +178,7 @@ const server = createServer((req, res) => {
       select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks, created_at, updated_at
       from generation_tasks where id = ${id} and account_id = ${row.account_id}`)
     return task === undefined ? send(res, 404, { error: { code: "task_not_found" } }) : send(res, 200, task)
-  })()
+  })().catch(() => res.destroy())
 })
 server.listen(port, "127.0.0.1", () => process.stdout.write(`{"msg":"listening","port":${port}}\n`))
 process.once("SIGTERM", () => {

@@ -162,6 +162,18 @@ describe("POST /v1/music/generations", () => {
     expect((await create(String(second.body.key))).status).toBe(202)
   })
 
+  it("a credential without an in-flight counter (made before counters existed) gets one at its first create", async () => {
+    const account = await createAccount(server, { concurrency_limit: 1 })
+    await server.query("delete from credential_inflight where subject = $1", account.keyId)
+    expect((await create(account.key)).status).toBe(202)
+    expect((await create(account.key)).status).toBe(429)
+    const [slot] = await server.query<{ pending: number }>(
+      "select pending from credential_inflight where subject = $1",
+      account.keyId
+    )
+    expect(slot?.pending).toBe(1)
+  })
+
   it("503 model_unavailable while the operator marks the model so; no charge; other models still work", async () => {
     const account = await createAccount(server)
     const off = await server.admin("PUT", "/models/echo", { available: false, retry_after_seconds: 120 })

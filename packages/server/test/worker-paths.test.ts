@@ -451,3 +451,29 @@ describe("model availability: the provider circuit", () => {
     expect(res.status).toBe(202)
   })
 })
+
+describe("concurrency slots", () => {
+  const slotOf = async (server: TestServer, account: TestAccount) =>
+    (await server.query<{ pending: number }>("select pending from credential_inflight where subject = $1", account.keyId))[0]
+      ?.pending
+
+  it("a task that becomes ready frees its credential's slot", async () => {
+    const account = await createAccount(callbacks, { concurrency_limit: 1 })
+    const first = await create(callbacks, account, songBehaving({ pollsBeforeDone: Infinity }))
+    expect((await create(callbacks, account, songBehaving({}))).status).toBe(429)
+    expect((await settled(callbacks, account, String(first.body.id), 5_000)).status).toBe("ready")
+    expect(await slotOf(callbacks, account)).toBe(0)
+    expect((await create(callbacks, account, songBehaving({}))).status).toBe(202)
+  })
+
+  it("a task that fails (rejected at submission, or later) frees its slot once", async () => {
+    const account = await createAccount(polling, { concurrency_limit: 1 })
+    expect((await create(polling, account, songBehaving({ submit: { code: 500, msg: "down" } }))).status).toBe(500)
+    expect(await slotOf(polling, account)).toBe(0)
+    const later = await create(polling, account, songBehaving({ callbacks: "none", pollsBeforeDone: 1, outcome: "GENERATE_AUDIO_FAILED" }))
+    expect(later.status).toBe(202)
+    expect((await settled(polling, account, String(later.body.id))).status).toBe("failed")
+    expect(await slotOf(polling, account)).toBe(0)
+    expect((await create(polling, account, songBehaving({ callbacks: "none", pollsBeforeDone: 1 }))).status).toBe(202)
+  })
+})

@@ -94,6 +94,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             from accounts a where a.id = ${accountId}
             returning id, account_id, prefix, name, expires_at, created_at
           ),
+          slots as (
+            insert into credential_inflight (subject) select id from made
+          ),
           event as (
             insert into outbox_events (id, account_id, type, payload, created_at)
             select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", now.toISOString()))},

@@ -1,8 +1,9 @@
 /**
  * Generation tasks: creation (the charge), reads, and the state machine. Creation is one
- * transaction: an advisory lock per credential makes the in-flight count exact, and one
- * statement checks model availability, concurrency and balance, debits (subscription before
- * one-time), writes the ledger row and the task; any failure leaves nothing behind.
+ * statement: it checks model availability, the credential's in-flight counter and the balance
+ * on locked rows, debits (subscription before one-time), counts the task in flight, writes the
+ * ledger row and the task; any failure leaves nothing behind. Every statement that moves a task
+ * out of `pending` frees its slot in that same statement.
  *
  * Submission follows the commit, never inside the transaction: accepted stores the provider's
  * task id; a definite rejection fails the task with its refund and its `job.failed` event in one
@@ -202,89 +203,104 @@ export class Generations extends Context.Service<Generations, {
         const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
         const callbackToken = randomBase62(32)
 
-        const transaction = Effect.gen(function*() {
-          const requestHash = createHash("sha256").update(canonicalJson(request)).digest("hex")
-          if (idempotencyKey !== undefined) {
-            const replay = yield* claimIdempotencyKey(principal.accountId, idempotencyKey, requestHash, now)
-            if (replay !== null) return replay
+        const requestHash = idempotencyKey === undefined
+          ? ""
+          : createHash("sha256").update(canonicalJson(request)).digest("hex")
+
+        /**
+         * The charge, as one statement: model availability, the credential's in-flight counter
+         * (locked, after the account row: the order every writer of both keeps), the balance,
+         * then debit, counter, task, ledger row and any `credits.low` event, all hanging on the
+         * one row `debit` returns. Without an idempotency key it needs no transaction around it.
+         */
+        const charge = sql<{
+          available: boolean
+          retry_after_seconds: number
+          pending: number | null
+          balance: number
+          debited: boolean
+        }>`
+          with switch as (
+            select coalesce((select available from model_status where model = ${request.model}), true) as switched_on,
+                   coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
+                     as retry_after_seconds,
+                   (select open_until from model_circuits
+                    where model = ${request.model} and open_until > ${nowIso}::timestamptz) as open_until
+          ),
+          model as (
+            select switched_on and open_until is null as available,
+                   case when not switched_on then retry_after_seconds
+                        else ceil(extract(epoch from (open_until - ${nowIso}::timestamptz)))::int end
+                     as retry_after_seconds
+            from switch
+          ),
+          prev as (
+            select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
+                   credit_alert_armed as armed, ${price}::int as price
+            from accounts
+            where id = ${principal.accountId} for update
+          ),
+          slot as (
+            select c.subject, c.pending from credential_inflight c, prev
+            where c.subject = ${principal.subject} for update of c
+          ),
+          debit as (
+            update accounts a
+            set subscription_credits = prev.s - least(prev.s, ${price}),
+                onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
+                credit_alert_armed = ${sql.literal(armedAfter(debitAlert))},
+                updated_at = ${nowIso}::timestamptz
+            from prev, model, slot
+            where a.id = prev.id and model.available and slot.pending < ${principal.concurrencyLimit}
+              and prev.s + prev.o >= ${price}
+            returning a.subscription_credits as s_after, a.onetime_credits as o_after,
+                      least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
+                      prev.t as threshold, ${sql.literal(alertFires(debitAlert))} as alert
+          ),
+          admitted as (
+            update credential_inflight c set pending = c.pending + 1
+            from debit where c.subject = ${principal.subject}
+          ),
+          low as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${lowEventId}, ${principal.accountId}, 'credits.low',
+                   ${sql.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
+            from debit where alert
+          ),
+          task as (
+            insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+              debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
+              submission_state)
+            select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
+                   ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
+                   ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting'
+            from debit
+            returning id
+          ),
+          ledger as (
+            insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
+              subscription_after, onetime_after, created_at)
+            select ${ledgerId}, ${principal.accountId}, 'debit', task.id, -s_take, -o_take, s_after, o_after,
+                   ${nowIso}::timestamptz
+            from debit, task
+          )
+          select model.available, model.retry_after_seconds, (select pending from slot) as pending,
+                 coalesce((select s + o from prev), 0)::int as balance,
+                 exists (select 1 from task) as debited
+          from model`.pipe(Effect.orDie)
+
+        /** A credential whose counter row is missing gets one (at zero) and is charged again. */
+        const ensureSlot = sql`
+          insert into credential_inflight (subject) values (${principal.subject}) on conflict do nothing`.pipe(
+          Effect.orDie
+        )
+
+        const chargeOrFail = Effect.gen(function*() {
+          let [outcome] = yield* charge
+          if (outcome !== undefined && outcome.available && outcome.pending === null) {
+            yield* ensureSlot
+            ;[outcome] = yield* charge
           }
-          // Serializes creators on one credential so the pending count below cannot be raced.
-          yield* sql`select pg_advisory_xact_lock(hashtextextended(${principal.subject}, 0))`
-          const [outcome] = yield* sql<{
-            available: boolean
-            retry_after_seconds: number
-            pending: number
-            balance: number
-            debited: boolean
-          }>`
-            with switch as (
-              select coalesce((select available from model_status where model = ${request.model}), true) as switched_on,
-                     coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
-                       as retry_after_seconds,
-                     (select open_until from model_circuits
-                      where model = ${request.model} and open_until > ${nowIso}::timestamptz) as open_until
-            ),
-            model as (
-              select switched_on and open_until is null as available,
-                     case when not switched_on then retry_after_seconds
-                          else ceil(extract(epoch from (open_until - ${nowIso}::timestamptz)))::int end
-                       as retry_after_seconds
-              from switch
-            ),
-            inflight as (
-              -- Counting stops at the limit: the answer only needs to know whether it is reached.
-              select count(*)::int as pending from (
-                select 1 from generation_tasks
-                where credential_subject = ${principal.subject} and status = 'pending'
-                limit ${principal.concurrencyLimit}
-              ) as counted
-            ),
-            prev as (
-              select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
-                     credit_alert_armed as armed, ${price}::int as price
-              from accounts
-              where id = ${principal.accountId} for update
-            ),
-            debit as (
-              update accounts a
-              set subscription_credits = prev.s - least(prev.s, ${price}),
-                  onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
-                  credit_alert_armed = ${sql.literal(armedAfter(debitAlert))},
-                  updated_at = ${nowIso}::timestamptz
-              from prev, model, inflight
-              where a.id = prev.id and model.available and inflight.pending < ${principal.concurrencyLimit}
-                and prev.s + prev.o >= ${price}
-              returning a.subscription_credits as s_after, a.onetime_credits as o_after,
-                        least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
-                        prev.t as threshold, ${sql.literal(alertFires(debitAlert))} as alert
-            ),
-            low as (
-              insert into outbox_events (id, account_id, type, payload, created_at)
-              select ${lowEventId}, ${principal.accountId}, 'credits.low',
-                     ${sql.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
-              from debit where alert
-            ),
-            task as (
-              insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
-                debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
-                submission_state)
-              select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
-                     ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
-                     ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting'
-              from debit
-              returning id
-            ),
-            ledger as (
-              insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
-                subscription_after, onetime_after, created_at)
-              select ${ledgerId}, ${principal.accountId}, 'debit', task.id, -s_take, -o_take, s_after, o_after,
-                     ${nowIso}::timestamptz
-              from debit, task
-            )
-            select model.available, model.retry_after_seconds, inflight.pending,
-                   coalesce((select s + o from prev), 0)::int as balance,
-                   exists (select 1 from task) as debited
-            from model, inflight`
           if (outcome === undefined || !outcome.available) {
             return yield* new ModelUnavailable({
               message: `The ${request.model} model is temporarily unavailable. Retry later or choose another model.`,
@@ -292,7 +308,7 @@ export class Generations extends Context.Service<Generations, {
               retryAfterSeconds: outcome?.retry_after_seconds ?? 60
             })
           }
-          if (!outcome.debited && outcome.pending >= principal.concurrencyLimit) {
+          if (!outcome.debited && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
             return yield* new ConcurrentLimitExceeded({
               message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
               retryAfterSeconds: concurrencyRetryAfterSeconds
@@ -315,17 +331,22 @@ export class Generations extends Context.Service<Generations, {
             created_at: new Date(now),
             updated_at: new Date(now)
           })
-          if (idempotencyKey !== undefined) {
-            yield* sql`
-              update idempotency_keys set response_status = 202, response_body = ${JSON.stringify(body)}::jsonb
-              where account_id = ${principal.accountId} and key = ${idempotencyKey}`
-          }
           return { status: 202, body, replayed: false } satisfies CreateOutcome
         })
 
-        const created = yield* sql.withTransaction(transaction).pipe(
-          Effect.catchTag("SqlError", (error) => Effect.die(error))
-        )
+        /** With a key: claim it, charge and store the answer in one transaction. */
+        const idempotentCharge = (key: string) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const replay = yield* claimIdempotencyKey(principal.accountId, key, requestHash, now)
+            if (replay !== null) return replay
+            const fresh = yield* chargeOrFail
+            yield* sql`
+              update idempotency_keys set response_status = 202, response_body = ${JSON.stringify(fresh.body)}::jsonb
+              where account_id = ${principal.accountId} and key = ${key}`
+            return fresh
+          })).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+
+        const created = idempotencyKey === undefined ? yield* chargeOrFail : yield* idempotentCharge(idempotencyKey)
         if (created.replayed) return created
         const outcome = yield* provider.submit(submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken)))
         yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
@@ -438,7 +459,11 @@ export class Generations extends Context.Service<Generations, {
             set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and status = 'pending'
-            returning id, account_id, credits_used, tracks, created_at
+            returning id, account_id, credential_subject, credits_used, tracks, created_at
+          ),
+          freed as (
+            update credential_inflight c set pending = c.pending - 1
+            from done where c.subject = done.credential_subject
           )
           insert into outbox_events (id, account_id, type, payload, created_at)
           select ${eventId}, account_id, 'job.completed',
@@ -463,7 +488,8 @@ export class Generations extends Context.Service<Generations, {
                 credits_refunded = credits_used, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and status = 'pending'
-            returning id, account_id, debit_subscription, debit_onetime, credits_refunded, created_at
+            returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
+                      created_at
           ),
           refunded as (
             update accounts a
@@ -473,7 +499,12 @@ export class Generations extends Context.Service<Generations, {
                 updated_at = ${now}::timestamptz
             from failed where a.id = failed.account_id
             returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
-                      failed.debit_subscription, failed.debit_onetime
+                      failed.debit_subscription, failed.debit_onetime, failed.credential_subject
+          ),
+          -- From the refund, not the task: the account row is locked before the counter, as in create.
+          freed as (
+            update credential_inflight c set pending = c.pending - 1
+            from refunded where c.subject = refunded.credential_subject
           ),
           entry as (
             insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,

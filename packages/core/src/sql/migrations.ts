@@ -204,10 +204,34 @@ const m0003_webhooks = Effect.gen(function*() {
     )`
 })
 
+/**
+ * Concurrency as a counter per credential, changed only in the statements that create a task
+ * (+1) and move it out of `pending` (-1), so a create needs no transaction or lock of its own
+ * (docs/decisions.md). Existing pending tasks seed the counters.
+ */
+const m0004_inflight_counter = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table credential_inflight (
+      subject text primary key,
+      pending integer not null default 0 check (pending >= 0)
+    )`
+  yield* sql`
+    insert into credential_inflight (subject, pending)
+    select subject, sum(n)::int from (
+      select id as subject, 0 as n from api_keys
+      union all
+      select credential_subject, count(*) from generation_tasks where status = 'pending' group by credential_subject
+    ) counted
+    group by subject`
+  yield* sql`drop index generation_tasks_pending_by_subject`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
-  "0003_webhooks": m0003_webhooks
+  "0003_webhooks": m0003_webhooks,
+  "0004_inflight_counter": m0004_inflight_counter
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

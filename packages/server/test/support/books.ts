@@ -1,7 +1,8 @@
 /**
  * The invariants every multi-process worker test ends with, checked in the database: every task
  * terminal, exactly one job event per task (no double transition), every failed task refunded
- * exactly once and no ready task refunded, and each account's ledger summing to its balance.
+ * exactly once and no ready task refunded, each account's ledger summing to its balance, and
+ * every credential's in-flight counter back at the number of its pending tasks (zero).
  */
 import { expect } from "vitest"
 
@@ -45,5 +46,13 @@ export const expectBooksBalanced = async (query: Query, expectedTasks: number) =
                from credit_ledger group by account_id) l on l.account_id = a.id
     where a.subscription_credits <> coalesce(l.s, 0) or a.onetime_credits <> coalesce(l.o, 0)`)
   expect(unbalanced).toEqual([])
+
+  const drifted = await query<{ subject: string; pending: number; counted: number }>(`
+    select c.subject, c.pending, count(t.id)::int as counted
+    from credential_inflight c
+    left join generation_tasks t on t.credential_subject = c.subject and t.status = 'pending'
+    group by c.subject, c.pending
+    having c.pending <> count(t.id)`)
+  expect(drifted).toEqual([])
   return counts
 }
