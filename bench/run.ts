@@ -55,18 +55,34 @@ const stopProcess = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
-const load = async (
-  url: string,
-  requests: ReadonlyArray<{ readonly method: "GET" | "POST"; readonly path: string; readonly headers: Record<string, string>; readonly body?: string }>
-): Promise<Figures> => {
+interface BenchRequest {
+  readonly method: "GET" | "POST"
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body?: string
+}
+
+/**
+ * Each connection sends its own request over and over (connection i uses `requestFor(i)`), as
+ * independent clients would. A shared request list would make autocannon walk every connection
+ * through the same keys in lockstep, so all 32 would queue on one account's row at a time.
+ */
+const load = async (url: string, requestFor: (connection: number) => BenchRequest): Promise<Figures> => {
+  const run = (duration: number) => {
+    let next = 0
+    return autocannon({
+      url,
+      connections,
+      duration,
+      setupClient: (client) => {
+        const request = requestFor(next++)
+        client.setRequests([{ ...request, headers: { ...request.headers } }])
+      }
+    })
+  }
   // A short warm-up first, so neither side is measured while its JIT is still cold.
-  await autocannon({ url, connections, duration: 2, requests: requests.map((r) => ({ ...r, headers: { ...r.headers } })) })
-  const result = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    requests: requests.map((r) => ({ ...r, headers: { ...r.headers } }))
-  })
+  await run(2)
+  const result = await run(seconds)
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -89,18 +105,16 @@ type Endpoint = (typeof endpoints)[number]
 
 const measure = async (url: string, keys: ReadonlyArray<string>, taskId: string): Promise<Record<Endpoint, Figures>> => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` })
-  const me = await load(url, keys.map((key) => ({ method: "GET", path: "/api/v1/me", headers: auth(key) })))
-  const task = await load(url, [{ method: "GET", path: `/api/v1/music/generations/${taskId}`, headers: auth(keys[0] ?? "") }])
+  const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
+  const me = await load(url, (i) => ({ method: "GET", path: "/api/v1/me", headers: auth(keyFor(i)) }))
+  const task = await load(url, () => ({ method: "GET", path: `/api/v1/music/generations/${taskId}`, headers: auth(keyFor(0)) }))
   const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
-  const create = await load(
-    url,
-    keys.map((key) => ({
-      method: "POST",
-      path: "/api/v1/music/generations",
-      headers: { ...auth(key), "content-type": "application/json" },
-      body
-    }))
-  )
+  const create = await load(url, (i) => ({
+    method: "POST",
+    path: "/api/v1/music/generations",
+    headers: { ...auth(keyFor(i)), "content-type": "application/json" },
+    body
+  }))
   return { "GET /v1/me": me, "GET task": task, "POST create": create }
 }
 

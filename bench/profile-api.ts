@@ -1,0 +1,111 @@
+/**
+ * A developer's aid, not part of `pnpm bench`: runs one endpoint of the API benchmark against
+ * `pnpm start` (PostgreSQL + Redis) under `--cpu-prof`, and prints the process's CPU time per
+ * request. PROFILE_ENDPOINT=me|task|create, PROFILE_SECONDS (default 8), PROFILE_DIR.
+ */
+import { spawn } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import autocannon from "autocannon"
+import { randomBase62 } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import { freePort, query } from "./support.ts"
+
+const root = join(import.meta.dirname, "..")
+const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
+const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
+const profileDir = process.env["PROFILE_DIR"]
+/** PROFILE_BARE=1: set up with Lyre, then measure bench/bare-server.ts on the same database. */
+const bare = process.env["PROFILE_BARE"] === "1"
+const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
+await query(postgresUrl, `create database ${databaseName}`)
+const databaseUrl = new URL(postgresUrl)
+databaseUrl.pathname = `/${databaseName}`
+const upstream = await startFakeUpstream({ apiKey: "k" })
+upstream.control.setDefault({ callbacks: "none" })
+const port = await freePort()
+const url = `http://127.0.0.1:${port}`
+const adminToken = randomBase62(32)
+const dataDir = mkdtempSync(join(tmpdir(), "lyre-prof-"))
+const childEnv = {
+    ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(),
+    REDIS_URL: process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379", ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
+    RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn"
+}
+const launch = (file: string) =>
+  spawn(process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(root, file)], {
+    cwd: root, env: childEnv, stdio: ["ignore", "ignore", "inherit"]
+  })
+const stop = (proc: ReturnType<typeof launch>) =>
+  new Promise<void>((resolve) => { proc.once("exit", () => resolve()); proc.kill("SIGTERM") })
+let child = launch("packages/server/src/main.ts")
+while (!(await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100))
+const admin = async (path: string, body: unknown) =>
+  (await (await fetch(`${url}/admin/v1${path}`, {
+    method: "POST", headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: JSON.stringify(body)
+  })).json()) as Record<string, string>
+const keys: Array<string> = []
+for (let i = 0; i < 32; i++) {
+  const account = await admin("/accounts", { email: `p${i}@example.test`, plan: "ultra", subscription_credits: 2_000_000_000, concurrency_limit: 1_000_000 })
+  keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "p", scopes: ["music:generate"] }))["key"] ?? "")
+}
+const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+const task = (await (await fetch(`${url}/api/v1/music/generations`, {
+  method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body: JSON.stringify({ style: "a", title: "t", instrumental: true })
+})).json()) as { id: string }
+if (bare) {
+  await stop(child)
+  child = launch("bench/bare-server.ts")
+  while (!(await fetch(`${url}/api/v1/me`).then(() => true, () => false))) await new Promise((r) => setTimeout(r, 100))
+}
+const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
+const requestFor = (i: number) => {
+  const key = keys[i % keys.length] ?? ""
+  return endpoint === "me"
+    ? { method: "GET" as const, path: "/api/v1/me", headers: auth(key) }
+    : endpoint === "task"
+    ? { method: "GET" as const, path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") }
+    : { method: "POST" as const, path: "/api/v1/music/generations", headers: { ...auth(key), "content-type": "application/json" }, body }
+}
+const run = (duration: number) => {
+  let next = 0
+  return autocannon({ url, connections: 32, duration, setupClient: (client) => client.setRequests([requestFor(next++)]) })
+}
+const cpu = () => {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+await run(2)
+/** Busy and idle jiffies of the whole machine, and CPU ms of every postgres and redis process. */
+const machine = () => {
+  const [, ...fields] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/)
+  const values = fields.map(Number)
+  const idle = (values[3] ?? 0) + (values[4] ?? 0)
+  const total = values.reduce((a, b) => a + b, 0)
+  let db = 0
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      if (!/\((postgres|redis-server)\)/.test(stat)) continue
+      const f = stat.split(") ")[1]?.split(" ") ?? []
+      db += ((Number(f[11]) + Number(f[12])) * 1000) / 100
+    } catch {
+      // gone
+    }
+  }
+  return { busy: total - idle, total, db }
+}
+const machineBefore = machine()
+const before = cpu()
+const ownBefore = process.cpuUsage()
+const result = await run(seconds)
+const used = cpu() - before
+const own = process.cpuUsage(ownBefore)
+const machineAfter = machine()
+process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request, load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
+await stop(child)
+await upstream.close()
+await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+rmSync(dataDir, { recursive: true, force: true })
