@@ -8,7 +8,6 @@
  * how such a task is reconciled without submitting it again. Duplicate, late and forged
  * callbacks change nothing.
  */
-import { timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { hasIdShape } from "@lyre/core"
@@ -18,12 +17,6 @@ import { Wakeup } from "./Wakeup.ts"
 
 /** `not_found`: no such task or a wrong token (indistinguishable to the caller). */
 export type CallbackReceipt = "accepted" | "ignored" | "not_found"
-
-const tokensMatch = (expected: string, given: string): boolean => {
-  const a = Buffer.from(expected)
-  const b = Buffer.from(given)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 const progress = (callback: ProviderCallback | null): boolean =>
   callback !== null && callback.stage !== "complete" && callback.stage !== "error"
@@ -43,30 +36,45 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
       const provider = yield* Provider
       const wakeup = yield* Wakeup
 
-      const receive = Effect.fn("ProviderCallbacks.receive")(function*(taskId: string, token: string, body: unknown) {
+      // Untraced: one call per callback, on the intake's hot path.
+      const receive = Effect.fnUntraced(function*(taskId: string, token: string, body: unknown) {
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
         const callback = provider.parseCallback(body)
         // Progress stages (text, first) only say the task is on its way: nothing to do, no query.
         if (progress(callback)) return "ignored" as const
-        const [task] = yield* sql<{ callback_token: string | null; status: string }>`
-          select callback_token, status from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
-        if (task === undefined || task.callback_token === null || !tokensMatch(task.callback_token, token)) {
-          return "not_found" as const
-        }
-        if (task.status !== "pending") return "ignored" as const
-        const now = yield* Clock.currentTimeMillis
-        const nowIso = new Date(now).toISOString()
+        const providerTaskId = callback?.providerTaskId ?? null
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const remote = wakeup.remote
         // One statement, so it cannot interleave with the create call recording the submission:
-        // adopt the provider's task id if we never learned it, and make the task due now.
-        const changed = yield* sql`
-          update generation_tasks
-          set provider_task_id = coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text),
-              submission_state = 'accepted', next_poll_at = ${nowIso}::timestamptz, hints = hints + 1
-          where id = ${taskId} and status = 'pending'
-            and coalesce(provider_task_id, ${callback?.providerTaskId ?? null}::text) is not null
-          returning id`.pipe(Effect.orDie)
-        if (changed.length === 0) return "ignored" as const
-        yield* wakeup.notify
+        // find the task by id and token, adopt the provider's task id if we never learned it,
+        // make the task due now, and (on PostgreSQL) wake other processes' workers at commit.
+        // The tokens are compared through their SHA-256 digests, so the comparison's time says
+        // nothing about the secret (as timingSafeEqual would ensure in process).
+        const [task] = yield* sql<{ changed: number }>`
+          with task as (
+            select id from generation_tasks
+            where id = ${taskId} and callback_token is not null
+              and sha256(convert_to(callback_token, 'UTF8')) = sha256(convert_to(${token}::text, 'UTF8'))
+          ),
+          changed as (
+            update generation_tasks t
+            set provider_task_id = coalesce(t.provider_task_id, ${providerTaskId}::text),
+                submission_state = 'accepted', next_poll_at = ${nowIso}::timestamptz, hints = t.hints + 1
+            from task
+            where t.id = task.id and t.status = 'pending'
+              and coalesce(t.provider_task_id, ${providerTaskId}::text) is not null
+            returning t.id
+          )
+          select ${
+          remote === null
+            ? sql`(select count(*) from changed)::int`
+            : sql`(select count(*) from changed, lateral (select pg_notify(${remote.channel}, ${remote.payload})) sent)::int`
+        } as changed
+          from task`.pipe(Effect.orDie)
+        if (task === undefined) return "not_found" as const
+        // Found but not changed: no longer pending, or a task id still unknown to both sides.
+        if (task.changed === 0) return "ignored" as const
+        yield* wakeup.notifyLocal
         return "accepted" as const
       })
 

@@ -14,17 +14,29 @@ const channel = "lyre_worker"
 /** Names this process's notifications, so it does not wake itself twice (locally, then by its own NOTIFY). */
 const sender = randomBytes(8).toString("hex")
 
+/** A `NOTIFY` for a statement to send itself: `pg_notify(channel, payload)`. */
+export interface RemoteWakeup {
+  readonly channel: string
+  readonly payload: string
+}
+
 export class Wakeup extends Context.Service<Wakeup, {
   /** Wakes the workers of this process and, on PostgreSQL, every other process's. */
   readonly notify: Effect.Effect<void>
   /** Wakes the workers of this process only. */
   readonly notifyLocal: Effect.Effect<void>
+  /**
+   * What wakes other processes' workers, for a statement that makes a task due to send in its
+   * own `pg_notify` (delivered at its commit, without a round trip of its own), followed by
+   * `notifyLocal`; null where there are no other processes (PGlite).
+   */
+  readonly remote: RemoteWakeup | null
   /** Returns at the next notification (or at once if one came since the last wait), or after `millis`. */
   readonly wait: (millis: number) => Effect.Effect<void>
 }>()("lyre/worker/Wakeup") {
   static readonly layerLocal = Layer.sync(Wakeup)(() => {
     const local = makeLocalSignal()
-    return Wakeup.of({ notify: local.notify, notifyLocal: local.notify, wait: local.wait })
+    return Wakeup.of({ notify: local.notify, notifyLocal: local.notify, remote: null, wait: local.wait })
   })
 
   /** Local signals plus LISTEN/NOTIFY; `listen` is false for processes that only send (API with WORKER=off). */
@@ -52,7 +64,7 @@ export class Wakeup extends Context.Service<Wakeup, {
           local.notify,
           pg.notify(channel, sender).pipe(Effect.ignore)
         )
-        return Wakeup.of({ notify, notifyLocal: local.notify, wait: local.wait })
+        return Wakeup.of({ notify, notifyLocal: local.notify, remote: { channel, payload: sender }, wait: local.wait })
       })
     )
 }
