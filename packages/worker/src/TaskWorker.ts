@@ -41,6 +41,12 @@ export interface TaskWorkerOptions {
   readonly idleMillis?: number
   /** How often the deadline sweep runs. */
   readonly sweepMillis?: number
+  /**
+   * Least time between two claims while tasks keep coming: a claim costs a statement whatever
+   * it takes, so under load it waits this long to take the callbacks of several tasks at once.
+   * An idle worker claims at once.
+   */
+  readonly claimGapMillis?: number
 }
 
 interface Claimed {
@@ -73,6 +79,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const concurrency = options.concurrency ?? 32
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
+  const claimGapMillis = options.claimGapMillis ?? 10
   const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
   const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 30_000 }
 
@@ -139,6 +146,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     }
   })
 
+  // No span per task: this runs for every task, and its log lines already name the task.
   const processTask = (task: Claimed) =>
     provider.poll(task.provider_task_id).pipe(
       Effect.flatMap((outcome) => settle(task, outcome)),
@@ -149,8 +157,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
           Effect.annotateLogs({ task_id: task.id }),
           Effect.andThen(release(task, "internal error").pipe(Effect.catchCause(() => Effect.void)))
         )
-      ),
-      Effect.withSpan("TaskWorker.process", { attributes: { taskId: task.id } })
+      )
     )
 
   const sweep = Effect.gen(function*() {
@@ -168,8 +175,10 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
 
   /**
    * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes
-   * each in its own fiber, and sleeps only when nothing is due (or every slot is busy) until a
-   * notification, a finished task or the idle interval.
+   * each in its own fiber, and sleeps until a notification (a callback made a task due), a slot
+   * freed while every slot was busy, or the idle interval. A claim that took fewer tasks than it
+   * could saw everything due, so the next one waits for news; under load claims are spaced by
+   * `claimGapMillis`, each taking what came meanwhile, rather than one statement per task.
    */
   const run = Effect.gen(function*() {
     yield* Effect.logInfo("worker started").pipe(
@@ -177,25 +186,41 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     )
     let inFlight = 0
     let lastSweep = 0
+    let lastClaim = 0
+    /** Every slot was busy at the last look: a finishing task wakes the loop. */
+    let full = false
+    const finished = Effect.suspend(() => {
+      inFlight--
+      if (!full) return Effect.void
+      full = false
+      return wakeup.notifyLocal
+    })
     while (true) {
-      const now = yield* Clock.currentTimeMillis
+      let now = yield* Clock.currentTimeMillis
       if (now - lastSweep >= sweepMillis) {
         lastSweep = now
         yield* sweep.pipe(Effect.catchCause((cause) => Effect.logError("worker: sweep failed", cause)))
       }
       const free = concurrency - inFlight
-      const claimed = free > 0
-        ? yield* claim(free).pipe(
-          Effect.catchCause((cause) => Effect.as(Effect.logError("worker: claim failed", cause), []))
-        )
-        : []
+      if (free === 0) {
+        full = true
+        yield* wakeup.wait(idleMillis)
+        continue
+      }
+      if (now - lastClaim < claimGapMillis) {
+        yield* Effect.sleep(claimGapMillis - (now - lastClaim))
+        now = yield* Clock.currentTimeMillis
+      }
+      lastClaim = now
+      const claimed = yield* claim(free).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError("worker: claim failed", cause), []))
+      )
       for (const task of claimed) {
         inFlight++
-        yield* Effect.forkChild(processTask(task).pipe(
-          Effect.ensuring(Effect.andThen(Effect.sync(() => inFlight--), wakeup.notifyLocal))
-        ))
+        yield* Effect.forkChild(processTask(task).pipe(Effect.ensuring(finished)))
       }
-      if (claimed.length === 0 || claimed.length === free) yield* wakeup.wait(idleMillis)
+      // Every free slot filled: more may be due, so look again (after the gap) without waiting.
+      if (claimed.length < free) yield* wakeup.wait(idleMillis)
     }
   })
 
