@@ -120,7 +120,7 @@ const copy = Effect.fnUntraced(function*(
  * Copies every track's audio (required) and image (optional: a missing cover leaves
  * `image_url` null) and answers the tracks as the interface shows them.
  */
-export const rehostTracks = Effect.fn("rehostTracks")(function*(
+export const rehostTracks = Effect.fnUntraced(function*(
   taskId: string,
   tracks: ReadonlyArray<ProviderTrack>,
   options: RehostOptions

@@ -108,8 +108,8 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     )
   })
 
-  const poll = Effect.fn("SunoHttpProvider.poll")(function*(providerTaskId: string) {
-    yield* Effect.annotateCurrentSpan({ providerTaskId })
+  // Untraced: every worker poll of every task comes through here.
+  const poll = Effect.fnUntraced(function*(providerTaskId: string) {
     const request = HttpClientRequest.get(`${baseUrl}/api/v1/generate/record-info`).pipe(
       HttpClientRequest.setUrlParam("taskId", providerTaskId)
     )
