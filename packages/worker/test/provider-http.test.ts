@@ -314,3 +314,64 @@ const startReceiver = async (received: Array<unknown>) => {
   const port = typeof address === "object" && address !== null ? address.port : 0
   return { url: `http://127.0.0.1:${port}/callback`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
 }
+
+/**
+ * An upstream that answers the first request of each connection (kept alive) and closes the
+ * connection on the second without a word: what a request meets when the upstream drops an
+ * idle connection just as we reuse it.
+ */
+const startClosingUpstream = async () => {
+  const { createServer } = await import("node:net")
+  let requests = 0
+  const record = JSON.stringify({ code: 200, msg: "success", data: { taskId: "t", status: "PENDING", response: null } })
+  const server = createServer((socket) => {
+    let seen = 0
+    let buffered = ""
+    socket.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("latin1")
+      while (buffered.includes("\r\n\r\n")) {
+        const head = buffered.slice(0, buffered.indexOf("\r\n\r\n"))
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? "0")
+        buffered = buffered.slice(head.length + 4 + length)
+        requests++
+        if (++seen > 1) return socket.destroy()
+        socket.write(
+          `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${record.length}\r\n` +
+            `Connection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\n${record}`
+        )
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const address = server.address()
+  const port = typeof address === "object" && address !== null ? address.port : 0
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+describe("SunoHttpProvider over kept-alive connections", () => {
+  layer(Layer.empty, { excludeTestServices: true })((it) => {
+    it.effect("a poll that meets a connection the upstream closed is sent again on a fresh one; a submission is not", () =>
+      Effect.gen(function*() {
+        const upstream = yield* Effect.acquireRelease(
+          Effect.promise(() => startClosingUpstream()),
+          (server) => Effect.promise(() => server.close())
+        )
+        const provider = yield* Effect.provide(
+          Effect.service(SunoHttpProvider),
+          SunoHttpProvider.layer({ baseUrl: upstream.url, apiKey, timeoutMs: 2_000 })
+        )
+        assert.strictEqual((yield* provider.poll("t"))._tag, "Pending")
+        // Same connection, closed by the upstream on this request: sent again, answered.
+        assert.strictEqual((yield* provider.poll("t"))._tag, "Pending")
+        assert.strictEqual(upstream.requests(), 3)
+        // The retry's connection is reused and closed now: a submission is not sent twice.
+        const outcome = yield* provider.submit(submission())
+        assert.strictEqual(outcome._tag, "Unknown")
+        assert.strictEqual(upstream.requests(), 4)
+      }))
+  })
+})
