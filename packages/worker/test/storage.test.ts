@@ -1,6 +1,7 @@
 /**
- * File storage: an object lands whole under its key (large ones are written a slice per turn),
- * a replacement overwrites, no temporary file stays behind, and ranges read what was written.
+ * File storage: an object lands whole under its key (streamed chunk by chunk, or written a slice
+ * per turn), a replacement overwrites, no temporary file stays behind, and ranges read what was
+ * written.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -46,6 +47,20 @@ describe("FileStorage.put", () => {
     const stored = await run(Storage.use((storage) => storage.stat("gen_again/0-cover.png")))
     expect(stored).toEqual({ size: 6, contentType: "image/png" })
     expect(await text(await run(Storage.use((storage) => Effect.sync(() => storage.read("gen_again/0-cover.png", { start: 1, end: 3 })))))).toBe("eco")
+  })
+
+  it("a body that fails midway leaves neither the object nor a temporary file", async () => {
+    const failing = new Readable({
+      read() {
+        this.push(Buffer.alloc(10_000, 1))
+        this.destroy(new Error("connection reset"))
+      }
+    })
+    const exit = await Effect.runPromiseExit(
+      Storage.use((storage) => storage.put("gen_cut/0.mp3", failing)).pipe(Effect.provide(Storage.layerFiles(directory)))
+    )
+    expect(exit._tag).toBe("Failure")
+    expect(readdirSync(join(directory, "gen_cut"))).toEqual([])
   })
 
   it("refuses keys outside the storage shape", async () => {

@@ -4,7 +4,7 @@
  * can take its place later. A write lands whole or not at all (temporary file, then rename), so
  * a worker that dies mid-download leaves no half file behind a lasting URL.
  */
-import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmSync, writeSync, writevSync } from "node:fs"
+import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs"
 import { stat } from "node:fs/promises"
 import { dirname, join, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
@@ -56,105 +56,119 @@ export class Storage extends Context.Service<Storage, {
 const maxObjectBytes = 256 * 1024 * 1024
 
 /**
- * The body's chunks, as they came (listening for events is lighter than an async iterator,
- * and writing the chunks with `writev` spares a copy into one buffer).
- */
-const gather = (body: Readable): Promise<ReadonlyArray<Uint8Array>> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    let settled = false
-    const fail = (error: unknown): void => {
-      if (settled) return
-      settled = true
-      body.destroy()
-      reject(error)
-    }
-    body.on("data", (chunk: Uint8Array | string) => {
-      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk
-      size += bytes.length
-      if (size > maxObjectBytes) return fail(new Error(`larger than ${maxObjectBytes} bytes`))
-      chunks.push(bytes)
-    })
-    body.once("end", () => {
-      if (settled) return
-      settled = true
-      resolve(chunks)
-    })
-    body.once("error", fail)
-    // A body destroyed without an error (an aborted download) closes without its end.
-    body.once("close", () => fail(new Error("the body closed before its end")))
-  })
-
-/**
  * Bytes written per synchronous call before the event loop gets a turn: about a millisecond
  * of page-cache copying, so a long song never stalls the process for long.
  */
 const writeSlice = 1024 * 1024
 
+/**
+ * Temporary names: random per process, then counted, so two processes (or two writes of one
+ * key) never share one, without drawing random bytes for every file.
+ */
+const temporaryPrefix = randomBytes(6).toString("hex")
+let temporaries = 0
+const temporaryOf = (path: string): string => `${path}.${temporaryPrefix}${(temporaries++).toString(36)}.part`
+
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-/** The chunks cut into batches of at most `writeSlice` bytes (views, not copies). */
-const batches = (chunks: ReadonlyArray<Uint8Array>): Array<Array<Uint8Array>> => {
-  const all: Array<Array<Uint8Array>> = []
-  let batch: Array<Uint8Array> = []
-  let room = writeSlice
-  for (const chunk of chunks) {
-    for (let offset = 0; offset < chunk.length;) {
-      const piece = chunk.subarray(offset, offset + room)
-      batch.push(piece)
-      offset += piece.length
-      room -= piece.length
-      if (room === 0) {
-        all.push(batch)
-        batch = []
-        room = writeSlice
-      }
-    }
-  }
-  if (batch.length > 0) all.push(batch)
-  return all
+/** Writes all of `bytes`: a write to a regular file takes everything but may, in principle, stop short. */
+const writeAll = (fd: number, bytes: Uint8Array): void => {
+  for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset)
 }
 
-/** Writes a batch whole: `writev` on a regular file writes everything but may, in principle, stop short. */
-const writeBatch = (fd: number, batch: ReadonlyArray<Uint8Array>): void => {
-  let written = writevSync(fd, batch)
-  for (const piece of batch) {
-    if (written >= piece.length) {
-      written -= piece.length
-      continue
-    }
-    for (let offset = written; offset < piece.length;) offset += writeSync(fd, piece, offset)
-    written = 0
-  }
-}
-
-/**
- * Writes the chunks to a temporary file beside `path` and renames it into place, with
- * synchronous calls. The thread pool's round trip (open, write, close and rename each queued,
- * run and signalled back) cost several times the CPU of the system calls themselves; a write
- * lands in the page cache, so the calls are short, and a large object is written a slice per turn.
- */
-const writeWhole = async (path: string, chunks: ReadonlyArray<Uint8Array>): Promise<void> => {
-  const temporary = `${path}.${randomBytes(6).toString("hex")}.part`
+/** Closes and removes a temporary file that will not be renamed into place. */
+const discard = (fd: number, temporary: string): void => {
   try {
-    const fd = openSync(temporary, "w")
-    try {
-      let first = true
-      for (const batch of batches(chunks)) {
-        if (!first) await nextTurn()
-        first = false
-        writeBatch(fd, batch)
-      }
-    } finally {
-      closeSync(fd)
+    closeSync(fd)
+  } finally {
+    rmSync(temporary, { force: true })
+  }
+}
+
+/*
+ * Files are written with synchronous calls. Through the thread pool every open, write, close and
+ * rename is queued, run and signalled back, which cost several times the CPU of the system call
+ * itself (1.8-2 ms against 0.3 ms per task of four files, measured on this machine); the calls
+ * land in the page cache, so they are short.
+ */
+
+/** Bytes at hand (an in-process render): written 1 MiB per event-loop turn, then renamed into place. */
+const writeBytes = async (path: string, bytes: Uint8Array): Promise<number> => {
+  const temporary = temporaryOf(path)
+  const fd = openSync(temporary, "w")
+  try {
+    for (let offset = 0; offset < bytes.length; offset += writeSlice) {
+      if (offset > 0) await nextTurn()
+      writeAll(fd, bytes.subarray(offset, offset + writeSlice))
     }
+  } catch (cause) {
+    discard(fd, temporary)
+    throw cause
+  }
+  try {
+    closeSync(fd)
     renameSync(temporary, path)
   } catch (cause) {
     rmSync(temporary, { force: true })
     throw cause
   }
+  return bytes.length
 }
+
+/**
+ * A download: each chunk is written as it arrives (a short synchronous write), so a file is never
+ * held in memory whole and many downloads can be in flight; at its end the temporary file is
+ * renamed into place. A body that fails or closes before its end leaves nothing behind.
+ */
+const writeStream = (path: string, body: Readable): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const temporary = temporaryOf(path)
+    let fd: number
+    try {
+      fd = openSync(temporary, "w")
+    } catch (cause) {
+      body.destroy()
+      return reject(cause)
+    }
+    let size = 0
+    let settled = false
+    const fail = (cause: unknown): void => {
+      if (settled) return
+      settled = true
+      body.destroy()
+      try {
+        discard(fd, temporary)
+      } finally {
+        reject(cause)
+      }
+    }
+    body.on("data", (chunk: Uint8Array | string) => {
+      if (settled) return
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk
+      size += bytes.length
+      if (size > maxObjectBytes) return fail(new Error(`larger than ${maxObjectBytes} bytes`))
+      try {
+        writeAll(fd, bytes)
+      } catch (cause) {
+        fail(cause)
+      }
+    })
+    body.once("end", () => {
+      if (settled) return
+      settled = true
+      try {
+        closeSync(fd)
+        renameSync(temporary, path)
+        resolve(size)
+      } catch (cause) {
+        rmSync(temporary, { force: true })
+        reject(cause)
+      }
+    })
+    body.once("error", fail)
+    // A body destroyed without an error (an aborted download) closes without its end.
+    body.once("close", () => fail(new Error("the body closed before its end")))
+  })
 
 const makeFileStorage = (directory: string): Storage["Service"] => {
   const root = normalize(directory)
@@ -171,9 +185,6 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
         try: async () => {
           const path = pathOf(key)
           if (path === null) throw new Error(`Invalid storage key ${key}`)
-          // Gathered first, then written whole: far fewer file operations than a stream's
-          // write per network chunk (audio files are a few megabytes).
-          const chunks = body instanceof Uint8Array ? [body] : await gather(body)
           const parent = dirname(path)
           if (!made.has(parent)) {
             mkdirSync(parent, { recursive: true })
@@ -181,8 +192,8 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
             if (made.size >= 10_000) made.clear()
             made.add(parent)
           }
-          await writeWhole(path, chunks)
-          return { size: chunks.reduce((sum, chunk) => sum + chunk.length, 0), contentType: contentTypeOf(key) }
+          const size = body instanceof Uint8Array ? await writeBytes(path, body) : await writeStream(path, body)
+          return { size, contentType: contentTypeOf(key) }
         },
         catch: (cause) => new StorageError({ message: `Could not store ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
       }),
