@@ -76,7 +76,10 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const generations = yield* Generations
   const wakeup = yield* Wakeup
   const context = Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids))
-  const concurrency = options.concurrency ?? 32
+  // Most of a task's time is waiting (record-info, downloads, the final statement), and on a
+  // busy process those waits stretch: 32 in flight let the inline worker fall behind the create
+  // rate in the benchmark. Downloads stream to disk, so a task in flight holds little memory.
+  const concurrency = options.concurrency ?? 64
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
   const claimGapMillis = options.claimGapMillis ?? 10
