@@ -11,7 +11,8 @@
  * Throughput is measured twice: `pnpm start` with its inline worker, then an API process
  * (WORKER=off) with a `pnpm worker` beside it. The fake upstream and the load run in this
  * process; the service's CPU time per task is printed too, since on a shared two-core machine
- * it says more than the rate, with the CPU of PostgreSQL and Redis beside it. WORKER_BENCH_TASKS
+ * it says more than the rate, with the CPU of PostgreSQL and Redis beside it (and the share of
+ * the service's main thread, which bounds one process: its JavaScript runs on one core). WORKER_BENCH_TASKS
  * (default 2000) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
  * WORKER_BENCH_MODES (`inline`, `split`, default both) picks the throughput runs.
  */
@@ -87,8 +88,21 @@ const databaseCpuMillis = (): number => {
  */
 const leftovers: Array<() => Promise<void>> = []
 
+/** CPU time of a process's main thread alone (JavaScript runs there), in ms. */
+const mainThreadCpuMillisOf = (pid: number | undefined): number => {
+  if (pid === undefined) return 0
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return 0
+  }
+}
+
 interface Service {
   readonly cpuMillis: () => number
+  /** Main threads only, per process in launch order. */
+  readonly mainThreadCpuMillisEach: () => ReadonlyArray<number>
   /** Per process, in launch order (the API first). */
   readonly cpuMillisEach: () => ReadonlyArray<number>
   readonly url: string
@@ -163,6 +177,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     keys,
     cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
     cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
+    mainThreadCpuMillisEach: () => children.map((proc) => mainThreadCpuMillisOf(proc.pid)),
     stop: async () => {
       await Promise.all(children.map((proc) =>
         new Promise<void>((resolve) => {
@@ -212,6 +227,7 @@ const throughput = async (split: boolean) => {
   try {
     const cpuBefore = service.cpuMillis()
     const eachBefore = service.cpuMillisEach()
+    const mainBefore = service.mainThreadCpuMillisEach()
     const databaseBefore = databaseCpuMillis()
     const ownBefore = process.cpuUsage()
     const started = performance.now()
@@ -250,6 +266,7 @@ const throughput = async (split: boolean) => {
     return {
       cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
       cpuPerTaskEach: service.cpuMillisEach().map((millis, index) => (millis - (eachBefore[index] ?? 0)) / throughputTasks),
+      mainThreadPerTaskEach: service.mainThreadCpuMillisEach().map((millis, index) => (millis - (mainBefore[index] ?? 0)) / throughputTasks),
       databaseCpuPerTask: databaseCpu / throughputTasks,
       benchCpuPerTask: (() => {
         const own = process.cpuUsage(ownBefore)
@@ -318,6 +335,7 @@ try {
         `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
         `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms` +
         (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(1)} + worker ${t.cpuPerTaskEach[1]?.toFixed(1)})` : "") +
+        ` of which main thread${split ? "s" : ""} ${t.mainThreadPerTaskEach.map((millis) => millis.toFixed(1)).join(" + ")}` +
         `, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms, ` +
         `PostgreSQL and Redis ${t.databaseCpuPerTask.toFixed(1)} ms\n`
     )
