@@ -5,7 +5,7 @@
  * repeating the copy after a crash overwrites the same files instead of leaving orphans.
  */
 import { get as httpGet } from "node:http"
-import type { IncomingMessage } from "node:http"
+import type { ClientRequest, IncomingMessage } from "node:http"
 import { get as httpsGet } from "node:https"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
@@ -43,26 +43,56 @@ export interface RehostOptions {
 const maxRedirects = 3
 
 /**
- * GET with node:http (lighter than fetch for many large bodies), following a few redirects.
- * The time limit covers connect to last byte: on expiry the request is destroyed, which also
- * fails the body stream being stored.
+ * The time limit of one download, connect to last byte: on expiry the request in flight (the
+ * last redirect's) is destroyed, which also fails the body stream being stored. A plain timer:
+ * an AbortSignal per download cost a signal, its timer and listeners on every request.
  */
-const open = (url: string, signal: AbortSignal, redirects = 0): Promise<IncomingMessage> =>
+class Deadline {
+  private current: ClientRequest | null = null
+  private expired = false
+  private readonly millis: number
+  private readonly timer: NodeJS.Timeout
+  constructor(millis: number) {
+    this.millis = millis
+    this.timer = setTimeout(() => {
+      this.expired = true
+      this.current?.destroy(new Error(`timed out after ${millis} ms`))
+    }, millis)
+  }
+  /** The request now in flight; one made after expiry is destroyed at once. */
+  track(request: ClientRequest): void {
+    this.current = request
+    if (this.expired) request.destroy(new Error(`timed out after ${this.millis} ms`))
+  }
+  /** Done: the timer goes (a finished request's connection is back in the agent's pool, untouched). */
+  end(): void {
+    clearTimeout(this.timer)
+  }
+  /** Given up (interrupted): the request in flight goes too. */
+  abort(): void {
+    clearTimeout(this.timer)
+    this.current?.destroy()
+  }
+}
+
+/** GET with node:http (lighter than fetch for many large bodies), following a few redirects. */
+const open = (url: string, deadline: Deadline, redirects = 0): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
     const target = new URL(url)
     const get = target.protocol === "https:" ? httpsGet : target.protocol === "http:" ? httpGet : null
     if (get === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
-    const request = get(target, { signal }, (response) => {
+    const request = get(target, (response) => {
       const location = response.headers.location
       const status = response.statusCode ?? 0
       if (status >= 300 && status < 400 && location !== undefined && redirects < maxRedirects) {
         response.resume()
-        resolve(open(new URL(location, target).toString(), signal, redirects + 1))
+        resolve(open(new URL(location, target).toString(), deadline, redirects + 1))
         return
       }
       resolve(response)
     })
     request.on("error", reject)
+    deadline.track(request)
   })
 
 /**
@@ -96,24 +126,29 @@ const copy = Effect.fnUntraced(function*(
 ) {
   if (url.startsWith("file:")) return yield* copyLocal(url, key, fallback, options)
   const storage = yield* Storage
-  const signal = AbortSignal.timeout(options.timeoutMs)
-  const response = yield* Effect.tryPromise({
-    try: () => open(url, signal),
-    catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
-  })
-  const status = response.statusCode ?? 0
-  if (status < 200 || status >= 300) {
-    response.resume()
-    return yield* new RehostError({
-      message: `Downloading ${url} answered HTTP ${status}`,
-      definite: status === 404 || status === 410
+  const deadline = new Deadline(options.timeoutMs)
+  return yield* Effect.gen(function*() {
+    const response = yield* Effect.tryPromise({
+      try: () => open(url, deadline),
+      catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
     })
-  }
-  const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
-  yield* storage.put(storedKey, response).pipe(
-    Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
+    const status = response.statusCode ?? 0
+    if (status < 200 || status >= 300) {
+      response.resume()
+      return yield* new RehostError({
+        message: `Downloading ${url} answered HTTP ${status}`,
+        definite: status === 404 || status === 410
+      })
+    }
+    const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
+    yield* storage.put(storedKey, response).pipe(
+      Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
+    )
+    return `${options.publicUrl}/files/${storedKey}`
+  }).pipe(
+    Effect.onInterrupt(() => Effect.sync(() => deadline.abort())),
+    Effect.ensuring(Effect.sync(() => deadline.end()))
   )
-  return `${options.publicUrl}/files/${storedKey}`
 })
 
 /**

@@ -2,7 +2,7 @@
  * Re-hosting into file storage: HTTP downloads from the fake upstream, `file:` URLs from an
  * in-process provider, fixed keys per task and index, and which failures are definite.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -83,5 +83,29 @@ describe("rehostTracks", () => {
   it("an unreachable host is not definite (retried until the deadline)", async () => {
     const exit = await run(rehostTracks("gen_e", [track("http://127.0.0.1:9/x.mp3", null)], options))
     expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("\"definite\":false")
+  })
+
+  it("the time limit covers connect to last byte: a download that stalls midway fails, not definite, and leaves no file", async () => {
+    const { createServer } = await import("node:http")
+    const server = createServer((req, res) => {
+      if (req.url === "/slow-head.mp3") return // never answers
+      res.writeHead(200, { "content-type": "audio/mpeg", "content-length": "100000" })
+      res.write(Buffer.alloc(1000, 1)) // then stalls
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const address = server.address()
+    const base = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+    try {
+      for (const path of ["/slow-body.mp3", "/slow-head.mp3"]) {
+        const started = Date.now()
+        const exit = await run(rehostTracks("gen_f", [track(`${base}${path}`, null)], { ...options, timeoutMs: 300 }))
+        expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("\"definite\":false")
+        expect(Date.now() - started).toBeLessThan(3_000)
+      }
+      expect(readdirSync(join(directory, "files/gen_f"))).toEqual([])
+    } finally {
+      server.closeAllConnections()
+      server.close()
+    }
   })
 })
