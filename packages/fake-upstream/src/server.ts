@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { Agent as HttpAgent, createServer, request as httpRequest } from "node:http"
-import type { IncomingMessage, ServerResponse } from "node:http"
+import type { ClientRequest, IncomingMessage, ServerResponse } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { AddressInfo } from "node:net"
 import { autoStages, defaultBehaviour } from "./behaviour.ts"
@@ -97,6 +97,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   /** Callbacks waiting for their delay, with the function that marks them done if cancelled. */
   const timers = new Map<NodeJS.Timeout, () => void>()
   const aborter = new AbortController()
+  /** Callbacks in flight, destroyed on close. */
+  const sending = new Set<ClientRequest>()
   let url = ""
 
   const behaviourFor = (title: string): ResolvedBehaviour => {
@@ -127,7 +129,9 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       if (!secure && url.protocol !== "http:") return resolve({ statusCode: null, error: `Unsupported protocol ${url.protocol}` })
       if (aborter.signal.aborted) return resolve({ statusCode: null, error: "The fake upstream is closed" })
       const headers = { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }
-      const options = { method: "POST", headers, signal: aborter.signal }
+      // Closing destroys the callbacks in flight (a set of requests: a signal per request cost
+      // listeners on every one).
+      const options = { method: "POST", headers }
       const request = secure
         ? httpsRequest(url, { ...options, agent: agents.https })
         : httpRequest(url, { ...options, agent: agents.http })
@@ -136,8 +140,10 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
         if (settled) return
         settled = true
         clearTimeout(timer)
+        sending.delete(request)
         resolve({ statusCode, error })
       }
+      sending.add(request)
       const timer = setTimeout(() => request.destroy(new Error(`No answer within ${CALLBACK_TIMEOUT_MS} ms`)), CALLBACK_TIMEOUT_MS)
       request.on("response", (response) => {
         const statusCode = response.statusCode ?? null
@@ -366,6 +372,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     control,
     close: async () => {
       aborter.abort()
+      for (const request of sending) request.destroy(new Error("The fake upstream is closed"))
       for (const [timer, release] of timers) {
         clearTimeout(timer)
         release()
