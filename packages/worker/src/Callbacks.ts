@@ -49,12 +49,19 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
         // find the task by id and token, adopt the provider's task id if we never learned it,
         // make the task due now, and (on PostgreSQL) wake other processes' workers at commit.
         // The tokens are compared through their SHA-256 digests, so the comparison's time says
-        // nothing about the secret (as timingSafeEqual would ensure in process).
+        // nothing about the secret (as timingSafeEqual would ensure in process). A hint for a task
+        // whose provider id we hold commits without waiting for the WAL flush (relaxed): lost in
+        // a crash, it only leaves the task to its next poll. Adopting a provider's task id (the
+        // only record of an unknown submission) waits for the flush as before.
         const [task] = yield* sql<{ changed: number }>`
           with task as (
-            select id from generation_tasks
+            select id, provider_task_id from generation_tasks
             where id = ${taskId} and callback_token is not null
               and sha256(convert_to(callback_token, 'UTF8')) = sha256(convert_to(${token}::text, 'UTF8'))
+          ),
+          relaxed as (
+            select set_config('synchronous_commit', case when provider_task_id is null then 'on' else 'off' end, true)
+            from task
           ),
           changed as (
             update generation_tasks t
@@ -63,6 +70,7 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
             from task
             where t.id = task.id and t.status = 'pending'
               and coalesce(t.provider_task_id, ${providerTaskId}::text) is not null
+              and exists (select 1 from relaxed)
             returning t.id
           )
           select ${

@@ -90,7 +90,11 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
 
   const claim = Effect.fnUntraced(function*(limit: number) {
     const now = yield* Clock.currentTimeMillis
+    // Committed without waiting for the WAL flush (relaxed): a lease PostgreSQL loses in a crash
+    // only lets another worker take the task too, and every transition is conditional on
+    // `pending`, so nothing is applied twice; the flush wait per claim bought nothing.
     return yield* sql<Claimed>`
+      with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks t
       set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
           attempts = t.attempts + 1
@@ -102,23 +106,26 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
         limit ${limit}
         for update skip locked
       ) due
-      where t.id = due.id
+      where t.id = due.id and exists (select 1 from relaxed)
       returning t.id, t.provider_task_id, t.attempts, t.hints`.pipe(Effect.orDie)
   })
 
   /**
    * Gives the task back, due again after the backoff; a callback that came during the lease
-   * (the hint count moved) keeps it due now.
+   * (the hint count moved) keeps it due now. Relaxed like the claim: a release lost in a crash
+   * leaves the lease to expire.
    */
   const release = Effect.fnUntraced(function*(task: Claimed, reason: string) {
     const now = yield* Clock.currentTimeMillis
     const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, task.attempts - 1))
     yield* sql`
+      with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks
       set lease_owner = null, lease_expires_at = null, last_error = ${reason},
           next_poll_at = case when hints = ${task.hints} then ${iso(now + delay * 1000)}::timestamptz
                               else ${iso(now)}::timestamptz end
-      where id = ${task.id} and status = 'pending' and lease_owner = ${options.workerId}`.pipe(Effect.orDie)
+      where id = ${task.id} and status = 'pending' and lease_owner = ${options.workerId}
+        and exists (select 1 from relaxed)`.pipe(Effect.orDie)
   })
 
   const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {
