@@ -27,11 +27,11 @@ const redis = env["REDIS_URL"] === undefined ? null : new Redis(env["REDIS_URL"]
 const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis)
 const runtime = ManagedRuntime.make(Layer.merge(database, limiter))
 const sql = await runtime.runPromise(SqlClient.use(Effect.succeed))
-// As Lyre does: the durable charge on connections of its own, one statement at a time each.
-const durableRuntime = ManagedRuntime.make(pg === null
+// As Lyre does: the writes (charge, record) on connections of their own, one statement at a time each.
+const writeRuntime = ManagedRuntime.make(pg === null
   ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 8 })
   : Layer.succeed(SqlClient)(sql))
-const durable = await durableRuntime.runPromise(SqlClient.use(Effect.succeed))
+const writes = await writeRuntime.runPromise(SqlClient.use(Effect.succeed))
 const rateLimiter = await runtime.runPromise(RateLimiter.use(Effect.succeed))
 
 interface KeyRow {
@@ -83,7 +83,7 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   const callbackToken = randomBase62(32)
   const lowEventId = `evt_${randomBase62(24)}`
   return runtime.runPromise(Effect.gen(function*() {
-    const [outcome] = yield* durable<{ debited: boolean }>`
+    const [outcome] = yield* writes<{ debited: boolean }>`
       with switch as (
         select coalesce((select available from model_status where model = ${model}), true) as switched_on,
                coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds,
@@ -152,7 +152,7 @@ const create = async (row: KeyRow, body: { model?: string }) => {
       headers: { authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`, "content-type": "application/json" },
       body: JSON.stringify({ customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l", callBackUrl: "http://127.0.0.1:1/cb" })
     }).then((r) => r.json() as Promise<{ data?: { taskId?: string } }>)
-    await runtime.runPromise(sql`
+    await runtime.runPromise(writes`
       with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks set provider_task_id = ${answer.data?.taskId ?? ""}, submission_state = 'accepted',
              next_poll_at = ${new Date(Date.now() + 5_000).toISOString()}::timestamptz
@@ -190,7 +190,7 @@ server.listen(port, "127.0.0.1", () => process.stdout.write(`{"msg":"listening",
 process.once("SIGTERM", () => {
   server.close()
   server.closeAllConnections()
-  void Promise.all([runtime.dispose(), durableRuntime.dispose()]).then(async () => {
+  void Promise.all([runtime.dispose(), writeRuntime.dispose()]).then(async () => {
     await redis?.quit()
     await pg?.stop()
     process.exit(0)

@@ -85,18 +85,26 @@ const machine = () => {
   const idle = (values[3] ?? 0) + (values[4] ?? 0)
   const total = values.reduce((a, b) => a + b, 0)
   let db = 0
+  const byRole: Record<string, number> = {}
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       if (!/\((postgres|redis-server)\)/.test(stat)) continue
       const f = stat.split(") ")[1]?.split(" ") ?? []
-      db += ((Number(f[11]) + Number(f[12])) * 1000) / 100
+      const used = ((Number(f[11]) + Number(f[12])) * 1000) / 100
+      db += used
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
+      const role = cmd.includes("autovacuum") ? "autovacuum" : cmd.includes(databaseName) ? "ours" : cmd.includes("redis") ? "redis" : (/postgres: 15\/main: ([a-z ]+?)( |$)/.exec(cmd)?.[1] ?? "other")
+      byRole[role] = (byRole[role] ?? 0) + used
     } catch {
       // gone
     }
   }
-  return { busy: total - idle, total, db }
+  return { busy: total - idle, total, db, byRole }
 }
+const commits = async () =>
+  (await query<{ n: number }>(postgresUrl, `select (xact_commit + xact_rollback)::float8 as n from pg_stat_database where datname = '${databaseName}'`))[0]?.n ?? 0
+const commitsBefore = await commits()
 const machineBefore = machine()
 const before = cpu()
 const ownBefore = process.cpuUsage()
@@ -104,6 +112,11 @@ const result = await run(seconds)
 const used = cpu() - before
 const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
+if (process.env["PROFILE_ROLES"]) {
+  process.stdout.write(`transactions per request: ${((await commits() - commitsBefore) / result.requests.total).toFixed(2)}\n`)
+  const roles = Object.keys({ ...machineBefore.byRole, ...machineAfter.byRole })
+  process.stdout.write(roles.map((r) => `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ") + " ms/request\n")
+}
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request, load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 await stop(child)
 await upstream.close()

@@ -12,7 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { DurableSql, runMigrations } from "@lyre/core"
+import { WriteSql, runMigrations } from "@lyre/core"
 
 /** A running embedded Postgres: where to reach it, and how to stop it. */
 export interface EmbeddedPostgres {
@@ -66,31 +66,27 @@ const embedded = (dataDir: string) =>
 const external = (url: string, maxConnections: number) =>
   PgClient.layer({ url: Redacted.make(url), maxConnections, multiplex: true })
 
-/**
- * The durable writes (DurableSql: the charge, the refunding and completing transitions) on
- * connections of their own, one statement at a time each, so their commits' flush waits overlap
- * instead of queueing in the read pipelines.
- */
-const externalDurable = (url: string, maxConnections: number) =>
+/** The hot paths' writes (WriteSql) on connections of their own, one statement at a time each. */
+const externalWrites = (url: string, maxConnections: number) =>
   Layer.effect(
-    DurableSql,
+    WriteSql,
     Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections }), (client): SqlClient => client)
   ).pipe(Layer.provide(Reactivity.layer))
 
 const migrated = Layer.effectDiscard(runMigrations)
 
-/** SqlClient (and the PgClient under it, for LISTEN/NOTIFY) and DurableSql for the configured database, migrated. */
+/** SqlClient (and the PgClient under it, for LISTEN/NOTIFY) and WriteSql for the configured database, migrated. */
 export const databaseLayer = (options: {
   readonly databaseUrl: string | null
   readonly dataDir: string
   readonly maxConnections?: number
-  readonly durableConnections?: number
-}): Layer.Layer<SqlClient | PgClient.PgClient | DurableSql, unknown> => {
+  readonly writeConnections?: number
+}): Layer.Layer<SqlClient | PgClient.PgClient | WriteSql, unknown> => {
   const client = options.databaseUrl === null
     ? embedded(options.dataDir)
     : external(options.databaseUrl, options.maxConnections ?? 10)
-  const durable = options.databaseUrl === null
-    ? DurableSql.sameClient
-    : externalDurable(options.databaseUrl, options.durableConnections ?? 8)
-  return Layer.merge(migrated, durable).pipe(Layer.provideMerge(client))
+  const writes = options.databaseUrl === null
+    ? WriteSql.sameClient
+    : externalWrites(options.databaseUrl, options.writeConnections ?? 8)
+  return Layer.merge(migrated, writes).pipe(Layer.provideMerge(client))
 }

@@ -33,7 +33,7 @@ import type { TaskRow } from "../domain/tasks.ts"
 import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { Circuits } from "./Circuits.ts"
-import { DurableSql } from "./DurableSql.ts"
+import { WriteSql } from "./WriteSql.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
@@ -157,7 +157,7 @@ export class Generations extends Context.Service<Generations, {
     Generations,
     Effect.gen(function*() {
       const sql = yield* SqlClient
-      const durable = yield* DurableSql
+      const writes = yield* WriteSql
       const ids = yield* Ids
       const settings = yield* Settings
       const provider = yield* Provider
@@ -170,7 +170,7 @@ export class Generations extends Context.Service<Generations, {
         requestHash: string,
         now: number
       ) {
-        const fresh = yield* durable`
+        const fresh = yield* writes`
           insert into idempotency_keys (account_id, key, request_hash, created_at)
           values (${accountId}, ${key}, ${requestHash}, ${new Date(now).toISOString()}::timestamptz)
           on conflict (account_id, key) do update
@@ -179,7 +179,7 @@ export class Generations extends Context.Service<Generations, {
             where idempotency_keys.created_at <= ${new Date(now - idempotencyWindowMillis).toISOString()}::timestamptz
           returning 1`
         if (fresh.length > 0) return null
-        const [first] = yield* durable<{ request_hash: string; response_status: number; response_body: GenerationTask }>`
+        const [first] = yield* writes<{ request_hash: string; response_status: number; response_body: GenerationTask }>`
           select request_hash, response_status, response_body from idempotency_keys
           where account_id = ${accountId} and key = ${key}`
         if (first === undefined || first.request_hash !== requestHash) {
@@ -215,7 +215,7 @@ export class Generations extends Context.Service<Generations, {
          * then debit, counter, task, ledger row and any `credits.low` event, all hanging on the
          * one row `debit` returns. Without an idempotency key it needs no transaction around it.
          */
-        const charge = durable<{
+        const charge = writes<{
           available: boolean
           retry_after_seconds: number
           pending: number | null
@@ -250,14 +250,14 @@ export class Generations extends Context.Service<Generations, {
             update accounts a
             set subscription_credits = prev.s - least(prev.s, ${price}),
                 onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
-                credit_alert_armed = ${durable.literal(armedAfter(debitAlert))},
+                credit_alert_armed = ${writes.literal(armedAfter(debitAlert))},
                 updated_at = ${nowIso}::timestamptz
             from prev, model, slot
             where a.id = prev.id and model.available and slot.pending < ${principal.concurrencyLimit}
               and prev.s + prev.o >= ${price}
             returning a.subscription_credits as s_after, a.onetime_credits as o_after,
                       least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
-                      prev.t as threshold, ${durable.literal(alertFires(debitAlert))} as alert
+                      prev.t as threshold, ${writes.literal(alertFires(debitAlert))} as alert
           ),
           admitted as (
             update credential_inflight c set pending = c.pending + 1
@@ -266,7 +266,7 @@ export class Generations extends Context.Service<Generations, {
           low as (
             insert into outbox_events (id, account_id, type, payload, created_at)
             select ${lowEventId}, ${principal.accountId}, 'credits.low',
-                   ${durable.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
+                   ${writes.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
             from debit where alert
           ),
           task as (
@@ -292,7 +292,7 @@ export class Generations extends Context.Service<Generations, {
           from model`.pipe(Effect.orDie)
 
         /** A credential whose counter row is missing gets one (at zero) and is charged again. */
-        const ensureSlot = durable`
+        const ensureSlot = writes`
           insert into credential_inflight (subject) values (${principal.subject}) on conflict do nothing`.pipe(
           Effect.orDie
         )
@@ -338,11 +338,11 @@ export class Generations extends Context.Service<Generations, {
 
         /** With a key: claim it, charge and store the answer in one transaction. */
         const idempotentCharge = (key: string) =>
-          durable.withTransaction(Effect.gen(function*() {
+          writes.withTransaction(Effect.gen(function*() {
             const replay = yield* claimIdempotencyKey(principal.accountId, key, requestHash, now)
             if (replay !== null) return replay
             const fresh = yield* chargeOrFail
-            yield* durable`
+            yield* writes`
               update idempotency_keys set response_status = 202, response_body = ${JSON.stringify(fresh.body)}::jsonb
               where account_id = ${principal.accountId} and key = ${key}`
             return fresh
@@ -378,7 +378,7 @@ export class Generations extends Context.Service<Generations, {
             // Committed without waiting for the WAL flush: if PostgreSQL itself crashed and lost
             // this, the task would be as after a lost answer (submission unknown, never resent),
             // which a callback or the deadline already settles. The charge before it is durable.
-            yield* sql`
+            yield* writes`
               with relaxed as (select set_config('synchronous_commit', 'off', true))
               update generation_tasks
               set provider_task_id = ${outcome.providerTaskId}, submission_state = 'accepted',
@@ -397,10 +397,10 @@ export class Generations extends Context.Service<Generations, {
           case "Rejected": {
             const failure = providerFailure(outcome.code, outcome.message)
             const error = new ProviderError({ message: failure.message })
-            yield* durable.withTransaction(Effect.gen(function*() {
+            yield* writes.withTransaction(Effect.gen(function*() {
               yield* markFailed(taskId, failure)
               if (idempotency !== undefined) {
-                yield* durable`
+                yield* writes`
                   update idempotency_keys
                   set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
                   where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
@@ -460,7 +460,7 @@ export class Generations extends Context.Service<Generations, {
       const markReady = Effect.fn("Generations.markReady")(function*(taskId: string, tracks: ReadonlyArray<Track>) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const eventId = yield* ids.make("event")
-        const rows = yield* durable`
+        const rows = yield* writes`
           with done as (
             update generation_tasks
             set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
@@ -475,7 +475,7 @@ export class Generations extends Context.Service<Generations, {
           insert into outbox_events (id, account_id, type, payload, created_at)
           select ${eventId}, account_id, 'job.completed',
                  jsonb_build_object('task_id', id, 'status', 'ready', 'tracks', tracks, 'credits_used', credits_used,
-                                    'created_at', ${durable.literal(isoText("created_at"))}),
+                                    'created_at', ${writes.literal(isoText("created_at"))}),
                  ${now}::timestamptz
           from done
           returning id`.pipe(Effect.orDie)
@@ -487,7 +487,7 @@ export class Generations extends Context.Service<Generations, {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")
-        const rows = yield* durable`
+        const rows = yield* writes`
           with failed as (
             update generation_tasks
             set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
@@ -502,7 +502,7 @@ export class Generations extends Context.Service<Generations, {
             update accounts a
             set subscription_credits = a.subscription_credits + failed.debit_subscription,
                 onetime_credits = a.onetime_credits + failed.debit_onetime,
-                credit_alert_armed = ${durable.literal(armedAfter(refundAlert))},
+                credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
                 updated_at = ${now}::timestamptz
             from failed where a.id = failed.account_id
             returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
@@ -526,7 +526,7 @@ export class Generations extends Context.Service<Generations, {
                    jsonb_build_object('task_id', id, 'status', 'failed',
                                       'error', jsonb_build_object('code', ${error.code}::text, 'message', ${error.message}::text),
                                       'credits_refunded', credits_refunded,
-                                      'created_at', ${durable.literal(isoText("created_at"))}),
+                                      'created_at', ${writes.literal(isoText("created_at"))}),
                    ${now}::timestamptz
             from failed
           )
