@@ -44,10 +44,11 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
         if (progress(callback)) return "ignored" as const
         const providerTaskId = callback?.providerTaskId ?? null
         const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
-        const remote = wakeup.remote
+        const remote = wakeup.remote()
         // One statement, so it cannot interleave with the create call recording the submission:
         // find the task by id and token, adopt the provider's task id if we never learned it,
-        // make the task due now, and (on PostgreSQL) wake other processes' workers at commit.
+        // make the task due now, and (on PostgreSQL, unless this process's worker has room) wake
+        // other processes' workers at commit.
         // The tokens are compared through their SHA-256 digests, so the comparison's time says
         // nothing about the secret (as timingSafeEqual would ensure in process). A hint for a task
         // whose provider id we hold commits without waiting for the WAL flush (relaxed): lost in

@@ -195,6 +195,8 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       Effect.annotateLogs({ worker_id: options.workerId, provider: provider.name, concurrency })
     )
     let inFlight = 0
+    // While a slot is free, this process's callbacks wake only this worker (see Wakeup.remote).
+    yield* wakeup.attachWorker(() => inFlight < concurrency)
     let lastSweep = 0
     let lastClaim = 0
     /** Every slot was busy at the last look: a finishing task wakes the loop. */
@@ -232,7 +234,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       // Every free slot filled: more may be due, so look again (after the gap) without waiting.
       if (claimed.length < free) yield* wakeup.wait(idleMillis)
     }
-  })
+  }).pipe(Effect.scoped)
 
   return TaskWorker.of({ sweep, run })
 })
