@@ -5,7 +5,7 @@
  * baseline must not share the code it is the baseline for.
  */
 import { createHmac } from "node:crypto"
-import { createServer } from "node:http"
+import { Agent, createServer, request } from "node:http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
@@ -71,6 +71,28 @@ const authenticate = async (req: IncomingMessage): Promise<KeyRow | null> => {
   const decision = await runtime.runPromise(rateLimiter.hit(row.key_id, row.requests_per_minute ?? defaultRpm))
   return decision.allowed ? row : null
 }
+
+// As Lyre's HTTP provider does: node:http with kept-alive connections.
+const agent = new Agent({ keepAlive: true, timeout: 5_000, scheduling: "lifo" })
+const submit = (body: string) =>
+  new Promise<{ data?: { taskId?: string } }>((resolve, reject) => {
+    const req = request(`${env["PROVIDER_URL"] ?? ""}/api/v1/generate`, {
+      method: "POST",
+      agent,
+      headers: {
+        authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body)
+      }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (chunk: Buffer) => chunks.push(chunk))
+      res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as { data?: { taskId?: string } }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
 
 const create = async (row: KeyRow, body: { model?: string }) => {
   const model = body.model ?? "aether"
@@ -147,11 +169,9 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   })).then(async (result) => {
     if (!result.debited) return result
     // As Lyre does after its transaction: hand the task to the upstream, record its id.
-    const answer = await fetch(`${env["PROVIDER_URL"] ?? ""}/api/v1/generate`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`, "content-type": "application/json" },
-      body: JSON.stringify({ customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l", callBackUrl: "http://127.0.0.1:1/cb" })
-    }).then((r) => r.json() as Promise<{ data?: { taskId?: string } }>)
+    const answer = await submit(JSON.stringify({
+      customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l", callBackUrl: "http://127.0.0.1:1/cb"
+    }))
     await runtime.runPromise(writes`
       with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks set provider_task_id = ${answer.data?.taskId ?? ""}, submission_state = 'accepted',
