@@ -120,10 +120,10 @@ const create = async (row: KeyRow, body: { model?: string }) => {
       prev as (
         select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
                credit_alert_armed as armed, ${price}::int as price
-        from accounts where id = ${row.account_id} for update
+        from accounts where id = ${row.account_id} for no key update
       ),
       slot as (
-        select c.subject, c.pending from credential_inflight c, prev where c.subject = ${row.key_id} for update of c
+        select c.subject, c.pending from credential_inflight c, prev where c.subject = ${row.key_id} for no key update of c
       ),
       debit as (
         update accounts a

@@ -1,12 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectBooksBalanced, waitUntilTerminal } from "./support/books.ts"
 import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
 
 let server: TestServer
+/** Its worker finishes tasks as fast as the fake upstream answers, while creates keep coming. */
+let finishing: TestServer
 beforeAll(async () => {
-  server = await startTestServer()
+  ;[server, finishing] = await Promise.all([
+    startTestServer(),
+    startTestServer({ worker: "inline", providerPollSeconds: 0.05 })
+  ])
 })
-afterAll(() => server.close())
+afterAll(() => Promise.all([server?.close(), finishing?.close()]))
 
 describe(`races (${backend.database})`, () => {
   it("200 concurrent creates on an account that can afford exactly 7 leave 7 tasks, a zero balance and an exact ledger", async () => {
@@ -46,5 +52,21 @@ describe(`races (${backend.database})`, () => {
     )
     expect(pending?.n).toBe(10)
     expect((await server.admin("GET", `/accounts/${account.id}`)).body.credits?.total).toBe(100_000 - 500)
+  })
+
+  it("creates racing the completions of the same credential's tasks all succeed and all finish: no deadlock", { timeout: 60_000 }, async () => {
+    const account = await createAccount(finishing, { subscription: 1_000_000, concurrency_limit: 1_000 })
+    let next = 0
+    const statuses: Array<number> = []
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < 240) {
+        next++
+        statuses.push((await api(finishing, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status)
+      }
+    }))
+    expect(statuses.filter((status) => status !== 202)).toEqual([])
+    expect(await waitUntilTerminal(finishing.query, 40_000)).toBe(0)
+    const counts = await expectBooksBalanced(finishing.query, statuses.length)
+    expect(counts["ready"]).toBe(statuses.length)
   })
 })

@@ -141,7 +141,7 @@ export class Accounts extends Context.Service<Accounts, {
             select id, subscription_credits as s, onetime_credits as o,
                    subscription_credits + ${subscription}::int as s2, onetime_credits + ${onetime}::int as o2,
                    credit_alert_threshold as t, credit_alert_armed as armed
-            from accounts where id = ${id} for update
+            from accounts where id = ${id} for no key update
           ),
           changed as (
             update accounts a set subscription_credits = prev.s2, onetime_credits = prev.o2,

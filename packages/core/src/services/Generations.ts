@@ -236,15 +236,18 @@ export class Generations extends Context.Service<Generations, {
                      as retry_after_seconds
             from switch
           ),
+          -- "No key update", not "update": a completing task's event row references the account
+          -- and takes a key-share lock on it at its statement's end, after freeing the counter
+          -- row this statement waits for. A plain "for update" would make that a deadlock.
           prev as (
             select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
                    credit_alert_armed as armed, ${price}::int as price
             from accounts
-            where id = ${principal.accountId} for update
+            where id = ${principal.accountId} for no key update
           ),
           slot as (
             select c.subject, c.pending from credential_inflight c, prev
-            where c.subject = ${principal.subject} for update of c
+            where c.subject = ${principal.subject} for no key update of c
           ),
           debit as (
             update accounts a
@@ -457,7 +460,7 @@ export class Generations extends Context.Service<Generations, {
         }
       })
 
-      const markReady = Effect.fn("Generations.markReady")(function*(taskId: string, tracks: ReadonlyArray<Track>) {
+      const markReady = Effect.fnUntraced(function*(taskId: string, tracks: ReadonlyArray<Track>) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const eventId = yield* ids.make("event")
         const rows = yield* writes`
@@ -483,7 +486,7 @@ export class Generations extends Context.Service<Generations, {
         return rows.length > 0
       })
 
-      const markFailed = Effect.fn("Generations.markFailed")(function*(taskId: string, error: TaskFailure) {
+      const markFailed = Effect.fnUntraced(function*(taskId: string, error: TaskFailure) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")
