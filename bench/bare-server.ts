@@ -117,13 +117,13 @@ const create = async (row: KeyRow, body: { model?: string }) => {
                     else ceil(extract(epoch from (open_until - ${now}::timestamptz)))::int end as retry_after_seconds
         from switch
       ),
-      prev as (
-        select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
-               credit_alert_armed as armed, ${price}::int as price
-        from accounts where id = ${row.account_id} for no key update
-      ),
       slot as (
-        select c.subject, c.pending from credential_inflight c, prev where c.subject = ${row.key_id} for no key update of c
+        select subject, pending from credential_inflight where subject = ${row.key_id} for no key update
+      ),
+      prev as (
+        select a.id, a.subscription_credits as s, a.onetime_credits as o, a.credit_alert_threshold as t,
+               a.credit_alert_armed as armed, ${price}::int as price
+        from accounts a, slot where a.id = ${row.account_id} for no key update of a
       ),
       debit as (
         update accounts a

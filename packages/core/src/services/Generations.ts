@@ -236,18 +236,19 @@ export class Generations extends Context.Service<Generations, {
                      as retry_after_seconds
             from switch
           ),
-          -- "No key update", not "update": a completing task's event row references the account
-          -- and takes a key-share lock on it at its statement's end, after freeing the counter
-          -- row this statement waits for. A plain "for update" would make that a deadlock.
-          prev as (
-            select id, subscription_credits as s, onetime_credits as o, credit_alert_threshold as t,
-                   credit_alert_armed as armed, ${price}::int as price
-            from accounts
-            where id = ${principal.accountId} for no key update
-          ),
+          -- The counter row first, then the account row: the order of every statement that takes
+          -- both (a completing task frees its slot, then its event's foreign key takes a key share
+          -- of the account; a refund frees the slot, then credits the account). "No key update"
+          -- is the mode of the updates that follow, and lets those key shares through.
           slot as (
-            select c.subject, c.pending from credential_inflight c, prev
-            where c.subject = ${principal.subject} for no key update of c
+            select subject, pending from credential_inflight
+            where subject = ${principal.subject} for no key update
+          ),
+          prev as (
+            select a.id, a.subscription_credits as s, a.onetime_credits as o, a.credit_alert_threshold as t,
+                   a.credit_alert_armed as armed, ${price}::int as price
+            from accounts a, slot
+            where a.id = ${principal.accountId} for no key update of a
           ),
           debit as (
             update accounts a
@@ -501,20 +502,22 @@ export class Generations extends Context.Service<Generations, {
             returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
                       created_at
           ),
+          -- The counter row before the account row, as in create: the refund joins the freed slot.
+          freed as (
+            update credential_inflight c set pending = c.pending - 1
+            from failed where c.subject = failed.credential_subject
+            returning c.subject
+          ),
           refunded as (
             update accounts a
             set subscription_credits = a.subscription_credits + failed.debit_subscription,
                 onetime_credits = a.onetime_credits + failed.debit_onetime,
                 credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
                 updated_at = ${now}::timestamptz
-            from failed where a.id = failed.account_id
+            from failed left join freed on true
+            where a.id = failed.account_id
             returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
-                      failed.debit_subscription, failed.debit_onetime, failed.credential_subject
-          ),
-          -- From the refund, not the task: the account row is locked before the counter, as in create.
-          freed as (
-            update credential_inflight c set pending = c.pending - 1
-            from refunded where c.subject = refunded.credential_subject
+                      failed.debit_subscription, failed.debit_onetime
           ),
           entry as (
             insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
