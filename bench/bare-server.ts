@@ -176,7 +176,7 @@ const create = async (row: KeyRow, body: { model?: string }) => {
       with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks set provider_task_id = ${answer.data?.taskId ?? ""}, submission_state = 'accepted',
              next_poll_at = ${new Date(Date.now() + 5_000).toISOString()}::timestamptz
-      where id = ${result.taskId} and status = 'pending' and submission_state <> 'accepted' and exists (select 1 from relaxed)`)
+      where id = ${result.taskId} and status not in ('ready', 'failed') and submission_state <> 'accepted' and exists (select 1 from relaxed)`)
     return result
   })
 }

@@ -21,6 +21,10 @@ const bare = process.env["PROFILE_BARE"] === "1"
 const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
 await query(postgresUrl, `create database ${databaseName}`)
+if (process.env["PROFILE_EXPLAIN"]) {
+  await query(postgresUrl, `alter database ${databaseName} set session_preload_libraries = 'auto_explain'`)
+  await query(postgresUrl, `alter database ${databaseName} set auto_explain.log_min_duration = '${process.env["PROFILE_EXPLAIN"]}'`)
+}
 const databaseUrl = new URL(postgresUrl)
 databaseUrl.pathname = `/${databaseName}`
 const upstream = await startFakeUpstream({ apiKey: "k" })
@@ -113,6 +117,10 @@ const used = cpu() - before
 const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
 if (process.env["PROFILE_ROLES"]) {
+  const dbUrl = databaseUrl.toString()
+  const hot = await query<{ relname: string; upd: number; hot: number; dead: number }>(dbUrl,
+    "select relname, n_tup_upd::int as upd, n_tup_hot_upd::int as hot, n_dead_tup::int as dead from pg_stat_user_tables where relname in ('accounts', 'credential_inflight', 'generation_tasks')")
+  process.stdout.write(`updates (hot, dead): ${hot.map((r) => `${r.relname} ${r.upd} (${r.hot}, ${r.dead})`).join(", ")}\n`)
   process.stdout.write(`transactions per request: ${((await commits() - commitsBefore) / result.requests.total).toFixed(2)}\n`)
   const roles = Object.keys({ ...machineBefore.byRole, ...machineAfter.byRole })
   process.stdout.write(roles.map((r) => `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ") + " ms/request\n")

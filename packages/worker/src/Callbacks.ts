@@ -10,7 +10,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { hasIdShape } from "@lyre/core"
+import { hasIdShape, stillPending } from "@lyre/core"
 import type { ProviderCallback } from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Wakeup } from "./Wakeup.ts"
@@ -69,7 +69,7 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
             set provider_task_id = coalesce(t.provider_task_id, ${providerTaskId}::text),
                 submission_state = 'accepted', next_poll_at = ${nowIso}::timestamptz, hints = t.hints + 1
             from task
-            where t.id = task.id and t.status = 'pending'
+            where t.id = task.id and ${sql.literal(stillPending("t"))}
               and coalesce(t.provider_task_id, ${providerTaskId}::text) is not null
               and exists (select 1 from relaxed)
             returning t.id

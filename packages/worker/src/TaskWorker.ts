@@ -16,7 +16,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Generations, Ids, providerFailure } from "@lyre/core"
+import { Generations, Ids, providerFailure, stillPending } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { rehostTracks } from "./rehost.ts"
@@ -124,7 +124,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       set lease_owner = null, lease_expires_at = null, last_error = ${reason},
           next_poll_at = case when hints = ${task.hints} then ${iso(now + delay * 1000)}::timestamptz
                               else ${iso(now)}::timestamptz end
-      where id = ${task.id} and status = 'pending' and lease_owner = ${options.workerId}
+      where id = ${task.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
         and exists (select 1 from relaxed)`.pipe(Effect.orDie)
   })
 

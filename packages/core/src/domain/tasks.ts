@@ -38,3 +38,14 @@ export const renderTask = (row: TaskRow): GenerationTask => ({
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
   tracks: [...row.tracks]
 })
+
+/**
+ * "Still pending", for statements that address one task by id, as SQL over the task's columns
+ * (`alias` names the table when the statement joins). It says `not in` the terminal states
+ * rather than `= 'pending'` on purpose: the partial indexes on pending tasks (`where status =
+ * 'pending'`) cannot serve it, so the only plan is the primary key. A plan cached while the
+ * table was small could otherwise walk every pending task to find one id, and a service with
+ * many tasks in flight pays for it on every transition.
+ */
+export const stillPending = (alias?: string): string =>
+  `${alias === undefined ? "" : `${alias}.`}status not in ('ready', 'failed')`

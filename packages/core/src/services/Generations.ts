@@ -28,7 +28,7 @@ import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
-import { renderTask } from "../domain/tasks.ts"
+import { renderTask, stillPending } from "../domain/tasks.ts"
 import type { TaskRow } from "../domain/tasks.ts"
 import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
@@ -387,7 +387,7 @@ export class Generations extends Context.Service<Generations, {
               update generation_tasks
               set provider_task_id = ${outcome.providerTaskId}, submission_state = 'accepted',
                   next_poll_at = ${firstPoll}::timestamptz
-              where id = ${taskId} and status = 'pending' and submission_state <> 'accepted'
+              where id = ${taskId} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
                 and exists (select 1 from relaxed)`.pipe(Effect.orDie)
             return
           }
@@ -469,7 +469,7 @@ export class Generations extends Context.Service<Generations, {
             update generation_tasks
             set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
-            where id = ${taskId} and status = 'pending'
+            where id = ${taskId} and ${writes.literal(stillPending())}
             returning id, account_id, credential_subject, credits_used, tracks, created_at
           ),
           freed as (
@@ -498,7 +498,7 @@ export class Generations extends Context.Service<Generations, {
                 last_error = coalesce(${error.detail ?? null}::text, last_error),
                 credits_refunded = credits_used, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
-            where id = ${taskId} and status = 'pending'
+            where id = ${taskId} and ${writes.literal(stillPending())}
             returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
                       created_at
           ),
