@@ -29,6 +29,11 @@ export interface WebhookWorkerOptions {
   readonly concurrency?: number
   /** How long an idle worker waits before looking again. */
   readonly idleMillis?: number
+  /**
+   * The least time between two looks for work. Every task transition wakes the deliverer; under
+   * load the wakes come faster than events need a look each, and each look is two statements.
+   */
+  readonly lookGapMillis?: number
   /** How often the `key.expiring` sweep runs. */
   readonly sweepMillis?: number
   /** Limit of one attempt (the interface's receivers get 10 s). */
@@ -64,6 +69,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   const idleMillis = options.idleMillis ?? 100
   const sweepMillis = options.sweepMillis ?? 60_000
   const timeoutMs = options.timeoutMs ?? 10_000
+  const lookGapMillis = options.lookGapMillis ?? 10
   const fanOutBatch = 500
   const recordBatch = 500
   // Claiming costs a statement: wait until a quarter of the slots are free rather than refill one by one.
@@ -130,8 +136,14 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
     yield* Effect.forkChild(recorder)
     let inFlight = 0
     let lastSweep = 0
+    let lastLook = 0
     while (true) {
-      const now = yield* Clock.currentTimeMillis
+      let now = yield* Clock.currentTimeMillis
+      if (now - lastLook < lookGapMillis) {
+        yield* Effect.sleep(lookGapMillis - (now - lastLook))
+        now = yield* Clock.currentTimeMillis
+      }
+      lastLook = now
       if (now - lastSweep >= sweepMillis) {
         lastSweep = now
         yield* webhooks.sweepExpiringKeys.pipe(
