@@ -1,7 +1,12 @@
 /**
  * A developer's aid, not part of `pnpm bench`: runs one endpoint of the API benchmark against
- * `pnpm start` (PostgreSQL + Redis) under `--cpu-prof`, and prints the process's CPU time per
- * request. PROFILE_ENDPOINT=me|task|create, PROFILE_SECONDS (default 8), PROFILE_DIR.
+ * `pnpm start` (PostgreSQL + Redis), optionally under `--cpu-prof`, and prints CPU time per
+ * request of the service, of this process (load and fake upstream) and of PostgreSQL + Redis.
+ *
+ * PROFILE_ENDPOINT=me|task|create, PROFILE_SECONDS (default 8), PROFILE_DIR (write CPU
+ * profiles there), PROFILE_BARE=1 (measure bench/bare-server.ts instead), PROFILE_ROLES=1 (CPU
+ * per PostgreSQL process role, HOT updates, transactions per request), PROFILE_EXPLAIN=3ms (log
+ * the plans of statements slower than that through auto_explain, when the server has it).
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
