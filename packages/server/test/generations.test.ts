@@ -1,4 +1,7 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { stillPending } from "@lyre/core"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestServer } from "./support/harness.ts"
 
@@ -331,3 +334,28 @@ describe("GET /v1/music/generations (list)", () => {
     }
   })
 })
+
+describe("statements on one task by id", () => {
+  /** The generic plan of `select ... where id = $1 and <guard>`, as a cached prepared statement gets it. */
+  const genericPlanOf = (guard: string) =>
+    server.runtime.runPromise(SqlClient.use((sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe("set local plan_cache_mode = force_generic_plan")
+        yield* sql.unsafe(`prepare by_id(text) as select id from generation_tasks where id = $1 and ${guard}`)
+        const plan = yield* sql.unsafe("explain (format json) execute by_id('gen_x')")
+        yield* sql.unsafe("deallocate by_id")
+        return JSON.stringify(plan)
+      }))
+    ).pipe(Effect.orDie))
+
+  // Written "status = 'pending'", the same generic plan scans the partial index of pending tasks
+  // for the id (PostgreSQL 15 picks it here): every transition would walk every task in flight.
+  it("guard 'still pending' so that only the primary key can find the row, whatever plan is cached", async () => {
+    const account = await createAccount(server, { subscription: 100_000, concurrency_limit: 1_000 })
+    for (let i = 0; i < 20; i++) await create(account.key)
+    const plan = await genericPlanOf(stillPending())
+    expect(plan).toContain("generation_tasks_pkey")
+    expect(plan).not.toMatch(/generation_tasks_(deadline|due)/)
+  })
+})
+
