@@ -16,7 +16,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Generations, Ids, providerFailure, stillPending } from "@lyre/core"
+import { Generations, Ids, providerFailure, relaxedCommit, stillPending } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { rehostTracks } from "./rehost.ts"
@@ -94,7 +94,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     // only lets another worker take the task too, and every transition is conditional on
     // `pending`, so nothing is applied twice; the flush wait per claim bought nothing.
     return yield* sql<Claimed>`
-      with relaxed as (select set_config('synchronous_commit', 'off', true))
+      with ${sql.literal(relaxedCommit.cte)}
       update generation_tasks t
       set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
           attempts = t.attempts + 1
@@ -106,7 +106,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
         limit ${limit}
         for update skip locked
       ) due
-      where t.id = due.id and exists (select 1 from relaxed)
+      where t.id = due.id and ${sql.literal(relaxedCommit.applied)}
       returning t.id, t.provider_task_id, t.attempts, t.hints`.pipe(Effect.orDie)
   })
 
@@ -119,13 +119,13 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     const now = yield* Clock.currentTimeMillis
     const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, task.attempts - 1))
     yield* sql`
-      with relaxed as (select set_config('synchronous_commit', 'off', true))
+      with ${sql.literal(relaxedCommit.cte)}
       update generation_tasks
       set lease_owner = null, lease_expires_at = null, last_error = ${reason},
           next_poll_at = case when hints = ${task.hints} then ${iso(now + delay * 1000)}::timestamptz
                               else ${iso(now)}::timestamptz end
       where id = ${task.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
-        and exists (select 1 from relaxed)`.pipe(Effect.orDie)
+        and ${sql.literal(relaxedCommit.applied)}`.pipe(Effect.orDie)
   })
 
   const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {

@@ -29,6 +29,7 @@ import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from 
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "../domain/tasks.ts"
+import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import type { TaskRow } from "../domain/tasks.ts"
 import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
@@ -383,12 +384,12 @@ export class Generations extends Context.Service<Generations, {
             // this, the task would be as after a lost answer (submission unknown, never resent),
             // which a callback or the deadline already settles. The charge before it is durable.
             yield* writes`
-              with relaxed as (select set_config('synchronous_commit', 'off', true))
+              with ${writes.literal(relaxedCommit.cte)}
               update generation_tasks
               set provider_task_id = ${outcome.providerTaskId}, submission_state = 'accepted',
                   next_poll_at = ${firstPoll}::timestamptz
               where id = ${taskId} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
-                and exists (select 1 from relaxed)`.pipe(Effect.orDie)
+                and ${writes.literal(relaxedCommit.applied)}`.pipe(Effect.orDie)
             return
           }
           case "Unknown": {
