@@ -12,10 +12,9 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import autocannon from "autocannon"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
-import { freePort, query } from "./support.ts"
+import { cpuMillisOf, freePort, loadPerConnection, query } from "./support.ts"
 
 const root = join(import.meta.dirname, "..")
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
@@ -78,14 +77,8 @@ const requestFor = (i: number) => {
     ? { method: "GET" as const, path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") }
     : { method: "POST" as const, path: "/api/v1/music/generations", headers: { ...auth(key), "content-type": "application/json" }, body }
 }
-const run = (duration: number) => {
-  let next = 0
-  return autocannon({ url, connections: 32, duration, setupClient: (client) => client.setRequests([requestFor(next++)]) })
-}
-const cpu = () => {
-  const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
+const run = (duration: number) => loadPerConnection(url, { connections: 32, duration }, requestFor)
+const cpu = () => cpuMillisOf(child.pid)
 await run(2)
 /** Busy and idle jiffies of the whole machine, and CPU ms of every postgres and redis process. */
 const machine = () => {
@@ -97,10 +90,9 @@ const machine = () => {
   const byRole: Record<string, number> = {}
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      if (!/\((postgres|redis-server)\)/.test(stat)) continue
-      const f = stat.split(") ")[1]?.split(" ") ?? []
-      const used = ((Number(f[11]) + Number(f[12])) * 1000) / 100
+      const comm = readFileSync(`/proc/${pid}/comm`, "utf8").trim()
+      if (comm !== "postgres" && comm !== "redis-server") continue
+      const used = cpuMillisOf(Number(pid))
       db += used
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
       const role = cmd.includes("autovacuum") ? "autovacuum" : cmd.includes(databaseName) ? "ours" : cmd.includes("redis") ? "redis" : (/postgres: 15\/main: ([a-z ]+?)( |$)/.exec(cmd)?.[1] ?? "other")

@@ -12,10 +12,10 @@ import type { ChildProcess } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import autocannon from "autocannon"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
-import { runOn } from "./support.ts"
+import { loadPerConnection, runOn } from "./support.ts"
+import type { BenchRequest } from "./support.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 
 const root = join(import.meta.dirname, "..")
@@ -55,31 +55,8 @@ const stopProcess = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
-interface BenchRequest {
-  readonly method: "GET" | "POST"
-  readonly path: string
-  readonly headers: Record<string, string>
-  readonly body?: string
-}
-
-/**
- * Each connection sends its own request over and over (connection i uses `requestFor(i)`), as
- * independent clients would. A shared request list would make autocannon walk every connection
- * through the same keys in lockstep, so all 32 would queue on one account's row at a time.
- */
 const load = async (url: string, requestFor: (connection: number) => BenchRequest): Promise<Figures> => {
-  const run = (duration: number) => {
-    let next = 0
-    return autocannon({
-      url,
-      connections,
-      duration,
-      setupClient: (client) => {
-        const request = requestFor(next++)
-        client.setRequests([{ ...request, headers: { ...request.headers } }])
-      }
-    })
-  }
+  const run = (duration: number) => loadPerConnection(url, { connections, duration }, requestFor)
   // A short warm-up first, so neither side is measured while its JIT is still cold.
   await run(2)
   const result = await run(seconds)

@@ -1,6 +1,11 @@
-/** What the benchmark scripts share: SQL on a database by URL, free ports, percentiles. */
+/**
+ * What the benchmark scripts share: SQL on a database by URL, free ports, percentiles, CPU time
+ * of processes, and autocannon runs in which every connection keeps its own request.
+ */
+import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { PgClient } from "@effect/sql-pg"
+import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -26,3 +31,47 @@ export const percentile = (values: ReadonlyArray<number>, p: number) => {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * User plus system CPU time a process has used so far (Linux /proc), in ms; with `mainThread`,
+ * its main thread's alone (where JavaScript runs). 0 for a process that is gone.
+ */
+export const cpuMillisOf = (pid: number | undefined, options: { readonly mainThread?: boolean } = {}): number => {
+  if (pid === undefined) return 0
+  try {
+    const path = options.mainThread === true ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`
+    const fields = readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return 0
+  }
+}
+
+export interface BenchRequest {
+  readonly method: "GET" | "POST"
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body?: string
+}
+
+/**
+ * An autocannon run in which connection i sends `requestFor(i)` over and over, as independent
+ * clients would. A request list shared by all connections makes autocannon walk every
+ * connection through it in lockstep, so all of them would queue on one account's row at a time.
+ */
+export const loadPerConnection = (
+  url: string,
+  options: { readonly connections: number; readonly duration: number },
+  requestFor: (connection: number) => BenchRequest
+) => {
+  let next = 0
+  return autocannon({
+    url,
+    connections: options.connections,
+    duration: options.duration,
+    setupClient: (client) => {
+      const request = requestFor(next++)
+      client.setRequests([{ ...request, headers: { ...request.headers } }])
+    }
+  })
+}

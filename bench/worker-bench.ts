@@ -25,7 +25,9 @@ import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { freePort, percentile, query, runOn } from "./support.ts"
+import { cpuMillisOf, freePort, percentile, query, runOn } from "./support.ts"
+
+const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThread: true })
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
@@ -48,17 +50,6 @@ const mapLimit = async <A>(items: number, limit: number, work: (index: number) =
     }
   }))
   return results
-}
-
-/** User plus system CPU time a process has used so far (Linux /proc), in ms. */
-const cpuMillisOf = (pid: number | undefined): number => {
-  if (pid === undefined) return 0
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-  } catch {
-    return 0
-  }
 }
 
 /**
@@ -87,17 +78,6 @@ const databaseCpuMillis = (): number => {
  * last minutes, which made the worker's file creation dominate its CPU in the second run.
  */
 const leftovers: Array<() => Promise<void>> = []
-
-/** CPU time of a process's main thread alone (JavaScript runs there), in ms. */
-const mainThreadCpuMillisOf = (pid: number | undefined): number => {
-  if (pid === undefined) return 0
-  try {
-    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-  } catch {
-    return 0
-  }
-}
 
 interface Service {
   readonly cpuMillis: () => number
@@ -177,7 +157,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     keys,
     cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
     cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
-    mainThreadCpuMillisEach: () => children.map((proc) => mainThreadCpuMillisOf(proc.pid)),
+    mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOfMain(proc.pid)),
     stop: async () => {
       await Promise.all(children.map((proc) =>
         new Promise<void>((resolve) => {
