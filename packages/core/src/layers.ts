@@ -1,20 +1,27 @@
 import { Layer } from "effect"
 import { Ids } from "./domain/ids.ts"
+import { AccessTokens } from "./services/AccessTokens.ts"
+import { AccountConsole } from "./services/AccountConsole.ts"
 import { Accounts } from "./services/Accounts.ts"
 import { ApiKeys } from "./services/ApiKeys.ts"
 import { Circuits } from "./services/Circuits.ts"
 import { Generations } from "./services/Generations.ts"
 import { Guard } from "./services/Guard.ts"
+import { SigningKeys } from "./services/SigningKeys.ts"
 import { Models } from "./services/Models.ts"
+import { OAuth } from "./services/OAuth.ts"
+import { Sessions } from "./services/Sessions.ts"
 import { Webhooks } from "./services/Webhooks.ts"
 import { WebhookSignal } from "./services/WebhookSignal.ts"
 
 /**
- * Core's services; they need a SqlClient, Settings, a RateLimiter and the Provider from the
+ * Core's services; they need a SqlClient, Settings, a RateLimiter, a DenyList and the Provider from the
  * composition root.
  */
-export const coreLayer = Guard.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Webhooks.layer)),
+export const coreLayer = Layer.merge(Guard.layer, AccountConsole.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
+  Layer.provideMerge(AccessTokens.layer),
+  Layer.provideMerge(SigningKeys.layer),
   Layer.provideMerge(Layer.merge(Circuits.layer, WebhookSignal.layer)),
   Layer.provide(Ids.layer)
 )

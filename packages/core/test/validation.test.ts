@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { GenerateRequest, validationErrorFrom } from "../src/index.ts"
-
-const validate = (input: unknown) => {
-  const parsed = GenerateRequest.safeParse(input)
-  return parsed.success
-    ? { ok: true as const, value: parsed.data }
-    : { ok: false as const, error: validationErrorFrom(parsed.error.issues, input) }
-}
+import { validateGenerateRequest as validate } from "../src/index.ts"
 
 const expectError = (input: unknown, tag: string, param?: string) => {
   const result = validate(input)

@@ -2,6 +2,9 @@
 import { z } from "zod"
 import { Plan, Scope } from "./models.ts"
 
+/** What an OAuth client id may look like (it appears in tokens, URLs and logs). */
+export const clientIdShape = /^[A-Za-z0-9._-]{3,64}$/
+
 const nonNegativeInt = z.int().min(0)
 const email = z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").max(320)
 
@@ -67,3 +70,24 @@ export const RotateWebhookSecretBody = z.strictObject({
 export const RedeliverEventBody = z.strictObject({
   event_id: z.string().min(1).max(100)
 })
+
+export const SetPasswordBody = z.strictObject({
+  password: z.string().min(8).max(200)
+})
+
+/** An exact redirect URI: absolute, no fragment; http only for loopback (RFC 8252 section 7.3). */
+const redirectUri = z.string().max(2000).refine((value) => {
+  if (!URL.canParse(value)) return false
+  const url = new URL(value)
+  if (url.hash !== "" || value.includes("#")) return false
+  if (url.protocol === "http:") return ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)
+  return url.protocol !== "javascript:" && url.protocol !== "data:"
+}, "must be an absolute URI without a fragment; http only on loopback")
+
+export const CreateOAuthClientBody = z.strictObject({
+  client_id: z.string().regex(clientIdShape, "3 to 64 letters, digits, '.', '_' or '-'"),
+  name: z.string().min(1).max(100),
+  redirect_uris: z.array(redirectUri).min(1).max(20),
+  refresh_tokens: z.boolean().optional()
+})
+export type CreateOAuthClientBody = z.infer<typeof CreateOAuthClientBody>

@@ -67,6 +67,15 @@ export class InsufficientScope extends Schema.TaggedError<InsufficientScope>()("
   message: Schema.String,
   scope: Schema.String
 }) {}
+/** A browser page of another site calling an endpoint that checks Origin (MCP's transport rule). */
+export class OriginNotAllowed extends Schema.TaggedError<OriginNotAllowed>()("OriginNotAllowed", {
+  message: Schema.String
+}) {}
+
+/** A signed-in session's change without its CSRF token (a cross-site request, or a stale page). */
+export class CsrfTokenInvalid extends Schema.TaggedError<CsrfTokenInvalid>()("CsrfTokenInvalid", {
+  message: Schema.String
+}) {}
 
 // 404 not_found
 export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", { message: Schema.String }) {}
@@ -124,6 +133,8 @@ export type ApiError =
   | InsufficientCredits
   | TierInsufficient
   | InsufficientScope
+  | OriginNotAllowed
+  | CsrfTokenInvalid
   | TaskNotFound
   | RouteNotFound
   | ResourceNotFound
@@ -172,6 +183,8 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   InsufficientCredits: { status: 402, type: "insufficient_credits", code: "insufficient_credits" },
   TierInsufficient: { status: 403, type: "permission_error", code: "tier_insufficient" },
   InsufficientScope: { status: 403, type: "permission_error", code: "insufficient_scope" },
+  OriginNotAllowed: { status: 403, type: "permission_error", code: "origin_not_allowed" },
+  CsrfTokenInvalid: { status: 403, type: "permission_error", code: "csrf_token_invalid" },
   TaskNotFound: { status: 404, type: "not_found", code: "task_not_found" },
   RouteNotFound: { status: 404, type: "not_found", code: "route_not_found" },
   ResourceNotFound: { status: 404, type: "not_found", code: "resource_not_found" },
@@ -245,3 +258,44 @@ export const wwwAuthenticateFor = (error: ApiError, resourceMetadataUrl: string)
       return null
   }
 }
+
+/**
+ * The authorization server's own errors. RFC 6749 section 5.2 (and RFC 7009, RFC 8707) fix their
+ * format, `{ error, error_description }` with `Cache-Control: no-store`, so they are not the
+ * envelope: the token and revocation endpoints answer them, and the authorize endpoint sends
+ * them back in the redirect (section 4.1.2.1).
+ */
+export const oauthErrorTable = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  invalid_target: 400,
+  unsupported_response_type: 400,
+  access_denied: 400,
+  unsupported_token_type: 400
+} as const
+export type OAuthErrorCode = keyof typeof oauthErrorTable
+
+export class OAuthProtocolError extends Schema.TaggedError<OAuthProtocolError>()("OAuthProtocolError", {
+  error: Schema.Literals([
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "invalid_scope",
+    "invalid_target",
+    "unsupported_response_type",
+    "access_denied",
+    "unsupported_token_type"
+  ]),
+  description: Schema.String
+}) {}
+
+export const renderOAuthError = (error: OAuthProtocolError) => ({
+  status: oauthErrorTable[error.error],
+  body: { error: error.error, error_description: error.description }
+})

@@ -14,7 +14,9 @@ export const idPrefixes = {
   webhookEndpoint: "whe",
   ledgerEntry: "led",
   delivery: "dlv",
-  request: "req"
+  request: "req",
+  session: "ses",
+  grant: "grt"
 } as const
 export type IdKind = keyof typeof idPrefixes
 

@@ -7,6 +7,8 @@ import { z } from "zod"
 export const modelNames = ["aether", "echo", "nocturne"] as const
 export const ModelName = z.enum(modelNames)
 export type ModelName = z.infer<typeof ModelName>
+/** Kept for backward compatibility, not recommended for new integrations (interface, rule 3). */
+export const deprecatedModels: ReadonlyArray<ModelName> = ["nocturne"]
 
 export const planNames = ["free", "basic", "pro", "ultra"] as const
 export const Plan = z.enum(planNames)

@@ -9,6 +9,7 @@ import {
   ParameterNotSupportedForModel,
   UnknownParameter
 } from "./errors.ts"
+import { GenerateRequest } from "./models.ts"
 
 export interface SchemaIssue {
   readonly code: string
@@ -49,4 +50,14 @@ export const validationErrorFrom = (
   if (absent) return new MissingParameter({ message: `Missing required parameter: ${param}.`, param })
   const detail = lyreCode === undefined ? `${param}: ${issue.message}` : issue.message
   return new InvalidParameter({ message: detail, param })
+}
+
+/** A create request checked as the service checks it: the value with its defaults, or the 400 it would answer. */
+export const validateGenerateRequest = (
+  input: unknown
+): { readonly ok: true; readonly value: GenerateRequest } | { readonly ok: false; readonly error: RequestValidationError } => {
+  const parsed = GenerateRequest.safeParse(input)
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, error: validationErrorFrom(parsed.error.issues, input) }
 }

@@ -3,12 +3,12 @@
  * balance change is one statement that updates the balance and appends its ledger row, so the
  * ledger always explains the balance.
  */
-import { randomBytes, scrypt } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { alertFires, armedAfter, creditsLowPayload } from "../domain/creditAlert.ts"
 import { AlreadyExists, InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
+import { hashPassword } from "../domain/passwords.ts"
 import type { Plan } from "../domain/models.ts"
 import { defaultConcurrencyLimit } from "../domain/pricing.ts"
 import { Settings } from "./Settings.ts"
@@ -73,19 +73,12 @@ interface AccountRow {
 /** A grant or adjustment: `prev` is the locked row with the buckets after the change (`s2`, `o2`). */
 const changeAlert = { before: "prev.s + prev.o", after: "prev.s2 + prev.o2", threshold: "prev.t", armed: "prev.armed" }
 
-const hashPassword = (password: string) =>
-  Effect.callback<string>((resume) => {
-    const salt = randomBytes(16)
-    scrypt(password, salt, 32, (error, derived) => {
-      if (error) resume(Effect.die(error))
-      else resume(Effect.succeed(`scrypt$${salt.toString("base64")}$${derived.toString("base64")}`))
-    })
-  })
-
 export class Accounts extends Context.Service<Accounts, {
   readonly create: (input: NewAccount) => Effect.Effect<AdminAccountView, AlreadyExists>
   readonly get: (id: string) => Effect.Effect<AdminAccountView, ResourceNotFound>
   readonly update: (id: string, patch: AccountPatch) => Effect.Effect<AdminAccountView, ResourceNotFound>
+  /** Sets the sign-in password; the account's browser sessions end with the old one. */
+  readonly setPassword: (id: string, password: string) => Effect.Effect<void, ResourceNotFound>
   readonly changeCredits: (
     id: string,
     change: CreditChange
@@ -241,7 +234,16 @@ export class Accounts extends Context.Service<Accounts, {
         return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }))
       })
 
-      return Accounts.of({ create, get: (id) => Effect.map(find(id), view), update, changeCredits, ledger })
+      const setPassword = Effect.fn("Accounts.setPassword")(function*(id: string, password: string) {
+        yield* find(id)
+        const hash = yield* hashPassword(password)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        yield* sql`update accounts set password_hash = ${hash}, updated_at = ${now}::timestamptz where id = ${id}`
+          .pipe(Effect.orDie)
+        yield* sql`delete from sessions where account_id = ${id}`.pipe(Effect.orDie)
+      })
+
+      return Accounts.of({ create, get: (id) => Effect.map(find(id), view), update, setPassword, changeCredits, ledger })
     })
   )
 }

@@ -11,21 +11,28 @@ import {
   CredentialRevoked,
   InvalidCredential,
   MissingCredential,
-  ResourceNotFound,
-  TierInsufficient
+  ResourceNotFound
 } from "../domain/errors.ts"
+import type { TierInsufficient } from "../domain/errors.ts"
 import type { AuthenticationError } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import { keyExpiringPayload } from "../domain/keyExpiring.ts"
 import type { Plan } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
-import { defaultConcurrencyLimit, planAllowsAccess } from "../domain/pricing.ts"
-import { Settings } from "./Settings.ts"
+import { requireAccessTier } from "../domain/access.ts"
+import { defaultConcurrencyLimit } from "../domain/pricing.ts"
+import { AccessTokens, jwtShape } from "./AccessTokens.ts"
+import { baseUrlOf, Settings } from "./Settings.ts"
 
 export const apiKeyPrefix = "lyr_live_"
 const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/
 /** How much of a key is kept in clear for display: the prefix and four characters. */
 const displayLength = apiKeyPrefix.length + 4
+/**
+ * `last_used_at` is written at most once a minute per key (a conditional update, so racing
+ * processes write it once): the hot path reads it with the key and writes nothing otherwise.
+ */
+const lastUsedResolutionMillis = 60_000
 /** `key.expiring` goes out once a key has this little left (DESIGN.md section 4). */
 const expiringWithinMillis = 24 * 60 * 60 * 1000
 
@@ -52,6 +59,7 @@ interface CredentialRow {
   readonly scopes: ReadonlyArray<string>
   readonly expires_at: Date | null
   readonly revoked_at: Date | null
+  readonly last_used_at: Date | null
   readonly account_id: string
   readonly plan: Plan
   readonly subscription_credits: number
@@ -63,9 +71,14 @@ interface CredentialRow {
 export class ApiKeys extends Context.Service<ApiKeys, {
   readonly create: (accountId: string, key: NewApiKey) => Effect.Effect<CreatedApiKey, ResourceNotFound>
   readonly revoke: (keyId: string) => Effect.Effect<void, ResourceNotFound>
-  /** Resolves `Authorization` to a principal: 401 for the credential, then 403 for the plan. */
+  /**
+   * Resolves `Authorization` (an API key or an OAuth access token) to a principal: 401 for the
+   * credential, then 403 for the plan. `resource` is what the surface serves, the audience an
+   * access token must name; absent means base_url.
+   */
   readonly authenticate: (
-    authorization: string | undefined
+    authorization: string | undefined,
+    resource?: string | undefined
   ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
 }>()("lyre/core/services/ApiKeys") {
   static readonly layer = Layer.effect(
@@ -74,6 +87,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
+      const accessTokens = yield* AccessTokens
+      const baseUrl = baseUrlOf(settings)
       const hashKey = (key: string) => createHmac("sha256", settings.secretKey).update(key).digest("hex")
 
       const create = Effect.fn("ApiKeys.create")(function*(accountId: string, input: NewApiKey) {
@@ -124,7 +139,18 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (rows.length === 0) return yield* new ResourceNotFound({ message: `No API key ${keyId}` })
       })
 
-      const authenticate = Effect.fnUntraced(function*(authorization: string | undefined) {
+      const noteUse = (keyId: string, now: number) => {
+        const at = new Date(now).toISOString()
+        const staleBefore = new Date(now - lastUsedResolutionMillis).toISOString()
+        return sql`
+          update api_keys set last_used_at = ${at}::timestamptz
+          where id = ${keyId} and (last_used_at is null or last_used_at <= ${staleBefore}::timestamptz)`.pipe(
+          Effect.orDie,
+          Effect.asVoid
+        )
+      }
+
+      const authenticate = Effect.fnUntraced(function*(authorization: string | undefined, resource?: string) {
         const match = authorization === undefined ? null : /^Bearer +(\S+) *$/i.exec(authorization)
         const credential = match?.[1]
         if (credential === undefined) {
@@ -132,12 +158,13 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             message: "Send a credential as `Authorization: Bearer <API key or access token>`."
           })
         }
+        if (jwtShape.test(credential)) return yield* accessTokens.authenticate(credential, resource ?? baseUrl)
         if (!apiKeyShape.test(credential)) {
           return yield* new InvalidCredential({ message: "The credential is not a valid API key or access token." })
         }
         const hash = hashKey(credential)
         const rows = yield* sql<CredentialRow>`
-          select k.id as key_id, k.name as key_name, k.key_hash, k.scopes, k.expires_at, k.revoked_at,
+          select k.id as key_id, k.name as key_name, k.key_hash, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
                  a.id as account_id, a.plan, a.subscription_credits, a.onetime_credits,
                  a.concurrency_limit, a.requests_per_minute
           from api_keys k join accounts a on a.id = k.account_id
@@ -151,10 +178,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (row.expires_at !== null && row.expires_at.getTime() <= now) {
           return yield* new CredentialExpired({ message: "The API key has expired." })
         }
-        if (!planAllowsAccess(row.plan)) {
-          return yield* new TierInsufficient({
-            message: `API access requires the Pro plan or higher; this account is on ${row.plan}.`
-          })
+        yield* requireAccessTier(row.plan)
+        if (row.last_used_at === null || now - row.last_used_at.getTime() >= lastUsedResolutionMillis) {
+          yield* noteUse(row.key_id, now)
         }
         const principal: Principal = {
           accountId: row.account_id,

@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { Metrics } from "./Metrics.ts"
 
 export const circuitPolicy = {
   /** Failures within `windowSeconds` that open the circuit. */
@@ -23,6 +24,7 @@ export class Circuits extends Context.Service<Circuits, {
     Circuits,
     Effect.gen(function*() {
       const sql = yield* SqlClient
+      const metrics = yield* Metrics
       const recordFailure = Effect.fn("Circuits.recordFailure")(function*(model: string) {
         const now = yield* Clock.currentTimeMillis
         const nowIso = new Date(now).toISOString()
@@ -40,7 +42,9 @@ export class Circuits extends Context.Service<Circuits, {
                            else c.open_until end
           where c.model = ${model}
           returning c.open_until = ${openUntil}::timestamptz as opened`.pipe(Effect.orDie)
-        return rows[0]?.opened ?? false
+        const opened = rows[0]?.opened ?? false
+        if (opened) metrics.circuitOpened(model)
+        return opened
       })
       return Circuits.of({ recordFailure })
     })

@@ -34,6 +34,8 @@ import type { TaskRow } from "../domain/tasks.ts"
 import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { Circuits } from "./Circuits.ts"
+import { Metrics } from "./Metrics.ts"
+import { currentTraceContext, TaskTraces } from "./TaskTraces.ts"
 import { WriteSql } from "./WriteSql.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
@@ -164,6 +166,8 @@ export class Generations extends Context.Service<Generations, {
       const provider = yield* Provider
       const circuits = yield* Circuits
       const signal = yield* WebhookSignal
+      const metrics = yield* Metrics
+      const traced = yield* TaskTraces
 
       const claimIdempotencyKey = Effect.fnUntraced(function*(
         accountId: string,
@@ -205,6 +209,7 @@ export class Generations extends Context.Service<Generations, {
         const nowIso = new Date(now).toISOString()
         const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
         const callbackToken = randomBase62(32)
+        const traceContext = traced ? yield* currentTraceContext : null
 
         const requestHash = idempotencyKey === undefined
           ? ""
@@ -277,10 +282,10 @@ export class Generations extends Context.Service<Generations, {
           task as (
             insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
               debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
-              submission_state)
+              submission_state, trace_context)
             select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
                    ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
-                   ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting'
+                   ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting', ${traceContext}::text
             from debit
             returning id
           ),
@@ -326,6 +331,7 @@ export class Generations extends Context.Service<Generations, {
               message: `The ${request.model} model costs ${price} credits; the balance is ${outcome.balance}.`
             })
           }
+          metrics.taskCreated(request.model, price)
           const body = renderTask({
             id: taskId,
             status: "pending",
@@ -465,34 +471,39 @@ export class Generations extends Context.Service<Generations, {
       const markReady = Effect.fnUntraced(function*(taskId: string, tracks: ReadonlyArray<Track>) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const eventId = yield* ids.make("event")
-        const rows = yield* writes`
+        const rows = yield* writes<{ model: string }>`
           with done as (
             update generation_tasks
             set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and ${writes.literal(stillPending())}
-            returning id, account_id, credential_subject, credits_used, tracks, created_at
+            returning id, account_id, credential_subject, credits_used, tracks, created_at, model
           ),
           freed as (
             update credential_inflight c set pending = c.pending - 1
             from done where c.subject = done.credential_subject
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'job.completed',
+                   jsonb_build_object('task_id', id, 'status', 'ready', 'tracks', tracks, 'credits_used', credits_used,
+                                      'created_at', ${writes.literal(isoText("created_at"))}),
+                   ${now}::timestamptz
+            from done
           )
-          insert into outbox_events (id, account_id, type, payload, created_at)
-          select ${eventId}, account_id, 'job.completed',
-                 jsonb_build_object('task_id', id, 'status', 'ready', 'tracks', tracks, 'credits_used', credits_used,
-                                    'created_at', ${writes.literal(isoText("created_at"))}),
-                 ${now}::timestamptz
-          from done
-          returning id`.pipe(Effect.orDie)
-        if (rows.length > 0) yield* signal.notify
-        return rows.length > 0
+          select model from done`.pipe(Effect.orDie)
+        const [done] = rows
+        if (done === undefined) return false
+        metrics.taskReady(done.model)
+        yield* signal.notify
+        return true
       })
 
       const markFailed = Effect.fnUntraced(function*(taskId: string, error: TaskFailure) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")
-        const rows = yield* writes`
+        const rows = yield* writes<{ model: string; credits_refunded: number }>`
           with failed as (
             update generation_tasks
             set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
@@ -501,7 +512,7 @@ export class Generations extends Context.Service<Generations, {
                 lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${taskId} and ${writes.literal(stillPending())}
             returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
-                      created_at
+                      created_at, model
           ),
           -- The counter row before the account row, as in create: the refund joins the freed slot.
           freed as (
@@ -518,7 +529,7 @@ export class Generations extends Context.Service<Generations, {
             from failed left join freed on true
             where a.id = failed.account_id
             returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
-                      failed.debit_subscription, failed.debit_onetime
+                      failed.debit_subscription, failed.debit_onetime, failed.model, failed.credits_refunded
           ),
           entry as (
             insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
@@ -537,9 +548,12 @@ export class Generations extends Context.Service<Generations, {
                    ${now}::timestamptz
             from failed
           )
-          select task_id from refunded`.pipe(Effect.orDie)
-        if (rows.length > 0) yield* signal.notify
-        return rows.length > 0
+          select model, credits_refunded from refunded`.pipe(Effect.orDie)
+        const [refund] = rows
+        if (refund === undefined) return false
+        metrics.taskFailed(refund.model, error.code, refund.credits_refunded)
+        yield* signal.notify
+        return true
       })
 
       return Generations.of({ create, get, list, markReady, markFailed })

@@ -5,7 +5,6 @@
  * a sorted set updated by one atomic script in Redis.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import type { Redis } from "ioredis"
 import { randomBase62 } from "../domain/ids.ts"
 
 export const windowMillis = 60_000
@@ -18,6 +17,14 @@ export interface RateLimitDecision {
   readonly resetAtSeconds: number
   /** Whole seconds until a request would be accepted again (0 when allowed). */
   readonly retryAfterSeconds: number
+}
+
+/**
+ * What the Redis limiter needs of a client: the `eval` of an ioredis `Redis`.
+ * Named structurally so that core's declarations need no Redis client installed.
+ */
+export interface RedisScripting {
+  readonly eval: (script: string, numKeys: number, ...args: Array<string | number>) => Promise<unknown>
 }
 
 export class RateLimiter extends Context.Service<RateLimiter, {
@@ -45,7 +52,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
     })
   })
 
-  static readonly layerRedis = (redis: Redis, keyPrefix = "lyre:rpm:") =>
+  static readonly layerRedis = (redis: RedisScripting, keyPrefix = "lyre:rpm:") =>
     Layer.succeed(RateLimiter)(RateLimiter.of({
       hit: (subject, limit) =>
         Effect.promise(async () => {

@@ -19,6 +19,7 @@ import type { WebhookEventType } from "../domain/admin.ts"
 import { InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
 import { keyExpiringPayload } from "../domain/keyExpiring.ts"
+import { Metrics } from "./Metrics.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
@@ -184,6 +185,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
+      const metrics = yield* Metrics
       const signal = yield* WebhookSignal
       const delays = settings.webhookRetryDelaysSeconds
       const iso = (millis: number) => new Date(millis).toISOString()
@@ -430,6 +432,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const rows = outcomes.map(({ attemptedAt, delivery, result }) => {
           const retryDelay = delays[delivery.attempts]
           const status = result.ok ? "succeeded" : retryDelay === undefined ? "dead" : "pending"
+          metrics.webhookAttempt(status === "pending" ? "retrying" : status, result.latencyMs / 1000)
           return {
             id: delivery.id,
             attempts: delivery.attempts,

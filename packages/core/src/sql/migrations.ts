@@ -227,11 +227,104 @@ const m0004_inflight_counter = Effect.gen(function*() {
   yield* sql`drop index generation_tasks_pending_by_subject`
 })
 
+/**
+ * OAuth and browser sessions (docs/decisions.md, "OAuth"). Secrets (session tokens, codes,
+ * refresh tokens) are kept only as keyed hashes; a grant is the family of tokens one code began,
+ * revoked as a whole; signing keys keep their private half encrypted with SECRET_KEY.
+ */
+const m0005_oauth = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table oauth_clients (
+      client_id text primary key,
+      name text not null,
+      redirect_uris jsonb not null,
+      refresh_tokens boolean not null,
+      created_at timestamptz not null
+    )`
+  yield* sql`
+    create table sessions (
+      id text primary key,
+      token_hash text not null unique,
+      account_id text not null references accounts (id) on delete cascade,
+      csrf_token text not null,
+      expires_at timestamptz not null,
+      created_at timestamptz not null
+    )`
+  yield* sql`create index sessions_expiry on sessions (expires_at)`
+  yield* sql`
+    create table signin_throttle (
+      key text primary key,
+      failures integer not null,
+      last_failure_at timestamptz not null
+    )`
+  yield* sql`
+    create table signing_keys (
+      kid text primary key,
+      public_jwk jsonb not null,
+      private_key text not null,
+      created_at timestamptz not null,
+      retired_at timestamptz
+    )`
+  yield* sql`
+    create table oauth_grants (
+      id text primary key,
+      client_id text not null references oauth_clients (client_id) on delete cascade,
+      account_id text not null references accounts (id) on delete cascade,
+      scopes jsonb not null,
+      resource text not null,
+      created_at timestamptz not null,
+      last_used_at timestamptz not null,
+      revoked_at timestamptz
+    )`
+  yield* sql`create index oauth_grants_client on oauth_grants (client_id)`
+  yield* sql`
+    create table oauth_codes (
+      code_hash text primary key,
+      client_id text not null references oauth_clients (client_id) on delete cascade,
+      account_id text not null references accounts (id) on delete cascade,
+      redirect_uri text not null,
+      code_challenge text not null,
+      scopes jsonb not null,
+      resource text not null,
+      expires_at timestamptz not null,
+      used_at timestamptz,
+      grant_id text references oauth_grants (id) on delete cascade,
+      created_at timestamptz not null
+    )`
+  yield* sql`
+    create table oauth_refresh_tokens (
+      token_hash text primary key,
+      grant_id text not null references oauth_grants (id) on delete cascade,
+      expires_at timestamptz not null,
+      rotated_at timestamptz,
+      created_at timestamptz not null
+    )`
+  yield* sql`create index oauth_refresh_tokens_grant on oauth_refresh_tokens (grant_id)`
+  yield* sql`create index oauth_refresh_tokens_expiry on oauth_refresh_tokens (expires_at)`
+  yield* sql`create index signin_throttle_age on signin_throttle (last_failure_at)`
+})
+
+/** The dashboard's key list shows when each key was last used (written at most once a minute). */
+const m0006_dashboard = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`alter table api_keys add column last_used_at timestamptz`
+})
+
+/** The trace a task was created in, when traces are exported (see services/TaskTraces.ts). */
+const m0007_task_trace = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`alter table generation_tasks add column trace_context text`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
   "0003_webhooks": m0003_webhooks,
-  "0004_inflight_counter": m0004_inflight_counter
+  "0004_inflight_counter": m0004_inflight_counter,
+  "0005_oauth": m0005_oauth,
+  "0006_dashboard": m0006_dashboard,
+  "0007_task_trace": m0007_task_trace
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -3,18 +3,36 @@ import type { Effect, ManagedRuntime } from "effect"
 import { TRPCError } from "@trpc/server"
 import { InternalError, isApiError } from "../domain/errors.ts"
 import type { ApiError, ValidationError } from "../domain/errors.ts"
+import type { AccessTokens } from "../services/AccessTokens.ts"
+import type { AccountConsole } from "../services/AccountConsole.ts"
 import type { Accounts } from "../services/Accounts.ts"
 import type { ApiKeys } from "../services/ApiKeys.ts"
 import type { Generations } from "../services/Generations.ts"
 import type { Guard } from "../services/Guard.ts"
 import type { Models } from "../services/Models.ts"
+import type { OAuth } from "../services/OAuth.ts"
+import type { Sessions } from "../services/Sessions.ts"
 import type { Settings } from "../services/Settings.ts"
+import type { SigningKeys } from "../services/SigningKeys.ts"
 import type { Webhooks } from "../services/Webhooks.ts"
 import type { WebhookSignal } from "../services/WebhookSignal.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
-export type CoreServices = ApiKeys | Generations | Accounts | Guard | Models | Settings | Webhooks | WebhookSignal
+export type CoreServices =
+  | AccessTokens
+  | ApiKeys
+  | Generations
+  | Accounts
+  | Guard
+  | Models
+  | OAuth
+  | Sessions
+  | SigningKeys
+  | AccountConsole
+  | Settings
+  | Webhooks
+  | WebhookSignal
 
 export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
 
@@ -22,7 +40,12 @@ export type CoreRuntime = ManagedRuntime.ManagedRuntime<CoreServices, unknown>
 export interface CallContext {
   readonly runtime: CoreRuntime
   readonly authorization: string | undefined
+  /** The resource URL the surface serves: an access token must be for it. Absent: base_url. */
+  readonly resource: string | undefined
   readonly idempotencyKey: string | undefined
+  /** The dashboard's sign-in session cookie, and the CSRF header that must match it on a change (tRPC only). */
+  readonly sessionToken: string | undefined
+  readonly csrfToken: string | undefined
   /** A body the adapter could not read (bad JSON, too large, wrong type), judged at the body stage. */
   readonly bodyError: ValidationError | undefined
   /** Filled in by procedures: the status and headers the adapter answers with. */
@@ -33,13 +56,20 @@ export const makeCallContext = (
   runtime: CoreRuntime,
   request: {
     readonly authorization?: string | undefined
+    /** E.g. `${PUBLIC_URL}/mcp` from the MCP adapter; absent means base_url (REST, tRPC). */
+    readonly resource?: string | undefined
     readonly idempotencyKey?: string | undefined
+    readonly sessionToken?: string | undefined
+    readonly csrfToken?: string | undefined
     readonly bodyError?: ValidationError | undefined
   }
 ): CallContext => ({
   runtime,
   authorization: request.authorization,
+  resource: request.resource,
   idempotencyKey: request.idempotencyKey,
+  sessionToken: request.sessionToken,
+  csrfToken: request.csrfToken,
   bodyError: request.bodyError,
   response: { status: undefined, headers: {} }
 })

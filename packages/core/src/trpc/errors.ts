@@ -1,6 +1,6 @@
 import type { TRPCError } from "@trpc/server"
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc"
-import { errorTable, InternalError, InvalidJson, isApiError, RouteNotFound } from "../domain/errors.ts"
+import { errorTable, InternalError, InvalidContentType, InvalidJson, isApiError, RouteNotFound } from "../domain/errors.ts"
 import type { ApiError } from "../domain/errors.ts"
 import { validationErrorFrom } from "../domain/validation.ts"
 import type { SchemaIssue } from "../domain/validation.ts"
@@ -35,6 +35,10 @@ export const apiErrorFromTrpc = (error: TRPCError, rawInput: unknown): ApiError 
   const issues = issuesOf(error.cause)
   if (error.code === "BAD_REQUEST" && issues !== undefined) return validationErrorFrom(issues, rawInput)
   if (error.code === "PARSE_ERROR") return new InvalidJson({ message: "The request body is not valid JSON." })
+  // A form post (what a cross-site page can send) is not a tRPC call.
+  if (error.code === "UNSUPPORTED_MEDIA_TYPE") {
+    return new InvalidContentType({ message: "tRPC calls are JSON: send Content-Type: application/json." })
+  }
   if (error.code === "NOT_FOUND") return new RouteNotFound({ message: error.message })
   return new InternalError({ message: "An internal error occurred." })
 }

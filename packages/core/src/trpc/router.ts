@@ -3,10 +3,8 @@
  * (credential, plan, scope, requests per minute), then the body stage (unreadable bodies),
  * then input validation, then the procedure (model, concurrency, credits in core).
  */
-import { initTRPC, TRPCError } from "@trpc/server"
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server"
 import { z } from "zod"
-import { rateLimitHeaders, renderError } from "../domain/errors.ts"
 import {
   Account,
   GenerateRequest,
@@ -15,62 +13,11 @@ import {
   GetGenerationParams,
   ListGenerationsQuery
 } from "../domain/models.ts"
-import type { Scope } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../services/Generations.ts"
-import { Guard } from "../services/Guard.ts"
+import { accountRouter } from "./account.ts"
 import { runProcedure } from "./context.ts"
-import type { CallContext } from "./context.ts"
-import { apiErrorFromTrpc, trpcCodeFor } from "./errors.ts"
-
-/** Procedure metadata: the REST route (read by trpc-to-openapi and the REST adapter) and the scope. */
-export interface LyreMeta {
-  readonly [key: string]: unknown
-  readonly openapi?: {
-    readonly method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE"
-    readonly path: `/${string}`
-    readonly summary?: string
-    readonly description?: string
-    readonly tags?: Array<string>
-    readonly protect?: boolean
-    readonly successDescription?: string
-  }
-  readonly scope?: Scope
-  /** The REST status of a success when it is not 200. */
-  readonly successStatus?: number
-}
-
-/**
- * tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape;
- * `isDev: false` keeps stacks out of every answer.
- */
-const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({
-  isDev: false,
-  errorFormatter: ({ shape, error, input }) => {
-    const rendered = renderError(apiErrorFromTrpc(error, input))
-    return { ...shape, message: rendered.body.error.message, data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error } }
-  }
-})
-
-const admitted = t.procedure.use(async ({ ctx, meta, next }) => {
-  const { principal, rateLimit } = await runProcedure(
-    ctx,
-    Guard.use((guard) => guard.admit(ctx.authorization, meta?.scope))
-  )
-  Object.assign(
-    ctx.response.headers,
-    rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetAtSeconds)
-  )
-  return next({ ctx: { principal } })
-})
-
-/** A body the adapter could not read is judged here, after the guard, as the check order says. */
-const withBody = admitted.use(({ ctx, next }) => {
-  if (ctx.bodyError !== undefined) {
-    throw new TRPCError({ code: trpcCodeFor(ctx.bodyError), message: ctx.bodyError.message, cause: ctx.bodyError })
-  }
-  return next()
-})
+import { admitted, t, withBody } from "./init.ts"
 
 const renderAccount = (principal: Principal): Account => ({
   id: principal.accountId,
@@ -100,6 +47,8 @@ const renderAccount = (principal: Principal): Account => ({
 const NoInput = z.strictObject({}).optional()
 
 export const appRouter = t.router({
+  /** The account holder's dashboard: signed-in sessions only (trpc/account.ts). */
+  account: accountRouter,
   me: admitted
     .meta({
       openapi: {

@@ -1,0 +1,61 @@
+/**
+ * What the service counts, as one call per event at the place it happens. The calls are plain
+ * synchronous functions: they sit on the hot paths (every request, every poll), where an Effect
+ * per update would cost more than the update. Without a composition root that provides the
+ * Prometheus implementation (`PrometheusMetrics.ts`), every call is a no-op, so tests and
+ * tools that build core's layers alone need nothing.
+ */
+import { Context, Effect } from "effect"
+
+export type ProviderCall = "submit" | "record-info"
+export type CallbackResult = "accepted" | "ignored" | "progress" | "refused"
+export type RehostKind = "audio" | "cover"
+export type DeliveryOutcome = "succeeded" | "retrying" | "dead"
+
+export interface MetricsShape {
+  /** False for the no-op: callers may skip work done only to measure (timers). */
+  readonly enabled: boolean
+  /** One finished HTTP request; `route` is a template (`/api/v1/music/generations/{id}`), never a raw path. */
+  readonly httpRequest: (surface: string, route: string, method: string, status: number, seconds: number) => void
+  /** A task was created and charged `credits`. */
+  readonly taskCreated: (model: string, credits: number) => void
+  readonly taskReady: (model: string) => void
+  /** A task failed with `code` and `creditsRefunded` went back to the account. */
+  readonly taskFailed: (model: string, code: string, creditsRefunded: number) => void
+  /** One call to the provider; `result` is the outcome's tag in lower case (accepted, pending, unknown...). */
+  readonly providerCall: (call: ProviderCall, result: string, seconds: number) => void
+  /** A provider failure opened the model's circuit. */
+  readonly circuitOpened: (model: string) => void
+  readonly callback: (result: CallbackResult) => void
+  readonly rehosted: (kind: RehostKind, bytes: number, seconds: number) => void
+  /** The built-in engine rendered `audioSeconds` of music in `renderSeconds`. */
+  readonly engineRender: (renderSeconds: number, audioSeconds: number) => void
+  /** One webhook attempt, by what it made of its delivery, and how long the receiver took. */
+  readonly webhookAttempt: (outcome: DeliveryOutcome, seconds: number) => void
+  /** The Prometheus text of every metric, database gauges read now. */
+  readonly render: Effect.Effect<string>
+  readonly contentType: string
+}
+
+const ignore = (): void => undefined
+
+export const noopMetrics: MetricsShape = {
+  enabled: false,
+  httpRequest: ignore,
+  taskCreated: ignore,
+  taskReady: ignore,
+  taskFailed: ignore,
+  providerCall: ignore,
+  circuitOpened: ignore,
+  callback: ignore,
+  rehosted: ignore,
+  engineRender: ignore,
+  webhookAttempt: ignore,
+  render: Effect.succeed(""),
+  contentType: "text/plain; version=0.0.4; charset=utf-8"
+}
+
+/** The metrics of this process; a no-op unless the composition root provides a registry. */
+export const Metrics = Context.Reference<MetricsShape>("lyre/core/services/Metrics", {
+  defaultValue: () => noopMetrics
+})

@@ -1,0 +1,73 @@
+/**
+ * tRPC's one instance and the middleware every router builds on: the guard (credential, plan,
+ * scope, requests per minute) and the body stage, in the check order.
+ */
+import { initTRPC, TRPCError } from "@trpc/server"
+import { Effect } from "effect"
+import { rateLimitHeaders, renderError } from "../domain/errors.ts"
+import type { Scope } from "../domain/models.ts"
+import { AccountConsole, requireCsrf } from "../services/AccountConsole.ts"
+import { Guard } from "../services/Guard.ts"
+import { runProcedure } from "./context.ts"
+import type { CallContext } from "./context.ts"
+import { apiErrorFromTrpc, trpcCodeFor } from "./errors.ts"
+
+/** Procedure metadata: the REST route (read by trpc-to-openapi and the REST adapter) and the scope. */
+export interface LyreMeta {
+  readonly [key: string]: unknown
+  readonly openapi?: {
+    readonly method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE"
+    readonly path: `/${string}`
+    readonly summary?: string
+    readonly description?: string
+    readonly tags?: Array<string>
+    readonly protect?: boolean
+    readonly successDescription?: string
+  }
+  readonly scope?: Scope
+  /** The REST status of a success when it is not 200. */
+  readonly successStatus?: number
+}
+
+/**
+ * tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape;
+ * `isDev: false` keeps stacks out of every answer.
+ */
+export const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({
+  isDev: false,
+  errorFormatter: ({ shape, error, input }) => {
+    const rendered = renderError(apiErrorFromTrpc(error, input))
+    return { ...shape, message: rendered.body.error.message, data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error } }
+  }
+})
+
+/**
+ * A bearer credential when one is sent; otherwise a signed-in dashboard session (its cookie,
+ * and for a change its CSRF token), admitted as the first-party `dashboard` client with the
+ * same plan, scope and rate checks as every credential.
+ */
+const admission = (ctx: CallContext, scope: Scope | undefined, type: "query" | "mutation" | "subscription") =>
+  ctx.authorization === undefined && ctx.sessionToken !== undefined
+    ? Effect.gen(function*() {
+      const signedIn = yield* AccountConsole.use((console) => console.signedIn(ctx.sessionToken))
+      if (type !== "query") yield* requireCsrf(signedIn, ctx.csrfToken)
+      return yield* Guard.use((guard) => guard.admitPrincipal(signedIn.principal, scope))
+    })
+    : Guard.use((guard) => guard.admit(ctx.authorization, scope, ctx.resource))
+
+export const admitted = t.procedure.use(async ({ ctx, meta, next, type }) => {
+  const { principal, rateLimit } = await runProcedure(ctx, admission(ctx, meta?.scope, type))
+  Object.assign(
+    ctx.response.headers,
+    rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetAtSeconds)
+  )
+  return next({ ctx: { principal } })
+})
+
+/** A body the adapter could not read is judged here, after the guard, as the check order says. */
+export const withBody = admitted.use(({ ctx, next }) => {
+  if (ctx.bodyError !== undefined) {
+    throw new TRPCError({ code: trpcCodeFor(ctx.bodyError), message: ctx.bodyError.message, cause: ctx.bodyError })
+  }
+  return next()
+})
