@@ -1,0 +1,6 @@
+export { agentCard, agentCardPath } from "./card.ts"
+export { a2aCallContext } from "./caller.ts"
+export { jsonRpcCodes } from "./errors.ts"
+export { makeA2aHandler, maxBatchEntries } from "./http.ts"
+export type { A2aOptions } from "./http.ts"
+export { titleFromStyle } from "./title.ts"

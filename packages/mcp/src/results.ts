@@ -1,0 +1,52 @@
+/** Tool results: the structured value and its JSON text, or the REST envelope as an error result. */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { renderError } from "@lyre/core"
+import type { ApiError, GenerationTask } from "@lyre/core"
+
+type Content = CallToolResult["content"][number]
+
+export const valueResult = (value: { readonly [key: string]: unknown }, extra: ReadonlyArray<Content> = []): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value) }, ...extra],
+  structuredContent: value
+})
+
+const imageTypes: Readonly<Record<string, string>> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp" }
+
+const imageTypeOf = (url: string): string | undefined => {
+  const extension = /\.([a-z0-9]+)$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase()
+  return extension === undefined ? undefined : imageTypes[extension]
+}
+
+/** A ready song is also content an agent can hand to a person: a link per audio file and cover. */
+const trackLinks = (task: GenerationTask): ReadonlyArray<Content> =>
+  task.status !== "ready" ? [] : task.tracks.flatMap((track): Array<Content> => {
+    const label = `${track.title ?? task.id} (take ${track.index + 1})`
+    const audio: Content = {
+      type: "resource_link",
+      uri: track.audio_url,
+      name: `${task.id}-${track.index}.mp3`,
+      title: label,
+      mimeType: "audio/mpeg",
+      ...(track.duration === null ? {} : { description: `${Math.round(track.duration)} s of audio` })
+    }
+    if (track.image_url === null) return [audio]
+    const mimeType = imageTypeOf(track.image_url)
+    return [audio, {
+      type: "resource_link",
+      uri: track.image_url,
+      name: `${task.id}-${track.index}-cover`,
+      title: `Cover of ${label}`,
+      ...(mimeType === undefined ? {} : { mimeType })
+    }]
+  })
+
+export const taskResult = (task: GenerationTask): CallToolResult => valueResult(task, trackLinks(task))
+
+/**
+ * A domain failure: the REST envelope as JSON text. No `structuredContent`, which would have to
+ * match the tool's output schema (the SDK client validates it even on errors).
+ */
+export const errorResult = (error: ApiError): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(renderError(error).body) }],
+  isError: true
+})

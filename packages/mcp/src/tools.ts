@@ -1,0 +1,170 @@
+/**
+ * The tools: names, descriptions and hints for an agent, input and output schemas taken from
+ * core's zod schemas, and each run as one or more procedure calls.
+ */
+import { z } from "zod"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
+import {
+  Account,
+  aetherOnlyParameters,
+  GenerateRequestFields,
+  GenerationTask,
+  GenerationTaskList,
+  GetGenerationParams,
+  ListGenerationsQuery,
+  modelNames,
+  priceOf,
+  renderError,
+  tracksPerTask,
+  validationErrorFrom
+} from "@lyre/core"
+import { invoke } from "./procedures.ts"
+import type { McpRequest, Outcome } from "./procedures.ts"
+import { errorResult, taskResult, valueResult } from "./results.ts"
+import { waitForTask } from "./wait.ts"
+import type { Progress } from "./wait.ts"
+
+export interface ToolCall {
+  readonly request: McpRequest
+  readonly signal: AbortSignal
+  readonly progress: Progress
+}
+
+/** A tool with its arguments' schema erased: `call` validates them before running. */
+export interface LyreTool {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly input: z.ZodType
+  readonly output: z.ZodType
+  readonly annotations: ToolAnnotations
+  readonly call: (rawArguments: unknown, call: ToolCall) => Promise<CallToolResult>
+}
+
+interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call"> {
+  readonly input: I
+  readonly run: (args: z.output<I>, call: ToolCall) => Promise<CallToolResult>
+}
+
+/**
+ * Arguments that fail the tool's input schema are a protocol error (-32602), as the issue asks;
+ * its `data` is the envelope REST would answer, so an agent still learns which field is wrong.
+ * Rules beyond the schema (lyrics unless instrumental, aether-only fields) are the procedure's,
+ * and come back as tool errors like every other domain failure.
+ */
+const defineTool = <I extends z.ZodType>({ input, run, ...rest }: ToolSpec<I>): LyreTool => ({
+  ...rest,
+  input,
+  call: async (rawArguments, call) => {
+    const parsed = input.safeParse(rawArguments)
+    if (!parsed.success) {
+      const error = validationErrorFrom(parsed.error.issues, rawArguments)
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${rest.name}: ${error.message}`, renderError(error).body)
+    }
+    return run(parsed.data, call)
+  }
+})
+
+/** Reads only Lyre's own records: no side effect beyond counting against the rate limit. */
+const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+
+const resultOf = <A>(outcome: Outcome<A>, render: (value: A) => CallToolResult): CallToolResult =>
+  outcome.ok ? render(outcome.value) : errorResult(outcome.error)
+
+export const maxWaitSeconds = 120
+
+export const WaitForGenerationParams = GetGenerationParams.extend({
+  timeout_seconds: z.int().min(1).max(maxWaitSeconds).default(60).describe(
+    `How long to wait, 1 to ${maxWaitSeconds} seconds (default 60). The task is returned as it stands when time runs out.`
+  )
+})
+
+const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", ")
+
+const generateDescription = [
+  `Generate a song: ${tracksPerTask} takes from a style description, a title and lyrics (or \`instrumental: true\` without lyrics).`,
+  `Credits are charged when the request is accepted, per model: ${prices}; a failed generation is refunded automatically.`,
+  `Models: aether (the default and the best), echo, and nocturne, which is deprecated (kept for backward compatibility, not for new integrations).`,
+  `${aetherOnlyParameters.join(", ")} are understood by aether only; with another model they are refused.`,
+  "Returns the pending task at once; call wait_for_generation with its id to get the finished tracks (MP3 links and covers).",
+  "Call get_account first to see the credit balance and limits."
+].join(" ")
+
+export const tools: ReadonlyArray<LyreTool> = [
+  defineTool({
+    name: "generate_music",
+    title: "Generate music",
+    description: generateDescription,
+    input: GenerateRequestFields,
+    output: GenerationTask,
+    // Spends credits and starts a job at the provider each time it is called: not idempotent,
+    // not read-only, open-world; it destroys nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.generations.create(args)), taskResult)
+  }),
+  defineTool({
+    name: "get_generation",
+    title: "Get a generation task",
+    description: "The task as it stands: `pending`, `ready` with its tracks (audio_url, image_url, duration, lyrics), or " +
+      "`failed` with the error and the credits refunded.",
+    input: GetGenerationParams,
+    output: GenerationTask,
+    annotations: readOnly,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.generations.get(args)), taskResult)
+  }),
+  defineTool({
+    name: "wait_for_generation",
+    title: "Wait for a generation task",
+    description: `Waits until the task is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+      "returns it; when time runs out, returns it still `pending` (call again). Sends progress notifications " +
+      "while waiting when the request carries a progress token. Songs usually take seconds to a few minutes.",
+    input: WaitForGenerationParams,
+    output: GenerationTask,
+    annotations: readOnly,
+    run: async (args, { request, signal, progress }) =>
+      resultOf(await waitForTask(request, args.id, args.timeout_seconds, signal, progress), taskResult)
+  }),
+  defineTool({
+    name: "list_generations",
+    title: "List generation tasks",
+    description: "The account's tasks, newest first, `limit` at a time (1 to 100, default 20). Page with " +
+      "`starting_after` set to the last id seen while `has_more` is true.",
+    input: ListGenerationsQuery,
+    output: GenerationTaskList,
+    annotations: readOnly,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.generations.list(args)), (list) => valueResult(list))
+  }),
+  defineTool({
+    name: "get_account",
+    title: "Get the account",
+    description: "The calling account: plan, credit balance (subscription and one-time), rate limits, and the " +
+      "credential in use with its scopes. Consumes no credits; a connection test.",
+    input: z.strictObject({}),
+    output: Account,
+    annotations: readOnly,
+    run: async (_args, { request }) =>
+      resultOf(await invoke(request, undefined, (caller) => caller.me()), (account) => valueResult(account))
+  })
+]
+
+export const toolsByName: ReadonlyMap<string, LyreTool> = new Map(tools.map((tool) => [tool.name, tool]))
+
+/** JSON Schema as MCP wants it: the 2020-12 dialect it assumes, so no `$schema` to trip older validators. */
+const jsonSchemaOf = (schema: z.ZodType, io: "input" | "output"): Tool["inputSchema"] => {
+  const { $schema: _dialect, ...rest }: Record<string, unknown> = z.toJSONSchema(schema, { io })
+  return { ...rest, type: "object" }
+}
+
+/** The `tools/list` answer, computed once; the server card shows the same list. */
+export const toolDefinitions: ReadonlyArray<Tool> = tools.map((tool) => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: jsonSchemaOf(tool.input, "input"),
+  outputSchema: jsonSchemaOf(tool.output, "output"),
+  annotations: { title: tool.title, ...tool.annotations }
+}))

@@ -1,0 +1,58 @@
+/**
+ * An agent's whole errand against the built-in engine: generate, wait with progress
+ * notifications, and receive the ready song with links to its MP3s and covers.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
+import type { Json, TestServer } from "../../server/test/support/harness.ts"
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 2 })
+})
+afterAll(() => server.close())
+
+describe("generate -> wait -> ready over MCP", () => {
+  it("waits with progress notifications and returns the song with resource links", async () => {
+    const account = await createAccount(server)
+    const client = new Client({ name: "lyre-test-agent", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${account.key}` } }
+    }))
+    await client.listTools()
+    const created = (await client.callTool({
+      name: "generate_music",
+      arguments: { style: "lofi hip hop, 80 bpm, piano", title: "Rain on Glass", lyrics: "[Verse]\nRain on the glass" }
+    })) as CallToolResult
+    const id = String((created.structuredContent as Json).id)
+
+    const progress: Array<Progress> = []
+    let result: CallToolResult | undefined
+    // A render takes seconds to a minute on a busy machine; a wait lasts at most 120 s.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      result = (await client.callTool(
+        { name: "wait_for_generation", arguments: { id, timeout_seconds: 120 } },
+        undefined,
+        { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 150_000 }
+      )) as CallToolResult
+      if (String((result.structuredContent as Json).status) !== "pending") break
+    }
+    const task = result?.structuredContent as Json
+    expect(task.status).toBe("ready")
+    expect(progress.length).toBeGreaterThan(0)
+    expect(progress.every((p) => p.total === 120 && typeof p.message === "string")).toBe(true)
+    const values = progress.map((p) => p.progress)
+    expect(values).toEqual([...values].sort((a, b) => a - b))
+
+    const tracks = task.tracks as unknown as Array<Json>
+    const links = (result?.content ?? []).filter((item) => item.type === "resource_link")
+    expect(links.filter((link) => link.mimeType === "audio/mpeg").map((link) => link.uri)).toEqual(tracks.map((t) => t.audio_url))
+    expect(links.filter((link) => link.mimeType === "image/png").map((link) => link.uri)).toEqual(tracks.map((t) => t.image_url))
+    const audio = await fetch(String(tracks[0]?.audio_url))
+    expect(audio.headers.get("content-type")).toBe("audio/mpeg")
+    await client.close()
+  }, 300_000)
+})
