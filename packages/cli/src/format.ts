@@ -1,0 +1,62 @@
+/** How results look: `table` for people (aligned text), `json` for programs (the API's objects as they came). */
+import type { Account, GenerationTask, GenerationTaskList } from "@lyre/client"
+
+export type OutputFormat = "table" | "json"
+
+export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
+
+const pairs = (rows: ReadonlyArray<readonly [string, string]>): string => {
+  const width = Math.max(...rows.map(([name]) => name.length))
+  return rows.map(([name, value]) => `${name.padEnd(width)}  ${value}\n`).join("")
+}
+
+export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd() + "\n"
+  return line(header) + rows.map(line).join("")
+}
+
+export const formatAccount = (account: Account): string =>
+  pairs([
+    ["account", account.id],
+    ["plan", account.plan],
+    ["credits", `${account.credits.total} (subscription ${account.credits.subscription}, one-time ${account.credits.onetime})`],
+    ["rate limits", `${account.rate_limits.requests_per_minute} requests/minute, ${account.rate_limits.concurrent_generations} generations at once`],
+    ["credential", account.auth.key === null ? account.auth.kind : `${account.auth.kind} ${account.auth.key.name} (${account.auth.key.id})`],
+    ["scopes", account.auth.scopes.join(" ")],
+    ...(account.auth.key?.expires_at ? [["expires", account.auth.key.expires_at] as const] : [])
+  ])
+
+const duration = (seconds: number | null): string =>
+  seconds === null ? "" : `${Math.floor(seconds / 60)}:${String(Math.round(seconds % 60)).padStart(2, "0")}`
+
+export const formatTask = (task: GenerationTask): string => {
+  const rows: Array<readonly [string, string]> = [
+    ["id", task.id],
+    ["status", task.status],
+    ["model", task.model ?? ""],
+    ["created", task.created_at],
+    ["updated", task.updated_at],
+    ["credits", task.credits_refunded > 0 ? `${task.credits_used} used, ${task.credits_refunded} refunded` : `${task.credits_used} used`]
+  ]
+  if (task.error !== null) rows.push(["error", `${task.error.message} (${task.error.code})`])
+  const tracks = task.tracks.length === 0
+    ? ""
+    : "\n" + columns(
+      ["#", "TITLE", "LENGTH", "AUDIO"],
+      task.tracks.map((t) => [String(t.index), t.title ?? "", duration(t.duration), t.audio_url])
+    )
+  return pairs(rows) + tracks
+}
+
+export const formatList = (list: GenerationTaskList): string =>
+  list.data.length === 0
+    ? "No generations yet.\n"
+    : columns(
+      ["ID", "STATUS", "MODEL", "CREATED", "CREDITS", "TITLE"],
+      list.data.map((t) => [t.id, t.status, t.model ?? "", t.created_at, String(t.credits_used - t.credits_refunded), t.tracks[0]?.title ?? ""])
+    ) + (list.has_more ? `More: lyre list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
+
+export const formatBytes = (n: number): string =>
+  n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(0)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`

@@ -1,0 +1,6 @@
+export { createProgram, run, version } from "./program.ts"
+export type { Io } from "./program.ts"
+export { configPath, maskKey, resolveSettings } from "./config.ts"
+export type { ConfigFile, Settings, Source } from "./config.ts"
+export { fileBase } from "./download.ts"
+export { exitCodes } from "./errors.ts"

@@ -1,0 +1,376 @@
+/**
+ * The `lyre` commands on commander. Results go to standard output (`--output table|json`),
+ * progress and errors to standard error; exit 0 on success, 2 when the task failed, 1 otherwise.
+ */
+import { readFileSync } from "node:fs"
+import { Command, Option } from "commander"
+import { LyreApiError, LyreClient, LyreConnectionError, apiRootOf } from "@lyre/client"
+import type { GenerationTask } from "@lyre/client"
+import { checkBaseUrl, clearConfig, configPath, maskKey, readConfig, resolveSettings, writeConfig } from "./config.ts"
+import { displayFor } from "./display.ts"
+import type { Display } from "./display.ts"
+import { saveTracks } from "./download.ts"
+import { CliError, exitCodes, TaskFailed } from "./errors.ts"
+import { formatAccount, formatList, formatTask, json } from "./format.ts"
+import type { OutputFormat } from "./format.ts"
+
+export const version = "0.1.0"
+
+export interface Io {
+  readonly env: NodeJS.ProcessEnv
+  readonly stdout: NodeJS.WriteStream
+  readonly stderr: NodeJS.WriteStream
+  readonly stdin: NodeJS.ReadStream
+}
+
+interface GlobalOptions {
+  readonly apiKey?: string
+  readonly baseUrl?: string
+  readonly output: OutputFormat
+}
+
+const examples = (...lines: ReadonlyArray<string>): string => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`
+
+const readStdin = async (stdin: NodeJS.ReadStream): Promise<string> => {
+  if (stdin.isTTY) throw new CliError("Standard input is a terminal: pipe the text in (for example `lyre ... - < lyrics.txt`).")
+  const chunks: Array<Buffer> = []
+  for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+const readTextFile = (path: string, param: string): string => {
+  try {
+    return readFileSync(path, "utf8")
+  } catch (cause) {
+    throw new CliError(`Cannot read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { param })
+  }
+}
+
+/** A flag's number as JSON would carry it; anything else stays a string for the schema to refuse in the server's words. */
+const numberish = (value: string | undefined): number | string | undefined => {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  return value.trim() !== "" && Number.isFinite(n) ? n : value
+}
+
+const seconds = (ms: number): string => `${Math.floor(ms / 1000)}s`
+
+export const createProgram = (io: Io): Command => {
+  const program = new Command()
+    .name("lyre")
+    .description("The command-line client of the Lyre music generation API.")
+    .version(version)
+    .addOption(new Option("--api-key <key>", "API key (overrides LYRE_API_KEY and the config file)"))
+    .addOption(new Option("--base-url <url>", "site root or API root, e.g. http://127.0.0.1:8080 or .../api (overrides LYRE_BASE_URL and the config file)"))
+    .addOption(new Option("-o, --output <format>", "result format").choices(["table", "json"]).default("table"))
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .addHelpText(
+      "after",
+      examples(
+        "lyre config set-key lyr_live_...",
+        "lyre generate --style 'lofi hip hop, mellow' --title 'Rain' --lyrics-file rain.txt --wait --download songs/",
+        "lyre list --limit 5 --output json"
+      ) +
+        "\nSettings: --api-key/--base-url win over LYRE_API_KEY/LYRE_BASE_URL, which win over the config file" +
+        ` (${configPath()}).\nExit codes: 0 success, 2 the generation failed, 1 any other error.\n`
+    )
+
+  const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>()
+
+  const write = (options: GlobalOptions, value: unknown, table: string): void => {
+    io.stdout.write(options.output === "json" ? json(value) : table)
+  }
+
+  const displayOf = (options: GlobalOptions): Display => displayFor(io.stderr, io.stdout, options.output === "json")
+
+  const clientOf = (options: GlobalOptions, display: Display): LyreClient => {
+    const settings = resolveSettings(options, io.env, readConfig())
+    if (settings.apiKey === undefined) {
+      throw new CliError("No API key: run `lyre config set-key`, set LYRE_API_KEY or pass --api-key.")
+    }
+    return new LyreClient({
+      apiKey: settings.apiKey.value,
+      baseUrl: checkBaseUrl(settings.baseUrl.value),
+      userAgent: `lyre-cli/${version}`,
+      maxRetries: 4,
+      maxRetryAfterSeconds: 120,
+      onRetry: ({ delayMs, error }) => {
+        const why = error instanceof LyreApiError ? `${error.message} (${error.code})` : error.message
+        display.note(`${why}; retrying in ${Math.ceil(delayMs / 1000)} s`)
+      }
+    })
+  }
+
+  /** Polls with live progress; a failed task is reported and ends the command with exit 2. */
+  const waitFor = async (client: LyreClient, id: string, display: Display): Promise<GenerationTask> => {
+    const started = Date.now()
+    // On a terminal the elapsed time moves every second; plain output gets a line every 15 s.
+    const show = () => {
+      const elapsed = Date.now() - started
+      display.progress(`${id}  pending  ${seconds(elapsed)}`, `pending ${Math.floor(elapsed / 15_000)}`)
+    }
+    show()
+    const ticker = setInterval(show, 1_000)
+    try {
+      const task = await client.waitForGeneration(id, { intervalMs: 1_000 })
+      const elapsed = seconds(Date.now() - started)
+      if (task.status === "failed") display.fail(`${id}  failed after ${elapsed}: ${task.error?.message ?? "unknown error"}`)
+      else display.succeed(`${id}  ready in ${elapsed}`)
+      return task
+    } finally {
+      clearInterval(ticker)
+    }
+  }
+
+  const failedTask = (task: GenerationTask): TaskFailed =>
+    new TaskFailed(
+      `Generation ${task.id} failed: ${task.error?.message ?? "unknown error"}` +
+        (task.error === null ? "" : ` (${task.error.code})`) +
+        (task.credits_refunded > 0 ? `; ${task.credits_refunded} credits refunded.` : ".")
+    )
+
+  const download = async (client: LyreClient, task: GenerationTask, directory: string, display: Display) => {
+    const saved = await saveTracks(client, task.id, task.tracks, directory, display)
+    display.succeed(`Saved ${saved.length} files to ${directory}`)
+    return saved
+  }
+
+  // config ---------------------------------------------------------------------------------
+  const config = program
+    .command("config")
+    .description("Store the API key and base URL in the user's config file (mode 0600).")
+    .addHelpText("after", examples("lyre config set-key lyr_live_...", "echo $KEY | lyre config set-key", "lyre config set-base-url https://lyre.example", "lyre config show"))
+
+  config
+    .command("set-key")
+    .description("Save the API key; without an argument it is read from standard input (keeps it out of shell history).")
+    .argument("[key]", "the API key, lyr_live_...")
+    .addHelpText("after", examples("lyre config set-key lyr_live_...", "lyre config set-key < key.txt"))
+    .action(async (key: string | undefined) => {
+      const value = (key ?? (await readStdin(io.stdin))).trim()
+      if (value === "") throw new CliError("The API key is empty.")
+      writeConfig({ ...readConfig(), api_key: value })
+      io.stderr.write(`Saved the API key ${maskKey(value)} to ${configPath()}\n`)
+    })
+
+  config
+    .command("set-base-url")
+    .description("Save the base URL: the site root (http://host:8080) or the API root (.../api); both work.")
+    .argument("<url>")
+    .addHelpText("after", examples("lyre config set-base-url https://lyre.example", "lyre config set-base-url http://127.0.0.1:8080/api"))
+    .action((url: string) => {
+      const value = checkBaseUrl(url)
+      writeConfig({ ...readConfig(), base_url: value })
+      io.stderr.write(`Saved the base URL ${value} (API root ${apiRootOf(value)}) to ${configPath()}\n`)
+    })
+
+  config
+    .command("show")
+    .description("Show the settings in force and where each comes from; the key is masked.")
+    .addHelpText("after", examples("lyre config show", "LYRE_BASE_URL=http://localhost:9000 lyre config show --output json"))
+    .action((_options: unknown, command: Command) => {
+      const options = globals(command)
+      const settings = resolveSettings(options, io.env, readConfig())
+      const key = settings.apiKey === undefined ? null : maskKey(settings.apiKey.value)
+      const value = {
+        config_file: configPath(),
+        api_key: key,
+        api_key_source: settings.apiKey?.source ?? null,
+        base_url: settings.baseUrl.value,
+        base_url_source: settings.baseUrl.source,
+        api_root: apiRootOf(checkBaseUrl(settings.baseUrl.value))
+      }
+      write(
+        options,
+        value,
+        `config file  ${value.config_file}\n` +
+          `api key      ${key === null ? "(none)" : `${key} (${settings.apiKey?.source ?? ""})`}\n` +
+          `base url     ${value.base_url} (${value.base_url_source})\n` +
+          `api root     ${value.api_root}\n`
+      )
+    })
+
+  config
+    .command("clear")
+    .description("Delete the config file.")
+    .action(() => {
+      io.stderr.write(clearConfig() ? `Deleted ${configPath()}\n` : `No config file at ${configPath()}\n`)
+    })
+
+  // me ---------------------------------------------------------------------------------------
+  program
+    .command("me")
+    .description("The account behind the key: plan, credits, rate limits. Costs nothing; a connection test.")
+    .addHelpText("after", examples("lyre me", "lyre me --output json"))
+    .action(async (_options: unknown, command: Command) => {
+      const options = globals(command)
+      const account = await clientOf(options, displayOf(options)).me()
+      write(options, account, formatAccount(account))
+    })
+
+  // generate ---------------------------------------------------------------------------------
+  program
+    .command("generate")
+    .description("Generate songs: charges the model's credits and answers the task (add --wait to see it through).")
+    .argument("[stdin]", "`-` to read the lyrics from standard input")
+    .requiredOption("--style <text>", "genre, vocal type, tempo, mood (1 to 1000 characters)")
+    .requiredOption("--title <text>", "song title (1 to 200 characters)")
+    .option("--lyrics <text>", "the lyrics to sing (`-` reads standard input)")
+    .option("--lyrics-file <file>", "read the lyrics from a file (`-` reads standard input)")
+    .option("--instrumental", "no vocals; no lyrics needed")
+    .addOption(new Option("--model <model>", "aether (50 credits), echo (100) or nocturne (180, deprecated); default aether"))
+    .addOption(new Option("--vocal-gender <m|f>", "voice register (aether only)"))
+    .option("--negative-tags <text>", "what to avoid (aether only)")
+    .option("--style-weight <0..1>", "aether only")
+    .option("--weirdness-constraint <0..1>", "aether only")
+    .option("--audio-weight <0..1>", "aether only")
+    .option("--wait", "wait until the task is ready or failed, with progress")
+    .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
+    .addHelpText(
+      "after",
+      examples(
+        "lyre generate --style 'synthwave, 110 bpm' --title 'Night Drive' --lyrics '[Verse] Neon lights' --wait",
+        "lyre generate --style 'ambient piano' --title 'Snow' --instrumental --model echo --download ./songs",
+        "cat lyrics.txt | lyre generate --style 'folk' --title 'Home' - --output json"
+      ) + "\nThe request is checked with the server's own rules before it is sent.\n"
+    )
+    .action(async (stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>, command: Command) => {
+      const options = globals(command)
+      if (stdinMarker !== undefined && stdinMarker !== "-") {
+        throw new CliError(`Unexpected argument ${stdinMarker}: give the lyrics with --lyrics, --lyrics-file or - (standard input).`, { param: "lyrics" })
+      }
+      const sources = [flags["lyrics"], flags["lyricsFile"], stdinMarker].filter((s) => s !== undefined)
+      if (sources.length > 1) throw new CliError("Give the lyrics once: --lyrics, --lyrics-file or - (standard input).", { param: "lyrics" })
+      const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
+      const lyricsFlag = text("lyrics")
+      const lyricsFile = text("lyricsFile")
+      const lyrics = stdinMarker === "-" || lyricsFlag === "-" || lyricsFile === "-"
+        ? await readStdin(io.stdin)
+        : lyricsFile !== undefined
+        ? readTextFile(lyricsFile, "lyrics")
+        : lyricsFlag
+      const raw: Record<string, unknown> = {
+        style: text("style"),
+        title: text("title"),
+        ...(lyrics === undefined ? {} : { lyrics }),
+        ...(flags["instrumental"] === true ? { instrumental: true } : {}),
+        ...(text("model") === undefined ? {} : { model: text("model") }),
+        ...(text("vocalGender") === undefined ? {} : { vocal_gender: text("vocalGender") }),
+        ...(text("negativeTags") === undefined ? {} : { negative_tags: text("negativeTags") }),
+        ...(text("styleWeight") === undefined ? {} : { style_weight: numberish(text("styleWeight")) }),
+        ...(text("weirdnessConstraint") === undefined ? {} : { weirdness_constraint: numberish(text("weirdnessConstraint")) }),
+        ...(text("audioWeight") === undefined ? {} : { audio_weight: numberish(text("audioWeight")) })
+      }
+      // Loaded here only: the schema brings zod and effect, two thirds of the CLI's start-up time.
+      const { validateGenerate } = await import("./validate.ts")
+      const body = validateGenerate(raw)
+      const display = displayOf(options)
+      const client = clientOf(options, display)
+      const created = await client.generations.create(body)
+      const directory = text("download")
+      if (flags["wait"] !== true && directory === undefined) {
+        write(options, created, formatTask(created))
+        return
+      }
+      const task = await waitFor(client, created.id, display)
+      if (task.status === "failed") {
+        write(options, task, formatTask(task))
+        throw failedTask(task)
+      }
+      if (directory !== undefined) await download(client, task, directory, display)
+      write(options, task, formatTask(task))
+    })
+
+  // get, wait, list, download -----------------------------------------------------------------
+  program
+    .command("get")
+    .description("Show a task as it is now (exit 0 whatever its status).")
+    .argument("<id>", "task id, gen_...")
+    .addHelpText("after", examples("lyre get gen_...", "lyre get gen_... --output json"))
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const options = globals(command)
+      const task = await clientOf(options, displayOf(options)).generations.get(id)
+      write(options, task, formatTask(task))
+    })
+
+  program
+    .command("wait")
+    .description("Wait until a task is ready (exit 0) or failed (exit 2), with progress.")
+    .argument("<id>", "task id, gen_...")
+    .addHelpText("after", examples("lyre wait gen_...", "lyre wait gen_... --output json > task.json"))
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const options = globals(command)
+      const display = displayOf(options)
+      const task = await waitFor(clientOf(options, display), id, display)
+      write(options, task, formatTask(task))
+      if (task.status === "failed") throw failedTask(task)
+    })
+
+  program
+    .command("list")
+    .description("The account's tasks, newest first.")
+    .option("--limit <n>", "1 to 100 (default 20)")
+    .option("--starting-after <id>", "the last id of the previous page")
+    .addHelpText("after", examples("lyre list", "lyre list --limit 100 --output json", "lyre list --starting-after gen_..."))
+    .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
+      const options = globals(command)
+      const limit = flags.limit === undefined ? undefined : Number(flags.limit)
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100)) {
+        throw new CliError("limit: must be an integer from 1 to 100", { param: "limit", code: "invalid_parameter" })
+      }
+      const list = await clientOf(options, displayOf(options)).generations.list({
+        ...(limit === undefined ? {} : { limit }),
+        ...(flags.startingAfter === undefined ? {} : { startingAfter: flags.startingAfter })
+      })
+      write(options, list, formatList(list))
+    })
+
+  program
+    .command("download")
+    .description("Save a ready task's MP3s and covers, named from the title and track index.")
+    .argument("<id>", "task id, gen_...")
+    .argument("[dir]", "where to save (default: the current directory)", ".")
+    .addHelpText("after", examples("lyre download gen_...", "lyre download gen_... ./songs --output json"))
+    .action(async (id: string, directory: string, _options: unknown, command: Command) => {
+      const options = globals(command)
+      const display = displayOf(options)
+      const client = clientOf(options, display)
+      const task = await client.generations.get(id)
+      if (task.status === "failed") throw failedTask(task)
+      if (task.status === "pending") throw new CliError(`Generation ${id} is still pending: run \`lyre wait ${id}\` first.`)
+      const saved = await download(client, task, directory, display)
+      write(options, { task_id: task.id, files: saved }, saved.map((file) => `${file.path}\n`).join(""))
+    })
+
+  return program
+}
+
+/** Runs the CLI and answers its exit code; every failure is reported on standard error. */
+export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> => {
+  try {
+    await createProgram(io).parseAsync([...argv])
+    return exitCodes.ok
+  } catch (error) {
+    if (error instanceof TaskFailed) {
+      io.stderr.write(`lyre: ${error.message}\n`)
+      return exitCodes.taskFailed
+    }
+    if (error instanceof LyreApiError) {
+      const details = [
+        error.param === undefined ? undefined : `param: ${error.param}`,
+        `${error.type}/${error.code}`,
+        error.requestId === undefined ? undefined : `request ${error.requestId}`
+      ].filter((d) => d !== undefined)
+      io.stderr.write(`lyre: ${error.message} (${details.join("; ")})\n`)
+    } else if (error instanceof CliError) {
+      const details = [error.param === undefined ? undefined : `param: ${error.param}`, error.code].filter((d) => d !== undefined)
+      io.stderr.write(`lyre: ${error.message}${details.length === 0 ? "" : ` (${details.join("; ")})`}\n`)
+    } else if (error instanceof LyreConnectionError) {
+      io.stderr.write(`lyre: ${error.message}\n`)
+    } else {
+      io.stderr.write(`lyre: ${error instanceof Error ? error.message : String(error)}\n`)
+    }
+    return exitCodes.error
+  }
+}

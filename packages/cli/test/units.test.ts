@@ -1,0 +1,39 @@
+/** The CLI's pure rules: settings precedence, key masking, file names. */
+import { describe, expect, it } from "vitest"
+import { maskKey, resolveSettings } from "../src/config.ts"
+import { fileBase } from "../src/download.ts"
+
+describe("resolveSettings", () => {
+  const file = { api_key: "lyr_live_file", base_url: "http://file" }
+  it("flags win over the environment, which wins over the file; empty values do not count", () => {
+    expect(resolveSettings({}, {}, file)).toEqual({
+      apiKey: { value: "lyr_live_file", source: "config file" },
+      baseUrl: { value: "http://file", source: "config file" }
+    })
+    expect(resolveSettings({}, { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "" }, file).apiKey).toEqual({ value: "lyr_live_env", source: "environment" })
+    expect(resolveSettings({ apiKey: "lyr_live_flag", baseUrl: "http://flag" }, { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "http://env" }, file)).toEqual({
+      apiKey: { value: "lyr_live_flag", source: "flag" },
+      baseUrl: { value: "http://flag", source: "flag" }
+    })
+    expect(resolveSettings({}, {}, {})).toEqual({ apiKey: undefined, baseUrl: { value: "http://127.0.0.1:8080", source: "default" } })
+  })
+})
+
+describe("maskKey", () => {
+  it("keeps the prefix and a few characters at each end, never the whole secret", () => {
+    expect(maskKey("lyr_live_AbCdEfGhIjKlMnOpQrStUvWxYz012345")).toBe("lyr_live_AbCd…2345")
+    expect(maskKey("lyr_live_short")).toBe("lyr_live_*****")
+    expect(maskKey("eyJhbGciOiJFUzI1NiJ9.payload.sig")).toBe("eyJh….sig")
+  })
+})
+
+describe("fileBase", () => {
+  it("keeps letters and digits of any script, one dash for every other run, the index from 1", () => {
+    expect(fileBase("Rain: on/Glass?", 0, "gen_x")).toBe("Rain-on-Glass-1")
+    expect(fileBase("Ünïcode — 日本の歌", 1, "gen_x")).toBe("Ünïcode-日本の歌-2")
+    expect(fileBase("../../etc/passwd", 0, "gen_x")).toBe("etc-passwd-1")
+    expect(fileBase("...", 0, "gen_x")).toBe("gen_x-1")
+    expect(fileBase(null, 2, "gen_x")).toBe("gen_x-3")
+    expect(fileBase("a".repeat(300), 0, "gen_x")).toBe(`${"a".repeat(80)}-1`)
+  })
+})
