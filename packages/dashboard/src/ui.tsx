@@ -1,0 +1,104 @@
+/** Small pieces every page uses: loading a query, showing an error envelope, a confirmation. */
+import type { ComponentChildren } from "preact"
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import { isSignedOut, problemOf, signInUrl } from "./api.ts"
+import type { ApiProblem } from "./api.ts"
+
+export type Loaded<T> =
+  | { readonly state: "loading" }
+  | { readonly state: "ok"; readonly value: T }
+  | { readonly state: "error"; readonly problem: ApiProblem }
+
+/** Runs a query now and on `reload()`; a signed-out answer sends the browser to sign in. */
+export const useQuery = <T,>(run: () => Promise<T>, deps: ReadonlyArray<unknown> = []) => {
+  const [loaded, setLoaded] = useState<Loaded<T>>({ state: "loading" })
+  const reload = useCallback(() => {
+    run().then(
+      (value) => setLoaded({ state: "ok", value }),
+      (error: unknown) => {
+        const problem = problemOf(error)
+        if (isSignedOut(problem)) location.assign(signInUrl())
+        setLoaded({ state: "error", problem })
+      }
+    )
+  }, deps)
+  useEffect(reload, [reload])
+  return [loaded, reload] as const
+}
+
+/** Runs a change; answers the envelope of a failure (and sends a signed-out browser to sign in). */
+export const attempt = async <T,>(run: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; problem: ApiProblem }> => {
+  try {
+    return { ok: true, value: await run() }
+  } catch (error) {
+    const problem = problemOf(error)
+    if (isSignedOut(problem)) location.assign(signInUrl())
+    return { ok: false, problem }
+  }
+}
+
+export const Problem = (props: { readonly problem: ApiProblem | null; readonly id?: string }) =>
+  props.problem === null ? null : (
+    <p class="problem" role="alert" id={props.id}>
+      {props.problem.message} <code>{props.problem.code}</code>
+    </p>
+  )
+
+export const Show = <T,>(props: { readonly loaded: Loaded<T>; readonly children: (value: T) => ComponentChildren }) =>
+  props.loaded.state === "loading"
+    ? <p class="muted" aria-busy="true">Loading…</p>
+    : props.loaded.state === "error"
+    ? <Problem problem={props.loaded.problem} />
+    : <>{props.children(props.loaded.value)}</>
+
+/**
+ * A table that may be wider than a phone: it scrolls sideways, so it takes keyboard focus and
+ * has a name (the region a screen reader announces), else keyboard users could not scroll it.
+ */
+export const ScrollRegion = (props: { readonly label: string; readonly children: ComponentChildren }) => (
+  <div class="scroll" role="region" aria-label={props.label} tabIndex={0}>
+    {props.children}
+  </div>
+)
+
+/** A modal question answered with the keyboard or the pointer; the native dialog traps focus. */
+export const Confirm = (props: {
+  readonly open: boolean
+  readonly title: string
+  readonly confirmLabel: string
+  readonly onConfirm: () => void
+  readonly onCancel: () => void
+  readonly children?: ComponentChildren
+}) => {
+  const ref = useRef<HTMLDialogElement>(null)
+  useEffect(() => {
+    const dialog = ref.current
+    if (dialog === null) return
+    if (props.open && !dialog.open) dialog.showModal()
+    if (!props.open && dialog.open) dialog.close()
+  }, [props.open])
+  return (
+    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={props.onCancel}>
+      <h2 id="confirm-title">{props.title}</h2>
+      {props.children}
+      <div class="row">
+        <button type="button" class="danger" onClick={props.onConfirm}>{props.confirmLabel}</button>
+        <button type="button" onClick={props.onCancel}>Cancel</button>
+      </div>
+    </dialog>
+  )
+}
+
+export const CopyButton = (props: { readonly text: string; readonly label: string }) => {
+  const [copied, setCopied] = useState(false)
+  return (
+    <button
+      type="button"
+      onClick={() => {
+        void navigator.clipboard?.writeText(props.text).then(() => setCopied(true), () => setCopied(false))
+      }}
+    >
+      {copied ? "Copied" : props.label}
+    </button>
+  )
+}
