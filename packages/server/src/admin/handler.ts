@@ -13,15 +13,19 @@ import {
   ChangeCreditsBody,
   CreateAccountBody,
   CreateKeyBody,
+  CreateOAuthClientBody,
   CreateWebhookEndpointBody,
   InvalidCredential,
   MethodNotAllowed,
   MissingCredential,
   Models,
+  OAuth,
   RedeliverEventBody,
   RotateWebhookSecretBody,
   SetModelAvailabilityBody,
+  SetPasswordBody,
   RouteNotFound,
+  SigningKeys,
   runToResult,
   UpdateAccountBody,
   UpdateWebhookEndpointBody,
@@ -40,7 +44,7 @@ export interface AdminOptions {
 type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
   readonly [number, unknown],
   ApiError,
-  Accounts | ApiKeys | Models | Webhooks
+  Accounts | ApiKeys | Models | OAuth | SigningKeys | Webhooks
 >
 
 interface AdminRoute {
@@ -132,6 +136,51 @@ const webhookRoutes: ReadonlyArray<AdminRoute> = [
       Effect.map(Webhooks.use((webhooks) => webhooks.redeliver(deliveryId)), (delivery) => [201, delivery] as const)
   }
 ]
+const clientId = "([A-Za-z0-9._-]+)"
+
+/** OAuth clients (public, registered by the operator), account passwords, signing-key rotation. */
+const oauthRoutes: ReadonlyArray<AdminRoute> = [
+  {
+    method: "POST",
+    pattern: /^\/oauth-clients$/,
+    handler: (_, body) =>
+      Effect.gen(function*() {
+        const input = yield* validated(CreateOAuthClientBody, body)
+        return [201, yield* OAuth.use((oauth) => oauth.createClient(input))] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: /^\/oauth-clients$/,
+    handler: () => Effect.map(OAuth.use((oauth) => oauth.listClients), (data) => [200, { data }] as const)
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/oauth-clients/${clientId}$`),
+    handler: ([client = ""]) => Effect.map(OAuth.use((oauth) => oauth.getClient(client)), (view) => [200, view] as const)
+  },
+  {
+    method: "DELETE",
+    pattern: new RegExp(`^/oauth-clients/${clientId}$`),
+    handler: ([client = ""]) => Effect.as(OAuth.use((oauth) => oauth.deleteClient(client)), [204, null] as const)
+  },
+  {
+    method: "PUT",
+    pattern: new RegExp(`^/accounts/${id}/password$`),
+    handler: ([accountId = ""], body) =>
+      Effect.gen(function*() {
+        const input = yield* validated(SetPasswordBody, body)
+        yield* Accounts.use((accounts) => accounts.setPassword(accountId, input.password))
+        return [204, null] as const
+      })
+  },
+  {
+    method: "POST",
+    pattern: /^\/signing-keys\/rotate$/,
+    handler: () => Effect.map(SigningKeys.use((keys) => keys.rotate), (rotated) => [201, rotated] as const)
+  }
+]
+
 const routes: ReadonlyArray<AdminRoute> = [
   {
     method: "POST",
@@ -202,7 +251,8 @@ const routes: ReadonlyArray<AdminRoute> = [
     pattern: new RegExp(`^/keys/${id}$`),
     handler: ([keyId = ""]) => Effect.as(ApiKeys.use((keys) => keys.revoke(keyId)), [204, null] as const)
   },
-  ...webhookRoutes
+  ...webhookRoutes,
+  ...oauthRoutes
 ]
 
 const tokenMatches = (expected: string, authorization: string | undefined): boolean => {

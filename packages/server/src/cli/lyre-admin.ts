@@ -15,6 +15,7 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
                   [--requests-per-minute N|default]
   accounts credits ACCOUNT_ID [--subscription N] [--onetime N] [--reason TEXT]
   accounts ledger ACCOUNT_ID
+  accounts set-password ACCOUNT_ID (--password W | --password-stdin)   (8 to 200 characters)
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
   models set MODEL (--available | --unavailable) [--retry-after SECONDS]
@@ -28,6 +29,11 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   webhooks attempts DELIVERY_ID
   webhooks redeliver DELIVERY_ID
   webhooks redeliver-event ENDPOINT_ID --event EVENT_ID
+  oauth-clients create --client-id ID --name NAME --redirect-uris URI[,URI] [--refresh-tokens]
+  oauth-clients list
+  oauth-clients get CLIENT_ID
+  oauth-clients delete CLIENT_ID   (its grants and tokens die with it)
+  signing-keys rotate   (the old public key stays published until its tokens have expired)
 
 Environment: LYRE_URL (default http://127.0.0.1:8080), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
 
@@ -60,7 +66,11 @@ const { values, positionals } = parseArgs({
     enable: { type: "boolean" },
     disable: { type: "boolean" },
     "grace-period": { type: "string" },
-    event: { type: "string" }
+    event: { type: "string" },
+    "password-stdin": { type: "boolean" },
+    "client-id": { type: "string" },
+    "redirect-uris": { type: "string" },
+    "refresh-tokens": { type: "boolean" }
   }
 })
 
@@ -120,6 +130,17 @@ const print = (result: unknown) => {
 const list = (raw: string | boolean | undefined): ReadonlyArray<string> | undefined =>
   raw === undefined ? undefined : String(raw).split(",").map((s) => s.trim()).filter(Boolean)
 
+/** The password from `--password` or, kept out of shell history and `ps`, from standard input. */
+const password = async (options: Options): Promise<string> => {
+  if (options["password-stdin"] === true) {
+    const chunks: Array<Buffer> = []
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+    return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
+  }
+  const given = options["password"]
+  return typeof given === "string" ? given : fail("--password or --password-stdin is required")
+}
+
 const argument = (index: number, name: string): string => positionals[index] ?? fail(`missing ${name}\n\n${usage}`)
 
 const run = async (): Promise<unknown> => {
@@ -154,6 +175,27 @@ const run = async (): Promise<unknown> => {
       }))
     case "accounts ledger":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/ledger`)
+    case "accounts set-password": {
+      const accountId = argument(2, "ACCOUNT_ID")
+      await request("PUT", `/accounts/${accountId}/password`, { password: await password(o) })
+      return { password_set: accountId }
+    }
+    case "oauth-clients create":
+      return request("POST", "/oauth-clients", {
+        client_id: o["client-id"] ?? fail("--client-id is required"),
+        name: o["name"] ?? fail("--name is required"),
+        redirect_uris: list(o["redirect-uris"]) ?? fail("--redirect-uris is required"),
+        refresh_tokens: o["refresh-tokens"] === true
+      })
+    case "oauth-clients list":
+      return request("GET", "/oauth-clients")
+    case "oauth-clients get":
+      return request("GET", `/oauth-clients/${encodeURIComponent(argument(2, "CLIENT_ID"))}`)
+    case "oauth-clients delete":
+      await request("DELETE", `/oauth-clients/${encodeURIComponent(argument(2, "CLIENT_ID"))}`)
+      return { deleted: positionals[2] }
+    case "signing-keys rotate":
+      return request("POST", "/signing-keys/rotate")
     case "keys create":
       return request("POST", `/accounts/${argument(2, "ACCOUNT_ID")}/keys`, defined({
         name: o["name"] ?? fail("--name is required"),

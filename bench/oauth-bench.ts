@@ -1,0 +1,158 @@
+/**
+ * OAuth's cost on the hot path: `GET /api/v1/me` with an access token (ES256 verification, the
+ * deny-list, one SQL row) beside the same with an API key, on the same service in the same run,
+ * and the ratio. Goal: tokens at least 90% of keys' throughput.
+ *
+ * OAUTH_BENCH_MODES=pglite,postgres (default postgres: PostgreSQL + Redis, the production shape);
+ * BENCH_SECONDS (default 8) per run; BENCH_CONNECTIONS (default 32).
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { createHash, randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { randomBase62 } from "@lyre/core"
+import { freePort, loadPerConnection, query, sleep } from "./support.ts"
+import type { BenchRequest } from "./support.ts"
+
+const root = join(import.meta.dirname, "..")
+const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
+const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
+const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const modes = (process.env["OAUTH_BENCH_MODES"] ?? "postgres").split(",")
+const accounts = 16
+const password = "bench password 1"
+const callback = "http://127.0.0.1:9/callback"
+
+const cookieOf = (response: Response, name: string) =>
+  response.headers.getSetCookie().map((c) => c.split(";")[0] ?? "").find((c) => c.startsWith(`${name}=`)) ?? ""
+const field = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ""
+
+/** Sign in, consent and exchange over plain HTTP, as the tests' flow does. */
+const accessTokenFor = async (url: string, email: string): Promise<string> => {
+  const form = await fetch(`${url}/signin`)
+  const signedIn = await fetch(`${url}/signin`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookieOf(form, "lyre_csrf") },
+    body: new URLSearchParams({ csrf_token: field(await form.text(), "csrf_token"), email, password })
+  })
+  const session = cookieOf(signedIn, "lyre_session")
+  const verifier = randomBytes(32).toString("base64url")
+  const params = new URLSearchParams({
+    response_type: "code",
+    client_id: "bench",
+    redirect_uri: callback,
+    scope: "profile music:generate",
+    state: "s",
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256"
+  })
+  const consent = await (await fetch(`${url}/oauth/authorize?${params}`, { headers: { cookie: session } })).text()
+  params.set("csrf_token", field(consent, "csrf_token"))
+  params.set("decision", "allow")
+  const allowed = await fetch(`${url}/oauth/authorize`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: session },
+    body: params
+  })
+  const code = new URL(allowed.headers.get("location") ?? "").searchParams.get("code") ?? ""
+  const tokens = await fetch(`${url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", client_id: "bench", code, redirect_uri: callback, code_verifier: verifier })
+  })
+  return ((await tokens.json()) as { access_token: string }).access_token
+}
+
+const benchMode = async (mode: string) => {
+  const dataDir = mkdtempSync(join(tmpdir(), "lyre-oauth-bench-"))
+  const databaseName = `lyre_obench_${randomBase62(10).toLowerCase()}`
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const adminToken = randomBase62(32)
+  const env: Record<string, string> = {
+    PORT: String(port),
+    PUBLIC_URL: url,
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    SECRET_KEY: randomBase62(48),
+    RATE_LIMIT_RPM: "100000000",
+    WORKER: "off",
+    LOG_LEVEL: "warn"
+  }
+  if (mode === "postgres") {
+    await query(postgresUrl, `create database ${databaseName}`)
+    const databaseUrl = new URL(postgresUrl)
+    databaseUrl.pathname = `/${databaseName}`
+    env["DATABASE_URL"] = databaseUrl.toString()
+    env["REDIS_URL"] = redisUrl
+  }
+  const child: ChildProcess = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  try {
+    const deadline = Date.now() + 60_000
+    while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
+      await sleep(100)
+    }
+    const admin = async (path: string, body: unknown) => {
+      const response = await fetch(`${url}/admin/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      return (await response.json()) as Record<string, string>
+    }
+    await admin("/oauth-clients", { client_id: "bench", name: "Bench", redirect_uris: [callback], refresh_tokens: false })
+    const keys: Array<string> = []
+    const tokens: Array<string> = []
+    for (let i = 0; i < accounts; i++) {
+      const email = `oauth-bench-${i}@example.test`
+      const account = await admin("/accounts", { email, plan: "ultra", password })
+      keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["profile", "music:generate"] }))["key"] ?? "")
+      tokens.push(await accessTokenFor(url, email))
+    }
+    const run = async (credentials: ReadonlyArray<string>) => {
+      const requestFor = (i: number): BenchRequest => ({
+        method: "GET",
+        path: "/api/v1/me",
+        headers: { authorization: `Bearer ${credentials[i % credentials.length] ?? ""}` }
+      })
+      await loadPerConnection(url, { connections, duration: 2 }, requestFor)
+      const result = await loadPerConnection(url, { connections, duration: seconds }, requestFor)
+      return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors }
+    }
+    // Keys, tokens, then keys again: the baseline brackets the measured side.
+    const keysFirst = await run(keys)
+    const withTokens = await run(tokens)
+    const keysAgain = await run(keys)
+    return { keys: { ...keysAgain, rps: (keysFirst.rps + keysAgain.rps) / 2 }, tokens: withTokens }
+  } finally {
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve()
+      child.once("exit", () => resolve())
+      child.kill("SIGTERM")
+    })
+    if (mode === "postgres") await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
+process.stdout.write(`OAuth benchmark: GET /api/v1/me, ${connections} connections, ${seconds} s per run, ${accounts} accounts\n`)
+for (const mode of modes) {
+  const { keys, tokens } = await benchMode(mode)
+  process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite + memory"}\n`)
+  process.stdout.write("credential      req/s   p50 ms   p99 ms  errors\n")
+  process.stdout.write(`API key      ${fmt(keys.rps)} ${fmt(keys.p50, 1)} ${fmt(keys.p99, 1)}  ${keys.errors}\n`)
+  process.stdout.write(`access token ${fmt(tokens.rps)} ${fmt(tokens.p50, 1)} ${fmt(tokens.p99, 1)}  ${tokens.errors}\n`)
+  const ratio = tokens.rps / keys.rps
+  process.stdout.write(`ratio tokens/keys: ${(ratio * 100).toFixed(0)}% (goal >= 90%: ${ratio >= 0.9 ? "met" : "NOT met"})\n`)
+}
