@@ -5,7 +5,7 @@
  */
 import { generateOpenApiDocument } from "trpc-to-openapi"
 import type { OpenAPIObject } from "trpc-to-openapi"
-import { appRouter, ErrorEnvelope, errorTable, modelNames } from "@lyre/core"
+import { appRouter, ErrorEnvelope, errorTable, modelNames, scopeDescriptions } from "@lyre/core"
 import type { LyreMeta } from "@lyre/core"
 import { routesOf } from "./routes.ts"
 
@@ -91,7 +91,25 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
     openApiVersion: "3.1.0",
     baseUrl: `${publicUrl}/api`,
     securitySchemes: {
-      bearer: { type: "http", scheme: "bearer", description: "An API key (`lyr_live_...`) or an OAuth access token." }
+      bearer: {
+        type: "http",
+        scheme: "bearer",
+        bearerFormat: "lyr_live_ API key or RFC 9068 JWT access token",
+        description: "An API key (`lyr_live_...`, made in the dashboard, carrying its scopes) or an OAuth access token."
+      },
+      oauth2: {
+        type: "oauth2",
+        description: "Authorization code with PKCE (`S256`), for first-party public clients registered by the operator. " +
+          "Access tokens live 15 minutes; refresh tokens go only to clients registered for them.",
+        flows: {
+          authorizationCode: {
+            authorizationUrl: `${publicUrl}/oauth/authorize`,
+            tokenUrl: `${publicUrl}/oauth/token`,
+            refreshUrl: `${publicUrl}/oauth/token`,
+            scopes: { ...scopeDescriptions }
+          }
+        }
+      }
     },
     defs: { Error: ErrorEnvelope }
   })
@@ -114,7 +132,10 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
       responses[String(status)] = errorResponse(status)
     }
     operation["responses"] = responses
-    if (meta.scope !== undefined) operation["security"] = [{ bearer: [meta.scope] }]
+    // Either scheme will do; the scope a procedure needs is the same for both (OpenAPI 3.1 lets a
+    // non-OAuth scheme name roles, and an API key carries scopes just as a token does).
+    const scopes = meta.scope === undefined ? [] : [meta.scope]
+    operation["security"] = [{ bearer: scopes }, { oauth2: scopes }]
     if (route.procedurePath === "generations.create") {
       operation["parameters"] = [{
         name: "Idempotency-Key",

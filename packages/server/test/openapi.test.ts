@@ -82,6 +82,19 @@ describe("GET /api/openapi.json", () => {
 
   it("declares the bearer scheme and music:generate on the generation operations", () => {
     expect(doc.components?.securitySchemes?.bearer?.scheme).toBe("bearer")
-    expect(operation("/v1/music/generations", "post").security).toEqual([{ bearer: ["music:generate"] }])
+    expect(operation("/v1/music/generations", "post").security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
+  })
+
+  it("declares the OAuth authorization code flow with the real endpoints and every scope in words", () => {
+    const flow = doc.components?.securitySchemes?.oauth2?.flows?.authorizationCode
+    expect(doc.components?.securitySchemes?.oauth2?.type).toBe("oauth2")
+    expect(flow?.authorizationUrl).toBe(`${server.url}/oauth/authorize`)
+    expect(flow?.tokenUrl).toBe(`${server.url}/oauth/token`)
+    expect(Object.keys(flow?.scopes ?? {}).sort()).toEqual(["livecoding:agent", "lyrics:agent", "music:agent", "music:generate", "profile"])
+    for (const description of Object.values(flow?.scopes ?? {})) expect(typeof description).toBe("string")
+    expect(operation("/v1/me", "get").security).toEqual([{ bearer: [] }, { oauth2: [] }])
+    for (const [path, method] of [["/v1/music/generations/{id}", "get"], ["/v1/music/generations", "get"]] as const) {
+      expect(operation(path, method).security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
+    }
   })
 })
