@@ -3,9 +3,14 @@
 // open) and are replaced if one dies, failing only the job it was running.
 
 import { availableParallelism } from "node:os"
+import { extname } from "node:path"
 import { Worker } from "node:worker_threads"
 import type { JobMessage } from "./render-worker.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
+
+// The worker is a sibling module with this module's own extension: `.ts` where the workspace
+// runs its sources, `.js` in the published build.
+const workerUrl = new URL(`./render-worker${extname(new URL(import.meta.url).pathname)}`, import.meta.url)
 
 interface Job {
   readonly message: JobMessage
@@ -66,7 +71,7 @@ export class RenderPool {
   }
 
   private spawn(slot: Slot): Worker {
-    const w = new Worker(new URL("./render-worker.ts", import.meta.url))
+    const w = new Worker(workerUrl)
     slot.worker = w
     w.on("message", (reply: Reply) => {
       const job = slot.job

@@ -102,13 +102,15 @@ const parseEvent = (rawBody: RawBody): WebhookEvent => {
  * `rawBody` must be the bytes as received. `secrets` may list several secrets (during a
  * rotation); any one matching any `v1` signature is enough. The timestamp must lie within
  * `toleranceSeconds` of now in either direction, so an old capture cannot be replayed.
+ * Only the envelope is checked: `verifyWebhook<LyreWebhookEvent>(...)` types the result as the
+ * events the service sends, which a signature from your endpoint's secret vouches for.
  */
-export const verifyWebhook = (
+export const verifyWebhook = <Event extends WebhookEvent<unknown> = WebhookEvent>(
   rawBody: RawBody,
   header: string | null | undefined,
   secrets: string | ReadonlyArray<string>,
   options: VerifyOptions = {}
-): WebhookEvent => {
+): Event => {
   const toleranceSeconds = options.toleranceSeconds ?? 300
   const nowSeconds = options.nowSeconds ?? Math.floor(Date.now() / 1000)
   if (header === null || header === undefined || header === "") {
@@ -136,5 +138,5 @@ export const verifyWebhook = (
   if (!matched) {
     throw new WebhookVerificationError("signature_mismatch", "No signature matches the expected signature for this body")
   }
-  return parseEvent(rawBody)
+  return parseEvent(rawBody) as Event
 }

@@ -16,7 +16,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Generations, Ids, providerFailure, relaxedCommit, stillPending } from "@lyre/core"
+import { Generations, Ids, providerFailure, relaxedCommit, stillPending, TaskTraces, traceParentOf } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { rehostTracks } from "./rehost.ts"
@@ -54,6 +54,7 @@ interface Claimed {
   readonly provider_task_id: string
   readonly attempts: number
   readonly hints: number
+  readonly trace_context: string | null
 }
 
 export const timeoutFailure = {
@@ -75,6 +76,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const provider = yield* Provider
   const generations = yield* Generations
   const wakeup = yield* Wakeup
+  const traced = yield* TaskTraces
   const context = Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids))
   // Most of a task's time is waiting (record-info, downloads, the final statement), and on a
   // busy process those waits stretch: 32 in flight let the inline worker fall behind the create
@@ -107,7 +109,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
         for update skip locked
       ) due
       where t.id = due.id and ${sql.literal(relaxedCommit.applied)}
-      returning t.id, t.provider_task_id, t.attempts, t.hints`.pipe(Effect.orDie)
+      returning t.id, t.provider_task_id, t.attempts, t.hints, t.trace_context`.pipe(Effect.orDie)
   })
 
   /**
@@ -156,10 +158,20 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     }
   })
 
-  // No span per task: this runs for every task, and its log lines already name the task.
+  /**
+   * No span per task unless traces are exported: this runs for every task, and its log lines
+   * already name the task. Exported, the task's processing joins the trace of its create request.
+   */
+  const inTaskTrace = <A, E, R>(task: Claimed, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const trace = traced ? traceParentOf(task.trace_context) : null
+    return trace === null ? effect : effect.pipe(Effect.withSpan("TaskWorker.process", {
+      parent: trace.parent,
+      attributes: { task_id: task.id, request_id: trace.requestId }
+    }))
+  }
+
   const processTask = (task: Claimed) =>
-    provider.poll(task.provider_task_id).pipe(
-      Effect.flatMap((outcome) => settle(task, outcome)),
+    inTaskTrace(task, Effect.flatMap(provider.poll(task.provider_task_id), (outcome) => settle(task, outcome))).pipe(
       // A worker stopping gracefully hands its tasks back at once rather than at lease expiry.
       Effect.onInterrupt(() => release(task, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>

@@ -10,8 +10,8 @@ import { get as httpsGet } from "node:https"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
-import type { ProviderTrack, Track } from "@lyre/core"
-import { Ids } from "@lyre/core"
+import type { ProviderTrack, RehostKind, Track } from "@lyre/core"
+import { Ids, Metrics } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
 
 export class RehostError extends Schema.TaggedError<RehostError>()("RehostError", {
@@ -99,8 +99,16 @@ const open = (url: string, deadline: Deadline, redirects = 0): Promise<IncomingM
  * A `file:` URL (an in-process provider such as the built-in engine hands over its renders so)
  * is read from disk; a missing file is definite.
  */
-const copyLocal = Effect.fnUntraced(function*(url: string, key: (extension: string) => string, fallback: string, options: RehostOptions) {
+const copyLocal = Effect.fnUntraced(function*(
+  url: string,
+  kind: RehostKind,
+  key: (extension: string) => string,
+  fallback: string,
+  options: RehostOptions
+) {
   const storage = yield* Storage
+  const metrics = yield* Metrics
+  const started = performance.now()
   const path = fileURLToPath(url)
   const bytes = yield* Effect.tryPromise({
     try: () => readFile(path),
@@ -111,21 +119,25 @@ const copyLocal = Effect.fnUntraced(function*(url: string, key: (extension: stri
       })
   })
   const storedKey = key(extensionOf(url, null, fallback))
-  yield* storage.put(storedKey, bytes).pipe(
+  const stored = yield* storage.put(storedKey, bytes).pipe(
     Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
   )
+  metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
   return `${options.publicUrl}/files/${storedKey}`
 })
 
 /** Downloads one file into storage; answers its lasting URL. */
 const copy = Effect.fnUntraced(function*(
   url: string,
+  kind: RehostKind,
   key: (extension: string) => string,
   fallback: string,
   options: RehostOptions
 ) {
-  if (url.startsWith("file:")) return yield* copyLocal(url, key, fallback, options)
+  if (url.startsWith("file:")) return yield* copyLocal(url, kind, key, fallback, options)
   const storage = yield* Storage
+  const metrics = yield* Metrics
+  const started = performance.now()
   const deadline = new Deadline(options.timeoutMs)
   return yield* Effect.gen(function*() {
     const response = yield* Effect.tryPromise({
@@ -141,9 +153,10 @@ const copy = Effect.fnUntraced(function*(
       })
     }
     const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
-    yield* storage.put(storedKey, response).pipe(
+    const stored = yield* storage.put(storedKey, response).pipe(
       Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
     )
+    metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
     return `${options.publicUrl}/files/${storedKey}`
   }).pipe(
     Effect.onInterrupt(() => Effect.sync(() => deadline.abort())),
@@ -164,10 +177,10 @@ export const rehostTracks = Effect.fnUntraced(function*(
   return yield* Effect.forEach(tracks, (track, index) =>
     Effect.gen(function*() {
       const [audioUrl, imageUrl] = yield* Effect.all([
-        copy(track.audioUrl, (extension) => `${taskId}/${index}.${extension}`, "mp3", options),
+        copy(track.audioUrl, "audio", (extension) => `${taskId}/${index}.${extension}`, "mp3", options),
         track.imageUrl === null
           ? Effect.succeed(null)
-          : copy(track.imageUrl, (extension) => `${taskId}/${index}-cover.${extension}`, "png", options).pipe(
+          : copy(track.imageUrl, "cover", (extension) => `${taskId}/${index}-cover.${extension}`, "png", options).pipe(
             Effect.catchIf((error) => error.definite, () => Effect.succeed(null))
           )
       ], { concurrency: 2 })

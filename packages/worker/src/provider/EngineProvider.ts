@@ -11,7 +11,8 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
-import { Provider } from "@lyre/core"
+import { Metrics, Provider } from "@lyre/core"
+import type { MetricsShape } from "@lyre/core"
 import type { PollOutcome, ProviderSubmission, ProviderTrack } from "@lyre/core/provider/outcomes"
 import { makeEngine } from "@lyre/engine"
 import type { Engine, EngineRequest } from "@lyre/engine"
@@ -52,7 +53,7 @@ const engineRequestOf = (submission: ProviderSubmission): EngineRequest => ({
 const completionCallback = (taskId: string, ok: boolean) =>
   JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
 
-const makeEngineProvider = (engine: Engine, options: EngineProviderOptions) => {
+const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape) => {
   const renders = new Map<string, RenderState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
 
@@ -82,7 +83,9 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions) => {
     renders.set(taskId, { status: "rendering" })
     void (async () => {
       try {
+        const started = performance.now()
         const takes = await engine.render(staged.request, taskId)
+        metrics.engineRender((performance.now() - started) / 1000, takes.reduce((sum, take) => sum + take.duration, 0))
         const folder = folderOf(taskId)
         const tracks: Array<ProviderTrack> = []
         for (const take of takes) {
@@ -148,5 +151,5 @@ export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer
       Effect.sync(() => makeEngine(options.threads === undefined ? undefined : { threads: options.threads })),
       (running) => Effect.promise(() => running.close())
     )
-    return makeEngineProvider(engine, options)
+    return makeEngineProvider(engine, options, yield* Metrics)
   }))

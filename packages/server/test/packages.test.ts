@@ -1,0 +1,205 @@
+/**
+ * The packages as a user gets them: every public package is packed with pnpm (its `prepack`
+ * builds it), the tarballs are installed with plain npm into a project outside the workspace, and
+ * that project type-checks and runs the files in `test/packages/`. publint and
+ * arethetypeswrong judge each tarball. One build, one pack and one install for the whole file.
+ */
+import { execFile } from "node:child_process"
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { builtinModules } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { publint } from "publint"
+import { formatMessage } from "publint/utils"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const root = join(import.meta.dirname, "../../..")
+const fixtures = join(import.meta.dirname, "packages")
+
+interface Manifest {
+  readonly name: string
+  readonly version: string
+  readonly private?: boolean
+  readonly dependencies?: Readonly<Record<string, string>>
+  readonly peerDependencies?: Readonly<Record<string, string>>
+}
+
+const manifests = readdirSync(join(root, "packages")).map((dir) => ({
+  dir,
+  manifest: JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8")) as Manifest
+}))
+const publicPackages = manifests.filter(({ manifest }) => manifest.private !== true)
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** The environment without what pnpm's script runner adds for npm, so npm reads only its own. */
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)))
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(command, [...args], { cwd, env: cleanEnv, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+      resolve({ code, stdout, stderr })
+    })
+  })
+
+const succeed = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
+  const result = await run(command, args, cwd)
+  if (result.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.code}:\n${result.stdout}\n${result.stderr}`)
+  return result.stdout
+}
+
+/** Runs one of the fixture files in the project and returns the JSON line it prints. */
+const runFixture = async (file: string): Promise<Record<string, unknown>> => {
+  const stdout = await succeed(process.execPath, [file], project)
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>
+}
+
+const scratch = mkdtempSync(join(tmpdir(), "lyre-packages-"))
+const tarballs = join(scratch, "tarballs")
+const project = join(scratch, "project")
+const tarballOf = new Map<string, string>()
+
+beforeAll(async () => {
+  // A private package a public one needs would be looked up on the registry under our name.
+  const publicNames = new Set(publicPackages.map(({ manifest }) => manifest.name))
+  const unpublished = publicPackages.flatMap(({ manifest }) =>
+    Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })
+      .filter((name) => name.startsWith("@lyre/") && !publicNames.has(name))
+      .map((name) => `${manifest.name} needs the private ${name}`)
+  )
+  if (unpublished.length > 0) throw new Error(`Make these public or drop the dependency: ${unpublished.join("; ")}`)
+  // One tsc for every package, so that no two prepack builds write the same files at once.
+  await succeed(process.execPath, [
+    join(root, "node_modules/typescript/bin/tsc"),
+    "-b",
+    ...publicPackages.map(({ dir }) => join("packages", dir, "tsconfig.build.json"))
+  ], root)
+  await succeed("npx", [
+    "-y",
+    "pnpm@10",
+    "-r",
+    "--workspace-concurrency=1",
+    ...publicPackages.flatMap(({ dir }) => ["--filter", `./packages/${dir}`]),
+    "pack",
+    "--pack-destination",
+    tarballs
+  ], root)
+  for (const { manifest } of publicPackages) {
+    tarballOf.set(manifest.name, join(tarballs, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
+  }
+
+  mkdirSync(project)
+  // Each tarball stands for its name everywhere in the tree, so nothing is fetched from the registry under our names.
+  const dependencies = Object.fromEntries([...tarballOf].map(([name, file]) => [name, `file:${file}`]))
+  const overrides = Object.fromEntries([...tarballOf.keys()].map((name) => [name, `$${name}`]))
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "lyre-consumer", private: true, type: "module", dependencies, overrides }))
+  writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
+    compilerOptions: {
+      target: "es2023",
+      // effect's declarations name Web Crypto types (CryptoKey, JsonWebKey) that live in the DOM lib.
+      lib: ["es2023", "dom"],
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      strict: true,
+      noEmit: true,
+      // Our declarations are checked too, not only the code that uses them.
+      skipLibCheck: false,
+      erasableSyntaxOnly: true,
+      verbatimModuleSyntax: true,
+      types: ["node"],
+      typeRoots: [join(root, "node_modules/@types")]
+    },
+    include: ["*.ts"]
+  }))
+  for (const file of readdirSync(fixtures)) copyFileSync(join(fixtures, file), join(project, file))
+  await succeed("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"], project)
+}, 600_000)
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+describe("the published packages", () => {
+  it("the public ones are core, webhooks, server, client and cli, and what server needs at run time", () => {
+    const names = publicPackages.map(({ manifest }) => manifest.name)
+    expect(names).toEqual(expect.arrayContaining(["@lyre/core", "@lyre/webhooks", "@lyre/server", "@lyre/client", "@lyre/cli"]))
+    expect(names).not.toContain("@lyre/fake-upstream")
+  })
+
+  it("each tarball holds its build and passes publint and arethetypeswrong", async () => {
+    for (const [name, file] of tarballOf) {
+      const tarball = readFileSync(file)
+      const { messages, pkg } = await publint({
+        pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
+        strict: true
+      })
+      expect(messages.map((message) => `${name}: ${formatMessage(message, pkg) ?? message.code}`)).toEqual([])
+      // ESM only: CommonJS `require` of these packages is not offered, so that profile is the one that applies.
+      const attw = await run(join(root, "node_modules/.bin/attw"), [file, "--profile", "esm-only", "--no-color"], root)
+      expect(attw.code, `${name}:\n${attw.stdout}${attw.stderr}`).toBe(0)
+    }
+  }, 180_000)
+
+  it("each package declares every package its built code and declarations import", () => {
+    const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+    for (const { manifest } of publicPackages) {
+      const installed = join(project, "node_modules", manifest.name)
+      const declared = new Set([manifest.name, ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })])
+      const files = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" }).filter((file) => /\.(js|d\.ts)$/.test(file))
+      const undeclared = new Set<string>()
+      for (const file of files) {
+        const text = readFileSync(join(installed, "dist", file), "utf8")
+        for (const [, specifier = ""] of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*["']([^"'./][^"']*)["']/g)) {
+          const name = packageOf(specifier)
+          if (!specifier.startsWith("node:") && !builtinModules.includes(name) && !declared.has(name)) undeclared.add(`${file}: ${specifier}`)
+        }
+      }
+      expect([...undeclared], manifest.name).toEqual([])
+    }
+  })
+
+  it("(a) a TypeScript project type-checks against the installed declarations", async () => {
+    const result = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
+    expect(result.stdout + result.stderr).toBe("")
+    expect(result.code).toBe(0)
+  }, 120_000)
+
+  it("(b) @lyre/core validates a request and prices it with no database, loading no driver", async () => {
+    const out = await runFixture("pure.ts")
+    const loadedBySchemas = out["loadedBySchemas"] as ReadonlyArray<string>
+    const loaded = out["loaded"] as ReadonlyArray<string>
+    expect(loadedBySchemas.filter((url) => url.startsWith("node:") || /\/(@trpc|@lyre\/webhooks)\//.test(url))).toEqual([])
+    expect(loaded.filter((url) => /\/(ioredis|pg|postgres|@effect\/sql-pg|@electric-sql)\//.test(url))).toEqual([])
+    expect(out["valid"]).toEqual({
+      value: { style: "synthwave", title: "Night Drive", lyrics: "Neon", instrumental: false, model: "echo" },
+      price: 100
+    })
+    expect(out["crossField"]).toMatchObject({
+      status: 400,
+      body: { error: { type: "invalid_request_error", code: "parameter_not_supported_for_model", param: "style_weight" } }
+    })
+    expect(out["missing"]).toMatchObject({ status: 400, body: { error: { code: "missing_parameter", param: "lyrics" } } })
+    expect(out["prices"]).toEqual({ aether: 50, echo: 100, nocturne: 180 })
+  })
+
+  it("(c) @lyre/webhooks verifies a signed event and refuses a tampered or stale one", async () => {
+    expect(await runFixture("webhooks.ts")).toEqual({
+      type: "job.failed",
+      refunded: 50,
+      tampered: "signature_mismatch",
+      stale: "timestamp_outside_tolerance"
+    })
+  })
+
+  it("(d, e) createLyre mounted in a plain node:http server; @lyre/client: /v1/me, create, wait, download", async () => {
+    const out = await runFixture("embed.ts")
+    expect(out["me"]).toMatchObject({ plan: "pro", credits: { total: 1000 } })
+    expect(out["created"]).toEqual({ status: "pending", charged: 50 })
+    expect(out["progress"]).toContain("ready")
+    expect(out["task"]).toEqual({ status: "ready", tracks: 2, error: null })
+    expect(out["audio"]).toMatchObject({ type: "audio/mpeg", frameSync: true })
+  }, 240_000)
+})
