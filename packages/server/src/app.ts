@@ -7,11 +7,12 @@ import { join } from "node:path"
 import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
-import { coreLayer, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
+import { coreLayer, DenyList, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
 import type { CoreServices } from "@lyre/core"
 import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
+import { measuredProvider, observabilityLayer } from "./observability.ts"
 
 /** Answers /readyz: can we reach the database (and Redis, when configured)? */
 export class Readiness extends Context.Service<Readiness, {
@@ -35,13 +36,13 @@ export type AppServices = CoreServices | Readiness | SqlClient | Provider | Stor
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
 const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
-  config.provider === "http"
+  measuredProvider(config.provider === "http"
     ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
       apiKey: config.providerApiKey ?? "",
       timeoutMs: config.providerTimeoutSeconds * 1000
     })
-    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") })
+    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") }))
 
 /** The label of the provider in use, for the start banner. */
 export const providerLabel = (config: ServerConfig): string => (config.provider === "http" ? "http" : "engine")
@@ -68,7 +69,10 @@ const inlineWorker = (config: ServerConfig) =>
     )
   )
 
-export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<AppServices, unknown> => {
+export const appLayer = (
+  config: ServerConfig,
+  secrets: AppSecrets
+): Layer.Layer<AppServices, unknown> => {
   const database = databaseLayer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   const settings = Settings.layer({
     publicUrl: config.publicUrl,
@@ -94,11 +98,16 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
     const readiness = Layer.succeed(Readiness)(Readiness.of({
       check: Effect.all({ database: databaseUp, redis: redisUp })
     }))
-    return Layer.merge(redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis), readiness)
+    return Layer.mergeAll(
+      redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis),
+      redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis),
+      readiness
+    )
   }))
   const services = Layer.mergeAll(ProviderCallbacks.layer, Storage.layerFiles(join(config.dataDir, "files"))).pipe(
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
+    Layer.provideMerge(observabilityLayer(config)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )
@@ -109,7 +118,10 @@ export const appLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer
 
 export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>
 
-export const makeAppRuntime = async (config: ServerConfig, secrets: AppSecrets): Promise<AppRuntime> => {
+export const makeAppRuntime = async (
+  config: ServerConfig,
+  secrets: AppSecrets
+): Promise<AppRuntime> => {
   const runtime = ManagedRuntime.make(appLayer(config, secrets))
   await runtime.context()
   return runtime

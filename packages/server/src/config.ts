@@ -32,6 +32,14 @@ export interface ServerConfig {
   /** `WEBHOOK_ALLOW_PRIVATE`: loopback and private addresses may receive webhooks (development, tests). */
   readonly webhookAllowPrivate: boolean
   readonly logLevel: "debug" | "info" | "warn" | "error"
+  /** `METRICS`: `off` leaves every metric a no-op and `/metrics` unserved. */
+  readonly metrics: "on" | "off"
+  /** `METRICS_TOKEN`: the bearer token `/metrics` asks for; unset, only loopback peers may scrape. */
+  readonly metricsToken: string | null
+  /** `METRICS_PORT`: where a process also serves `/metrics` alone (a lone worker has no other listener). */
+  readonly metricsPort: number | null
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces go to `{endpoint}/v1/traces` over OTLP/HTTP when set. */
+  readonly otlpEndpoint: string | null
 }
 
 const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
@@ -60,7 +68,11 @@ const config = Config.all({
   workerLeaseSeconds: positiveSeconds("WORKER_LEASE_SECONDS").pipe(Config.withDefault(60)),
   webhookRetryDelays: optionalString("WEBHOOK_RETRY_DELAYS"),
   webhookAllowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
-  logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const))
+  logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const)),
+  metrics: Config.Literals(["on", "off"], "METRICS").pipe(Config.withDefault("on" as const)),
+  metricsToken: optionalString("METRICS_TOKEN"),
+  metricsPort: Config.Port("METRICS_PORT").pipe(Config.option, Config.map(Option.getOrNull)),
+  otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
 })
 
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
@@ -87,9 +99,17 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(raw.provider !== "http" || (raw.providerUrl !== null && /^https?:\/\//.test(raw.providerUrl)),
     "PROVIDER_URL must be an http(s) URL when PROVIDER=http")
   yield* check(raw.provider !== "http" || raw.providerApiKey !== null, "PROVIDER_API_KEY is required when PROVIDER=http")
+  yield* check(raw.metricsToken === null || raw.metricsToken.length >= 16, "METRICS_TOKEN must be at least 16 characters long")
+  yield* check(raw.otlpEndpoint === null || /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(raw.otlpEndpoint),
+    "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL with no query, e.g. http://collector:4318")
   const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
   yield* check(/^https?:\/\/[^/]+(\/[^?#]*)?$/.test(publicUrl), "PUBLIC_URL must be an http(s) URL with no query")
-  return { ...raw, webhookRetryDelaysSeconds, publicUrl: publicUrl.replace(/\/+$/, "") }
+  return {
+    ...raw,
+    webhookRetryDelaysSeconds,
+    publicUrl: publicUrl.replace(/\/+$/, ""),
+    otlpEndpoint: raw.otlpEndpoint?.replace(/\/+$/, "") ?? null
+  }
 }).pipe(
   Effect.catchTag("ConfigError", (error) => Effect.fail(new ConfigurationError({ message: error.message })))
 )

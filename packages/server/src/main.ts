@@ -1,32 +1,33 @@
+#!/usr/bin/env node
 /**
- * `pnpm start`: every surface in one process. With no configuration this is the embedded
+ * `pnpm start` (the published `lyre-server`): every surface in one process, which is
+ * `createLyre` from the environment plus `listen`. With no configuration this is the embedded
  * default (PGlite under DATA_DIR, in-memory limits, generated secrets, a bootstrapped account).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Runtime } from "effect"
-import { makeAppRuntime, providerLabel } from "./app.ts"
+import { providerLabel } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
-import { listen, makeRequestHandler } from "./http/server.ts"
+import { listen } from "./http/server.ts"
 import { makeLogger } from "./log.ts"
-import { readOrCreateSecret } from "./secrets.ts"
+import { startLyre } from "./lyre.ts"
 
 const program = Effect.gen(function*() {
   const config = yield* loadConfig
   const logger = makeLogger(config.logLevel)
   const embedded = config.databaseUrl === null
-  const secretKey = config.secretKey ?? readOrCreateSecret(config.dataDir, "secret-key", 48)
-  const adminToken = config.adminToken ?? (embedded ? readOrCreateSecret(config.dataDir, "admin-token", 32) : null)
 
-  const runtime = yield* Effect.acquireRelease(
+  const { lyre, runtime } = yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => makeAppRuntime(config, { secretKey }),
-      catch: (cause) => new Error(`Could not start: ${cause instanceof Error ? cause.message : String(cause)}`)
+      try: () => startLyre(config),
+      catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
     }),
-    (rt) => Effect.promise(() => rt.dispose())
+    (started) => Effect.promise(() => started.lyre.close())
   )
+  const adminToken = lyre.adminToken
   const server = yield* Effect.acquireRelease(
-    Effect.promise(() => listen(makeRequestHandler({ runtime, publicUrl: config.publicUrl, adminToken, logger }), config.port, config.host)),
+    Effect.promise(() => listen(lyre.handler, config.port, config.host)),
     (running) => Effect.promise(() => running.close())
   )
   const banner: Record<string, unknown> = {
@@ -48,7 +49,8 @@ const program = Effect.gen(function*() {
       `\nLyre is running at ${config.publicUrl}\n` +
         `  admin token : ${adminToken}\n` +
         `  API key     : ${String(banner["api_key"])}  (Pro account ${String(banner["account_id"])})\n` +
-        `  try         : curl -H "Authorization: Bearer ${String(banner["api_key"])}" ${config.publicUrl}/api/v1/me\n\n`
+        `  try         : curl -H "Authorization: Bearer ${String(banner["api_key"])}" ${config.publicUrl}/api/v1/me\n` +
+        `  sign in     : ${config.publicUrl}/signin as demo@lyre.local, password in ${config.dataDir}/bootstrap.json\n\n`
     )
   }
   return yield* Effect.never

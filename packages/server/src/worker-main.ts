@@ -1,14 +1,17 @@
+#!/usr/bin/env node
 /**
- * `pnpm worker`: a task worker alone, for production (`DATABASE_URL`, `PROVIDER=http`). Any
- * number of them share the database with the API processes: they claim due tasks with leases,
- * poll the provider, re-host files, and fail what outlives its deadline. SIGTERM stops it
- * gracefully; a kill -9 loses nothing (its leases expire and another worker takes over).
+ * `pnpm worker` (the published `lyre-worker`): a task worker alone, for production
+ * (`DATABASE_URL`, `PROVIDER=http`). Any number of them share the database with the API
+ * processes: they claim due tasks with leases, poll the provider, re-host files, and fail what
+ * outlives its deadline. SIGTERM stops it gracefully; a kill -9 loses nothing (its leases expire
+ * and another worker takes over).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { appLayer, providerLabel, workerId } from "./app.ts"
 import { ConfigurationError, loadConfig } from "./config.ts"
 import { makeLogger } from "./log.ts"
+import { metricsListenerLayer } from "./metricsListener.ts"
 
 const program = Effect.gen(function*() {
   const loaded = yield* loadConfig
@@ -29,7 +32,12 @@ const program = Effect.gen(function*() {
     poll_seconds: config.providerPollSeconds,
     lease_seconds: config.workerLeaseSeconds
   })
-  return yield* Layer.launch(appLayer(config, { secretKey: config.secretKey ?? "" }))
+  const app = appLayer(config, { secretKey: config.secretKey ?? "" })
+  return yield* Layer.launch(
+    config.metricsPort === null || config.metrics === "off"
+      ? app
+      : metricsListenerLayer({ port: config.metricsPort, host: config.host, token: config.metricsToken }).pipe(Layer.provide(app))
+  )
 })
 
 NodeRuntime.runMain(program.pipe(

@@ -84,4 +84,40 @@ describe("configuration", () => {
       expect(await configFailureOf({ WEBHOOK_ALLOW_PRIVATE: "maybe" })).toContain("WEBHOOK_ALLOW_PRIVATE")
     })
   })
+
+  describe("operations settings", () => {
+    it("default to metrics on, open on loopback, no extra port and no traces", async () => {
+      const exit = await loadConfigFrom({})
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+        metrics: "on",
+        metricsToken: null,
+        metricsPort: null,
+        otlpEndpoint: null
+      })
+    })
+
+    it("read METRICS, METRICS_TOKEN, METRICS_PORT and OTEL_EXPORTER_OTLP_ENDPOINT", async () => {
+      const exit = await loadConfigFrom({
+        METRICS: "off",
+        METRICS_TOKEN: "m".repeat(24),
+        METRICS_PORT: "9464",
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/"
+      })
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+        metrics: "off",
+        metricsToken: "m".repeat(24),
+        metricsPort: 9464,
+        otlpEndpoint: "http://collector:4318"
+      })
+    })
+
+    it("name the variable of a bad value", async () => {
+      expect(await configFailureOf({ METRICS: "maybe" })).toContain("METRICS")
+      expect(await configFailureOf({ METRICS_TOKEN: "short" })).toContain("METRICS_TOKEN")
+      expect(await configFailureOf({ METRICS_PORT: "ninety" })).toContain("METRICS_PORT")
+      expect(await configFailureOf({ METRICS_PORT: "70000" })).toContain("METRICS_PORT")
+      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/?x=1" })).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+    })
+  })
 })

@@ -70,6 +70,26 @@ describe("the embedded default", () => {
       headers: { authorization: `Bearer ${banner.admin_token}` }
     })
     expect(((await admin.json()) as { credits: { total: number } }).credits.total).toBe(4_950)
+    // The demo account can sign in with the password kept (and only kept) in bootstrap.json.
+    const { password } = JSON.parse(readFileSync(join(dataDir, "bootstrap.json"), "utf8")) as { password: string }
+    expect(password).toMatch(/^[0-9A-Za-z]{20}$/)
+    expect(service.output()).not.toContain(password)
+    const form = await fetch(`${url}/signin`)
+    const signedIn = await fetch(`${url}/signin`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        cookie: form.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ")
+      },
+      body: new URLSearchParams({
+        csrf_token: /name="csrf_token" value="([^"]*)"/.exec(await form.text())?.[1] ?? "",
+        email: "demo@lyre.local",
+        password
+      })
+    })
+    expect(signedIn.status).toBe(303)
+    expect(signedIn.headers.getSetCookie().some((c) => c.startsWith("lyre_session="))).toBe(true)
     expect(await service.stop()).toBe(0)
 
     // A restart keeps the data, the secrets and the bootstrap key.

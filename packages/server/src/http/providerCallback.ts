@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type { ManagedRuntime } from "effect"
+import { Metrics } from "@lyre/core"
 import { ProviderCallbacks } from "@lyre/worker"
 
 const maxCallbackBytes = 1024 * 1024
@@ -38,6 +39,7 @@ const answer = (res: ServerResponse, status: number, body: unknown): void => {
 /** The handler; progress stages are answered without entering the runtime (no query to run). */
 export const makeProviderCallbackHandler = (runtime: ManagedRuntime.ManagedRuntime<ProviderCallbacks, unknown>) => {
   let callbacks: ProviderCallbacks["Service"] | undefined
+  const metrics = runtime.runSync(Metrics)
   return async (req: IncomingMessage, res: ServerResponse, taskId: string, token: string): Promise<void> => {
     if (req.method !== "POST") {
       req.resume()
@@ -45,8 +47,12 @@ export const makeProviderCallbackHandler = (runtime: ManagedRuntime.ManagedRunti
     }
     const body = await readBody(req)
     callbacks ??= await runtime.runPromise(ProviderCallbacks)
-    if (callbacks.isProgress(body)) return answer(res, 200, { code: 200, msg: "success" })
+    if (callbacks.isProgress(body)) {
+      metrics.callback("progress")
+      return answer(res, 200, { code: 200, msg: "success" })
+    }
     const receipt = await runtime.runPromise(callbacks.receive(taskId, token, body))
+    metrics.callback(receipt === "not_found" ? "refused" : receipt)
     if (receipt === "not_found") return answer(res, 404, { code: 404, msg: "Not found" })
     answer(res, 200, { code: 200, msg: "success" })
   }

@@ -1,27 +1,42 @@
 /**
- * One HTTP server for every surface: REST under /api, tRPC under /trpc, the admin API, the
- * discovery documents, health. Every answer carries X-Request-Id, and every unmatched path gets
+ * One HTTP server for every surface: REST under /api, tRPC under /trpc, MCP at /mcp, A2A at
+ * /a2a, the admin API, the discovery documents, health. Every answer carries X-Request-Id, and every unmatched path gets
  * the interface's envelope.
  */
 import { createServer } from "node:http"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { nodeHTTPRequestHandler } from "@trpc/server/adapters/node-http"
-import { appRouter, InternalError, makeCallContext, randomBase62, RouteNotFound } from "@lyre/core"
+import { agentCard, agentCardPath, makeA2aHandler } from "@lyre/a2a"
+import { appRouter, InternalError, makeCallContext, Metrics, randomBase62, RouteNotFound, SigningKeys } from "@lyre/core"
+import { makeMcpHandler, serverCard, serverCardMediaType, serverCardPath } from "@lyre/mcp"
 import { makeRestHandler, sendApiError, sendJson } from "@lyre/rest"
 import { makeAdminHandler } from "../admin/handler.ts"
+import { makeAuthorizeHandler } from "../oauth/authorize.ts"
+import { authorizationServerMetadata } from "../oauth/metadata.ts"
+import { makeTokenHandler } from "../oauth/token.ts"
 import type { AppRuntime } from "../app.ts"
 import { Readiness } from "../app.ts"
 import type { Logger } from "../log.ts"
+import { RequestTracing } from "../telemetry.ts"
+import { defaultDashboardDir, makeDashboardHandler } from "./dashboard.ts"
+import { readSessionToken } from "./session.ts"
 import { serveFile } from "./files.ts"
+import { makeMetricsEndpoint } from "./metricsEndpoint.ts"
 import { makeProviderCallbackHandler } from "./providerCallback.ts"
-import { protectedResourceMetadata } from "./wellKnown.ts"
+import { makeRouteLabeller } from "./routeTemplate.ts"
+import { sendDiscoveryDocument } from "./discovery.ts"
+import { makeDocsPageHandler } from "./docsPage.ts"
+import { makeSignInHandler } from "./signin.ts"
+import { apiCatalog, apiCatalogLink, apiCatalogMediaType, apiCatalogPath, protectedResourceMetadataDocuments } from "./wellKnown.ts"
 
 export interface HttpOptions {
   readonly runtime: AppRuntime
   readonly publicUrl: string
   readonly adminToken: string | null
   readonly logger: Logger
+  /** `METRICS_TOKEN`: unset, `/metrics` answers loopback peers only. */
+  readonly metricsToken?: string | null
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
@@ -31,11 +46,35 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   const resourceMetadataUrl = `${publicUrl}/.well-known/oauth-protected-resource`
   const rest = makeRestHandler({ runtime, publicUrl })
   const admin = makeAdminHandler({ runtime, adminToken: options.adminToken, resourceMetadataUrl })
-  const resourceMetadata = JSON.stringify(protectedResourceMetadata(publicUrl))
+  const resourceMetadata = protectedResourceMetadataDocuments(publicUrl)
+  const catalog = JSON.stringify(apiCatalog(publicUrl))
+  const docsPage = makeDocsPageHandler()
   const providerCallback = makeProviderCallbackHandler(runtime)
+  const metrics = runtime.runSync(Metrics)
+  const tracing = runtime.runSync(RequestTracing)
+  const observed = metrics.enabled || tracing.enabled
+  const routeOf = makeRouteLabeller()
+  const metricsEndpoint = makeMetricsEndpoint({
+    metrics,
+    token: options.metricsToken ?? null,
+    render: () => runtime.runPromise(metrics.render)
+  })
+  const mcp = makeMcpHandler({ runtime, publicUrl })
+  const mcpServerCard = JSON.stringify(serverCard(publicUrl))
+  const a2a = makeA2aHandler({ runtime, publicUrl })
+  const a2aAgentCard = JSON.stringify(agentCard(publicUrl))
+  const signIn = makeSignInHandler({ runtime, publicUrl })
+  const authorize = makeAuthorizeHandler({ runtime, publicUrl })
+  const token = makeTokenHandler({ runtime })
+  const serverMetadata = JSON.stringify(authorizationServerMetadata(publicUrl))
+  const dashboard = makeDashboardHandler({
+    dir: defaultDashboardDir,
+    fail: (res, error) => sendApiError(res, error, resourceMetadataUrl)
+  })
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname
+    if (path.startsWith("/api/docs") && docsPage(req, res, path.slice(4))) return
     if (path === "/api" || path.startsWith("/api/")) return rest(req, res, path.slice(4), url.searchParams)
     if (path.startsWith("/trpc/")) {
       return nodeHTTPRequestHandler({
@@ -48,11 +87,23 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
             authorization: request.headers.authorization,
             idempotencyKey: typeof request.headers["idempotency-key"] === "string"
               ? request.headers["idempotency-key"]
-              : undefined
+              : undefined,
+            sessionToken: readSessionToken(request),
+            csrfToken: typeof request.headers["x-csrf-token"] === "string" ? request.headers["x-csrf-token"] : undefined
           })
       })
     }
+    if (path === "/mcp") return mcp(req, res)
+    if (path === serverCardPath &&
+      sendDiscoveryDocument(req, res, mcpServerCard, { mediaType: serverCardMediaType(req.headers.accept) })) return
+    if (path === "/a2a") return a2a(req, res)
+    if (path === agentCardPath && sendDiscoveryDocument(req, res, a2aAgentCard)) return
     if (path.startsWith("/admin/v1/")) return admin(req, res, path.slice("/admin/v1".length))
+    if ((path === "/signin" || path === "/signout") && await signIn(req, res, url)) return
+    if (path === "/oauth/authorize" && await authorize(req, res, url)) return
+    if ((path === "/oauth/token" || path === "/oauth/revoke") && await token(req, res, path)) return
+    if (path === "/metrics" && metrics.enabled) return metricsEndpoint(req, res)
+    if (path === "/dashboard" || path.startsWith("/dashboard/")) return dashboard(req, res, path)
     if (path.startsWith("/internal/provider/callback/")) {
       const taskId = path.slice("/internal/provider/callback/".length)
       return providerCallback(req, res, taskId, url.searchParams.get("token") ?? "")
@@ -62,11 +113,16 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       if (await serveFile(runtime, req, res, path.slice("/files/".length))) return
     }
     req.resume()
-    if (path === "/.well-known/oauth-protected-resource") {
-      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=3600" })
-      res.end(resourceMetadata)
-      return
+    const metadata = resourceMetadata.get(path)
+    if (metadata !== undefined && sendDiscoveryDocument(req, res, metadata)) return
+    if (path === "/.well-known/oauth-authorization-server" && sendDiscoveryDocument(req, res, serverMetadata)) return
+    if (path === "/.well-known/jwks.json") {
+      const jwks = JSON.stringify(await runtime.runPromise(SigningKeys.use((keys) => keys.jwks)))
+      // Shorter than the other documents: a rotated key must reach verifiers well within a token's life.
+      if (sendDiscoveryDocument(req, res, jwks, { maxAgeSeconds: 300 })) return
     }
+    if (path === apiCatalogPath &&
+      sendDiscoveryDocument(req, res, catalog, { mediaType: apiCatalogMediaType, link: apiCatalogLink(publicUrl) })) return
     if (path === "/healthz") return sendJson(res, 200, { status: "ok" })
     if (path === "/readyz") {
       const checks = await runtime.runPromise(Readiness.use((readiness) => readiness.check))
@@ -81,19 +137,28 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     const requestId = `req_${randomBase62(24)}`
     res.setHeader("x-request-id", requestId)
     const url = new URL(req.url ?? "/", "http://localhost")
+    const label = observed ? routeOf(url.pathname) : null
+    const span = label === null ? null : tracing.begin(requestId, req.method ?? "GET", label.route)
     // Listen before routing: most answers are finished by the time routing returns.
-    if (logger.enabled("info")) {
-      res.once("finish", () =>
-        logger.log("info", "request", {
-          request_id: requestId,
-          method: req.method,
-          path: url.pathname,
-          status: res.statusCode,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100
-        }))
+    if (logger.enabled("info") || label !== null) {
+      // `on`, not `once`: a response finishes once, and `once` wraps the listener per request.
+      res.on("finish", () => {
+        const millis = performance.now() - started
+        if (label !== null) metrics.httpRequest(label.surface, label.route, req.method ?? "GET", res.statusCode, millis / 1000)
+        span?.end(res.statusCode)
+        if (logger.enabled("info")) {
+          logger.log("info", "request", {
+            request_id: requestId,
+            method: req.method,
+            path: url.pathname,
+            status: res.statusCode,
+            duration_ms: Math.round(millis * 100) / 100
+          })
+        }
+      })
     }
     try {
-      await route(req, res, url)
+      await (span === null ? route(req, res, url) : span.run(() => route(req, res, url)))
     } catch (cause) {
       logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
       if (!res.headersSent) {

@@ -12,6 +12,7 @@ import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { defaultWebhookRetryDelaysSeconds, randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
+import type { FakeUpstream } from "@lyre/fake-upstream"
 import { makeAppRuntime } from "../../src/app.ts"
 import type { AppRuntime } from "../../src/app.ts"
 import type { ServerConfig } from "../../src/config.ts"
@@ -31,6 +32,8 @@ export interface TestServer {
   readonly adminToken: string
   readonly runtime: AppRuntime
   readonly config: ServerConfig
+  /** The fake upstream started for this server (its provider unless overrides name another). */
+  readonly upstream: FakeUpstream
   /** Runs SQL against this server's database. */
   readonly query: <A extends object>(text: string, ...params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<A>>
   readonly admin: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Json }>
@@ -84,6 +87,10 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     webhookRetryDelaysSeconds: defaultWebhookRetryDelaysSeconds,
     webhookAllowPrivate: false,
     logLevel: "error",
+    metrics: "on",
+    metricsToken: null,
+    metricsPort: null,
+    otlpEndpoint: null,
     ...overrides
   }
   // The public URL must name the real port, which is known only after listening: reserve it first.
@@ -97,7 +104,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
       runtime,
       publicUrl: finalConfig.publicUrl,
       adminToken: finalConfig.adminToken,
-      logger: makeLogger(finalConfig.logLevel)
+      logger: makeLogger(finalConfig.logLevel),
+      metricsToken: finalConfig.metricsToken
     }),
     port,
     finalConfig.host
@@ -108,6 +116,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     adminToken,
     runtime,
     config: finalConfig,
+    upstream,
     query: <A extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
       runtime.runPromise(
         SqlClient.use((sql) => sql.unsafe<A>(text, [...params])).pipe(Effect.orDie)
