@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
-import { freePort, loadPerConnection, query, sleep } from "./support.ts"
+import { cpuMillisOf, freePort, loadPerConnection, query, sleep } from "./support.ts"
 import type { BenchRequest } from "./support.ts"
 
 const root = join(import.meta.dirname, "..")
@@ -91,7 +91,8 @@ const benchMode = async (mode: string) => {
     env["DATABASE_URL"] = databaseUrl.toString()
     env["REDIS_URL"] = redisUrl
   }
-  const child: ChildProcess = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
+  const profileDir = process.env["OAUTH_BENCH_PROFILE_DIR"]
+  const child: ChildProcess = spawn(process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(root, "packages/server/src/main.ts")], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"]
@@ -126,8 +127,10 @@ const benchMode = async (mode: string) => {
         headers: { authorization: `Bearer ${credentials[i % credentials.length] ?? ""}` }
       })
       await loadPerConnection(url, { connections, duration: 2 }, requestFor)
+      const cpuBefore = cpuMillisOf(child.pid)
       const result = await loadPerConnection(url, { connections, duration: seconds }, requestFor)
-      return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors }
+      const cpuPerRequest = (cpuMillisOf(child.pid) - cpuBefore) / Math.max(1, result.requests.total)
+      return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors, cpuPerRequest }
     }
     // Keys, tokens, then keys again: the baseline brackets the measured side.
     const keysFirst = await run(keys)
@@ -150,9 +153,9 @@ process.stdout.write(`OAuth benchmark: GET /api/v1/me, ${connections} connection
 for (const mode of modes) {
   const { keys, tokens } = await benchMode(mode)
   process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite + memory"}\n`)
-  process.stdout.write("credential      req/s   p50 ms   p99 ms  errors\n")
-  process.stdout.write(`API key      ${fmt(keys.rps)} ${fmt(keys.p50, 1)} ${fmt(keys.p99, 1)}  ${keys.errors}\n`)
-  process.stdout.write(`access token ${fmt(tokens.rps)} ${fmt(tokens.p50, 1)} ${fmt(tokens.p99, 1)}  ${tokens.errors}\n`)
+  process.stdout.write("credential      req/s   p50 ms   p99 ms  service CPU ms/req  errors\n")
+  process.stdout.write(`API key      ${fmt(keys.rps)} ${fmt(keys.p50, 1)} ${fmt(keys.p99, 1)}  ${fmt(keys.cpuPerRequest, 3)}            ${keys.errors}\n`)
+  process.stdout.write(`access token ${fmt(tokens.rps)} ${fmt(tokens.p50, 1)} ${fmt(tokens.p99, 1)}  ${fmt(tokens.cpuPerRequest, 3)}            ${tokens.errors}\n`)
   const ratio = tokens.rps / keys.rps
   process.stdout.write(`ratio tokens/keys: ${(ratio * 100).toFixed(0)}% (goal >= 90%: ${ratio >= 0.9 ? "met" : "NOT met"})\n`)
 }

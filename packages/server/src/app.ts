@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effe
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import { coreLayer, DenyList, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
-import type { CoreServices } from "@lyre/core"
+import type { CoreServices, DenyFeed } from "@lyre/core"
 import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
@@ -19,11 +19,39 @@ export class Readiness extends Context.Service<Readiness, {
   readonly check: Effect.Effect<{ readonly database: boolean; readonly redis: boolean | null }>
 }>()("lyre/server/Readiness") {}
 
-const redisLayer = (url: string) =>
+const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
   Effect.acquireRelease(
-    Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: true })),
+    Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: options.autoPipelining })),
     (client) => Effect.promise(() => client.quit().catch(() => "closed"))
   )
+
+/**
+ * The deny-list's revocations channel on `client`, a connection of its own (a subscribed
+ * connection can send nothing else), live again after every reconnection.
+ */
+export const denyFeedOf = (client: Redis): DenyFeed => ({
+  listen: (channel, { onMessage, onLive }) => {
+    const message = (from: string, text: string) => {
+      if (from === channel) onMessage(text)
+    }
+    const subscribe = () => {
+      client.subscribe(channel).then(() => onLive(true), () => onLive(false))
+    }
+    const down = () => onLive(false)
+    client.on("message", message)
+    client.on("ready", subscribe)
+    client.on("close", down)
+    if (client.status === "ready") subscribe()
+    return () => {
+      client.off("message", message)
+      client.off("ready", subscribe)
+      client.off("close", down)
+    }
+  }
+})
+
+const denyFeedLayer = (url: string) =>
+  Effect.map(redisLayer(url, { autoPipelining: false }), denyFeedOf)
 
 export interface AppSecrets {
   readonly secretKey: string
@@ -90,7 +118,9 @@ export const appLayer = (
   )
   const limiterAndReadiness = Layer.unwrap(Effect.gen(function*() {
     const sql = yield* SqlClient
-    const redis = config.redisUrl === null ? null : yield* redisLayer(config.redisUrl)
+    const redisUrl = config.redisUrl
+    const redis = redisUrl === null ? null : yield* redisLayer(redisUrl)
+    const denyFeed = redisUrl === null ? undefined : yield* denyFeedLayer(redisUrl)
     const databaseUp = sql`select 1`.pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
     const redisUp = redis === null
       ? Effect.succeed(null)
@@ -100,7 +130,7 @@ export const appLayer = (
     }))
     return Layer.mergeAll(
       redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis),
-      redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis),
+      redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis, denyFeed),
       readiness
     )
   }))

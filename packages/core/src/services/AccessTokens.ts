@@ -125,12 +125,12 @@ export class AccessTokens extends Context.Service<AccessTokens, {
       /** Verifies signature and claims; a failure is the 401 to answer. */
       const verify = (token: string, audience: string | undefined) =>
         Effect.gen(function*() {
-          const invalid = new InvalidCredential({ message: "The access token is not valid." })
-          const kid = yield* Effect.try({ try: () => decodeProtectedHeader(token), catch: () => invalid }).pipe(
+          const invalid = () => new InvalidCredential({ message: "The access token is not valid." })
+          const kid = yield* Effect.try({ try: () => decodeProtectedHeader(token), catch: invalid }).pipe(
             Effect.map((header) => header.kid)
           )
           const key = kid === undefined ? undefined : yield* keys.publicKey(kid)
-          if (key === undefined) return yield* invalid
+          if (key === undefined) return yield* invalid()
           const now = yield* Clock.currentTimeMillis
           const { payload } = yield* Effect.tryPromise({
             try: () =>
@@ -147,11 +147,11 @@ export class AccessTokens extends Context.Service<AccessTokens, {
                 ? new CredentialExpired({ message: "The access token has expired." })
                 : cause instanceof errors.JWTClaimValidationFailed && cause.claim === "aud"
                 ? new InvalidCredential({ message: `The access token is not for ${audience ?? "this resource"}.` })
-                : invalid
+                : invalid()
           })
           const { jti, sub, exp, client_id: clientId, scope } = payload
           if (typeof jti !== "string" || typeof sub !== "string" || typeof exp !== "number" || typeof clientId !== "string") {
-            return yield* invalid
+            return yield* invalid()
           }
           const claims: VerifiedClaims = {
             jti,
@@ -177,7 +177,8 @@ export class AccessTokens extends Context.Service<AccessTokens, {
 
       const authenticate = Effect.fnUntraced(function*(token: string, audience: string) {
         const claims = yield* claimsOf(token, audience)
-        const revoked = new CredentialRevoked({ message: "The access token has been revoked." })
+        // Made only when answered: an error captures a stack, which costs more than the lookups.
+        const revoked = () => new CredentialRevoked({ message: "The access token has been revoked." })
         const grantId = claims.jti.split(".")[0] ?? ""
         if (!hasIdShape("grant", grantId)) return yield* new InvalidCredential({ message: "The access token is not valid." })
         // The deny-list (Redis) and the database are asked at once.
@@ -189,10 +190,10 @@ export class AccessTokens extends Context.Service<AccessTokens, {
             from oauth_grants g join accounts a on a.id = g.account_id
             where g.id = ${grantId} and g.client_id = ${claims.clientId}`.pipe(Effect.orDie)
         ], { concurrency: 2 })
-        if (denied) return yield* revoked
+        if (denied) return yield* revoked()
         const row = rows[0]
         // No row: its client was deleted (and its grants with it).
-        if (row === undefined || row.revoked_at !== null || row.account_id !== claims.sub) return yield* revoked
+        if (row === undefined || row.revoked_at !== null || row.account_id !== claims.sub) return yield* revoked()
         yield* requireAccessTier(row.plan)
         const principal: Principal = {
           accountId: row.account_id,

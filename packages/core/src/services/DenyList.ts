@@ -2,16 +2,65 @@
  * Revoked access tokens by `jti` (RFC 7009), kept until the token would have expired anyway.
  * In Redis when `REDIS_URL` is set, so a revocation is refused at once by every API process; in
  * this process's memory otherwise (the embedded default is one process).
+ *
+ * With Redis, each process also keeps a mirror of the list: a revocation is written to Redis and
+ * published on a channel every process listens to, and a process that has subscribed and loaded
+ * the list answers from its mirror, not with a Redis round trip per request (which cost a
+ * quarter of a token request's throughput). Redis publishes to every subscriber before it
+ * answers the revoker, so the mirror has the `jti` before the revocation's answer reaches
+ * anyone. While a process's subscription is down or its list not yet loaded, it asks Redis.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 
 /**
- * What the Redis deny-list needs of a client: `set` with an absolute expiry and `exists`, as
- * ioredis's `Redis` has them. Named structurally so that core's declarations need no Redis client.
+ * What the Redis deny-list needs of a client, as ioredis's `Redis` has them. Named structurally
+ * so that core's declarations need no Redis client.
  */
 export interface RedisKeyValue {
   readonly set: (key: string, value: string, mode: "PXAT", unixTimeMillis: number) => Promise<unknown>
   readonly exists: (key: string) => Promise<number>
+  readonly publish: (channel: string, message: string) => Promise<number>
+  readonly scan: (
+    cursor: string,
+    match: "MATCH",
+    pattern: string,
+    count: "COUNT",
+    howMany: number
+  ) => Promise<[cursor: string, elements: Array<string>]>
+  readonly mget: (keys: Array<string>) => Promise<Array<string | null>>
+}
+
+/**
+ * The revocations channel as a subscription on a connection of its own (a subscribed Redis
+ * connection can send nothing else). `onLive(true)` once subscribed (and again after every
+ * reconnection), `onLive(false)` when the connection drops; answers a function that stops it.
+ */
+export interface DenyFeed {
+  readonly listen: (
+    channel: string,
+    handlers: { readonly onMessage: (message: string) => void; readonly onLive: (live: boolean) => void }
+  ) => () => void
+}
+
+/** A denied `jti` and when its token expires: the message published and the value stored. */
+const encode = (jti: string, expiresAtMillis: number) => `${expiresAtMillis} ${jti}`
+const decode = (message: string): readonly [string, number] | undefined => {
+  const space = message.indexOf(" ")
+  const until = Number(message.slice(0, space))
+  return space > 0 && Number.isFinite(until) ? [message.slice(space + 1), until] : undefined
+}
+
+/** Denied `jti`s and their expiry, swept of expired ones as it is written. */
+const makeDenied = () => {
+  const denied = new Map<string, number>()
+  return {
+    add: (jti: string, until: number, now: number) => {
+      for (const [known, knownUntil] of denied) if (knownUntil <= now) denied.delete(known)
+      if (until > now) denied.set(jti, until)
+    },
+    has: (jti: string): Effect.Effect<boolean> =>
+      denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now)
+  }
 }
 
 export class DenyList extends Context.Service<DenyList, {
@@ -20,30 +69,78 @@ export class DenyList extends Context.Service<DenyList, {
   readonly has: (jti: string) => Effect.Effect<boolean>
 }>()("lyre/core/services/DenyList") {
   static readonly layerMemory = Layer.sync(DenyList)(() => {
-    const denied = new Map<string, number>()
-    const sweep = (now: number) => {
-      for (const [jti, until] of denied) if (until <= now) denied.delete(jti)
-    }
+    const denied = makeDenied()
     return DenyList.of({
-      add: (jti, expiresAtMillis) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          sweep(now)
-          if (expiresAtMillis > now) denied.set(jti, expiresAtMillis)
-        }),
-      has: (jti) =>
-        denied.size === 0
-          ? Effect.succeed(false)
-          : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now)
+      add: (jti, expiresAtMillis) => Effect.map(Clock.currentTimeMillis, (now) => denied.add(jti, expiresAtMillis, now)),
+      has: denied.has
     })
   })
 
-  static readonly layerRedis = (redis: RedisKeyValue, keyPrefix = "lyre:deny:") =>
-    Layer.succeed(DenyList)(DenyList.of({
-      add: (jti, expiresAtMillis) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          expiresAtMillis <= now
-            ? Effect.void
-            : Effect.promise(() => redis.set(keyPrefix + jti, "1", "PXAT", expiresAtMillis)).pipe(Effect.asVoid)),
-      has: (jti) => Effect.promise(() => redis.exists(keyPrefix + jti)).pipe(Effect.map((n) => n > 0))
+  /** Without a feed, every check asks Redis; with one, the mirror answers once it is live. */
+  static readonly layerRedis = (redis: RedisKeyValue, feed?: DenyFeed, keyPrefix = "lyre:deny:") =>
+    Layer.effect(DenyList)(Effect.gen(function*() {
+      const channel = `${keyPrefix}revoked`
+      const askRedis = (jti: string) => Effect.promise(() => redis.exists(keyPrefix + jti)).pipe(Effect.map((n) => n > 0))
+      const mirror = makeDenied()
+      let live = false
+      // Bumped by every change of the subscription, so a load that a reconnection overtook is dropped.
+      let epoch = 0
+
+      /** Every stored revocation into the mirror; the subscription already catches new ones. */
+      const load = async () => {
+        let cursor = "0"
+        do {
+          const [next, keys] = await redis.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1_000)
+          cursor = next
+          const denied = keys.filter((key) => key !== channel)
+          const values = denied.length === 0 ? [] : await redis.mget(denied)
+          const now = Date.now()
+          values.forEach((value, i) => {
+            const until = Number(value)
+            // A value this code did not write: keep it for an access token's whole life.
+            mirror.add((denied[i] ?? "").slice(keyPrefix.length), Number.isFinite(until) ? until : now + 3_600_000, now)
+          })
+        } while (cursor !== "0")
+      }
+
+      if (feed !== undefined) {
+        yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            feed.listen(channel, {
+              onMessage: (message) => {
+                const parsed = decode(message)
+                if (parsed !== undefined) mirror.add(parsed[0], parsed[1], Date.now())
+              },
+              onLive: (up) => {
+                const mine = ++epoch
+                live = false
+                if (!up) return
+                load().then(
+                  () => {
+                    if (epoch === mine) live = true
+                  },
+                  // Not live: the checks keep asking Redis, and the next reconnection tries again.
+                  () => undefined
+                )
+              }
+            })
+          ),
+          (stop) => Effect.sync(stop)
+        )
+      }
+
+      return DenyList.of({
+        add: (jti, expiresAtMillis) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            if (expiresAtMillis <= now) return Effect.void
+            mirror.add(jti, expiresAtMillis, now)
+            // Stored first, so a process that loads the list after this misses nothing; then told.
+            return Effect.promise(async () => {
+              await redis.set(keyPrefix + jti, String(expiresAtMillis), "PXAT", expiresAtMillis)
+              await redis.publish(channel, encode(jti, expiresAtMillis))
+            })
+          }),
+        has: (jti) => (live ? mirror.has(jti) : askRedis(jti))
+      })
     }))
 }
