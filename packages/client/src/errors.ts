@@ -2,6 +2,7 @@
  * What a call can fail with: the interface's error envelope as a class (the server answered),
  * or a connection error (it did not, or not with something readable).
  */
+import { errorTypes } from "@lyre/core/domain/errorTypes"
 import type { ErrorBody, ErrorType } from "./types.ts"
 
 export class LyreApiError extends Error {
@@ -43,23 +44,14 @@ export class LyreConnectionError extends Error {
   }
 }
 
-const errorTypes: ReadonlySet<string> = new Set<ErrorType>([
-  "invalid_request_error",
-  "authentication_error",
-  "permission_error",
-  "insufficient_credits",
-  "rate_limit_error",
-  "not_found",
-  "api_error",
-  "service_unavailable"
-])
+const knownTypes: ReadonlySet<string> = new Set<ErrorType>(errorTypes)
 
 /** The envelope's `error` object when `json` is one, else undefined. */
 export const errorBodyOf = (json: unknown): ErrorBody | undefined => {
   if (typeof json !== "object" || json === null || !("error" in json)) return undefined
   const error: unknown = json.error
   if (typeof error !== "object" || error === null) return undefined
-  if (!("type" in error) || typeof error.type !== "string" || !errorTypes.has(error.type)) return undefined
+  if (!("type" in error) || typeof error.type !== "string" || !knownTypes.has(error.type)) return undefined
   if (!("code" in error) || typeof error.code !== "string") return undefined
   if (!("message" in error) || typeof error.message !== "string") return undefined
   return error as ErrorBody

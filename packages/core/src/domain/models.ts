@@ -3,6 +3,7 @@
  * generated from them, MCP and A2A describe their inputs with them: never a second copy.
  */
 import { z } from "zod"
+import { errorTypes } from "./errorTypes.ts"
 
 export const modelNames = ["aether", "echo", "nocturne"] as const
 export const ModelName = z.enum(modelNames)
@@ -153,16 +154,7 @@ export type Account = z.infer<typeof Account>
 
 export const ErrorEnvelope = z.object({
   error: z.object({
-    type: z.enum([
-      "invalid_request_error",
-      "authentication_error",
-      "permission_error",
-      "insufficient_credits",
-      "rate_limit_error",
-      "not_found",
-      "api_error",
-      "service_unavailable"
-    ]),
+    type: z.enum(errorTypes),
     code: z.string(),
     message: z.string(),
     param: z.string().optional(),
