@@ -181,7 +181,8 @@ describe("a session generates as the first-party dashboard client", () => {
       "select credential_subject from generation_tasks where id = $1",
       id
     )
-    expect(task?.credential_subject).toBe(`oauth:dashboard:${alice.id}`)
+    // The same subject as any OAuth client's: account, then client.
+    expect(task?.credential_subject).toBe(`oauth:${alice.id}:dashboard`)
     const made = await trpc(server, "mutation", "account.keys.create", { name: "reader", scopes: ["music:generate"] }, aliceSession)
     const got = await api(server, "GET", `/api/v1/music/generations/${id}`, { key: String(made.body["result"]?.["data"]?.["key"]) })
     expect(got.status).toBe(200)

@@ -11,11 +11,10 @@ import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from "jose"
 import { CredentialExpired, CredentialRevoked, InvalidCredential, TierInsufficient } from "../domain/errors.ts"
 import type { AuthenticationError } from "../domain/errors.ts"
 import { hasIdShape, randomBase62 } from "../domain/ids.ts"
-import type { Plan } from "../domain/models.ts"
 import { accessTokenLifetimeSeconds } from "../domain/oauth.ts"
-import type { Principal } from "../domain/principal.ts"
+import { principalOf } from "../domain/principal.ts"
+import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { requireAccessTier } from "../domain/access.ts"
-import { defaultConcurrencyLimit } from "../domain/pricing.ts"
 import { DenyList } from "./DenyList.ts"
 import { Settings } from "./Settings.ts"
 import { SigningKeys } from "./SigningKeys.ts"
@@ -35,13 +34,8 @@ export interface IssuedAccessToken {
 /** The limits subject of a token: the account and the client together. */
 export const oauthSubject = (accountId: string, clientId: string): string => `oauth:${accountId}:${clientId}`
 
-interface TokenRow {
+interface TokenRow extends AccountStanding {
   readonly account_id: string
-  readonly plan: Plan
-  readonly subscription_credits: number
-  readonly onetime_credits: number
-  readonly concurrency_limit: number | null
-  readonly requests_per_minute: number | null
   readonly revoked_at: Date | null
 }
 
@@ -195,17 +189,11 @@ export class AccessTokens extends Context.Service<AccessTokens, {
         // No row: its client was deleted (and its grants with it).
         if (row === undefined || row.revoked_at !== null || row.account_id !== claims.sub) return yield* revoked()
         yield* requireAccessTier(row.plan)
-        const principal: Principal = {
-          accountId: row.account_id,
-          plan: row.plan,
+        return principalOf(row.account_id, row, {
           scopes: claims.scopes,
           credential: { kind: "oauth", clientId: claims.clientId },
-          subject: oauthSubject(row.account_id, claims.clientId),
-          requestsPerMinute: row.requests_per_minute ?? settings.requestsPerMinute,
-          concurrencyLimit: row.concurrency_limit ?? defaultConcurrencyLimit(row.plan),
-          balance: { subscription: row.subscription_credits, onetime: row.onetime_credits }
-        }
-        return principal
+          subject: oauthSubject(row.account_id, claims.clientId)
+        }, settings.requestsPerMinute)
       })
 
       const inspect = (token: string) =>

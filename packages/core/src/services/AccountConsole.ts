@@ -8,9 +8,9 @@ import { timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { CsrfTokenInvalid, InvalidCredential, MissingCredential, ResourceNotFound } from "../domain/errors.ts"
-import type { Plan } from "../domain/models.ts"
-import type { Principal } from "../domain/principal.ts"
-import { defaultConcurrencyLimit } from "../domain/pricing.ts"
+import { principalOf } from "../domain/principal.ts"
+import type { AccountStanding, Principal } from "../domain/principal.ts"
+import { oauthSubject } from "./AccessTokens.ts"
 import { hasIdShape } from "../domain/ids.ts"
 import { Sessions } from "./Sessions.ts"
 import { Settings } from "./Settings.ts"
@@ -36,14 +36,9 @@ export interface ApiKeyView {
   readonly revoked_at: string | null
 }
 
-interface AccountRow {
+interface AccountRow extends AccountStanding {
   readonly id: string
   readonly email: string
-  readonly plan: Plan
-  readonly subscription_credits: number
-  readonly onetime_credits: number
-  readonly concurrency_limit: number | null
-  readonly requests_per_minute: number | null
   readonly credit_alert_armed: boolean
 }
 
@@ -108,17 +103,12 @@ export class AccountConsole extends Context.Service<AccountConsole, {
                  credit_alert_armed
           from accounts where id = ${accountId}`.pipe(Effect.orDie)
         if (row === undefined) return yield* new InvalidCredential({ message: "The session has ended; sign in again." })
-        const principal: Principal = {
-          accountId: row.id,
-          plan: row.plan,
+        // Limits are counted per account and client, as for every OAuth client.
+        const principal = principalOf(row.id, row, {
           scopes: dashboardScopes,
           credential: { kind: "oauth", clientId: dashboardClientId },
-          // Limits are counted per account and client, as for every OAuth client.
-          subject: `oauth:${dashboardClientId}:${row.id}`,
-          requestsPerMinute: row.requests_per_minute ?? settings.requestsPerMinute,
-          concurrencyLimit: row.concurrency_limit ?? defaultConcurrencyLimit(row.plan),
-          balance: { subscription: row.subscription_credits, onetime: row.onetime_credits }
-        }
+          subject: oauthSubject(row.id, dashboardClientId)
+        }, settings.requestsPerMinute)
         return { principal, email: row.email, csrfToken }
       })
 

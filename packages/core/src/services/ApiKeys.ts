@@ -17,10 +17,9 @@ import type { TierInsufficient } from "../domain/errors.ts"
 import type { AuthenticationError } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import { keyExpiringPayload } from "../domain/keyExpiring.ts"
-import type { Plan } from "../domain/models.ts"
-import type { Principal } from "../domain/principal.ts"
+import { principalOf } from "../domain/principal.ts"
+import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { requireAccessTier } from "../domain/access.ts"
-import { defaultConcurrencyLimit } from "../domain/pricing.ts"
 import { AccessTokens, jwtShape } from "./AccessTokens.ts"
 import { baseUrlOf, Settings } from "./Settings.ts"
 
@@ -52,7 +51,7 @@ export interface NewApiKey {
   readonly expiresAt: Date | null
 }
 
-interface CredentialRow {
+interface CredentialRow extends AccountStanding {
   readonly key_id: string
   readonly key_name: string
   readonly key_hash: string
@@ -61,11 +60,6 @@ interface CredentialRow {
   readonly revoked_at: Date | null
   readonly last_used_at: Date | null
   readonly account_id: string
-  readonly plan: Plan
-  readonly subscription_credits: number
-  readonly onetime_credits: number
-  readonly concurrency_limit: number | null
-  readonly requests_per_minute: number | null
 }
 
 export class ApiKeys extends Context.Service<ApiKeys, {
@@ -182,17 +176,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (row.last_used_at === null || now - row.last_used_at.getTime() >= lastUsedResolutionMillis) {
           yield* noteUse(row.key_id, now)
         }
-        const principal: Principal = {
-          accountId: row.account_id,
-          plan: row.plan,
+        return principalOf(row.account_id, row, {
           scopes: row.scopes,
           credential: { kind: "api_key", keyId: row.key_id, name: row.key_name, expiresAt: row.expires_at },
-          subject: row.key_id,
-          requestsPerMinute: row.requests_per_minute ?? settings.requestsPerMinute,
-          concurrencyLimit: row.concurrency_limit ?? defaultConcurrencyLimit(row.plan),
-          balance: { subscription: row.subscription_credits, onetime: row.onetime_credits }
-        }
-        return principal
+          subject: row.key_id
+        }, settings.requestsPerMinute)
       })
 
       return ApiKeys.of({
