@@ -123,7 +123,11 @@ ${hidden}
     res.end()
   }
 
-  const show = async (req: IncomingMessage, res: ServerResponse, params: URLSearchParams) => {
+  /**
+   * The checked request and the signed-in session both steps need; undefined once the answer
+   * is sent instead: an error page, an error back to the client, or the sign-in page.
+   */
+  const proceed = async (req: IncomingMessage, res: ServerResponse, params: URLSearchParams) => {
     const outcome = await check(params)
     if (outcome.kind === "page") return errorPage(res, outcome.message)
     if (outcome.kind === "redirect") {
@@ -131,24 +135,24 @@ ${hidden}
     }
     const session = await currentSession(runtime, req)
     if (Option.isNone(session)) return toSignIn(res, params)
-    sendPage(res, 200, consentPage(outcome.checked, params, session.value.csrfToken))
+    return { checked: outcome.checked, session }
+  }
+
+  const show = async (req: IncomingMessage, res: ServerResponse, params: URLSearchParams) => {
+    const proceeding = await proceed(req, res, params)
+    if (proceeding !== undefined) sendPage(res, 200, consentPage(proceeding.checked, params, proceeding.session.value.csrfToken))
   }
 
   const decide = async (req: IncomingMessage, res: ServerResponse) => {
     const form = await readForm(req)
     const params = new URLSearchParams()
     for (const name of parameterNames) for (const value of form.getAll(name)) params.append(name, value)
-    const outcome = await check(params)
-    if (outcome.kind === "page") return errorPage(res, outcome.message)
-    if (outcome.kind === "redirect") {
-      return redirectError(res, outcome.redirectUri, publicUrl, outcome.state, outcome.error, outcome.description)
-    }
-    const session = await currentSession(runtime, req)
-    if (Option.isNone(session)) return toSignIn(res, params)
+    const proceeding = await proceed(req, res, params)
+    if (proceeding === undefined) return
+    const { checked, session } = proceeding
     if (!csrfMatches(session.value.csrfToken, form.get("csrf_token") ?? undefined)) {
       return sendPage(res, 403, page("Request refused", errorBlock("The form did not come from this site. Go back and try again.")))
     }
-    const { checked } = outcome
     if (form.get("decision") !== "allow") {
       return redirectError(res, checked.redirectUri, publicUrl, checked.state, "access_denied", "The account holder denied access.")
     }
