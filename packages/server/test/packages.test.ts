@@ -194,12 +194,13 @@ describe("the published packages", () => {
     })
   })
 
-  it("(d, e) createLyre mounted in a plain node:http server; @lyre/client: /v1/me, create, wait, download", async () => {
+  it("(d, e) createLyre mounted in a plain node:http server; @lyre/client: /v1/me, create, wait, download; the dashboard ships", async () => {
     const out = await runFixture("embed.ts")
     expect(out["me"]).toMatchObject({ plan: "pro", credits: { total: 1000 } })
     expect(out["created"]).toEqual({ status: "pending", charged: 50 })
     expect(out["progress"]).toContain("ready")
     expect(out["task"]).toEqual({ status: "ready", tracks: 2, error: null })
     expect(out["audio"]).toMatchObject({ type: "audio/mpeg", frameSync: true })
+    expect(out["dashboard"]).toEqual({ page: 200, script: 200 })
   }, 240_000)
 })

@@ -4,7 +4,7 @@
  * /dashboard is the page itself (its routes are the client's), never cached, under a CSP that
  * allows only this origin.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { extname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -27,7 +27,14 @@ const securityHeaders = {
   "x-frame-options": "DENY"
 }
 
-export const defaultDashboardDir = fileURLToPath(new URL("../../../dashboard/dist/", import.meta.url))
+/**
+ * The build copied into a published @lyre/server (`dist/dashboard`, beside `dist/http`), else
+ * the workspace's own (`packages/dashboard/dist`).
+ */
+const dashboardDirs = [new URL("../dashboard/", import.meta.url), new URL("../../../dashboard/dist/", import.meta.url)]
+export const defaultDashboardDir = fileURLToPath(
+  dashboardDirs.find((dir) => existsSync(new URL("index.html", dir))) ?? new URL("../../../dashboard/dist/", import.meta.url)
+)
 
 /**
  * Vite's asset names (`index-P7ZAhhvj.js`; older builds wrote `index.P7ZAhhvj.js`): dot-separated

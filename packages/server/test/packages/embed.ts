@@ -42,6 +42,15 @@ const task = await client.waitForGeneration(created.id, {
   timeoutMs: 180_000,
   onProgress: (progress) => void seen.add(progress.task.status)
 })
+// The account holder's page ships inside the package: its HTML and its hashed script.
+const dashboardPage = await fetch(`${origin}/dashboard`)
+const dashboardHtml = await dashboardPage.text()
+const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(dashboardHtml)?.[1]
+const dashboard = {
+  page: dashboardPage.status,
+  script: script === undefined ? null : (await fetch(`${origin}${script}`)).status
+}
+
 const track = task.tracks[0]
 const audio = track === undefined ? null : await client.downloadStream(track)
 const bytes = audio === null ? new Uint8Array() : new Uint8Array(await new Response(audio.stream).arrayBuffer())
@@ -52,6 +61,7 @@ process.stdout.write(`${JSON.stringify({
   created: { status: created.status, charged: created.credits_used },
   progress: [...seen],
   task: { status: task.status, tracks: task.tracks.length, error: task.error },
+  dashboard,
   audio: audio === null
     ? null
     : { type: audio.contentType, bytes: bytes.length, frameSync: bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0 }
