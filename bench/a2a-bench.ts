@@ -7,42 +7,17 @@
  * A2A_BENCH_MODE=postgres (default; DATABASE_URL / REDIS_URL default to the local servers) or
  * pglite; BENCH_SECONDS (default 8) and BENCH_CONNECTIONS (default 32) as in run.ts.
  */
-import { spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import autocannon from "autocannon"
-import { SqlClient } from "effect/sql/SqlClient"
-import { randomBase62 } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import { freePort, runOn } from "./support.ts"
+import { createAccountKeys, parseBenchMode, startApiOnlyProvider, startBenchService } from "./service.ts"
 import type { BenchRequest } from "./support.ts"
+import type { BenchService } from "./service.ts"
 
-const root = join(import.meta.dirname, "..")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
-const mode = process.env["A2A_BENCH_MODE"] ?? "postgres"
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const mode = parseBenchMode(process.env["A2A_BENCH_MODE"] ?? "postgres")
 const keyCount = 32
 
 const song = { style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" }
-
-const startService = async (env: Record<string, string>, port: number): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
-    if (Date.now() > deadline) throw new Error("the service did not start")
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false)) return child
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
 
 interface Figures {
   readonly rps: number
@@ -77,54 +52,12 @@ const load = async (url: string, duration: number, requestFor: (connection: numb
   }
 }
 
-const admin = async (url: string, token: string, path: string, body: unknown) => {
-  const response = await fetch(`${url}/admin/v1${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  return (await response.json()) as Record<string, string>
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "lyre-a2a-bench-"))
-const databaseName = `lyre_a2a_bench_${randomBase62(10).toLowerCase()}`
-const adminToken = randomBase62(32)
-const upstreamKey = randomBase62(32)
-const upstream = await startFakeUpstream({ apiKey: upstreamKey })
-upstream.control.setDefault({ callbacks: "none" })
-const env: Record<string, string> = {
-  DATA_DIR: dataDir,
-  ADMIN_TOKEN: adminToken,
-  SECRET_KEY: randomBase62(48),
-  RATE_LIMIT_RPM: "100000000",
-  WORKER: "off",
-  PROVIDER: "http",
-  PROVIDER_URL: upstream.url,
-  PROVIDER_API_KEY: upstreamKey
-}
-if (mode === "postgres") {
-  await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
-  const url = new URL(postgresUrl)
-  url.pathname = `/${databaseName}`
-  env["DATABASE_URL"] = url.toString()
-  env["REDIS_URL"] = redisUrl
-}
-const port = await freePort()
-const url = `http://127.0.0.1:${port}`
-let service: ChildProcess | undefined
+const provider = await startApiOnlyProvider()
+let service: BenchService | undefined
 try {
-  service = await startService(env, port)
-  const keys: Array<string> = []
-  for (let i = 0; i < keyCount; i++) {
-    const account = await admin(url, adminToken, "/accounts", {
-      email: `a2a-bench-${i}@example.test`,
-      plan: "ultra",
-      subscription_credits: 2_000_000_000,
-      concurrency_limit: 1_000_000
-    })
-    const key = await admin(url, adminToken, `/accounts/${account["id"]}/keys`, { name: `bench-${i}`, scopes: ["music:generate"] })
-    keys.push(key["key"] ?? "")
-  }
+  service = await startBenchService({ mode, env: provider.env, ready: "/healthz" })
+  const url = service.url
+  const keys = await createAccountKeys(service.admin, keyCount, ["music:generate"])
   const auth = (connection: number) => ({
     authorization: `Bearer ${keys[connection % keys.length] ?? ""}`,
     "content-type": "application/json"
@@ -175,14 +108,6 @@ try {
   }
   process.stdout.write(`ratio A2A / REST: ${(ratio * 100).toFixed(0)}% (goal >= 70%: ${ratio >= 0.7 ? "met" : "NOT met"})\n`)
 } finally {
-  if (service !== undefined && service.exitCode === null) {
-    const exited = new Promise((resolve) => service?.once("exit", resolve))
-    service.kill("SIGTERM")
-    await exited
-  }
-  await upstream.close()
-  rmSync(dataDir, { recursive: true, force: true })
-  if (mode === "postgres") {
-    await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))
-  }
+  await service?.close()
+  await provider.close()
 }

@@ -9,22 +9,15 @@
  * (32), BENCH_MODES (`postgres`, the production setting, and/or `pglite`), DATABASE_URL and
  * REDIS_URL (default: the machine's local servers).
  */
-import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
-import { randomBase62 } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import { cpuMillisOf, freePort, loadPerConnection, query } from "./support.ts"
+import { cpuMillisOf, loadPerConnection } from "./support.ts"
+import { createAccountKeys, parseBenchMode, startApiOnlyProvider, startBenchService } from "./service.ts"
 import type { BenchRequest } from "./support.ts"
+import type { BenchMode } from "./service.ts"
 
-const root = join(import.meta.dirname, "..")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
-const modes = (process.env["BENCH_MODES"] ?? "postgres").split(",")
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const modes = (process.env["BENCH_MODES"] ?? "postgres").split(",").map(parseBenchMode)
 const keyCount = 32
 
 const song = { style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" }
@@ -66,57 +59,12 @@ interface Figures {
   readonly errors: number
 }
 
-const benchMode = async (mode: string): Promise<ReadonlyArray<readonly [string, Figures]>> => {
-  const upstreamKey = randomBase62(32)
-  const upstream = await startFakeUpstream({ apiKey: upstreamKey })
-  upstream.control.setDefault({ callbacks: "none" })
-  const dataDir = mkdtempSync(join(tmpdir(), "lyre-agents-bench-"))
-  const databaseName = `lyre_agents_${randomBase62(10).toLowerCase()}`
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const adminToken = randomBase62(32)
-  const env: Record<string, string> = {
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: adminToken,
-    SECRET_KEY: randomBase62(48),
-    RATE_LIMIT_RPM: "100000000",
-    WORKER: "off",
-    PROVIDER: "http",
-    PROVIDER_URL: upstream.url,
-    PROVIDER_API_KEY: upstreamKey,
-    LOG_LEVEL: "warn"
-  }
-  if (mode === "postgres") {
-    await query(postgresUrl, `create database ${databaseName}`)
-    const databaseUrl = new URL(postgresUrl)
-    databaseUrl.pathname = `/${databaseName}`
-    env["DATABASE_URL"] = databaseUrl.toString()
-    env["REDIS_URL"] = redisUrl
-  }
-  const child = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
+const benchMode = async (mode: BenchMode): Promise<ReadonlyArray<readonly [string, Figures]>> => {
+  const provider = await startApiOnlyProvider()
+  const service = await startBenchService({ mode, env: provider.env })
+  const { url, child } = service
   try {
-    while (!(await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100))
-    const admin = async (path: string, body: unknown) =>
-      (await (await fetch(`${url}/admin/v1${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })).json()) as Record<string, string>
-    const keys: Array<string> = []
-    for (let i = 0; i < keyCount; i++) {
-      const account = await admin("/accounts", {
-        email: `agent-${i}@example.test`,
-        plan: "ultra",
-        subscription_credits: 2_000_000_000,
-        concurrency_limit: 1_000_000
-      })
-      keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["music:generate"] }))["key"] ?? "")
-    }
+    const keys = await createAccountKeys(service.admin, keyCount, ["music:generate"])
     const measure = async (surface: Surface): Promise<Figures> => {
       const sample = surface.request(keys[0] ?? "")
       const answer = await fetch(`${url}${sample.path}`, { method: sample.method, headers: sample.headers, body: sample.body ?? null })
@@ -149,13 +97,8 @@ const benchMode = async (mode: string): Promise<ReadonlyArray<readonly [string, 
     }
     return [[rest.name, baseline], ...others]
   } finally {
-    await new Promise<void>((resolve) => {
-      child.once("exit", () => resolve())
-      child.kill("SIGTERM")
-    })
-    await upstream.close()
-    rmSync(dataDir, { recursive: true, force: true })
-    if (mode === "postgres") await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+    await service.close()
+    await provider.close()
   }
 }
 

@@ -7,9 +7,8 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort, sleep } from "./support.ts"
+import { freePort, repositoryRoot, sleep } from "./support.ts"
 
-const root = join(import.meta.dirname, "..")
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-engine-e2e-"))
 const port = await freePort()
 const url = `http://127.0.0.1:${port}`
@@ -17,8 +16,8 @@ const env: Record<string, string> = {}
 for (const [name, value] of Object.entries(process.env)) {
   if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "PROVIDER", "PROVIDER_URL", "PROVIDER_API_KEY"].includes(name)) env[name] = value
 }
-const service = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
-  cwd: root,
+const service = spawn(process.execPath, [join(repositoryRoot, "packages/server/src/main.ts")], {
+  cwd: repositoryRoot,
   env: { ...env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", PROVIDER_POLL_SECONDS: "5", RATE_LIMIT_RPM: "100000" },
   stdio: ["ignore", "ignore", "ignore"]
 })

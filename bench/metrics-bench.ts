@@ -7,53 +7,15 @@
  *
  * BENCH_SECONDS (default 8) per run; BENCH_MODES=pglite,postgres as in bench/run.ts.
  */
-import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { SqlClient } from "effect/sql/SqlClient"
-import { randomBase62 } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import { cpuMillisOf, freePort, loadPerConnection, runOn } from "./support.ts"
+import { cpuMillisOf, loadPerConnection } from "./support.ts"
+import { createAccountKeys, parseBenchMode, startApiOnlyProvider, startBenchService } from "./service.ts"
+import type { BenchMode } from "./service.ts"
 
-const root = join(import.meta.dirname, "..")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
-const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",")
+const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",").map(parseBenchMode)
 const keyCount = 32
-
-const start = async (env: Record<string, string>, port: number): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
-    if (Date.now() > deadline) throw new Error("the service did not start")
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then(() => true, () => false)) return child
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once("exit", () => resolve())
-    child.kill("SIGTERM")
-  })
-
-const admin = async (url: string, token: string, path: string, body: unknown) => {
-  const response = await fetch(`${url}/admin/v1${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  return (await response.json()) as Record<string, string>
-}
 
 interface Figures {
   readonly rps: number
@@ -79,48 +41,13 @@ const measure = async (child: ChildProcess, url: string, keys: ReadonlyArray<str
 type Side = "on" | "off"
 
 /** One service: its own data (PGlite directory or PostgreSQL database), port and keys. */
-const startSide = async (mode: string, metrics: Side, upstreamUrl: string, upstreamKey: string) => {
-  const dataDir = mkdtempSync(join(tmpdir(), "lyre-metrics-bench-"))
-  const databaseName = `lyre_bench_${randomBase62(10).toLowerCase()}`
-  const adminToken = randomBase62(32)
-  const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: adminToken,
-    SECRET_KEY: randomBase62(48),
-    RATE_LIMIT_RPM: "100000000",
-    WORKER: "off",
-    PROVIDER: "http",
-    PROVIDER_URL: upstreamUrl,
-    PROVIDER_API_KEY: upstreamKey,
-    METRICS: metrics
-  }
-  if (mode === "postgres") {
-    await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
-    const url = new URL(postgresUrl)
-    url.pathname = `/${databaseName}`
-    env["DATABASE_URL"] = url.toString()
-    env["REDIS_URL"] = redisUrl
-  }
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const child = await start(env, port)
-  const keys: Array<string> = []
-  for (let i = 0; i < keyCount; i++) {
-    const account = await admin(url, adminToken, "/accounts", { email: `metrics-${i}@example.test`, plan: "ultra" })
-    const key = await admin(url, adminToken, `/accounts/${account["id"]}/keys`, { name: `bench-${i}`, scopes: ["profile"] })
-    keys.push(key["key"] ?? "")
-  }
-  return {
-    child,
-    url,
-    keys,
-    close: async () => {
-      await stop(child)
-      rmSync(dataDir, { recursive: true, force: true })
-      if (mode === "postgres") {
-        await runOn(postgresUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))
-      }
-    }
+const startSide = async (mode: BenchMode, metrics: Side, providerEnv: Readonly<Record<string, string>>) => {
+  const service = await startBenchService({ mode, env: { ...providerEnv, METRICS: metrics }, ready: "/healthz" })
+  try {
+    return { ...service, keys: await createAccountKeys(service.admin, keyCount, ["profile"]) }
+  } catch (error) {
+    await service.close()
+    throw error
   }
 }
 
@@ -129,14 +56,13 @@ const startSide = async (mode: string, metrics: Side, upstreamUrl: string, upstr
  * shared with other work, whatever else runs weighs on both sides alike, which runs one after
  * the other cannot promise.
  */
-const benchMode = async (mode: string) => {
-  const upstreamKey = randomBase62(32)
-  const upstream = await startFakeUpstream({ apiKey: upstreamKey })
+const benchMode = async (mode: BenchMode) => {
+  const provider = await startApiOnlyProvider()
   const sides: Array<Awaited<ReturnType<typeof startSide>>> = []
   try {
-    const off = await startSide(mode, "off", upstream.url, upstreamKey)
+    const off = await startSide(mode, "off", provider.env)
     sides.push(off)
-    const on = await startSide(mode, "on", upstream.url, upstreamKey)
+    const on = await startSide(mode, "on", provider.env)
     sides.push(on)
     // A short warm-up, so neither side is measured while its JIT is still cold.
     await Promise.all([measure(off.child, off.url, off.keys, 2), measure(on.child, on.url, on.keys, 2)])
@@ -147,7 +73,7 @@ const benchMode = async (mode: string) => {
     return { off: offFigures, on: onFigures }
   } finally {
     for (const side of sides) await side.close()
-    await upstream.close()
+    await provider.close()
   }
 }
 

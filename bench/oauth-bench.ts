@@ -6,22 +6,15 @@
  * OAUTH_BENCH_MODES=pglite,postgres (default postgres: PostgreSQL + Redis, the production shape);
  * BENCH_SECONDS (default 8) per run; BENCH_CONNECTIONS (default 32).
  */
-import { spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { randomBase62 } from "@lyre/core"
-import { cpuMillisOf, freePort, loadPerConnection, query, sleep } from "./support.ts"
+import { cpuMillisOf, loadPerConnection } from "./support.ts"
+import { parseBenchMode, startBenchService } from "./service.ts"
 import type { BenchRequest } from "./support.ts"
+import type { BenchMode } from "./service.ts"
 
-const root = join(import.meta.dirname, "..")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "8")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
-const modes = (process.env["OAUTH_BENCH_MODES"] ?? "postgres").split(",")
+const modes = (process.env["OAUTH_BENCH_MODES"] ?? "postgres").split(",").map(parseBenchMode)
 const accounts = 16
 const password = "bench password 1"
 const callback = "http://127.0.0.1:9/callback"
@@ -68,49 +61,15 @@ const accessTokenFor = async (url: string, email: string): Promise<string> => {
   return ((await tokens.json()) as { access_token: string }).access_token
 }
 
-const benchMode = async (mode: string) => {
-  const dataDir = mkdtempSync(join(tmpdir(), "lyre-oauth-bench-"))
-  const databaseName = `lyre_obench_${randomBase62(10).toLowerCase()}`
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const adminToken = randomBase62(32)
-  const env: Record<string, string> = {
-    PORT: String(port),
-    PUBLIC_URL: url,
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: adminToken,
-    SECRET_KEY: randomBase62(48),
-    RATE_LIMIT_RPM: "100000000",
-    WORKER: "off",
-    LOG_LEVEL: "warn"
-  }
-  if (mode === "postgres") {
-    await query(postgresUrl, `create database ${databaseName}`)
-    const databaseUrl = new URL(postgresUrl)
-    databaseUrl.pathname = `/${databaseName}`
-    env["DATABASE_URL"] = databaseUrl.toString()
-    env["REDIS_URL"] = redisUrl
-  }
+const benchMode = async (mode: BenchMode) => {
   const profileDir = process.env["OAUTH_BENCH_PROFILE_DIR"]
-  const child: ChildProcess = spawn(process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(root, "packages/server/src/main.ts")], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "inherit"]
+  const service = await startBenchService({
+    mode,
+    env: { WORKER: "off" },
+    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
   })
+  const { url, child, admin } = service
   try {
-    const deadline = Date.now() + 60_000
-    while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
-      await sleep(100)
-    }
-    const admin = async (path: string, body: unknown) => {
-      const response = await fetch(`${url}/admin/v1${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      return (await response.json()) as Record<string, string>
-    }
     await admin("/oauth-clients", { client_id: "bench", name: "Bench", redirect_uris: [callback], refresh_tokens: false })
     const keys: Array<string> = []
     const tokens: Array<string> = []
@@ -138,13 +97,7 @@ const benchMode = async (mode: string) => {
     const keysAgain = await run(keys)
     return { keys: { ...keysAgain, rps: (keysFirst.rps + keysAgain.rps) / 2 }, tokens: withTokens }
   } finally {
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve()
-      child.once("exit", () => resolve())
-      child.kill("SIGTERM")
-    })
-    if (mode === "postgres") await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
-    rmSync(dataDir, { recursive: true, force: true })
+    await service.close()
   }
 }
 

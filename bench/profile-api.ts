@@ -8,21 +8,19 @@
  * per PostgreSQL process role, HOT updates, transactions per request), PROFILE_EXPLAIN=3ms (log
  * the plans of statements slower than that through auto_explain, when the server has it).
  */
-import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
-import { cpuMillisOf, freePort, loadPerConnection, query } from "./support.ts"
+import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
+import { adminOf, createAccountKeys, launchService, stopProcess, waitUntilServing } from "./service.ts"
 
-const root = join(import.meta.dirname, "..")
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
 const profileDir = process.env["PROFILE_DIR"]
 /** PROFILE_BARE=1: set up with Lyre, then measure bench/bare-server.ts on the same database. */
 const bare = process.env["PROFILE_BARE"] === "1"
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
 await query(postgresUrl, `create database ${databaseName}`)
 if (process.env["PROFILE_EXPLAIN"]) {
@@ -38,35 +36,23 @@ const url = `http://127.0.0.1:${port}`
 const adminToken = randomBase62(32)
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-prof-"))
 const childEnv = {
-    ...process.env, PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(),
-    REDIS_URL: process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379", ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
+    PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(),
+    REDIS_URL: redisUrl, ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
     RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn"
 }
-const launch = (file: string) =>
-  spawn(process.execPath, [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), join(root, file)], {
-    cwd: root, env: childEnv, stdio: ["ignore", "ignore", "inherit"]
-  })
-const stop = (proc: ReturnType<typeof launch>) =>
-  new Promise<void>((resolve) => { proc.once("exit", () => resolve()); proc.kill("SIGTERM") })
+const launch = (entry: string) =>
+  launchService({ entry, env: childEnv, nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] })
 let child = launch("packages/server/src/main.ts")
-while (!(await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 100))
-const admin = async (path: string, body: unknown) =>
-  (await (await fetch(`${url}/admin/v1${path}`, {
-    method: "POST", headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: JSON.stringify(body)
-  })).json()) as Record<string, string>
-const keys: Array<string> = []
-for (let i = 0; i < 32; i++) {
-  const account = await admin("/accounts", { email: `p${i}@example.test`, plan: "ultra", subscription_credits: 2_000_000_000, concurrency_limit: 1_000_000 })
-  keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "p", scopes: ["music:generate"] }))["key"] ?? "")
-}
+await waitUntilServing(child, url, "/readyz")
+const keys = await createAccountKeys(adminOf(url, adminToken), 32, ["music:generate"])
 const auth = (key: string) => ({ authorization: `Bearer ${key}` })
 const task = (await (await fetch(`${url}/api/v1/music/generations`, {
   method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body: JSON.stringify({ style: "a", title: "t", instrumental: true })
 })).json()) as { id: string }
 if (bare) {
-  await stop(child)
+  await stopProcess(child)
   child = launch("bench/bare-server.ts")
-  while (!(await fetch(`${url}/api/v1/me`).then(() => true, () => false))) await new Promise((r) => setTimeout(r, 100))
+  await waitUntilServing(child, url, "/api/v1/me")
 }
 const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
 const requestFor = (i: number) => {
@@ -123,7 +109,7 @@ if (process.env["PROFILE_ROLES"]) {
   process.stdout.write(roles.map((r) => `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ") + " ms/request\n")
 }
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request, load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
-await stop(child)
+await stopProcess(child)
 await upstream.close()
 await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
 rmSync(dataDir, { recursive: true, force: true })

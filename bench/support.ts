@@ -1,13 +1,20 @@
 /**
  * What the benchmark scripts share: SQL on a database by URL, free ports, percentiles, CPU time
- * of processes, and autocannon runs in which every connection keeps its own request.
+ * of processes, and autocannon runs in which every connection keeps its own request. Starting
+ * a Lyre service for a run is service.ts's.
  */
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
+import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+
+export const repositoryRoot = join(import.meta.dirname, "..")
+/** The server on which each PostgreSQL run creates its own database; the machine's local one unless set. */
+export const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+export const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 
 export const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
   Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))

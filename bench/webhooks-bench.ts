@@ -11,21 +11,16 @@
  *    receiver, for WEBHOOKS_BENCH_LAG_TASKS (default 200) tasks finished by callbacks at about
  *    20 per second. Target: p99 under 200 ms.
  */
-import { spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
-import { cpus, loadavg, tmpdir } from "node:os"
-import { join } from "node:path"
+import { cpus, loadavg } from "node:os"
 import { randomBase62 } from "@lyre/core"
-import { freePort, percentile, query, sleep } from "./support.ts"
+import { percentile, query, sleep } from "./support.ts"
+import { startBenchService } from "./service.ts"
+import type { BenchService } from "./service.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { verifyWebhook } from "@lyre/webhooks"
 
-const root = join(import.meta.dirname, "..")
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const throughputEvents = Number(process.env["WEBHOOKS_BENCH_EVENTS"] ?? "5000")
 const lagTasks = Number(process.env["WEBHOOKS_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "webhooks-bench-key"
@@ -73,69 +68,23 @@ const startReceiver = async () => {
   }
 }
 
-interface Service {
-  readonly url: string
+interface Service extends BenchService {
   readonly databaseUrl: string
-  readonly admin: (path: string, body: unknown) => Promise<Record<string, string>>
-  readonly stop: () => Promise<void>
 }
 
 const startService = async (upstream: FakeUpstream, pollSeconds: number): Promise<Service> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "lyre-webhooks-bench-"))
-  const databaseName = `lyre_hbench_${randomBase62(10).toLowerCase()}`
-  await query(postgresUrl, `create database ${databaseName}`)
-  const databaseUrl = new URL(postgresUrl)
-  databaseUrl.pathname = `/${databaseName}`
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const adminToken = randomBase62(32)
-  const child: ChildProcess = spawn(process.execPath, [join(root, "packages/server/src/main.ts")], {
-    cwd: root,
+  const service = await startBenchService({
+    mode: "postgres",
     env: {
-      ...process.env,
-      PORT: String(port),
-      PUBLIC_URL: url,
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl.toString(),
-      REDIS_URL: redisUrl,
-      SECRET_KEY: randomBase62(48),
-      ADMIN_TOKEN: adminToken,
-      RATE_LIMIT_RPM: "100000000",
       PROVIDER: "http",
       PROVIDER_URL: upstream.url,
       PROVIDER_API_KEY: upstreamKey,
       PROVIDER_POLL_SECONDS: String(pollSeconds),
       WORKER: "inline",
-      WEBHOOK_ALLOW_PRIVATE: "true",
-      LOG_LEVEL: "warn"
-    },
-    stdio: ["ignore", "ignore", "inherit"]
-  })
-  const deadline = Date.now() + 60_000
-  while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
-    await sleep(100)
-  }
-  return {
-    url,
-    databaseUrl: databaseUrl.toString(),
-    admin: async (path, body) => {
-      const response = await fetch(`${url}/admin/v1${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      return (await response.json()) as Record<string, string>
-    },
-    stop: async () => {
-      await new Promise<void>((resolve) => {
-        child.once("exit", () => resolve())
-        child.kill("SIGTERM")
-      })
-      await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
-      rmSync(dataDir, { recursive: true, force: true })
+      WEBHOOK_ALLOW_PRIVATE: "true"
     }
-  }
+  })
+  return { ...service, databaseUrl: service.databaseUrl ?? "" }
 }
 
 /** An Ultra account with a key and an endpoint at the receiver; answers the account id and key. */
@@ -175,7 +124,7 @@ const throughput = async () => {
     const distinct = new Set(receiver.arrivals.map((a) => a.eventId)).size
     return { distinct, received: receiver.arrivals.length, rejected: receiver.rejected(), seconds, perSecond: distinct / seconds }
   } finally {
-    await service.stop()
+    await service.close()
     await receiver.close()
     await upstream.close()
   }
@@ -223,7 +172,7 @@ const lag = async () => {
       .filter((n) => Number.isFinite(n))
     return { samples: lags.length, p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags) }
   } finally {
-    await service.stop()
+    await service.close()
     await receiver.close()
     await upstream.close()
   }

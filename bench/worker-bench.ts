@@ -16,24 +16,19 @@
  * (default 2000) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
  * WORKER_BENCH_MODES (`inline`, `split`, default both) picks the throughput runs.
  */
-import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
-import { cpus, loadavg, tmpdir } from "node:os"
-import { join } from "node:path"
-import { randomBase62 } from "@lyre/core"
+import { cpus, loadavg } from "node:os"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { cpuMillisOf, freePort, percentile, query, runOn } from "./support.ts"
+import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
+import { adminOf, createAccountKeys, launchService, prepareBenchData, stopProcess, waitUntilServing } from "./service.ts"
 
 const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThread: true })
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
-const root = join(import.meta.dirname, "..")
-const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
-const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? "2000")
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
@@ -94,81 +89,34 @@ interface Service {
 /** A fresh database and `pnpm start` against it, with the fake upstream as its provider. */
 /** `split`: the API (WORKER=off) and a `pnpm worker` as two processes; else `pnpm start` with its inline worker. */
 const startService = async (upstream: FakeUpstream, pollSeconds: number, split: boolean): Promise<Service> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "lyre-worker-bench-"))
-  const databaseName = `lyre_wbench_${randomBase62(10).toLowerCase()}`
-  await query(postgresUrl, `create database ${databaseName}`)
-  const databaseUrl = new URL(postgresUrl)
-  databaseUrl.pathname = `/${databaseName}`
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const adminToken = randomBase62(32)
+  const data = await prepareBenchData("postgres")
   const env = {
-    ...process.env,
-    PUBLIC_URL: url,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl.toString(),
-    REDIS_URL: redisUrl,
-    SECRET_KEY: randomBase62(48),
-    ADMIN_TOKEN: adminToken,
-    RATE_LIMIT_RPM: "100000000",
+    ...data.env,
     PROVIDER: "http",
     PROVIDER_URL: upstream.url,
     PROVIDER_API_KEY: upstreamKey,
-    PROVIDER_POLL_SECONDS: String(pollSeconds),
-    LOG_LEVEL: "warn"
+    PROVIDER_POLL_SECONDS: String(pollSeconds)
   }
-  const profile = process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []
-  const launch = (entry: string, extra: Record<string, string>): ChildProcess =>
-    spawn(process.execPath, [...profile, join(root, "packages/server/src", entry)], {
-      cwd: root,
-      env: { ...env, ...extra },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
+  const nodeArgs = process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []
+  const launch = (entry: string, extra: Record<string, string>) =>
+    launchService({ entry: `packages/server/src/${entry}`, env: { ...env, ...extra }, nodeArgs })
+  // Both at once: a worker answers no readiness probe, so it gets the API's start-up and the
+  // making of the accounts to be up before the load begins.
   const children = split
-    ? [launch("main.ts", { PORT: String(port), WORKER: "off" }), launch("worker-main.ts", {})]
-    : [launch("main.ts", { PORT: String(port), WORKER: "inline" })]
-  const child = children[0] as ChildProcess
-  const deadline = Date.now() + 60_000
-  while (!(await fetch(`${url}/readyz`).then((res) => res.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error("the service did not start")
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  const admin = async (path: string, body: unknown) => {
-    const response = await fetch(`${url}/admin/v1${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify(body)
-    })
-    return (await response.json()) as Record<string, string>
-  }
-  const keys: Array<string> = []
-  for (let i = 0; i < 64; i++) {
-    const account = await admin("/accounts", {
-      email: `worker-bench-${i}@example.test`,
-      plan: "ultra",
-      subscription_credits: 2_000_000_000,
-      concurrency_limit: 1_000_000
-    })
-    keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["music:generate"] }))["key"] ?? "")
-  }
+    ? [launch("main.ts", { WORKER: "off" }), launch("worker-main.ts", {})]
+    : [launch("main.ts", { WORKER: "inline" })]
+  await waitUntilServing(children[0] as ChildProcess, data.url, "/readyz")
+  const keys = await createAccountKeys(adminOf(data.url, data.adminToken), 64, ["music:generate"])
   return {
-    url,
-    databaseUrl: databaseUrl.toString(),
+    url: data.url,
+    databaseUrl: data.databaseUrl ?? "",
     keys,
     cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
     cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
     mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOfMain(proc.pid)),
     stop: async () => {
-      await Promise.all(children.map((proc) =>
-        new Promise<void>((resolve) => {
-          proc.once("exit", () => resolve())
-          proc.kill("SIGTERM")
-        })
-      ))
-      leftovers.push(async () => {
-        await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
-        rmSync(dataDir, { recursive: true, force: true })
-      })
+      await Promise.all(children.map(stopProcess))
+      leftovers.push(data.remove)
     }
   }
 }

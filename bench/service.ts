@@ -1,0 +1,194 @@
+/**
+ * A Lyre service for one benchmark run: data of its own (a temporary directory, in postgres
+ * mode a fresh database and Redis), a free port, its admin API, and removal of all of it.
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { randomBase62 } from "@lyre/core"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import { freePort, postgresUrl, query, redisUrl, repositoryRoot, sleep } from "./support.ts"
+
+/** `postgres`: PostgreSQL + Redis, the production shape; `pglite`: the embedded default, limits in memory. */
+export type BenchMode = "postgres" | "pglite"
+
+/** A mode named in a script's switch; a misspelt one would otherwise run as PGlite under the wrong heading. */
+export const parseBenchMode = (name: string): BenchMode => {
+  if (name === "postgres" || name === "pglite") return name
+  throw new Error(`unknown benchmark mode "${name}": postgres or pglite`)
+}
+
+export type Admin = (path: string, body: unknown) => Promise<Record<string, string>>
+
+/** POSTs to the admin API of the service at `url`. */
+export const adminOf = (url: string, adminToken: string): Admin => async (path, body) => {
+  const response = await fetch(`${url}/admin/v1${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  return (await response.json()) as Record<string, string>
+}
+
+/**
+ * One key per Ultra account, as many clients would have: each account's balance row is its own
+ * lock. Credits and concurrency are ample enough that no run is ever refused for them.
+ */
+export const createAccountKeys = async (admin: Admin, count: number, scopes: ReadonlyArray<string>) => {
+  const keys: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const account = await admin("/accounts", {
+      email: `bench-${i}@example.test`,
+      plan: "ultra",
+      subscription_credits: 2_000_000_000,
+      concurrency_limit: 1_000_000
+    })
+    keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: `bench-${i}`, scopes }))["key"] ?? "")
+  }
+  return keys
+}
+
+/**
+ * The provider of a service whose worker is off: a fake upstream that accepts every task at once
+ * and never calls back, so what is measured is the API's own work. `env` is the service's side.
+ */
+export const startApiOnlyProvider = async () => {
+  const apiKey = randomBase62(32)
+  const upstream = await startFakeUpstream({ apiKey })
+  upstream.control.setDefault({ callbacks: "none" })
+  return {
+    env: { WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: apiKey },
+    close: () => upstream.close()
+  }
+}
+
+export interface BenchData {
+  readonly url: string
+  readonly port: number
+  readonly adminToken: string
+  /** On PGlite the database lives in DATA_DIR. */
+  readonly databaseUrl: string | undefined
+  /** What every benchmark's service runs with: its data, port, secrets and no rate limit to speak of. */
+  readonly env: Readonly<Record<string, string>>
+  /** Drops the database and removes the data directory; the processes using them must be gone. */
+  readonly remove: () => Promise<void>
+}
+
+/** A data directory, in postgres mode a fresh database too, and a free port, for one service. */
+export const prepareBenchData = async (mode: BenchMode): Promise<BenchData> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "lyre-bench-"))
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const adminToken = randomBase62(32)
+  const env: Record<string, string> = {
+    PORT: String(port),
+    PUBLIC_URL: url,
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    SECRET_KEY: randomBase62(48),
+    RATE_LIMIT_RPM: "100000000",
+    LOG_LEVEL: "warn"
+  }
+  const databaseName = `lyre_bench_${randomBase62(10).toLowerCase()}`
+  let databaseUrl: string | undefined
+  if (mode === "postgres") {
+    await query(postgresUrl, `create database ${databaseName}`)
+    const database = new URL(postgresUrl)
+    database.pathname = `/${databaseName}`
+    databaseUrl = database.toString()
+    env["DATABASE_URL"] = databaseUrl
+    env["REDIS_URL"] = redisUrl
+  }
+  return {
+    url,
+    port,
+    adminToken,
+    databaseUrl,
+    env,
+    remove: async () => {
+      if (databaseUrl !== undefined) await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+export interface LaunchOptions {
+  /** Relative to the repository root. */
+  readonly entry?: string
+  readonly env: Readonly<Record<string, string>>
+  /** For node itself, before the entry: `--cpu-prof` and its directory, say. */
+  readonly nodeArgs?: ReadonlyArray<string>
+}
+
+/**
+ * Starts `entry` (the service's `pnpm start` unless told) with this process's environment under
+ * `env`. DATABASE_URL and REDIS_URL come from `env` alone: inherited ones would turn a PGlite
+ * run into one on the machine's servers.
+ */
+export const launchService = ({ entry = "packages/server/src/main.ts", env, nodeArgs = [] }: LaunchOptions): ChildProcess => {
+  const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env
+  return spawn(process.execPath, [...nodeArgs, join(repositoryRoot, entry)], {
+    cwd: repositoryRoot,
+    env: { ...inherited, ...env },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+}
+
+/**
+ * Waits until `path` answers with anything below 500: `/readyz` answers 503 until the database
+ * (and Redis) can be reached, and the bare server answers 401 to any request without a key.
+ */
+export const waitUntilServing = async (child: ChildProcess, url: string, path: string) => {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
+    if (Date.now() > deadline) throw new Error("the service did not start")
+    if (await fetch(`${url}${path}`).then((response) => response.status < 500, () => false)) return
+    await sleep(100)
+  }
+}
+
+/** SIGTERM, then the exit; at once for a process already gone. */
+export const stopProcess = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once("exit", () => resolve())
+    child.kill("SIGTERM")
+  })
+
+export interface BenchServiceOptions {
+  readonly mode: BenchMode
+  /** The script's own settings (WORKER, PROVIDER, METRICS, ...), over the shared ones. */
+  readonly env?: Readonly<Record<string, string>>
+  readonly entry?: string
+  readonly nodeArgs?: ReadonlyArray<string>
+  /** `/readyz` (the default) waits for the database as well, `/healthz` for the listener alone. */
+  readonly ready?: "/healthz" | "/readyz"
+}
+
+export interface BenchService extends Omit<BenchData, "remove"> {
+  readonly child: ChildProcess
+  readonly admin: Admin
+  /** Stops the service, then drops its database and removes its data directory. */
+  readonly close: () => Promise<void>
+}
+
+/** A Lyre service on data of its own, answering at `url`. */
+export const startBenchService = async (options: BenchServiceOptions): Promise<BenchService> => {
+  const { remove, ...data } = await prepareBenchData(options.mode)
+  const env = { ...data.env, ...options.env }
+  const child = launchService({ env, entry: options.entry, nodeArgs: options.nodeArgs })
+  const close = async () => {
+    await stopProcess(child)
+    await remove()
+  }
+  try {
+    await waitUntilServing(child, data.url, options.ready ?? "/readyz")
+  } catch (error) {
+    await close()
+    throw error
+  }
+  return { ...data, env, child, admin: adminOf(data.url, data.adminToken), close }
+}
