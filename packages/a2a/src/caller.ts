@@ -14,8 +14,12 @@ import type { ApiError, CallContext, CoreRuntime } from "@lyre/core"
  * The one place an A2A request becomes a core call context, with the audience an OAuth access
  * token must name here: `resource`, `${PUBLIC_URL}/a2a`.
  */
-export const a2aCallContext = (runtime: CoreRuntime, authorization: string | undefined, resource: string): CallContext =>
-  makeCallContext(runtime, { authorization, resource })
+export const a2aCallContext = (
+  runtime: CoreRuntime,
+  authorization: string | undefined,
+  resource: string,
+  idempotencyKey?: string
+): CallContext => makeCallContext(runtime, { authorization, resource, idempotencyKey })
 
 export type CallResult<A> =
   | { readonly ok: true; readonly value: A }
@@ -50,8 +54,8 @@ export class Caller implements User {
   }
 
   /** Calls one procedure; a failure comes back as the domain error, never thrown. */
-  async call<A>(input: unknown, run: (procedures: Procedures) => Promise<A>): Promise<CallResult<A>> {
-    const ctx = a2aCallContext(this.runtime, this.authorization, this.resource)
+  async call<A>(input: unknown, run: (procedures: Procedures) => Promise<A>, idempotencyKey?: string): Promise<CallResult<A>> {
+    const ctx = a2aCallContext(this.runtime, this.authorization, this.resource, idempotencyKey)
     this.procedureCalls += 1
     try {
       const value = await run(createCaller(ctx))

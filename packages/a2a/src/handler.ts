@@ -18,11 +18,12 @@ import type {
 } from "@a2a-js/sdk"
 import { A2AError } from "@a2a-js/sdk/server"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
+import { IdempotencyKeyReused } from "@lyre/core"
 import type { ApiError, GenerationTask, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
 import type { Caller } from "./caller.ts"
 import { a2aErrorFor, a2aErrorForProblem, shielded } from "./errors.ts"
-import { readSendParams, readTaskIdParams } from "./message.ts"
+import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
 import { contextIdFor, endEvents, finalStatus, isFinished, statusUpdate, toA2aTask } from "./task.ts"
 
 export interface WaitOptions {
@@ -150,8 +151,18 @@ export class LyreRequestHandler implements A2ARequestHandler {
     const read = readSendParams(params)
     if (!read.ok) throw a2aErrorForProblem(read.problem)
     // The input is judged by core's GenerateRequest schema inside the procedure, not here.
-    const created = await caller.call(read.input, (procedures) => procedures.generations.create(read.input as RouterInputs["generations"]["create"]))
-    if (!created.ok) throw a2aErrorFor(created.error)
+    const created = await caller.call(
+      read.input,
+      (procedures) => procedures.generations.create(read.input as RouterInputs["generations"]["create"]),
+      idempotencyKeyOf(read.messageId)
+    )
+    if (!created.ok) {
+      throw a2aErrorFor(
+        created.error._tag === "IdempotencyKeyReused"
+          ? new IdempotencyKeyReused({ message: "This messageId was already sent with another message; give each message its own messageId." })
+          : created.error
+      )
+    }
     return { task: created.value, contextId: read.contextId ?? contextIdFor(created.value.id), blocking: read.blocking }
   }
 

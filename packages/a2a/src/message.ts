@@ -3,6 +3,7 @@
  * not validated here: core's schema judges it inside the create procedure, so an A2A agent gets
  * the same 400s as a REST client. Only the message's own shape (the protocol's) is checked here.
  */
+import { createHash } from "node:crypto"
 import type { MessageSendParams } from "@a2a-js/sdk"
 import { z } from "zod"
 import { titleFromStyle } from "./title.ts"
@@ -34,7 +35,13 @@ export type MessageProblem =
   | { readonly kind: "continues_task" }
 
 export type ReadMessage =
-  | { readonly ok: true; readonly input: unknown; readonly contextId: string | undefined; readonly blocking: boolean }
+  | {
+    readonly ok: true
+    readonly input: unknown
+    readonly messageId: string
+    readonly contextId: string | undefined
+    readonly blocking: boolean
+  }
   | { readonly ok: false; readonly problem: MessageProblem }
 
 const firstIssue = (error: z.ZodError): MessageProblem => {
@@ -63,10 +70,19 @@ export const readSendParams = (params: MessageSendParams): ReadMessage => {
       problem: { kind: "invalid", message: "Send one data part with the generation request.", param: "params.message.parts" }
     }
   }
-  if (data[0] !== undefined) return { ok: true, input: data[0], contextId: message.contextId, blocking }
+  const { messageId, contextId } = message
+  if (data[0] !== undefined) return { ok: true, input: data[0], messageId, contextId, blocking }
   const style = parts.flatMap((part) => (part.kind === "text" ? [part.text] : [])).join("\n").trim()
-  return { ok: true, input: { style, title: titleFromStyle(style), instrumental: true }, contextId: message.contextId, blocking }
+  return { ok: true, input: { style, title: titleFromStyle(style), instrumental: true }, messageId, contextId, blocking }
 }
+
+/**
+ * A message is sent once: its `messageId` (the sender's, unique per message) is the create's
+ * idempotency key, so a `message/send` retried after a lost answer charges once. Hashed, so any
+ * length fits, and named apart from the keys REST and MCP clients choose.
+ */
+export const idempotencyKeyOf = (messageId: string): string =>
+  `a2a:${createHash("sha256").update(messageId).digest("base64url")}`
 
 export type ReadTaskId =
   | { readonly ok: true; readonly id: string }

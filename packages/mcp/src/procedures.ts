@@ -28,8 +28,8 @@ export interface McpRequest {
  * The one place an MCP request becomes a procedure call context, with the token audience
  * (`resource: ${PUBLIC_URL}/mcp`).
  */
-export const callContextFor = (request: McpRequest): CallContext =>
-  makeCallContext(request.runtime, { authorization: request.authorization, resource: request.resource })
+export const callContextFor = (request: McpRequest, idempotencyKey?: string): CallContext =>
+  makeCallContext(request.runtime, { authorization: request.authorization, resource: request.resource, idempotencyKey })
 
 export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
 
@@ -42,9 +42,10 @@ const isChallenge = (error: ApiError): boolean => wwwAuthenticateFor(error, "") 
 export const invoke = async <A>(
   request: McpRequest,
   input: unknown,
-  call: (caller: Caller) => Promise<A>
+  call: (caller: Caller) => Promise<A>,
+  idempotencyKey?: string
 ): Promise<Outcome<A>> => {
-  const ctx = callContextFor(request)
+  const ctx = callContextFor(request, idempotencyKey)
   try {
     const value = await call(createCaller(ctx))
     return { ok: true, value }

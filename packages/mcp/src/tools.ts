@@ -13,6 +13,7 @@ import {
   GenerationTaskList,
   GetGenerationParams,
   ListGenerationsQuery,
+  maxIdempotencyKeyLength,
   modelNames,
   priceOf,
   renderError,
@@ -80,6 +81,17 @@ export const WaitForGenerationParams = GetGenerationParams.extend({
   )
 })
 
+/**
+ * The request's fields and, as REST's `Idempotency-Key` header is here, an optional key: a call
+ * retried with the same key and arguments answers the first task and charges once.
+ */
+export const GenerateMusicArguments = GenerateRequestFields.extend({
+  idempotency_key: z.string().min(1).max(maxIdempotencyKeyLength).optional().describe(
+    "A unique string (a UUID, say) for this song. Calling again with the same key and arguments within 24 hours " +
+      "returns the first task instead of charging again, so a call whose answer was lost can be retried safely."
+  )
+})
+
 const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", ")
 
 const generateDescription = [
@@ -88,6 +100,7 @@ const generateDescription = [
   `Models: aether (the default and the best), echo, and nocturne, which is deprecated (kept for backward compatibility, not for new integrations).`,
   `${aetherOnlyParameters.join(", ")} are understood by aether only; with another model they are refused.`,
   "Returns the pending task at once; call wait_for_generation with its id to get the finished tracks (MP3 links and covers).",
+  "Pass idempotency_key to retry a call safely: the same key and arguments never charge twice.",
   "Call get_account first to see the credit balance and limits."
 ].join(" ")
 
@@ -96,13 +109,13 @@ export const tools: ReadonlyArray<LyreTool> = [
     name: "generate_music",
     title: "Generate music",
     description: generateDescription,
-    input: GenerateRequestFields,
+    input: GenerateMusicArguments,
     output: GenerationTask,
-    // Spends credits and starts a job at the provider each time it is called: not idempotent,
-    // not read-only, open-world; it destroys nothing.
+    // Spends credits and starts a job at the provider each time it is called without a key: not
+    // idempotent, not read-only, open-world; it destroys nothing.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    run: async (args, { request }) =>
-      resultOf(await invoke(request, args, (caller) => caller.generations.create(args)), taskResult)
+    run: async ({ idempotency_key: idempotencyKey, ...fields }, { request }) =>
+      resultOf(await invoke(request, fields, (caller) => caller.generations.create(fields), idempotencyKey), taskResult)
   }),
   defineTool({
     name: "get_generation",

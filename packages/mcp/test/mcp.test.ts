@@ -80,7 +80,7 @@ describe("tools/list", () => {
       "get_account"
     ])
     const generate = tools.find((tool) => tool.name === "generate_music")
-    expect(Object.keys(generate?.inputSchema.properties ?? {})).toEqual(Object.keys(GenerateRequestFields.shape))
+    expect(Object.keys(generate?.inputSchema.properties ?? {})).toEqual([...Object.keys(GenerateRequestFields.shape), "idempotency_key"])
     expect(generate?.inputSchema.required).toEqual(["style", "title"])
     expect(generate?.inputSchema["additionalProperties"]).toBe(false)
     for (const [model, price] of Object.entries(priceOf)) expect(generate?.description).toContain(`${model} ${price}`)
@@ -175,6 +175,32 @@ describe("tools/call with an API key", () => {
     expect((extra as McpError).data).toMatchObject({ error: { code: "unknown_parameter", param: "tempo" } })
     const wait = await call(client, "wait_for_generation", { id: "gen_x", timeout_seconds: 121 }).catch((error: unknown) => error)
     expect((wait as McpError).data).toMatchObject({ error: { param: "timeout_seconds" } })
+    await client.close()
+  })
+
+  it("charges once for a call retried with the same idempotency_key, the key shared with REST's header", async () => {
+    const account = await createAccount(server)
+    const client = await connect(account.key)
+    const key = `mcp-${Date.now()}-${Math.random()}`
+    const first = structured(await call(client, "generate_music", { ...validSong, idempotency_key: key }))
+    const retried = structured(await call(client, "generate_music", { ...validSong, idempotency_key: key }))
+    expect(retried["id"]).toBe(first["id"])
+    expect(structured(await call(client, "get_account"))).toMatchObject({ credits: { total: 1_000 - priceOf.aether } })
+    // The same account's REST create with that key and body is the same create.
+    const rest = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: validSong,
+      headers: { "idempotency-key": key }
+    })
+    expect(rest.body["id"]).toBe(first["id"])
+    expect(rest.headers.get("idempotent-replayed")).toBe("true")
+    expect(envelopeOf(await call(client, "generate_music", { ...validSong, title: "Another", idempotency_key: key }))).toMatchObject({
+      code: "idempotency_key_reused"
+    })
+    const tooLong = await client.callTool({ name: "generate_music", arguments: { ...validSong, idempotency_key: "k".repeat(256) } })
+      .then(() => undefined, (cause: unknown) => cause)
+    expect(tooLong).toBeInstanceOf(McpError)
+    expect(structured(await call(client, "get_account"))).toMatchObject({ credits: { total: 1_000 - priceOf.aether } })
     await client.close()
   })
 

@@ -10,6 +10,7 @@ import {
   appRouter,
   InvalidParameter,
   makeCallContext,
+  maxIdempotencyKeyLength,
   MethodNotAllowed,
   renderError,
   RouteNotFound,
@@ -25,7 +26,6 @@ export interface RestOptions {
   readonly publicUrl: string
 }
 
-const maxIdempotencyKeyLength = 255
 
 export const sendJson = (
   res: ServerResponse,

@@ -125,6 +125,24 @@ describe("bodies and shapes that are not A2A requests", () => {
     expect((await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total).toBe(before)
   })
 
+  it("charges once for a message/send retried with the same messageId; another message under that id is refused", async () => {
+    const sender = await createAccount(server)
+    const message = dataMessage({ ...validSong, model: "echo" })
+    const first = await rpc(server, call("message/send", message), { key: sender.key })
+    const retried = await rpc(server, call("message/send", message, 2), { key: sender.key })
+    expect(first.body.result?.["id"]).toBeDefined()
+    expect(retried.body.result?.["id"]).toBe(first.body.result?.["id"])
+    const charged = (await api(server, "GET", "/api/v1/me", { key: sender.key })).body.credits?.total
+    expect(charged).toBe(1_000 - 100)
+    const reused = await rpc(server, call("message/send", { message: { ...message.message, parts: [{ kind: "data", data: { ...validSong, title: "Other" } }] } }, 3), {
+      key: sender.key
+    })
+    expectError(reused.body, -32602, 3)
+    expect(reused.body.error?.data).toMatchObject({ error: { code: "idempotency_key_reused" } })
+    expect(String(reused.body.error?.data?.error?.message)).toContain("messageId")
+    expect((await api(server, "GET", "/api/v1/me", { key: sender.key })).body.credits?.total).toBe(charged)
+  })
+
   it("-32005 for a file part and -32004 for a message continuing a task", async () => {
     const file = await rpc(server, call("message/send", {
       message: { kind: "message", role: "user", messageId: "f", parts: [{ kind: "file", file: { uri: "https://example.com/a.mp3" } }] }

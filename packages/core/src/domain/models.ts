@@ -52,6 +52,13 @@ const text = (min: number, max: number) =>
 
 const unitInterval = z.number().min(0).max(1)
 
+/**
+ * The longest idempotency key a create takes: REST's `Idempotency-Key` header and MCP's
+ * `idempotency_key` argument. The same key and body within 24 hours answer the first task and
+ * charge once.
+ */
+export const maxIdempotencyKeyLength = 255
+
 export const GenerateRequestFields = z.strictObject({
   style: text(1, 1000).describe("Style description (genre, vocal type, tempo, mood)."),
   title: text(1, 200).describe("Song title."),
