@@ -68,16 +68,21 @@ try {
     headers: auth(connection),
     body: JSON.stringify(song)
   })
+  // Every message its own messageId: a repeated one is a retry, answered without a new task.
+  let sent = 0
+  const a2aBody = (connection: number) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: connection,
+      method: "message/send",
+      params: { message: { kind: "message", role: "user", messageId: `bench-${connection}-${sent++}`, parts: [{ kind: "data", data: song }] } }
+    })
   const a2a = (connection: number): BenchRequest => ({
     method: "POST",
     path: "/a2a",
     headers: auth(connection),
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: connection,
-      method: "message/send",
-      params: { message: { kind: "message", role: "user", messageId: `bench-${connection}`, parts: [{ kind: "data", data: song }] } }
-    })
+    body: a2aBody(connection),
+    freshBody: () => a2aBody(connection)
   })
   // Warm both paths, then measure them in turns (REST, A2A, A2A, REST), so neither is always
   // the one that runs on the larger table or the busier machine.

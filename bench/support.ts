@@ -59,6 +59,8 @@ export interface BenchRequest {
   readonly path: string
   readonly headers: Record<string, string>
   readonly body?: string
+  /** A new body for every request, for a request that must not repeat (an A2A message's id). */
+  readonly freshBody?: () => string
 }
 
 /**
@@ -77,8 +79,12 @@ export const loadPerConnection = (
     connections: options.connections,
     duration: options.duration,
     setupClient: (client) => {
-      const request = requestFor(next++)
-      client.setRequests([{ ...request, headers: { ...request.headers } }])
+      const { freshBody, ...request } = requestFor(next++)
+      client.setRequests([{
+        ...request,
+        headers: { ...request.headers },
+        ...(freshBody === undefined ? {} : { setupRequest: (sent: autocannon.Request) => ({ ...sent, body: freshBody() }) })
+      }])
     }
   })
 }
