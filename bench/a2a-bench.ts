@@ -7,8 +7,8 @@
  * A2A_BENCH_MODE=postgres (default; DATABASE_URL / REDIS_URL default to the local servers) or
  * pglite; BENCH_SECONDS (default 8) and BENCH_CONNECTIONS (default 32) as in run.ts.
  */
-import autocannon from "autocannon"
 import { createAccountKeys, parseBenchMode, startApiOnlyProvider, startBenchService } from "./service.ts"
+import { loadPerConnection } from "./support.ts"
 import type { BenchRequest } from "./support.ts"
 import type { BenchService } from "./service.ts"
 
@@ -27,23 +27,17 @@ interface Figures {
   readonly errors: number
 }
 
-/** Like `loadPerConnection`, and it also counts 200 answers whose body is a JSON-RPC error. */
+/** `loadPerConnection`, also counting 200 answers whose body is a JSON-RPC error. */
 const load = async (url: string, duration: number, requestFor: (connection: number) => BenchRequest): Promise<Figures> => {
-  let next = 0
   let errorBodies = 0
-  const result = await autocannon({
-    url,
+  const result = await loadPerConnection(url, {
     connections,
     duration,
-    setupClient: (client) => {
-      const request = requestFor(next++)
-      client.setRequests([{ ...request, headers: { ...request.headers } }])
-      client.on("body", (body: Buffer) => {
-        // A JSON-RPC error object; a task's own `"error":null` is not one.
-        if (body.includes('"error":{"code"')) errorBodies++
-      })
+    // A JSON-RPC error object; a task's own `"error":null` is not one.
+    onBody: (body) => {
+      if (body.includes('"error":{"code"')) errorBodies++
     }
-  })
+  }, requestFor)
   return {
     rps: result.requests.average,
     p50: result.latency.p50,

@@ -70,10 +70,16 @@ export interface BenchRequest {
  */
 export const loadPerConnection = (
   url: string,
-  options: { readonly connections: number; readonly duration: number },
+  options: {
+    readonly connections: number
+    readonly duration: number
+    /** Sees every answer's body (to count errors a 200 carries, say). */
+    readonly onBody?: (body: Buffer) => void
+  },
   requestFor: (connection: number) => BenchRequest
 ) => {
   let next = 0
+  const { onBody } = options
   return autocannon({
     url,
     connections: options.connections,
@@ -85,6 +91,7 @@ export const loadPerConnection = (
         headers: { ...request.headers },
         ...(freshBody === undefined ? {} : { setupRequest: (sent: autocannon.Request) => ({ ...sent, body: freshBody() }) })
       }])
+      if (onBody !== undefined) client.on("body", onBody)
     }
   })
 }

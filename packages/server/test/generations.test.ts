@@ -255,6 +255,34 @@ describe("POST /v1/music/generations", () => {
       expect((await create(account.key, validSong, { "idempotency-key": "topup" })).status).toBe(202)
     })
 
+    it("a held key answers first: a retry after the balance ran out still gets the first task, not a 402", async () => {
+      const account = await createAccount(server, { subscription: 50 })
+      const first = await create(account.key, validSong, { "idempotency-key": "last-credits" })
+      expect(first.status).toBe(202)
+      expect((await create(account.key, validSong)).status).toBe(402)
+      const again = await create(account.key, validSong, { "idempotency-key": "last-credits" })
+      expect(again.status).toBe(202)
+      expect(again.body.id).toBe(first.body.id)
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+    })
+
+    it("a key past its 24 hours is free again, for any body, and charges anew", async () => {
+      const account = await createAccount(server)
+      const first = await create(account.key, validSong, { "idempotency-key": "yesterday" })
+      await server.query(
+        "update idempotency_keys set created_at = now() - interval '25 hours' where account_id = $1 and key = 'yesterday'",
+        account.id
+      )
+      const later = await create(account.key, { ...validSong, title: "Today" }, { "idempotency-key": "yesterday" })
+      expect(later.status).toBe(202)
+      expect(later.body.id).not.toBe(first.body.id)
+      expect(await tasksOf(account.id)).toBe(2)
+      expect((await balanceOf(account.id))?.total).toBe(900)
+      // And the key now holds the new answer.
+      const replay = await create(account.key, { ...validSong, title: "Today" }, { "idempotency-key": "yesterday" })
+      expect(replay.body.id).toBe(later.body.id)
+    })
+
     it("a key longer than 255 characters is refused", async () => {
       const account = await createAccount(server)
       const res = await create(account.key, validSong, { "idempotency-key": "k".repeat(256) })

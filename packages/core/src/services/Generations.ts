@@ -98,6 +98,15 @@ const refundAlert = {
 const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 const idempotencyWindowMillis = 24 * 60 * 60 * 1000
+
+/** What the charge statement reports: its checks in order, and whether it debited. */
+interface ChargeOutcome {
+  readonly available: boolean
+  readonly retry_after_seconds: number
+  readonly pending: number | null
+  readonly balance: number
+  readonly debited: boolean
+}
 /** What a 429 for concurrency suggests: tasks take seconds to finish, so try again soon. */
 const concurrencyRetryAfterSeconds = 5
 
@@ -169,31 +178,36 @@ export class Generations extends Context.Service<Generations, {
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
 
-      const claimIdempotencyKey = Effect.fnUntraced(function*(
-        accountId: string,
-        key: string,
-        requestHash: string,
-        now: number
-      ) {
-        const fresh = yield* writes`
-          insert into idempotency_keys (account_id, key, request_hash, created_at)
-          values (${accountId}, ${key}, ${requestHash}, ${new Date(now).toISOString()}::timestamptz)
-          on conflict (account_id, key) do update
-            set request_hash = excluded.request_hash, response_status = null, response_body = null,
-                created_at = excluded.created_at
-            where idempotency_keys.created_at <= ${new Date(now - idempotencyWindowMillis).toISOString()}::timestamptz
-          returning 1`
-        if (fresh.length > 0) return null
-        const [first] = yield* writes<{ request_hash: string; response_status: number; response_body: GenerationTask }>`
-          select request_hash, response_status, response_body from idempotency_keys
-          where account_id = ${accountId} and key = ${key}`
-        if (first === undefined || first.request_hash !== requestHash) {
+      /**
+       * The answer a key holds: the first answer replayed, or a refusal for another body;
+       * undefined when no live row holds it (none, or one past the window, which is removed).
+       */
+      const heldAnswer = Effect.fnUntraced(function*(accountId: string, key: string, requestHash: string, now: number) {
+        const expiredBefore = new Date(now - idempotencyWindowMillis)
+        const [held] = yield* writes<{
+          request_hash: string
+          response_status: number
+          response_body: GenerationTask
+          created_at: Date
+        }>`
+          select request_hash, response_status, response_body, created_at from idempotency_keys
+          where account_id = ${accountId} and key = ${key}`.pipe(Effect.orDie)
+        if (held === undefined) return undefined
+        if (held.created_at.getTime() <= expiredBefore.getTime()) {
+          yield* writes`
+            delete from idempotency_keys
+            where account_id = ${accountId} and key = ${key} and created_at <= ${expiredBefore.toISOString()}::timestamptz`.pipe(
+            Effect.orDie
+          )
+          return undefined
+        }
+        if (held.request_hash !== requestHash) {
           return yield* new IdempotencyKeyReused({
             message: "This Idempotency-Key was already used with a different request body."
           })
         }
-        if (first.response_status === 500) return yield* new ProviderError({ message: storedErrorMessage(first.response_body) })
-        return { status: first.response_status, body: first.response_body, replayed: true } satisfies CreateOutcome
+        if (held.response_status === 500) return yield* new ProviderError({ message: storedErrorMessage(held.response_body) })
+        return { status: held.response_status, body: held.response_body, replayed: true } satisfies CreateOutcome
       })
 
       const create = Effect.fn("Generations.create")(function*(
@@ -214,6 +228,35 @@ export class Generations extends Context.Service<Generations, {
         const requestHash = idempotencyKey === undefined
           ? ""
           : createHash("sha256").update(canonicalJson(request)).digest("hex")
+        // The 202 answer depends on nothing the charge reads, so a key's claim stores it at once.
+        const body = renderTask({
+          id: taskId,
+          status: "pending",
+          model: request.model,
+          credits_used: price,
+          credits_refunded: 0,
+          error_code: null,
+          error_message: null,
+          tracks: [],
+          created_at: new Date(now),
+          updated_at: new Date(now)
+        })
+
+        /**
+         * With a key, the charge also claims it: the row holding this answer, written with the
+         * task. A key already held makes the insert a unique violation, which undoes the whole
+         * statement, so nothing is charged; a concurrent request with the key waits for the
+         * first to commit and then meets that violation.
+         */
+        const claim = idempotencyKey === undefined
+          ? writes``
+          : writes`,
+          claim as (
+            insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
+            select ${principal.accountId}, ${idempotencyKey}, ${requestHash}, 202, ${JSON.stringify(body)}::jsonb,
+                   ${nowIso}::timestamptz
+            from task
+          )`
 
         /**
          * The charge, as one statement: model availability, the credential's in-flight counter
@@ -221,13 +264,7 @@ export class Generations extends Context.Service<Generations, {
          * then debit, counter, task, ledger row and any `credits.low` event, all hanging on the
          * one row `debit` returns. Without an idempotency key it needs no transaction around it.
          */
-        const charge = writes<{
-          available: boolean
-          retry_after_seconds: number
-          pending: number | null
-          balance: number
-          debited: boolean
-        }>`
+        const charge = writes<ChargeOutcome>`
           with switch as (
             select coalesce((select available from model_status where model = ${request.model}), true) as switched_on,
                    coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
@@ -295,11 +332,11 @@ export class Generations extends Context.Service<Generations, {
             select ${ledgerId}, ${principal.accountId}, 'debit', task.id, -s_take, -o_take, s_after, o_after,
                    ${nowIso}::timestamptz
             from debit, task
-          )
+          )${claim}
           select model.available, model.retry_after_seconds, (select pending from slot) as pending,
                  coalesce((select s + o from prev), 0)::int as balance,
                  exists (select 1 from task) as debited
-          from model`.pipe(Effect.orDie)
+          from model`
 
         /** A credential whose counter row is missing gets one (at zero) and is charged again. */
         const ensureSlot = writes`
@@ -307,59 +344,62 @@ export class Generations extends Context.Service<Generations, {
           Effect.orDie
         )
 
-        const chargeOrFail = Effect.gen(function*() {
-          let [outcome] = yield* charge
-          if (outcome !== undefined && outcome.available && outcome.pending === null) {
-            yield* ensureSlot
-            ;[outcome] = yield* charge
-          }
+        /** What a charge's outcome answers: the 202, or why nothing was charged, in the check order. */
+        const answerOf = (outcome: ChargeOutcome | undefined): Effect.Effect<CreateOutcome, CreateError> => {
           if (outcome === undefined || !outcome.available) {
-            return yield* new ModelUnavailable({
+            return Effect.fail(new ModelUnavailable({
               message: `The ${request.model} model is temporarily unavailable. Retry later or choose another model.`,
               model: request.model,
               retryAfterSeconds: outcome?.retry_after_seconds ?? 60
-            })
+            }))
           }
           if (!outcome.debited && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
-            return yield* new ConcurrentLimitExceeded({
+            return Effect.fail(new ConcurrentLimitExceeded({
               message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
               retryAfterSeconds: concurrencyRetryAfterSeconds
-            })
+            }))
           }
           if (!outcome.debited) {
-            return yield* new InsufficientCredits({
+            return Effect.fail(new InsufficientCredits({
               message: `The ${request.model} model costs ${price} credits; the balance is ${outcome.balance}.`
-            })
+            }))
           }
           metrics.taskCreated(request.model, price)
-          const body = renderTask({
-            id: taskId,
-            status: "pending",
-            model: request.model,
-            credits_used: price,
-            credits_refunded: 0,
-            error_code: null,
-            error_message: null,
-            tracks: [],
-            created_at: new Date(now),
-            updated_at: new Date(now)
-          })
-          return { status: 202, body, replayed: false } satisfies CreateOutcome
+          return Effect.succeed({ status: 202, body, replayed: false })
+        }
+
+        /** The charge; `held` when its claim met a key already held (and so it charged nothing). */
+        const attempt = charge.pipe(
+          Effect.map(([outcome]) => ({ held: false as const, outcome })),
+          Effect.catchIf(
+            (error) => error.reason._tag === "UniqueViolation" && idempotencyKey !== undefined,
+            () => Effect.succeed({ held: true as const, outcome: undefined })
+          ),
+          Effect.orDie
+        )
+
+        /**
+         * At most three charges: after a counter row is made, and after a key past its window
+         * is removed. A held key answers first, whatever this request would have met.
+         */
+        const chargeOrFail = Effect.gen(function*() {
+          for (let tries = 1; ; tries++) {
+            const { held, outcome } = yield* attempt
+            if (idempotencyKey !== undefined && (held || outcome?.debited !== true)) {
+              const answer = yield* heldAnswer(principal.accountId, idempotencyKey, requestHash, now)
+              if (answer !== undefined) return answer
+            }
+            const again = tries < 3 && (held || (outcome !== undefined && outcome.available && outcome.pending === null))
+            if (again) {
+              if (!held) yield* ensureSlot
+              continue
+            }
+            if (held) return yield* Effect.die(new Error("An idempotency key stayed held with no row to answer from."))
+            return yield* answerOf(outcome)
+          }
         })
 
-        /** With a key: claim it, charge and store the answer in one transaction. */
-        const idempotentCharge = (key: string) =>
-          writes.withTransaction(Effect.gen(function*() {
-            const replay = yield* claimIdempotencyKey(principal.accountId, key, requestHash, now)
-            if (replay !== null) return replay
-            const fresh = yield* chargeOrFail
-            yield* writes`
-              update idempotency_keys set response_status = 202, response_body = ${JSON.stringify(fresh.body)}::jsonb
-              where account_id = ${principal.accountId} and key = ${key}`
-            return fresh
-          })).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
-
-        const created = idempotencyKey === undefined ? yield* chargeOrFail : yield* idempotentCharge(idempotencyKey)
+        const created = yield* chargeOrFail
         if (created.replayed) return created
         const outcome = yield* provider.submit(submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken)))
         yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
