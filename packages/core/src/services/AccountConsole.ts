@@ -140,20 +140,20 @@ export class AccountConsole extends Context.Service<AccountConsole, {
 
       const owned = (table: "api_keys" | "webhook_endpoints", kind: "apiKey" | "webhookEndpoint", what: string) =>
         Effect.fnUntraced(function*(accountId: string, id: string) {
-          const notFound = new ResourceNotFound({ message: `No ${what} ${id}.` })
-          if (!hasIdShape(kind, id)) return yield* notFound
+          const notFound = () => new ResourceNotFound({ message: `No ${what} ${id}.` })
+          if (!hasIdShape(kind, id)) return yield* notFound()
           const rows = yield* sql`
             select 1 from ${sql(table)} where id = ${id} and account_id = ${accountId}`.pipe(Effect.orDie)
-          if (rows.length === 0) return yield* notFound
+          if (rows.length === 0) return yield* notFound()
         })
 
       const ownDelivery = Effect.fnUntraced(function*(accountId: string, deliveryId: string) {
-        const notFound = new ResourceNotFound({ message: `No webhook delivery ${deliveryId}.` })
-        if (!hasIdShape("delivery", deliveryId)) return yield* notFound
+        const notFound = () => new ResourceNotFound({ message: `No webhook delivery ${deliveryId}.` })
+        if (!hasIdShape("delivery", deliveryId)) return yield* notFound()
         const rows = yield* sql`
           select 1 from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id
           where d.id = ${deliveryId} and w.account_id = ${accountId}`.pipe(Effect.orDie)
-        if (rows.length === 0) return yield* notFound
+        if (rows.length === 0) return yield* notFound()
       })
 
       const ownEndpoint = owned("webhook_endpoints", "webhookEndpoint", "webhook endpoint")

@@ -198,17 +198,17 @@ export class Webhooks extends Context.Service<Webhooks, {
       const checkUrl = Effect.fnUntraced(function*(url: string) {
         if (settings.webhookAllowPrivate) return
         const hostname = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
-        const refuse = new InvalidParameter({
+        const refuse = () => new InvalidParameter({
           message: `url: ${hostname} is a private, loopback or link-local address; webhooks go to public addresses.`,
           param: "url"
         })
         if (isIP(hostname) !== 0) {
-          if (isPrivateAddress(hostname)) return yield* refuse
+          if (isPrivateAddress(hostname)) return yield* refuse()
           return
         }
-        if (hostname === "localhost" || hostname.endsWith(".localhost")) return yield* refuse
+        if (hostname === "localhost" || hostname.endsWith(".localhost")) return yield* refuse()
         const addresses = yield* Effect.promise(() => resolve(hostname))
-        if (addresses.length > 0 && addresses.every(isPrivateAddress)) return yield* refuse
+        if (addresses.length > 0 && addresses.every(isPrivateAddress)) return yield* refuse()
       })
 
       const findEndpoint = Effect.fnUntraced(function*(id: string) {
