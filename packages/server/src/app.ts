@@ -97,9 +97,18 @@ const inlineWorker = (config: ServerConfig) =>
     )
   )
 
+export interface AppRole {
+  /**
+   * Whether this process answers requests (and so checks access tokens): only then does it keep
+   * a mirror of the deny-list, on a Redis connection of its own. `pnpm worker` answers none.
+   */
+  readonly answersRequests: boolean
+}
+
 export const appLayer = (
   config: ServerConfig,
-  secrets: AppSecrets
+  secrets: AppSecrets,
+  role: AppRole = { answersRequests: true }
 ): Layer.Layer<AppServices, unknown> => {
   const database = databaseLayer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   const settings = Settings.layer({
@@ -120,7 +129,7 @@ export const appLayer = (
     const sql = yield* SqlClient
     const redisUrl = config.redisUrl
     const redis = redisUrl === null ? null : yield* redisLayer(redisUrl)
-    const denyFeed = redisUrl === null ? undefined : yield* denyFeedLayer(redisUrl)
+    const denyFeed = redisUrl === null || !role.answersRequests ? undefined : yield* denyFeedLayer(redisUrl)
     const databaseUp = sql`select 1`.pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
     const redisUp = redis === null
       ? Effect.succeed(null)

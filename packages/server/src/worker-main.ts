@@ -32,7 +32,7 @@ const program = Effect.gen(function*() {
     poll_seconds: config.providerPollSeconds,
     lease_seconds: config.workerLeaseSeconds
   })
-  const app = appLayer(config, { secretKey: config.secretKey ?? "" })
+  const app = appLayer(config, { secretKey: config.secretKey ?? "" }, { answersRequests: false })
   return yield* Layer.launch(
     config.metricsPort === null || config.metrics === "off"
       ? app

@@ -50,13 +50,14 @@ const decode = (message: string): readonly [string, number] | undefined => {
   return space > 0 && Number.isFinite(until) ? [message.slice(space + 1), until] : undefined
 }
 
-/** Denied `jti`s and their expiry, swept of expired ones as it is written. */
+/** Denied `jti`s and their expiry, swept of expired ones as they are written. */
 const makeDenied = () => {
   const denied = new Map<string, number>()
   return {
-    add: (jti: string, until: number, now: number) => {
+    /** Several at once (a list loaded from Redis) with one sweep, not one per entry. */
+    addAll: (entries: Iterable<readonly [jti: string, until: number]>, now: number) => {
       for (const [known, knownUntil] of denied) if (knownUntil <= now) denied.delete(known)
-      if (until > now) denied.set(jti, until)
+      for (const [jti, until] of entries) if (until > now) denied.set(jti, until)
     },
     has: (jti: string): Effect.Effect<boolean> =>
       denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now)
@@ -71,7 +72,7 @@ export class DenyList extends Context.Service<DenyList, {
   static readonly layerMemory = Layer.sync(DenyList)(() => {
     const denied = makeDenied()
     return DenyList.of({
-      add: (jti, expiresAtMillis) => Effect.map(Clock.currentTimeMillis, (now) => denied.add(jti, expiresAtMillis, now)),
+      add: (jti, expiresAtMillis) => Effect.map(Clock.currentTimeMillis, (now) => denied.addAll([[jti, expiresAtMillis]], now)),
       has: denied.has
     })
   })
@@ -95,11 +96,11 @@ export class DenyList extends Context.Service<DenyList, {
           const denied = keys.filter((key) => key !== channel)
           const values = denied.length === 0 ? [] : await redis.mget(denied)
           const now = Date.now()
-          values.forEach((value, i) => {
+          mirror.addAll(values.map((value, i) => {
             const until = Number(value)
             // A value this code did not write: keep it for an access token's whole life.
-            mirror.add((denied[i] ?? "").slice(keyPrefix.length), Number.isFinite(until) ? until : now + 3_600_000, now)
-          })
+            return [(denied[i] ?? "").slice(keyPrefix.length), Number.isFinite(until) ? until : now + 3_600_000] as const
+          }), now)
         } while (cursor !== "0")
       }
 
@@ -109,7 +110,7 @@ export class DenyList extends Context.Service<DenyList, {
             feed.listen(channel, {
               onMessage: (message) => {
                 const parsed = decode(message)
-                if (parsed !== undefined) mirror.add(parsed[0], parsed[1], Date.now())
+                if (parsed !== undefined) mirror.addAll([parsed], Date.now())
               },
               onLive: (up) => {
                 const mine = ++epoch
@@ -133,7 +134,7 @@ export class DenyList extends Context.Service<DenyList, {
         add: (jti, expiresAtMillis) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
             if (expiresAtMillis <= now) return Effect.void
-            mirror.add(jti, expiresAtMillis, now)
+            mirror.addAll([[jti, expiresAtMillis]], now)
             // Stored first, so a process that loads the list after this misses nothing; then told.
             return Effect.promise(async () => {
               await redis.set(keyPrefix + jti, String(expiresAtMillis), "PXAT", expiresAtMillis)

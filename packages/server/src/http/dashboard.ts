@@ -31,10 +31,9 @@ const securityHeaders = {
  * The build copied into a published @lyre/server (`dist/dashboard`, beside `dist/http`), else
  * the workspace's own (`packages/dashboard/dist`).
  */
-const dashboardDirs = [new URL("../dashboard/", import.meta.url), new URL("../../../dashboard/dist/", import.meta.url)]
-export const defaultDashboardDir = fileURLToPath(
-  dashboardDirs.find((dir) => existsSync(new URL("index.html", dir))) ?? new URL("../../../dashboard/dist/", import.meta.url)
-)
+const packagedDir = new URL("../dashboard/", import.meta.url)
+const workspaceDir = new URL("../../../dashboard/dist/", import.meta.url)
+export const defaultDashboardDir = fileURLToPath(existsSync(new URL("index.html", packagedDir)) ? packagedDir : workspaceDir)
 
 /**
  * Vite's asset names (`index-P7ZAhhvj.js`; older builds wrote `index.P7ZAhhvj.js`): dot-separated
