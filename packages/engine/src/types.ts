@@ -38,3 +38,37 @@ export interface RenderOptions {
   /** Leave the singing voice out of the mix (tests measure what the voice contributes). */
   readonly muteVoice?: boolean | undefined
 }
+
+/**
+ * How one track was made, which is all the engine needs to render it again sample for sample:
+ * the request and task id seed every choice, and an extension names the track it continued.
+ */
+export interface TrackSource {
+  readonly request: EngineRequest
+  readonly taskId: string
+  readonly index: number
+  readonly extends?: { readonly source: TrackSource; readonly continueAt: number } | undefined
+}
+
+export type ExportFormat = "wav" | "midi" | "stems" | "timed_lyrics"
+
+export interface EngineFile {
+  readonly name: string
+  readonly contentType: string
+  /** `vocals`, `drums`, `bass`, `harmony`, `lead`, ... for a stem; null otherwise. */
+  readonly stem: string | null
+  readonly bytes: Uint8Array
+}
+
+/** One sung word, in seconds from the start of the track. */
+export interface TimedWord {
+  readonly text: string
+  readonly start: number
+  readonly end: number
+}
+
+/** A finished export: its files, and for `timed_lyrics` the words (with no files: the service writes those). */
+export interface EngineExport {
+  readonly files: ReadonlyArray<EngineFile>
+  readonly timedLyrics: ReadonlyArray<TimedWord> | null
+}

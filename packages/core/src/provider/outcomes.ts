@@ -49,6 +49,8 @@ export interface ProviderSubmission {
   readonly audio_weight?: number | undefined
   /** `{site_url}/internal/provider/callback/{task_id}?token=...`, or null when callbacks are off. */
   readonly callbackUrl: string | null
+  /** Set when the task extends a track: the provider continues that track from `continueAt`. */
+  readonly extend?: Extension | undefined
 }
 
 /** The stages a provider's callback announces. */
@@ -59,3 +61,73 @@ export interface ProviderCallback {
   readonly providerTaskId: string
   readonly stage: CallbackStage
 }
+
+/**
+ * The track a song tool works on, as a provider needs it: the upstream finds it by its own ids
+ * (`audioId`, `taskId`), the built-in engine renders it again from the request and seed that
+ * made it, following the chain of extensions back to the original song.
+ */
+export interface SourceTrack {
+  /** Lyre's id of the track (`trk_...`). */
+  readonly trackId: string
+  /** The provider's id of the track: the upstream's `audioId`. */
+  readonly providerTrackId: string
+  /** The provider's id of the task that made the track: the upstream's `taskId`. */
+  readonly providerTaskId: string
+  /** Lyre's task that made the track, and the track's place in it. */
+  readonly taskId: string
+  readonly index: number
+  readonly duration: number | null
+  /** The request of that task, as its provider received it. */
+  readonly request: Omit<ProviderSubmission, "taskId" | "callbackUrl" | "extend">
+  /** When that task was an extension: the track it continued, and from which second. */
+  readonly extends: Extension | null
+}
+
+/** Where an extension starts: the source track and the second its continuation begins at. */
+export interface Extension {
+  readonly source: SourceTrack
+  readonly continueAt: number
+}
+
+/** The song tools' file formats (DESIGN.md section 9). */
+export type ExportFormat = "wav" | "midi" | "stems" | "timed_lyrics"
+
+/** An export as the provider receives it. */
+export interface ExportSubmission {
+  readonly exportId: string
+  readonly format: ExportFormat
+  readonly source: SourceTrack
+  /** `{site_url}/internal/provider/callback/{export_id}?token=...`, or null when callbacks are off. */
+  readonly callbackUrl: string | null
+}
+
+/** One sung word and when it is sung, in seconds from the start of the track. */
+export interface TimedWord {
+  readonly text: string
+  readonly start: number
+  readonly end: number
+}
+
+/** One file of a finished export, before re-hosting: where to fetch it, or its bytes. */
+export interface ProviderExportFile {
+  readonly name: string
+  readonly contentType: string
+  /** The part of a stems export (`vocals`, `drums`, `instrumental`, ...); null otherwise. */
+  readonly stem: string | null
+  readonly content: { readonly _tag: "Url"; readonly url: string } | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+}
+
+/**
+ * What a status query of an export told us. A `timed_lyrics` export succeeds with the words and
+ * no files: core writes the `.lrc` and WebVTT files from the words, for every provider alike.
+ */
+export type ExportPollOutcome =
+  | { readonly _tag: "Pending" }
+  | {
+    readonly _tag: "Succeeded"
+    readonly files: ReadonlyArray<ProviderExportFile>
+    readonly timedLyrics: ReadonlyArray<TimedWord> | null
+  }
+  | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
+  | { readonly _tag: "Unknown"; readonly message: string }
