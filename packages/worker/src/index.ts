@@ -1,5 +1,6 @@
 export * from "./provider/index.ts"
 export * from "./storage/Storage.ts"
+export type { S3StorageOptions } from "./storage/S3Storage.ts"
 export * from "./rehost.ts"
 export * from "./Wakeup.ts"
 export * from "./TaskWorker.ts"

@@ -1,8 +1,9 @@
 /**
  * Where re-hosted audio and images live. The port speaks keys (`<task id>/<index>.mp3`) and
- * byte streams; `FileStorage` keeps them as files under `DATA_DIR/files`, and an object store
- * can take its place later. A write lands whole or not at all (temporary file, then rename), so
- * a worker that dies mid-download leaves no half file behind a lasting URL.
+ * byte streams; `FileStorage` keeps them as files under `DATA_DIR/files`, `S3Storage` as objects
+ * in an S3-compatible bucket shared by every machine (`STORAGE_URL`). A write lands whole or not
+ * at all (a temporary file then a rename; one PutObject or a completed multipart upload), so a
+ * worker that dies mid-download leaves no half file behind a lasting URL.
  */
 import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs"
 import { stat } from "node:fs/promises"
@@ -10,6 +11,7 @@ import { dirname, join, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Schema } from "effect"
+import type { S3StorageOptions } from "./S3Storage.ts"
 
 export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
   message: Schema.String
@@ -38,7 +40,7 @@ const keyShape = /^[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.[a-z0-9]+$/
 
 export const isStorageKey = (key: string): boolean => keyShape.test(key)
 
-const contentTypeOf = (key: string): string => contentTypes[key.slice(key.lastIndexOf(".") + 1)] ?? "application/octet-stream"
+export const contentTypeOf = (key: string): string => contentTypes[key.slice(key.lastIndexOf(".") + 1)] ?? "application/octet-stream"
 
 export class Storage extends Context.Service<Storage, {
   /** Stores the whole stream under `key`, replacing what was there. */
@@ -50,10 +52,18 @@ export class Storage extends Context.Service<Storage, {
 }>()("lyre/worker/storage/Storage") {
   /** Files under `directory` (the composition root passes `DATA_DIR/files`). */
   static readonly layerFiles = (directory: string) => Layer.succeed(Storage)(makeFileStorage(directory))
+  /**
+   * Objects in an S3-compatible bucket. The AWS SDK is loaded only here, so the embedded default
+   * never pays for it; building the layer checks the bucket and the credentials once.
+   */
+  static readonly layerS3 = (options: S3StorageOptions): Layer.Layer<Storage, StorageError> =>
+    Layer.effect(Storage)(
+      Effect.promise(() => import("./S3Storage.ts")).pipe(Effect.flatMap((module) => module.makeS3Storage(options)))
+    )
 }
 
 /** Largest object accepted (a long song in a lossless format is well below). */
-const maxObjectBytes = 256 * 1024 * 1024
+export const maxObjectBytes = 256 * 1024 * 1024
 
 /**
  * Bytes written per synchronous call before the event loop gets a turn: about a millisecond
