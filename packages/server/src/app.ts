@@ -10,6 +10,7 @@ import { Redis } from "ioredis"
 import { coreLayer, DenyList, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
 import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import { ConfigurationError, storageOf } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 import { measuredProvider, observabilityLayer } from "./observability.ts"
@@ -71,6 +72,13 @@ const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
       timeoutMs: config.providerTimeoutSeconds * 1000
     })
     : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") }))
+
+/** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
+const storageLayer = (config: ServerConfig) => {
+  const storage = storageOf(config)
+  if ("problem" in storage) return Layer.effect(Storage)(Effect.fail(new ConfigurationError({ message: storage.problem })))
+  return storage.bucket === null ? Storage.layerFiles(join(config.dataDir, "files")) : Storage.layerS3(storage.bucket)
+}
 
 /** The label of the provider in use, for the start banner. */
 export const providerLabel = (config: ServerConfig): string => (config.provider === "http" ? "http" : "engine")
@@ -143,7 +151,7 @@ export const appLayer = (
       readiness
     )
   }))
-  const services = Layer.mergeAll(ProviderCallbacks.layer, Storage.layerFiles(join(config.dataDir, "files"))).pipe(
+  const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),

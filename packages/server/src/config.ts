@@ -4,6 +4,7 @@
  */
 import { Config, Effect, Option, Schema } from "effect"
 import { defaultWebhookRetryDelaysSeconds } from "@lyre/core"
+import type { S3StorageOptions } from "@lyre/worker"
 
 export interface ServerConfig {
   readonly port: number
@@ -40,6 +41,15 @@ export interface ServerConfig {
   readonly metricsPort: number | null
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces go to `{endpoint}/v1/traces` over OTLP/HTTP when set. */
   readonly otlpEndpoint: string | null
+  /** `STORAGE_URL`: `s3://BUCKET/PREFIX` keeps files in a bucket every machine shares; unset, under `DATA_DIR/files`. */
+  readonly storageUrl: string | null
+  /** `S3_ENDPOINT`: an S3-compatible store other than AWS (R2, MinIO), addressed path-style. */
+  readonly s3Endpoint: string | null
+  /** `S3_REGION`: the bucket's region (`us-east-1` when unset; R2 takes `auto`). */
+  readonly s3Region: string | null
+  /** `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`: both, or neither for the SDK's default chain (an instance role). */
+  readonly awsAccessKeyId: string | null
+  readonly awsSecretAccessKey: string | null
 }
 
 const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
@@ -72,7 +82,12 @@ const config = Config.all({
   metrics: Config.Literals(["on", "off"], "METRICS").pipe(Config.withDefault("on" as const)),
   metricsToken: optionalString("METRICS_TOKEN"),
   metricsPort: Config.Port("METRICS_PORT").pipe(Config.option, Config.map(Option.getOrNull)),
-  otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
+  otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  storageUrl: optionalString("STORAGE_URL"),
+  s3Endpoint: optionalString("S3_ENDPOINT"),
+  s3Region: optionalString("S3_REGION"),
+  awsAccessKeyId: optionalString("AWS_ACCESS_KEY_ID"),
+  awsSecretAccessKey: optionalString("AWS_SECRET_ACCESS_KEY")
 })
 
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
@@ -80,6 +95,49 @@ export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()
 }) {}
 
 const check = (ok: boolean, message: string) => (ok ? Effect.void : Effect.fail(new ConfigurationError({ message })))
+
+/** `s3://BUCKET` or `s3://BUCKET/PREFIX`: a bucket name as S3 allows it, a prefix of path segments. */
+const storageUrlShape = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([A-Za-z0-9!_.*'()\/-]*))?$/
+
+type StorageSettings = Pick<ServerConfig, "storageUrl" | "s3Endpoint" | "s3Region" | "awsAccessKeyId" | "awsSecretAccessKey">
+
+/**
+ * The bucket the storage settings name, or null for files under `DATA_DIR`; or the first problem,
+ * a sentence naming its variable. `loadConfig` refuses to start on a problem; the composition
+ * root reads the bucket from the same settings.
+ */
+export const storageOf = (settings: StorageSettings): { readonly bucket: S3StorageOptions | null } | { readonly problem: string } => {
+  const { storageUrl, s3Endpoint, s3Region, awsAccessKeyId, awsSecretAccessKey } = settings
+  if (storageUrl === null) {
+    // Without STORAGE_URL every machine keeps files of its own: an endpoint alone is a mistake.
+    return s3Endpoint === null
+      ? { bucket: null }
+      : { problem: "S3_ENDPOINT is set but STORAGE_URL is not: set STORAGE_URL=s3://BUCKET/PREFIX" }
+  }
+  const match = storageUrlShape.exec(storageUrl)
+  if (match === null) {
+    return {
+      problem: "STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (a bucket name of 3-63 lowercase letters, digits, dots and hyphens)"
+    }
+  }
+  if (s3Endpoint !== null && !/^https?:\/\/[^/?#]+\/?$/.test(s3Endpoint)) {
+    return { problem: "S3_ENDPOINT must be an http(s) URL with no path, e.g. https://ACCOUNT.r2.cloudflarestorage.com" }
+  }
+  if (s3Region !== null && !/^[a-z0-9-]+$/.test(s3Region)) return { problem: "S3_REGION must be a region name, e.g. us-east-1 or auto" }
+  if ((awsAccessKeyId === null) !== (awsSecretAccessKey === null)) {
+    return { problem: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither to use the instance's role" }
+  }
+  const segments = (match[2] ?? "").split("/").filter((segment) => segment !== "")
+  return {
+    bucket: {
+      bucket: match[1] ?? "",
+      prefix: segments.length === 0 ? "" : `${segments.join("/")}/`,
+      endpoint: s3Endpoint?.replace(/\/+$/, "") ?? null,
+      region: s3Region ?? "us-east-1",
+      credentials: awsAccessKeyId === null || awsSecretAccessKey === null ? null : { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey }
+    }
+  }
+}
 
 /** The validated configuration; fails with one readable sentence per problem. */
 export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effect.gen(function*() {
@@ -102,6 +160,8 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(raw.metricsToken === null || raw.metricsToken.length >= 16, "METRICS_TOKEN must be at least 16 characters long")
   yield* check(raw.otlpEndpoint === null || /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(raw.otlpEndpoint),
     "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL with no query, e.g. http://collector:4318")
+  const storage = storageOf(raw)
+  if ("problem" in storage) return yield* new ConfigurationError({ message: storage.problem })
   const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
   yield* check(/^https?:\/\/[^/]+(\/[^?#]*)?$/.test(publicUrl), "PUBLIC_URL must be an http(s) URL with no query")
   return {

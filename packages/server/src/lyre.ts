@@ -38,7 +38,12 @@ const variableOf = {
   metrics: "METRICS",
   metricsToken: "METRICS_TOKEN",
   metricsPort: "METRICS_PORT",
-  otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT"
+  otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
+  storageUrl: "STORAGE_URL",
+  s3Endpoint: "S3_ENDPOINT",
+  s3Region: "S3_REGION",
+  awsAccessKeyId: "AWS_ACCESS_KEY_ID",
+  awsSecretAccessKey: "AWS_SECRET_ACCESS_KEY"
 } as const satisfies { readonly [K in keyof ServerConfig]-?: string }
 
 /**

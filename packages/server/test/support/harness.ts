@@ -91,6 +91,11 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     metricsToken: null,
     metricsPort: null,
     otlpEndpoint: null,
+    storageUrl: null,
+    s3Endpoint: null,
+    s3Region: null,
+    awsAccessKeyId: null,
+    awsSecretAccessKey: null,
     ...overrides
   }
   // The public URL must name the real port, which is known only after listening: reserve it first.
