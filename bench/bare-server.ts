@@ -11,7 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
-import { RateLimiter, randomBase62 } from "@lyre/core"
+import { RateLimiter, randomBase62, RedisGate } from "@lyre/core"
 import { startEmbeddedPostgres } from "../packages/server/src/database.ts"
 
 const env = process.env
@@ -24,7 +24,7 @@ const database = pg === null
   ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10, multiplex: true })
   : PgClient.layer({ host: pg.host, port: pg.port, database: "postgres", username: "postgres", maxConnections: 1 })
 const redis = env["REDIS_URL"] === undefined ? null : new Redis(env["REDIS_URL"], { enableAutoPipelining: true })
-const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis)
+const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis).pipe(Layer.provide(RedisGate.layer()))
 const runtime = ManagedRuntime.make(Layer.merge(database, limiter))
 const sql = await runtime.runPromise(SqlClient.use(Effect.succeed))
 // As Lyre does: the writes (charge, record) on connections of their own, one statement at a time each.

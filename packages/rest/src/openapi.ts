@@ -12,10 +12,10 @@ import { routesOf } from "./routes.ts"
 type Json = Record<string, unknown>
 
 const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> = {
-  me: [401, 403, 429, 500],
+  me: [401, 403, 429, 500, 503],
   "generations.create": [400, 401, 402, 403, 429, 500, 503],
-  "generations.get": [401, 403, 404, 429, 500],
-  "generations.list": [400, 401, 403, 429, 500]
+  "generations.get": [401, 403, 404, 429, 500, 503],
+  "generations.list": [400, 401, 403, 429, 500, 503]
 }
 
 const errorDescriptions: Readonly<Record<number, string>> = {
@@ -26,7 +26,7 @@ const errorDescriptions: Readonly<Record<number, string>> = {
   404: "Task not found or not accessible by this credential.",
   429: "Requests-per-minute (`rpm_exceeded`) or concurrent generation (`concurrent_limit_exceeded`) limit exceeded.",
   500: "Internal error or upstream provider failure.",
-  503: "Selected model temporarily unavailable (`model_unavailable`)."
+  503: "Selected model temporarily unavailable (`model_unavailable`, create only), or the service's database out of reach for a moment (`service_unavailable`)."
 }
 
 const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } })

@@ -7,7 +7,18 @@ import { join } from "node:path"
 import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
-import { coreLayer, DenyList, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
+import {
+  coreLayer,
+  defaultRedisGateOptions,
+  DenyList,
+  Ids,
+  Provider,
+  randomBase62,
+  RateLimiter,
+  RedisGate,
+  Settings,
+  WebhookWorker
+} from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
 import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
@@ -15,15 +26,54 @@ import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 import { measuredProvider, observabilityLayer } from "./observability.ts"
 
-/** Answers /readyz: can we reach the database (and Redis, when configured)? */
+export interface ReadinessChecks {
+  readonly database: boolean
+  /** Null without `REDIS_URL`. Reported, not required: while Redis is away the process falls back. */
+  readonly redis: boolean | null
+  /** A `SIGTERM` came: the process finishes what it has and takes nothing new. */
+  readonly draining: boolean
+}
+
+/** Answers /readyz: can we reach the database, and are we not draining? */
 export class Readiness extends Context.Service<Readiness, {
-  readonly check: Effect.Effect<{ readonly database: boolean; readonly redis: boolean | null }>
+  readonly check: Effect.Effect<ReadinessChecks>
+  /** From now on /readyz answers 503, so a load balancer sends nothing more here. */
+  readonly drain: Effect.Effect<void>
 }>()("lyre/server/Readiness") {}
 
+export const isReady = (checks: ReadinessChecks): boolean => checks.database && !checks.draining
+
+/** How long /readyz waits on each dependency: a load balancer's check must not hang on an outage. */
+const readinessTimeout = "750 millis"
+
+/**
+ * A Redis client that never holds a request: a command while disconnected fails at once (no
+ * offline queue), one lost with its connection is not sent again, and none waits past the
+ * gate's bound. It reconnects every second at most, so the service finds Redis again soon after
+ * it returns. Start waits up to two seconds for the first connection, then goes on without it
+ * (the fallbacks answer until it comes).
+ */
 const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
   Effect.acquireRelease(
-    Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 2, enableAutoPipelining: options.autoPipelining })),
-    (client) => Effect.promise(() => client.quit().catch(() => "closed"))
+    Effect.callback<Redis>((resume) => {
+      const client = new Redis(url, {
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: defaultRedisGateOptions.timeoutMillis,
+        connectTimeout: 1_000,
+        retryStrategy: (times) => Math.min(100 * times, 1_000),
+        enableAutoPipelining: options.autoPipelining
+      })
+      // Without a listener ioredis prints every failed reconnection; the gate logs the outage once.
+      client.on("error", () => undefined)
+      const started = () => {
+        clearTimeout(timer)
+        resume(Effect.succeed(client))
+      }
+      const timer = setTimeout(started, 2_000)
+      client.once("ready", started)
+    }),
+    (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
   )
 
 /**
@@ -138,18 +188,28 @@ export const appLayer = (
     const redisUrl = config.redisUrl
     const redis = redisUrl === null ? null : yield* redisLayer(redisUrl)
     const denyFeed = redisUrl === null || !role.answersRequests ? undefined : yield* denyFeedLayer(redisUrl)
-    const databaseUp = sql`select 1`.pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
+    const databaseUp = sql`select 1`.pipe(
+      Effect.as(true),
+      Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) }),
+      Effect.catchCause(() => Effect.succeed(false))
+    )
     const redisUp = redis === null
       ? Effect.succeed(null)
-      : Effect.promise(() => redis.ping().then(() => true, () => false))
+      : Effect.promise(() => redis.ping().then(() => true, () => false)).pipe(
+        Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) })
+      )
+    let draining = false
     const readiness = Layer.succeed(Readiness)(Readiness.of({
-      check: Effect.all({ database: databaseUp, redis: redisUp })
+      check: Effect.all({ database: databaseUp, redis: redisUp, draining: Effect.sync(() => draining) }, { concurrency: 3 }),
+      drain: Effect.sync(() => {
+        draining = true
+      })
     }))
     return Layer.mergeAll(
       redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis),
       redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis, denyFeed),
       readiness
-    )
+    ).pipe(Layer.provide(RedisGate.layer()))
   }))
   const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
     Layer.provideMerge(coreLayer),

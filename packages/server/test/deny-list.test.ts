@@ -4,10 +4,10 @@
  * trip) once its subscription is live, and by asking Redis while it is not. Skipped without
  * REDIS_URL (the memory list is one process's, and the OAuth tests cover it).
  */
-import { Effect, ManagedRuntime } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
-import { DenyList, randomBase62 } from "@lyre/core"
+import { DenyList, randomBase62, RedisGate } from "@lyre/core"
 import type { RedisKeyValue } from "@lyre/core"
 import { denyFeedOf } from "../src/app.ts"
 
@@ -38,7 +38,7 @@ const openProcess = () => {
     scan: (cursor, match, pattern, count, howMany) => client.scan(cursor, match, pattern, count, howMany),
     mget: (keys) => client.mget(keys)
   }
-  const runtime = ManagedRuntime.make(DenyList.layerRedis(counted, denyFeedOf(subscriber), prefix))
+  const runtime = ManagedRuntime.make(DenyList.layerRedis(counted, denyFeedOf(subscriber), prefix).pipe(Layer.provide(RedisGate.layer())))
   runtimes.push(runtime)
   const run = <A>(program: (list: DenyList["Service"]) => Effect.Effect<A>) => runtime.runPromise(DenyList.use(program))
   return {

@@ -16,7 +16,17 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Generations, Ids, providerFailure, relaxedCommit, stillPending, TaskTraces, traceParentOf } from "@lyre/core"
+import {
+  causeIsDatabaseUnavailable,
+  Generations,
+  Ids,
+  makeOutageBackoff,
+  providerFailure,
+  relaxedCommit,
+  stillPending,
+  TaskTraces,
+  traceParentOf
+} from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { rehostTracks } from "./rehost.ts"
@@ -175,7 +185,8 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       // A worker stopping gracefully hands its tasks back at once rather than at lease expiry.
       Effect.onInterrupt(() => release(task, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>
-        Effect.logError("worker: task processing failed", cause).pipe(
+        // In an outage the loop has said so once; the release fails too, and the lease expires.
+        (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError("worker: task processing failed", cause)).pipe(
           Effect.annotateLogs({ task_id: task.id }),
           Effect.andThen(release(task, "internal error").pipe(Effect.catchCause(() => Effect.void)))
         )
@@ -207,6 +218,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       Effect.annotateLogs({ worker_id: options.workerId, provider: provider.name, concurrency })
     )
     let inFlight = 0
+    const outage = makeOutageBackoff("worker", { baseMillis: idleMillis, maxMillis: 2_000 })
     // While a slot is free, this process's callbacks wake only this worker (see Wakeup.remote).
     yield* wakeup.attachWorker(() => inFlight < concurrency)
     let lastSweep = 0
@@ -223,7 +235,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       let now = yield* Clock.currentTimeMillis
       if (now - lastSweep >= sweepMillis) {
         lastSweep = now
-        yield* sweep.pipe(Effect.catchCause((cause) => Effect.logError("worker: sweep failed", cause)))
+        yield* outage.guard(sweep, "sweep", 0)
       }
       const free = concurrency - inFlight
       if (free === 0) {
@@ -236,15 +248,15 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
         now = yield* Clock.currentTimeMillis
       }
       lastClaim = now
-      const claimed = yield* claim(free).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logError("worker: claim failed", cause), []))
-      )
+      const claimed = yield* outage.guard(claim(free), "claim", [])
       for (const task of claimed) {
         inFlight++
         yield* Effect.forkChild(processTask(task).pipe(Effect.ensuring(finished)))
       }
       // Every free slot filled: more may be due, so look again (after the gap) without waiting.
-      if (claimed.length < free) yield* wakeup.wait(idleMillis)
+      const backoff = outage.delayMillis()
+      if (backoff > 0) yield* Effect.sleep(backoff)
+      else if (claimed.length < free) yield* wakeup.wait(idleMillis)
     }
   }).pipe(Effect.scoped)
 

@@ -113,6 +113,15 @@ export class ModelUnavailable extends Schema.TaggedError<ModelUnavailable>()("Mo
   model: Schema.String,
   retryAfterSeconds: Schema.Number
 }) {}
+/**
+ * The database is out of reach (down, restarting, failing over). The request may be sent again
+ * after `retryAfterSeconds`; a create sent again with its `Idempotency-Key` is charged once
+ * whether or not the first attempt's statement committed before the connection dropped.
+ */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
 
 export type ValidationError =
   | InvalidJson
@@ -144,6 +153,7 @@ export type ApiError =
   | InternalError
   | ProviderError
   | ModelUnavailable
+  | ServiceUnavailable
 
 export type ErrorType =
   | "invalid_request_error"
@@ -193,7 +203,8 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   ConcurrentLimitExceeded: { status: 429, type: "rate_limit_error", code: "concurrent_limit_exceeded" },
   InternalError: { status: 500, type: "api_error", code: "internal_error" },
   ProviderError: { status: 500, type: "api_error", code: "provider_error" },
-  ModelUnavailable: { status: 503, type: "service_unavailable", code: "model_unavailable" }
+  ModelUnavailable: { status: 503, type: "service_unavailable", code: "model_unavailable" },
+  ServiceUnavailable: { status: 503, type: "service_unavailable", code: "service_unavailable" }
 }
 
 const apiErrorTags = new Set<string>(Object.keys(errorTable))

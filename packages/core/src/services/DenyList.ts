@@ -9,8 +9,14 @@
  * quarter of a token request's throughput). Redis publishes to every subscriber before it
  * answers the revoker, so the mirror has the `jti` before the revocation's answer reaches
  * anyone. While a process's subscription is down or its list not yet loaded, it asks Redis.
+ *
+ * While Redis is away (see RedisGate) a process answers from its mirror: every token revoked
+ * before the outage stays refused. A revocation made during the outage is refused by this
+ * process at once and kept; it is written and published when the subscription is live again,
+ * and from then on every process refuses it.
  */
 import { Clock, Context, Effect, Layer } from "effect"
+import { RedisGate } from "./RedisGate.ts"
 
 /**
  * What the Redis deny-list needs of a client, as ioredis's `Redis` has them. Named structurally
@@ -60,7 +66,8 @@ const makeDenied = () => {
       for (const [jti, until] of entries) if (until > now) denied.set(jti, until)
     },
     has: (jti: string): Effect.Effect<boolean> =>
-      denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now)
+      denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now),
+    hasAt: (jti: string, now: number): boolean => (denied.get(jti) ?? 0) > now
   }
 }
 
@@ -80,9 +87,27 @@ export class DenyList extends Context.Service<DenyList, {
   /** Without a feed, every check asks Redis; with one, the mirror answers once it is live. */
   static readonly layerRedis = (redis: RedisKeyValue, feed?: DenyFeed, keyPrefix = "lyre:deny:") =>
     Layer.effect(DenyList)(Effect.gen(function*() {
+      const gate = yield* RedisGate
       const channel = `${keyPrefix}revoked`
-      const askRedis = (jti: string) => Effect.promise(() => redis.exists(keyPrefix + jti)).pipe(Effect.map((n) => n > 0))
       const mirror = makeDenied()
+      const askRedis = (jti: string) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          gate.run("deny_list", () => redis.exists(keyPrefix + jti).then((n) => n > 0), () => mirror.hasAt(jti, now)))
+      /** Revocations Redis has not stored yet (made while it was away), by `jti`. */
+      const unsent = new Map<string, number>()
+      const send = async (jti: string, expiresAtMillis: number) => {
+        // Stored first, so a process that loads the list after this misses nothing; then told.
+        await redis.set(keyPrefix + jti, String(expiresAtMillis), "PXAT", expiresAtMillis)
+        await redis.publish(channel, encode(jti, expiresAtMillis))
+        unsent.delete(jti)
+      }
+      const sendUnsent = async () => {
+        const now = Date.now()
+        for (const [jti, until] of unsent) {
+          if (until <= now) unsent.delete(jti)
+          else await send(jti, until)
+        }
+      }
       let live = false
       // Bumped by every change of the subscription, so a load that a reconnection overtook is dropped.
       let epoch = 0
@@ -116,7 +141,7 @@ export class DenyList extends Context.Service<DenyList, {
                 const mine = ++epoch
                 live = false
                 if (!up) return
-                load().then(
+                sendUnsent().then(load).then(
                   () => {
                     if (epoch === mine) live = true
                   },
@@ -135,11 +160,8 @@ export class DenyList extends Context.Service<DenyList, {
           Effect.flatMap(Clock.currentTimeMillis, (now) => {
             if (expiresAtMillis <= now) return Effect.void
             mirror.addAll([[jti, expiresAtMillis]], now)
-            // Stored first, so a process that loads the list after this misses nothing; then told.
-            return Effect.promise(async () => {
-              await redis.set(keyPrefix + jti, String(expiresAtMillis), "PXAT", expiresAtMillis)
-              await redis.publish(channel, encode(jti, expiresAtMillis))
-            })
+            unsent.set(jti, expiresAtMillis)
+            return gate.run("deny_list", () => send(jti, expiresAtMillis), () => undefined)
           }),
         has: (jti) => (live ? mirror.has(jti) : askRedis(jti))
       })

@@ -11,6 +11,7 @@ export type ProviderCall = "submit" | "record-info"
 export type CallbackResult = "accepted" | "ignored" | "progress" | "refused"
 export type RehostKind = "audio" | "cover"
 export type DeliveryOutcome = "succeeded" | "retrying" | "dead"
+export type RedisFallbackUse = "rate_limit" | "deny_list"
 
 export interface MetricsShape {
   /** False for the no-op: callers may skip work done only to measure (timers). */
@@ -32,6 +33,10 @@ export interface MetricsShape {
   readonly engineRender: (renderSeconds: number, audioSeconds: number) => void
   /** One webhook attempt, by what it made of its delivery, and how long the receiver took. */
   readonly webhookAttempt: (outcome: DeliveryOutcome, seconds: number) => void
+  /** Redis went away (true) or came back (false): this process answers limits and the deny-list itself meanwhile. */
+  readonly redisFallback: (active: boolean) => void
+  /** One answer given by a process-local fallback because Redis was away. */
+  readonly redisFallbackAnswer: (use: RedisFallbackUse) => void
   /** The Prometheus text of every metric, database gauges read now. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -51,6 +56,8 @@ export const noopMetrics: MetricsShape = {
   rehosted: ignore,
   engineRender: ignore,
   webhookAttempt: ignore,
+  redisFallback: ignore,
+  redisFallbackAnswer: ignore,
   render: Effect.succeed(""),
   contentType: "text/plain; version=0.0.4; charset=utf-8"
 }

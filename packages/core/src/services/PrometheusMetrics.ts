@@ -170,6 +170,20 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     registers
   })
 
+  const redisFallback = new Gauge({
+    name: "lyre_redis_fallback",
+    help: "1 while Redis is out of reach and this process answers rate limits and the deny-list from its own memory, else 0.",
+    registers
+  })
+  redisFallback.set(0)
+  const redisFallbackAnswers = new Counter({
+    name: "lyre_redis_fallback_total",
+    help: "Answers given by this process's fallbacks while Redis was out of reach, by use (rate_limit, deny_list).",
+    labelNames: ["use"] as const,
+    registers
+  })
+  const fallbackAnswer = cached1((use) => redisFallbackAnswers.labels(use))
+
   /** Route, then method, then status: no key is built per request. */
   const http = new Map<string, Map<string, Map<number, Histogram.Internal<string>>>>()
   const created = cached1((model) => ({ task: tasksCreated.labels(model), credits: creditsDebited.labels(model) }))
@@ -244,6 +258,8 @@ export const makePrometheusMetrics = Effect.gen(function*() {
       if (renderSeconds > 0) engineRealtime.observe(audioSeconds / renderSeconds)
     },
     webhookAttempt: (outcome, seconds) => attempts(outcome).observe(seconds),
+    redisFallback: (active) => redisFallback.set(active ? 1 : 0),
+    redisFallbackAnswer: (use) => fallbackAnswer(use).inc(),
     render,
     contentType: registry.contentType
   }

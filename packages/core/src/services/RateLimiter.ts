@@ -2,10 +2,11 @@
  * Requests per minute as a sliding window: at most `limit` accepted requests in any 60 seconds.
  * Effect's own RateLimiter knows fixed windows and token buckets, neither of which holds that
  * guarantee, so the window is a log of accepted request times: a ring per subject in memory,
- * a sorted set updated by one atomic script in Redis.
+ * a sorted set updated by one atomic script in Redis (with a window in memory while Redis is away).
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { randomBase62 } from "../domain/ids.ts"
+import { RedisGate } from "./RedisGate.ts"
 
 export const windowMillis = 60_000
 
@@ -27,40 +28,59 @@ export interface RedisScripting {
   readonly eval: (script: string, numKeys: number, ...args: Array<string | number>) => Promise<unknown>
 }
 
+/** Sliding windows in this process's memory: a log of accepted request times per subject. */
+const makeWindows = () => {
+  const logs = new Map<string, Array<number>>()
+  return (subject: string, limit: number, now: number): RateLimitDecision => {
+    let log = logs.get(subject)
+    if (log === undefined) {
+      log = []
+      logs.set(subject, log)
+    }
+    // Drop what has left the window; the log is in time order and never longer than limit.
+    let expired = 0
+    while (expired < log.length && (log[expired] ?? 0) <= now - windowMillis) expired++
+    if (expired > 0) log.splice(0, expired)
+    const allowed = log.length < limit
+    if (allowed) log.push(now)
+    if (log.length === 0) logs.delete(subject)
+    return decide(allowed, limit, log.length, log[0] ?? now, now)
+  }
+}
+
 export class RateLimiter extends Context.Service<RateLimiter, {
   readonly hit: (subject: string, limit: number) => Effect.Effect<RateLimitDecision>
 }>()("lyre/core/services/RateLimiter") {
   static readonly layerMemory = Layer.sync(RateLimiter)(() => {
-    const logs = new Map<string, Array<number>>()
+    const windows = makeWindows()
     return RateLimiter.of({
-      hit: (subject, limit) =>
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          let log = logs.get(subject)
-          if (log === undefined) {
-            log = []
-            logs.set(subject, log)
-          }
-          // Drop what has left the window; the log is in time order and never longer than limit.
-          let expired = 0
-          while (expired < log.length && (log[expired] ?? 0) <= now - windowMillis) expired++
-          if (expired > 0) log.splice(0, expired)
-          const allowed = log.length < limit
-          if (allowed) log.push(now)
-          if (log.length === 0) logs.delete(subject)
-          return decide(allowed, limit, log.length, log[0] ?? now, now)
-        })
+      hit: (subject, limit) => Effect.map(Clock.currentTimeMillis, (now) => windows(subject, limit, now))
     })
   })
 
+  /**
+   * The window in Redis, shared by every process. While Redis is away (see RedisGate) each
+   * process counts in a window of its own instead: a request is never refused or held up for
+   * Redis, at the price of each process allowing the limit by itself during the outage.
+   */
   static readonly layerRedis = (redis: RedisScripting, keyPrefix = "lyre:rpm:") =>
-    Layer.succeed(RateLimiter)(RateLimiter.of({
-      hit: (subject, limit) =>
-        Effect.promise(async () => {
-          const member = randomBase62(12)
-          const reply = await redis.eval(slidingWindowScript, 1, keyPrefix + subject, windowMillis, limit, member)
-          const [allowed, count, oldest, now] = reply as [number, number, number, number]
-          return decide(allowed === 1, limit, count, oldest, now)
-        })
+    Layer.effect(RateLimiter)(Effect.gen(function*() {
+      const gate = yield* RedisGate
+      const windows = makeWindows()
+      return RateLimiter.of({
+        hit: (subject, limit) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            gate.run(
+              "rate_limit",
+              async () => {
+                const member = randomBase62(12)
+                const reply = await redis.eval(slidingWindowScript, 1, keyPrefix + subject, windowMillis, limit, member)
+                const [allowed, count, oldest, redisNow] = reply as [number, number, number, number]
+                return decide(allowed === 1, limit, count, oldest, redisNow)
+              },
+              () => windows(subject, limit, now)
+            ))
+      })
     }))
 }
 

@@ -14,6 +14,7 @@
  * once, and receivers dedupe by the event `id`, which every retry repeats.
  */
 import { Clock, Context, Effect, Exit, Layer } from "effect"
+import { causeIsDatabaseUnavailable, makeOutageBackoff } from "../domain/unavailable.ts"
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
 import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
@@ -120,7 +121,8 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
     }).pipe(
       Effect.onInterrupt(() => webhooks.release(options.workerId, delivery.id).pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>
-        Effect.logError("webhooks: delivery failed", cause).pipe(
+        // In an outage the loop has said so once; the release fails too, and the lease expires.
+        (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError("webhooks: delivery failed", cause)).pipe(
           Effect.annotateLogs({ delivery_id: delivery.id }),
           Effect.andThen(webhooks.release(options.workerId, delivery.id).pipe(Effect.catchCause(() => Effect.void)))
         )
@@ -128,9 +130,8 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       Effect.withSpan("WebhookWorker.attempt", { attributes: { deliveryId: delivery.id } })
     )
 
-  const fanOut = webhooks.fanOut(fanOutBatch).pipe(
-    Effect.catchCause((cause) => Effect.as(Effect.logError("webhooks: fan-out failed", cause), 0))
-  )
+  const outage = makeOutageBackoff("webhooks", { baseMillis: idleMillis, maxMillis: 2_000 })
+  const fanOut = outage.guard(webhooks.fanOut(fanOutBatch), "fan-out", 0)
 
   const run = Effect.gen(function*() {
     yield* Effect.forkChild(recorder)
@@ -146,16 +147,12 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       lastLook = now
       if (now - lastSweep >= sweepMillis) {
         lastSweep = now
-        yield* webhooks.sweepExpiringKeys.pipe(
-          Effect.catchCause((cause) => Effect.logError("webhooks: key sweep failed", cause))
-        )
+        yield* outage.guard(webhooks.sweepExpiringKeys, "key sweep", undefined)
       }
       const fanned = yield* fanOut
       const free = concurrency - inFlight
       const claimed = free >= refillAt || inFlight === 0
-        ? yield* webhooks.claim(options.workerId, options.leaseSeconds, free).pipe(
-          Effect.catchCause((cause) => Effect.as(Effect.logError("webhooks: claim failed", cause), []))
-        )
+        ? yield* outage.guard(webhooks.claim(options.workerId, options.leaseSeconds, free), "claim", [])
         : []
       for (const delivery of claimed) {
         inFlight++
@@ -169,7 +166,9 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       // More may be due at once (a full fan-out batch, or a claim that took every free slot but
       // slots are still free); otherwise sleep until a new event, a freed quarter or the idle time.
       const maybeMore = fanned === fanOutBatch || (claimed.length > 0 && claimed.length === free && concurrency - inFlight >= refillAt)
-      if (!maybeMore) yield* signal.wait(idleMillis)
+      const backoff = outage.delayMillis()
+      if (backoff > 0) yield* Effect.sleep(backoff)
+      else if (!maybeMore) yield* signal.wait(idleMillis)
     }
   })
 

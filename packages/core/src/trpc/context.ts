@@ -2,6 +2,7 @@ import { Cause, Exit, Option } from "effect"
 import type { Effect, ManagedRuntime } from "effect"
 import { TRPCError } from "@trpc/server"
 import { InternalError, isApiError } from "../domain/errors.ts"
+import { causeIsDatabaseUnavailable, databaseUnavailable } from "../domain/unavailable.ts"
 import type { ApiError, ValidationError } from "../domain/errors.ts"
 import type { AccessTokens } from "../services/AccessTokens.ts"
 import type { AccountConsole } from "../services/AccountConsole.ts"
@@ -74,7 +75,10 @@ export const makeCallContext = (
   response: { status: undefined, headers: {} }
 })
 
-/** Runs a core program; a defect becomes `internal_error` and is logged, never shown. */
+/**
+ * Runs a core program; a defect becomes `internal_error` and is logged, never shown, unless it
+ * is the database being out of reach, which is `service_unavailable` (an outage, not a fault).
+ */
 export const runToResult = async <A, R extends CoreServices>(
   runtime: ManagedRuntime.ManagedRuntime<R, unknown>,
   program: Effect.Effect<A, ApiError, R>
@@ -83,6 +87,7 @@ export const runToResult = async <A, R extends CoreServices>(
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
   const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
   if (failure !== undefined && isApiError(failure)) return { ok: false, error: failure }
+  if (causeIsDatabaseUnavailable(exit.cause)) return { ok: false, error: databaseUnavailable() }
   // Interruption alone means the process is shutting down under this request: not a fault.
   if (!Cause.hasInterruptsOnly(exit.cause)) {
     console.error(JSON.stringify({ level: "error", msg: "unexpected failure", cause: Cause.pretty(exit.cause) }))

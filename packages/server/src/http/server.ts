@@ -8,7 +8,17 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { nodeHTTPRequestHandler } from "@trpc/server/adapters/node-http"
 import { agentCard, agentCardPath, makeA2aHandler } from "@lyre/a2a"
-import { appRouter, InternalError, makeCallContext, Metrics, randomBase62, RouteNotFound, SigningKeys } from "@lyre/core"
+import {
+  appRouter,
+  databaseUnavailable,
+  InternalError,
+  isDatabaseUnavailable,
+  makeCallContext,
+  Metrics,
+  randomBase62,
+  RouteNotFound,
+  SigningKeys
+} from "@lyre/core"
 import { makeMcpHandler, serverCard, serverCardMediaType, serverCardPath } from "@lyre/mcp"
 import { makeRestHandler, sendApiError, sendJson } from "@lyre/rest"
 import { makeAdminHandler } from "../admin/handler.ts"
@@ -16,7 +26,7 @@ import { makeAuthorizeHandler } from "../oauth/authorize.ts"
 import { authorizationServerMetadata } from "../oauth/metadata.ts"
 import { makeTokenHandler } from "../oauth/token.ts"
 import type { AppRuntime } from "../app.ts"
-import { Readiness } from "../app.ts"
+import { isReady, Readiness } from "../app.ts"
 import type { Logger } from "../log.ts"
 import { RequestTracing } from "../telemetry.ts"
 import { defaultDashboardDir, makeDashboardHandler } from "./dashboard.ts"
@@ -126,7 +136,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     if (path === "/healthz") return sendJson(res, 200, { status: "ok" })
     if (path === "/readyz") {
       const checks = await runtime.runPromise(Readiness.use((readiness) => readiness.check))
-      const ready = checks.database && checks.redis !== false
+      const ready = isReady(checks)
       return sendJson(res, ready ? 200 : 503, { status: ready ? "ready" : "not_ready", checks })
     }
     sendApiError(res, new RouteNotFound({ message: `No route ${req.method} ${path}.` }), resourceMetadataUrl)
@@ -160,9 +170,13 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     try {
       await (span === null ? route(req, res, url) : span.run(() => route(req, res, url)))
     } catch (cause) {
-      logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
+      // The database out of reach is an outage, not a fault: 503 with Retry-After, no error logged.
+      const outage = isDatabaseUnavailable(cause)
+      if (!outage) logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
       if (!res.headersSent) {
-        sendApiError(res, new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
+        sendApiError(res, outage ? databaseUnavailable() : new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
+      } else if (!res.writableEnded) {
+        res.destroy()
       }
     }
   }
@@ -171,24 +185,44 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
 export interface RunningServer {
   readonly server: Server
   readonly port: number
-  readonly close: () => Promise<void>
+  /**
+   * Stops taking connections at once, lets the requests in flight finish (their answers say
+   * `Connection: close`, so no client sends another on that connection), drops idle
+   * connections, and after `graceMillis` (default 7 s, inside a 10 s drain) cuts what is left.
+   */
+  readonly close: (graceMillis?: number) => Promise<void>
 }
 
-/** Listens, and closes gracefully: no new connections, in-flight requests finish, idle ones drop. */
 export const listen = (handler: Handler, port: number, host: string): Promise<RunningServer> =>
   new Promise((resolve, reject) => {
-    const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => void handler(req, res))
+    let closing = false
+    /** Answers not yet finished: told to close their connection when the drain begins. */
+    const inFlight = new Set<ServerResponse>()
+    const forget = function(this: ServerResponse) {
+      inFlight.delete(this)
+    }
+    const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+      if (closing) {
+        res.shouldKeepAlive = false
+      } else {
+        inFlight.add(res)
+        res.once("close", forget)
+      }
+      void handler(req, res)
+    })
     server.once("error", reject)
     server.listen(port, host, () => {
       const address = server.address() as AddressInfo
       resolve({
         server,
         port: address.port,
-        close: () =>
+        close: (graceMillis = 7_000) =>
           new Promise<void>((done) => {
+            closing = true
+            for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false
             server.close(() => done())
             server.closeIdleConnections()
-            setTimeout(() => server.closeAllConnections(), 10_000).unref()
+            setTimeout(() => server.closeAllConnections(), graceMillis).unref()
           })
       })
     })
