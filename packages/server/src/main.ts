@@ -6,10 +6,11 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Runtime } from "effect"
-import { providerLabel } from "./app.ts"
+import { providerLabel, Readiness } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
 import { listen } from "./http/server.ts"
+import { drainBound } from "./drain.ts"
 import { makeLogger } from "./log.ts"
 import { startLyre } from "./lyre.ts"
 
@@ -29,6 +30,14 @@ const program = Effect.gen(function*() {
   const server = yield* Effect.acquireRelease(
     Effect.promise(() => listen(lyre.handler, config.port, config.host)),
     (running) => Effect.promise(() => running.close())
+  )
+  // Finalizers run last first: on SIGTERM /readyz answers 503 before the listener closes, then
+  // the requests in flight finish, then the worker hands its leases back and the pools close.
+  yield* Effect.addFinalizer(() =>
+    Effect.andThen(
+      Effect.sync(() => logger.log("info", "draining", { port: server.port })),
+      Effect.promise(() => runtime.runPromise(Readiness.use((readiness) => readiness.drain)))
+    )
   )
   const banner: Record<string, unknown> = {
     url: config.publicUrl,
@@ -55,6 +64,8 @@ const program = Effect.gen(function*() {
   }
   return yield* Effect.never
 }).pipe(Effect.scoped)
+
+drainBound()
 
 NodeRuntime.runMain(program.pipe(
   Effect.tapError((error) => Effect.sync(() => process.stderr.write(`lyre: ${error.message}\n`)))

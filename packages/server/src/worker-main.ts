@@ -10,6 +10,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { appLayer, providerLabel, workerId } from "./app.ts"
 import { ConfigurationError, loadConfig } from "./config.ts"
+import { drainBound } from "./drain.ts"
 import { makeLogger } from "./log.ts"
 import { metricsListenerLayer } from "./metricsListener.ts"
 
@@ -39,6 +40,8 @@ const program = Effect.gen(function*() {
       : metricsListenerLayer({ port: config.metricsPort, host: config.host, token: config.metricsToken }).pipe(Layer.provide(app))
   )
 })
+
+drainBound()
 
 NodeRuntime.runMain(program.pipe(
   Effect.tapError((error) =>
