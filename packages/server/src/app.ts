@@ -53,7 +53,7 @@ const readinessTimeout = "750 millis"
  * it returns. Start waits up to two seconds for the first connection, then goes on without it
  * (the fallbacks answer until it comes).
  */
-const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
+export const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
   Effect.acquireRelease(
     Effect.callback<Redis>((resume) => {
       const client = new Redis(url, {

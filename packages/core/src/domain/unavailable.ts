@@ -54,7 +54,7 @@ export const makeOutageBackoff = (label: string, options: { readonly baseMillis:
   const recovered = Effect.suspend(() => {
     if (failures === 0) return Effect.void
     failures = 0
-    return Effect.logInfo(`${label}: the database answers again; resuming`)
+    return Effect.logWarning(`${label}: the database answers again; resuming`)
   })
   return {
     /** Runs `step`; a failure is logged as above and answered with `orElse`. */

@@ -49,7 +49,7 @@ export class RedisGate extends Context.Service<RedisGate, {
         if (!away) return Effect.void
         away = false
         metrics.redisFallback(false)
-        return Effect.logInfo("redis is back")
+        return Effect.logWarning("redis is back: limits and the deny-list are shared again")
       })
 
       /** The call under the bound; a late answer or a late failure is dropped, never unhandled. */
