@@ -8,7 +8,8 @@
  * worker of a `pnpm start` process, and the API here serves the file without any database row:
  * the key alone finds it.
  *
- * A process started with a wrong secret stops at once, saying which variable to check.
+ * A process started with a wrong secret stops at once, saying which variable to check; one whose
+ * bucket is out of reach starts, and answers its file requests 503 with `Retry-After`.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -192,5 +193,21 @@ describe("files shared through the bucket", () => {
     expect(service.child.exitCode).not.toBe(0)
     expect(service.output()).toContain("SignatureDoesNotMatch")
     expect(service.output()).not.toContain('"msg":"listening"')
+  })
+
+  it("a bucket out of reach: the API starts, and a file request is 503 service_unavailable with Retry-After", { timeout: 60_000 }, async () => {
+    const away = await startTestServer({ ...s3Overrides(), s3Endpoint: `http://127.0.0.1:${await freePort()}`, worker: "off" })
+    try {
+      const answer = await fetch(`${away.url}/files/gen_away/0.mp3`, { headers: { range: "bytes=0-9" } })
+      expect(answer.status).toBe(503)
+      expect(answer.headers.get("retry-after")).toBe("1")
+      const body = (await answer.json()) as { error: Record<string, unknown> }
+      expect(body.error).toMatchObject({ type: "service_unavailable", code: "service_unavailable", retry_after_seconds: 1 })
+      const health = await fetch(`${away.url}/healthz`)
+      expect(health.status).toBe(200)
+      await health.arrayBuffer()
+    } finally {
+      await away.close()
+    }
   })
 })

@@ -2,12 +2,16 @@
  * `{site_url}/files/<key>`: re-hosted audio and images, with `Content-Type`, `Content-Length`,
  * `Accept-Ranges: bytes` and single-range `206` answers (RFC 9110 section 14), so players can
  * seek. Several ranges in one request are answered with the whole file, which the RFC allows.
+ * A bucket out of reach is an outage: 503 `service_unavailable` with `Retry-After`, as for the
+ * database.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { pipeline } from "node:stream/promises"
-import { Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import type { ManagedRuntime } from "effect"
-import { isStorageKey, Storage } from "@lyre/worker"
+import { renderError, ServiceUnavailable } from "@lyre/core"
+import { sendJson } from "@lyre/rest"
+import { isStorageKey, Storage, StorageError } from "@lyre/worker"
 
 type Range = { readonly start: number; readonly end: number } | "unsatisfiable" | null
 
@@ -36,9 +40,21 @@ export const serveFile = async (
   key: string
 ): Promise<boolean> => {
   if (!isStorageKey(key)) return false
-  const { storage, object } = await runtime.runPromise(
+  const looked = await runtime.runPromiseExit(
     Storage.use((storage) => Effect.map(storage.stat(key), (object) => ({ storage, object })))
   )
+  if (Exit.isFailure(looked)) {
+    if (!looked.cause.reasons.some((reason) => Cause.isDieReason(reason) && reason.defect instanceof StorageError)) {
+      throw Cause.squash(looked.cause)
+    }
+    const rendered = renderError(new ServiceUnavailable({
+      message: "The service cannot reach its file storage right now. Retry shortly.",
+      retryAfterSeconds: 1
+    }))
+    sendJson(res, rendered.status, rendered.body, rendered.headers)
+    return true
+  }
+  const { storage, object } = looked.value
   if (object === null) return false
   const common = {
     "content-type": object.contentType,
