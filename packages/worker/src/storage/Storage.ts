@@ -45,9 +45,9 @@ export const contentTypeOf = (key: string): string => contentTypes[key.slice(key
 export class Storage extends Context.Service<Storage, {
   /** Stores the whole stream under `key`, replacing what was there. */
   readonly put: (key: string, body: Readable | Uint8Array) => Effect.Effect<StoredObject, StorageError>
-  /** Size and type of a stored object, or null. */
+  /** Size and type of a stored object, or null; a store out of reach is a defect (a `StorageError`). */
   readonly stat: (key: string) => Effect.Effect<StoredObject | null>
-  /** Bytes `start..end` (inclusive) of a stored object. */
+  /** Bytes `start..end` (inclusive) of a stored object; a failure midway destroys the stream with its error. */
   readonly read: (key: string, range: { readonly start: number; readonly end: number }) => Readable
 }>()("lyre/worker/storage/Storage") {
   /** Files under `directory` (the composition root passes `DATA_DIR/files`). */
