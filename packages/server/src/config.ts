@@ -41,6 +41,11 @@ export interface ServerConfig {
   readonly metricsPort: number | null
   /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces go to `{endpoint}/v1/traces` over OTLP/HTTP when set. */
   readonly otlpEndpoint: string | null
+  /**
+   * `DRAIN_DELAY_SECONDS` (0 to 5, default 0): after a `SIGTERM`, how long `/readyz` answers 503
+   * while the listener still takes connections, so a load balancer stops sending before it closes.
+   */
+  readonly drainDelaySeconds: number
   /** `STORAGE_URL`: `s3://BUCKET/PREFIX` keeps files in a bucket every machine shares; unset, under `DATA_DIR/files`. */
   readonly storageUrl: string | null
   /** `S3_ENDPOINT`: an S3-compatible store other than AWS (R2, MinIO), addressed path-style. */
@@ -83,6 +88,8 @@ const config = Config.all({
   metricsToken: optionalString("METRICS_TOKEN"),
   metricsPort: Config.Port("METRICS_PORT").pipe(Config.option, Config.map(Option.getOrNull)),
   otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  drainDelaySeconds: Config.schema(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(5)), "DRAIN_DELAY_SECONDS")
+    .pipe(Config.withDefault(0)),
   storageUrl: optionalString("STORAGE_URL"),
   s3Endpoint: optionalString("S3_ENDPOINT"),
   s3Region: optionalString("S3_REGION"),

@@ -39,6 +39,7 @@ const variableOf = {
   metricsToken: "METRICS_TOKEN",
   metricsPort: "METRICS_PORT",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
+  drainDelaySeconds: "DRAIN_DELAY_SECONDS",
   storageUrl: "STORAGE_URL",
   s3Endpoint: "S3_ENDPOINT",
   s3Region: "S3_REGION",

@@ -27,16 +27,19 @@ const program = Effect.gen(function*() {
     (started) => Effect.promise(() => started.lyre.close())
   )
   const adminToken = lyre.adminToken
+  const drainDelayMillis = config.drainDelaySeconds * 1000
   const server = yield* Effect.acquireRelease(
     Effect.promise(() => listen(lyre.handler, config.port, config.host)),
-    (running) => Effect.promise(() => running.close())
+    // In-flight requests get what is left of 7 s after the delay, inside the 10 s drain.
+    (running) => Effect.promise(() => running.close(Math.max(1_000, 7_000 - drainDelayMillis)))
   )
-  // Finalizers run last first: on SIGTERM /readyz answers 503 before the listener closes, then
-  // the requests in flight finish, then the worker hands its leases back and the pools close.
+  // Finalizers run last first: on SIGTERM /readyz answers 503, the load balancer is given
+  // DRAIN_DELAY_SECONDS to notice, then the listener closes and the requests in flight finish,
+  // then the worker hands its leases back and the pools close.
   yield* Effect.addFinalizer(() =>
-    Effect.andThen(
-      Effect.sync(() => logger.log("info", "draining", { port: server.port })),
-      Effect.promise(() => runtime.runPromise(Readiness.use((readiness) => readiness.drain)))
+    Effect.sync(() => logger.log("info", "draining", { port: server.port })).pipe(
+      Effect.andThen(Effect.promise(() => runtime.runPromise(Readiness.use((readiness) => readiness.drain)))),
+      Effect.andThen(Effect.sleep(drainDelayMillis))
     )
   )
   const banner: Record<string, unknown> = {

@@ -7,7 +7,7 @@
  * and another worker takes over).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { appLayer, providerLabel, workerId } from "./app.ts"
 import { ConfigurationError, loadConfig } from "./config.ts"
 import { drainBound } from "./drain.ts"
@@ -47,4 +47,9 @@ NodeRuntime.runMain(program.pipe(
   Effect.tapError((error) =>
     Effect.sync(() => process.stderr.write(`lyre worker: ${error instanceof Error ? error.message : String(error)}\n`))
   )
-), { disableErrorReporting: true })
+), {
+  disableErrorReporting: true,
+  // SIGTERM/SIGINT interrupt the worker; a drain that released its leases is a success.
+  teardown: (exit, onExit) =>
+    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+})

@@ -86,6 +86,16 @@ describe("configuration", () => {
   })
 
   describe("operations settings", () => {
+    it("read DRAIN_DELAY_SECONDS, 0 by default, and refuse one outside 0 to 5 naming it", async () => {
+      const defaults = await loadConfigFrom({})
+      expect(Exit.isSuccess(defaults) && defaults.value.drainDelaySeconds).toBe(0)
+      const set = await loadConfigFrom({ DRAIN_DELAY_SECONDS: "1.5" })
+      expect(Exit.isSuccess(set) && set.value.drainDelaySeconds).toBe(1.5)
+      for (const bad of ["6", "-1", "soon"]) {
+        expect(await configFailureOf({ DRAIN_DELAY_SECONDS: bad })).toContain("DRAIN_DELAY_SECONDS")
+      }
+    })
+
     it("default to metrics on, open on loopback, no extra port and no traces", async () => {
       const exit = await loadConfigFrom({})
       expect(Exit.isSuccess(exit) && exit.value).toMatchObject({

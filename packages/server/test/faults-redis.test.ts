@@ -101,6 +101,10 @@ describe("Redis away, in one process", () => {
       }
       // The process's own window still limits: 3 a minute, the fourth refused.
       expect(decisions).toEqual([true, true, true, false])
+      const whileHung = `jti-${randomBytes(6).toString("hex")}`
+      const addedWhileHung = await limits.add(whileHung)
+      slowest.has = Math.max(slowest.has, addedWhileHung.millis)
+      expect((await limits.has(whileHung)).value).toBe(true)
       expect(limits.fallback.active).toBe(true)
       expect(limits.fallback.answers.get("rate_limit")).toBeGreaterThanOrEqual(3)
       process.stdout.write(`redis hung: slowest limiter call ${Math.round(slowest.hit)} ms, deny-list ${Math.round(slowest.has)} ms\n`)
@@ -116,6 +120,10 @@ describe("Redis away, in one process", () => {
       }
       expect(await probe.zcard(`lyre:rpm:${subject}`)).toBeGreaterThanOrEqual(2)
       expect(limits.fallback.active).toBe(false)
+      // The revocation made while it hung reaches Redis, so every process refuses it.
+      const sent = Date.now() + 3_000
+      while ((await probe.exists(`lyre:deny:${whileHung}`)) === 0 && Date.now() < sent) await sleep(50)
+      expect(await probe.exists(`lyre:deny:${whileHung}`)).toBe(1)
 
       // Killed: every call refused at once by the client, answered by the fallbacks.
       await redis.kill()

@@ -108,6 +108,10 @@ export class DenyList extends Context.Service<DenyList, {
           else await send(jti, until)
         }
       }
+      // A hung Redis comes back without the subscription ever dropping: send on the gate's word too.
+      gate.whenBack(() => {
+        sendUnsent().catch(() => undefined)
+      })
       let live = false
       // Bumped by every change of the subscription, so a load that a reconnection overtook is dropped.
       let epoch = 0

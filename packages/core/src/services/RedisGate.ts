@@ -20,13 +20,15 @@ export interface RedisGateOptions {
   readonly probeMillis: number
 }
 
-export const defaultRedisGateOptions: RedisGateOptions = { timeoutMillis: 200, probeMillis: 1_000 }
+export const defaultRedisGateOptions: RedisGateOptions = { timeoutMillis: 150, probeMillis: 1_000 }
 
 export class RedisGate extends Context.Service<RedisGate, {
   /** `call`'s answer, or `fallback`'s when Redis is away, failing or slower than the bound. */
   readonly run: <A>(use: RedisFallbackUse, call: () => Promise<A>, fallback: () => A) => Effect.Effect<A>
   /** Whether the last word on Redis was that it is away. */
   readonly away: () => boolean
+  /** Calls `f` each time Redis answers again after being away, for as long as the layer lives. */
+  readonly whenBack: (f: () => void) => void
 }>()("lyre/core/services/RedisGate") {
   static readonly layer = (options: RedisGateOptions = defaultRedisGateOptions) =>
     Layer.effect(RedisGate)(Effect.gen(function*() {
@@ -35,6 +37,7 @@ export class RedisGate extends Context.Service<RedisGate, {
       /** While away: when the next call may try Redis. */
       let probeAt = 0
       let probing = false
+      const backListeners: Array<() => void> = []
 
       const wentAway = (error: unknown) =>
         Effect.suspend(() => {
@@ -49,6 +52,7 @@ export class RedisGate extends Context.Service<RedisGate, {
         if (!away) return Effect.void
         away = false
         metrics.redisFallback(false)
+        for (const f of backListeners) f()
         return Effect.logWarning("redis is back: limits and the deny-list are shared again")
       })
 
@@ -106,6 +110,12 @@ export class RedisGate extends Context.Service<RedisGate, {
           )
         })
 
-      return RedisGate.of({ run, away: () => away })
+      return RedisGate.of({
+        run,
+        away: () => away,
+        whenBack: (f) => {
+          backListeners.push(f)
+        }
+      })
     }))
 }

@@ -188,7 +188,8 @@ export interface RunningServer {
   /**
    * Stops taking connections at once, lets the requests in flight finish (their answers say
    * `Connection: close`, so no client sends another on that connection), drops idle
-   * connections, and after `graceMillis` (default 7 s, inside a 10 s drain) cuts what is left.
+   * connections half a second later, and after `graceMillis` (default 7 s, inside a 10 s drain)
+   * cuts what is left.
    */
   readonly close: (graceMillis?: number) => Promise<void>
 }
@@ -221,7 +222,11 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
             closing = true
             for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false
             server.close(() => done())
-            server.closeIdleConnections()
+            // Not at once: to Node a connection just accepted, its request still on the wire, is
+            // idle too, and closing it would drop a request a proxy already sent (seen behind
+            // HAProxy under load). Half a second later such a request is in progress and is
+            // answered; what is idle then is truly idle.
+            setTimeout(() => server.closeIdleConnections(), 500).unref()
             setTimeout(() => server.closeAllConnections(), graceMillis).unref()
           })
       })

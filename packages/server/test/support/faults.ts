@@ -169,7 +169,8 @@ export const timed = async (label: string, url: string, init: RequestInit = {}):
     const body = await res.text()
     return { at, label, status: res.status, millis: performance.now() - started, retryAfter: res.headers.get("retry-after"), body }
   } catch (error) {
-    return { at, label, status: 0, millis: performance.now() - started, retryAfter: null, body: String(error) }
+    const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : ""
+    return { at, label, status: 0, millis: performance.now() - started, retryAfter: null, body: `${String(error)}${cause}` }
   }
 }
 

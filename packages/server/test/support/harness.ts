@@ -91,6 +91,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     metricsToken: null,
     metricsPort: null,
     otlpEndpoint: null,
+    drainDelaySeconds: 0,
     storageUrl: null,
     s3Endpoint: null,
     s3Region: null,

@@ -1,0 +1,267 @@
+/**
+ * SIGTERM drains. Two `pnpm start` processes behind Debian's HAProxy (health checks on
+ * `/readyz`), on a PostgreSQL cluster of the test's own, are restarted one after the other under
+ * a steady load through the proxy: every request is answered 200 or 202 (none lost, none 5xx),
+ * `/readyz` is 503 right after each signal, and each process exits 0 within 10 s of it (its
+ * DRAIN_DELAY_SECONDS included). Then a `pnpm worker` holding leases on
+ * tasks whose polls hang gets SIGTERM: it exits within 10 s and its leases are handed back, not
+ * left to expire.
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import type { FakeUpstream } from "@lyre/fake-upstream"
+import { haproxyPath } from "../../../test/haproxy.ts"
+import {
+  createBody,
+  describeAnswers,
+  loadAccount,
+  queryOn,
+  serviceEnv,
+  startOwnPostgres,
+  steadyLoad,
+  tempDir,
+  timed,
+  waitReady
+} from "./support/faults.ts"
+import type { Answer, OwnPostgres } from "./support/faults.ts"
+import { freePort, spawnEntry } from "./support/processes.ts"
+import type { Spawned } from "./support/processes.ts"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let postgres: OwnPostgres
+let upstream: FakeUpstream
+let dataDir: string
+const upstreamKey = randomBytes(16).toString("hex")
+const adminToken = randomBytes(16).toString("hex")
+const secretKey = randomBytes(32).toString("hex")
+
+beforeAll(async () => {
+  if (!existsSync(haproxyPath)) {
+    throw new Error(`HAProxy is not at ${haproxyPath}: the test command's global setup (test/haproxy.ts) installs it`)
+  }
+  dataDir = tempDir("lyre-faults-drain-")
+  ;[postgres, upstream] = await Promise.all([startOwnPostgres(), startFakeUpstream({ apiKey: upstreamKey, audioBytes: 4096 })])
+}, 60_000)
+afterAll(async () => {
+  await upstream?.close()
+  await postgres?.close()
+  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+})
+
+/**
+ * The proxy needs two failed checks 200 ms apart to stop sending to a draining process: a second
+ * of DRAIN_DELAY_SECONDS covers that, so no connection meets a closed listener (one accepted by
+ * the kernel but not yet by Node is reset when the listener closes, and HAProxy cannot retry a
+ * request it has sent).
+ */
+const envFor = (port: number, worker: "inline" | "off" = "off") => ({
+  ...serviceEnv({ port, databaseUrl: postgres.url, providerUrl: upstream.url, providerApiKey: upstreamKey, adminToken, secretKey, dataDir, worker }),
+  DRAIN_DELAY_SECONDS: "1"
+})
+
+/** SIGTERM, and how long until the process is gone and with what code. */
+const terminate = async (spawned: Spawned): Promise<{ readonly millis: number; readonly code: number | null }> => {
+  const started = performance.now()
+  const exited = new Promise<number | null>((resolve) => spawned.child.once("exit", (code) => resolve(code)))
+  spawned.child.kill("SIGTERM")
+  const code = await Promise.race([exited, sleep(15_000).then(() => -1)])
+  return { millis: performance.now() - started, code }
+}
+
+interface Proxy {
+  readonly child: ChildProcess
+  /** Until HAProxy counts server `index` as up (its checks passed), or fails after `withinMs`. */
+  readonly waitUp: (index: number, withinMs?: number) => Promise<void>
+}
+
+/** HAProxy in front of `servers`: checks `/readyz` every 200 ms, retries a refused connection on the other server. */
+const startHaproxy = async (port: number, servers: ReadonlyArray<number>): Promise<Proxy> => {
+  const statsPort = await freePort()
+  const config = join(dataDir, "haproxy.cfg")
+  writeFileSync(config, [
+    "global",
+    "  maxconn 512",
+    "defaults",
+    "  mode http",
+    "  timeout connect 1s",
+    "  timeout client 30s",
+    "  timeout server 30s",
+    // A refused connection (a process not yet listening) is tried again on the other server.
+    "  retries 3",
+    "  option redispatch 1",
+    "  retry-on conn-failure",
+    // One request per server connection: nothing is ever sent on a connection the server is closing.
+    "  option http-server-close",
+    "frontend api",
+    `  bind 127.0.0.1:${port}`,
+    "  default_backend lyre",
+    "backend lyre",
+    "  option httpchk GET /readyz",
+    "  http-check expect status 200",
+    "  timeout check 2s",
+    "  default-server inter 200ms fall 2 rise 2",
+    ...servers.map((server, i) => `  server api${i} 127.0.0.1:${server} check`),
+    "listen stats",
+    `  bind 127.0.0.1:${statsPort}`,
+    "  stats enable",
+    "  stats uri /stats",
+    ""
+  ].join("\n"))
+  const child = spawn(haproxyPath, ["-db", "-f", config], { stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const deadline = Date.now() + 10_000
+  while (!(await fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status === 200, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`haproxy did not start:\n${output}`)
+    await sleep(100)
+  }
+  const waitUp = async (index: number, withinMs = 15_000) => {
+    const until = Date.now() + withinMs
+    for (;;) {
+      const csv = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`).then((res) => res.text(), () => "")
+      const [header = "", ...rows] = csv.split("\n")
+      const status = header.replace(/^# /, "").split(",").indexOf("status")
+      const row = rows.map((line) => line.split(",")).find((cells) => cells[0] === "lyre" && cells[1] === `api${index}`)
+      if (row?.[status] === "UP") return
+      if (Date.now() > until) throw new Error(`haproxy never counted api${index} up:\n${csv}`)
+      await sleep(50)
+    }
+  }
+  return { child, waitUp }
+}
+
+describe("graceful drain", () => {
+  it("a rolling restart of two API processes behind HAProxy under load loses no request; each exits 0 within 10 s", async () => {
+    const ports = [await freePort(), await freePort()]
+    const apis: Array<Spawned> = ports.map((port) => spawnEntry("main", envFor(port)))
+    let proxy: Proxy | null = null
+    try {
+      await Promise.all(ports.map((port) => waitReady(`http://127.0.0.1:${port}`)))
+      const proxyPort = await freePort()
+      proxy = await startHaproxy(proxyPort, ports)
+      const base = `http://127.0.0.1:${proxyPort}`
+      await proxy.waitUp(0)
+      await proxy.waitUp(1)
+      const account = await loadAccount(base, adminToken)
+      const headers = { authorization: `Bearer ${account.key}` }
+
+      const answers: Array<Answer> = []
+      let stop = false
+      let n = 0
+      const load = steadyLoad(6, () => stop, async () => {
+        const i = n++
+        answers.push(i % 2 === 0
+          ? await timed("create", `${base}/api/v1/music/generations`, {
+            method: "POST",
+            headers: { ...headers, "content-type": "application/json", "idempotency-key": `drain-${i}` },
+            body: createBody(`Drain ${i}`)
+          })
+          : await timed("me", `${base}/api/v1/me`, { headers }))
+        await sleep(10)
+      })
+      const drains: Array<{
+        readonly millis: number
+        readonly code: number | null
+        readonly readyzAfterSignal: number
+        readonly unreadyMillis: number
+      }> = []
+      await sleep(1_500)
+      for (const [i, port] of ports.entries()) {
+        const running = apis[i]
+        if (running === undefined) continue
+        const signalledAt = performance.now()
+        const signalled = terminate(running)
+        // At once (as soon as the process has taken the signal): not ready, while it still answers.
+        let readyz = await timed("readyz", `http://127.0.0.1:${port}/readyz`)
+        while (readyz.status === 200 && performance.now() - signalledAt < 1_000) {
+          await sleep(5)
+          readyz = await timed("readyz", `http://127.0.0.1:${port}/readyz`)
+        }
+        const unready = performance.now() - signalledAt
+        const drained = await signalled
+        drains.push({ ...drained, readyzAfterSignal: readyz.status, unreadyMillis: unready })
+        const restarted = spawnEntry("main", envFor(port))
+        apis[i] = restarted
+        await waitReady(`http://127.0.0.1:${port}`)
+        // The next one goes down only once the proxy sends here again, as an operator's rollout waits.
+        await proxy.waitUp(i)
+      }
+      await sleep(1_000)
+      stop = true
+      await load
+
+      process.stdout.write(
+        `rolling restart: ${describeAnswers(answers)}; drains ${
+          drains.map((d) => `${Math.round(d.millis)} ms (exit ${d.code}, unready after ${Math.round(d.unreadyMillis)} ms)`).join(", ")
+        }\n`
+      )
+      expect(answers.length).toBeGreaterThan(200)
+      expect(answers.filter((a) => a.status !== 200 && a.status !== 202).map((a) => `${a.label} ${a.status} ${a.body.slice(0, 200)}`))
+        .toEqual([])
+      for (const drain of drains) {
+        expect(drain.code).toBe(0)
+        expect(drain.millis).toBeLessThan(10_000)
+        expect(drain.readyzAfterSignal).toBe(503)
+        expect(drain.unreadyMillis).toBeLessThan(250)
+      }
+    } finally {
+      proxy?.child.kill("SIGTERM")
+      await Promise.all(apis.map((api) => api.stop()))
+    }
+  }, 60_000)
+
+  it("a worker stopped with SIGTERM hands its leases back and exits within 10 s", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    // Polls that never answer: the worker holds its tasks' leases for as long as it lives.
+    upstream.control.setDefault({ poll: "hang", callbacks: "none" })
+    const api = spawnEntry("main", envFor(port))
+    const worker = spawnEntry("worker-main", { ...envFor(port, "inline"), WORKER_LEASE_SECONDS: "60", PROVIDER_TIMEOUT_SECONDS: "30" })
+    try {
+      await waitReady(base)
+      const account = await loadAccount(base, adminToken)
+      const ids: Array<string> = []
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${base}/api/v1/music/generations`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${account.key}`, "content-type": "application/json" },
+          body: createBody(`Held ${i}`)
+        })
+        expect(res.status).toBe(202)
+        ids.push(String((await res.json() as { id: string }).id))
+      }
+      const leased = () =>
+        queryOn<{ n: number }>(
+          postgres.url,
+          "select count(*)::int as n from generation_tasks where id = any($1) and lease_owner is not null",
+          ids
+        ).then(([row]) => row?.n ?? 0)
+      const deadline = Date.now() + 20_000
+      while ((await leased()) < ids.length && Date.now() < deadline) await sleep(100)
+      expect(await leased()).toBe(ids.length)
+
+      const drained = await terminate(worker)
+      process.stdout.write(`worker drain: ${Math.round(drained.millis)} ms (exit ${drained.code})\n`)
+      expect(drained.millis).toBeLessThan(10_000)
+      expect(drained.code).toBe(0)
+      // Handed back, not left to the 60 s lease: another worker can take them at once.
+      expect(await leased()).toBe(0)
+      const pending = await queryOn<{ n: number }>(
+        postgres.url,
+        "select count(*)::int as n from generation_tasks where id = any($1) and status = 'pending'",
+        ids
+      )
+      expect(pending[0]?.n).toBe(ids.length)
+    } finally {
+      upstream.control.reset()
+      await Promise.all([worker.stop(), api.stop()])
+    }
+  }, 60_000)
+})
