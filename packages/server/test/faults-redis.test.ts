@@ -3,7 +3,7 @@
  * and a killed one hold no limiter or deny-list call past 250 ms, a token revoked before the
  * outage stays refused, the per-minute limit still limits (in the process's window), and when
  * Redis is back the calls go to it again, a revocation made during the outage included. Then
- * `pnpm start` under a steady load with its Redis killed for 5 s: no answer but 200/202, none
+ * `pnpm start` under a steady load with its Redis killed for 4 s: no answer but 200/202, none
  * held by Redis, one log line for the outage, the fallback gauge up while it lasts, and the
  * service on the new Redis afterwards without a restart.
  */
@@ -207,15 +207,15 @@ describe("Redis killed under load", () => {
           : await timed("me", `${base}/api/v1/me`, { headers }))
         await sleep(15 + worker)
       })
-      await sleep(2_500)
+      await sleep(2_000)
       timeline.killedAt = Date.now()
       await redis.kill()
-      await sleep(2_500)
+      await sleep(2_000)
       fallbackGauge.push(await fetch(`${base}/metrics`).then((res) => res.text()))
-      await sleep(2_500)
+      await sleep(2_000)
       timeline.startedAt = Date.now()
       await redis.start()
-      await sleep(3_000)
+      await sleep(2_500)
       stop = true
       await load
       fallbackGauge.push(await fetch(`${base}/metrics`).then((res) => res.text()))
