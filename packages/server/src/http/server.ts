@@ -222,10 +222,10 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
             closing = true
             for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false
             server.close(() => done())
-            // Not at once: to Node a connection just accepted, its request still on the wire, is
-            // idle too, and closing it would drop a request a proxy already sent (seen behind
-            // HAProxy under load). Half a second later such a request is in progress and is
-            // answered; what is idle then is truly idle.
+            // Not at once: to Node a connection just accepted, its first request still on the
+            // wire, is idle too, and closing it would drop a request the client already sent.
+            // Half a second later such a request is in progress and is answered; what is idle
+            // then is truly idle.
             setTimeout(() => server.closeIdleConnections(), 500).unref()
             setTimeout(() => server.closeAllConnections(), graceMillis).unref()
           })
