@@ -50,8 +50,9 @@ const readinessTimeout = "750 millis"
  * A Redis client that never holds a request: a command while disconnected fails at once (no
  * offline queue), one lost with its connection is not sent again, and none waits past the
  * gate's bound. It reconnects every second at most, so the service finds Redis again soon after
- * it returns. Start waits up to two seconds for the first connection, then goes on without it
- * (the fallbacks answer until it comes).
+ * it returns. The commands' client waits up to two seconds at start for its first connection,
+ * then goes on without it (the fallbacks answer until it comes); the deny-list's subscription
+ * (`autoPipelining: false`) needs no wait, as it subscribes whenever its connection is ready.
  */
 export const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
   Effect.acquireRelease(
@@ -68,9 +69,10 @@ export const redisLayer = (url: string, options: { readonly autoPipelining: bool
       client.on("error", () => undefined)
       const started = () => {
         clearTimeout(timer)
+        client.off("ready", started)
         resume(Effect.succeed(client))
       }
-      const timer = setTimeout(started, 2_000)
+      const timer = setTimeout(started, options.autoPipelining ? 2_000 : 0)
       client.once("ready", started)
     }),
     (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))

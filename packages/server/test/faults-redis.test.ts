@@ -158,6 +158,36 @@ describe("Redis away, in one process", () => {
   })
 })
 
+describe("Redis away at start", () => {
+  it("the process starts without it (two seconds' wait at most), answers from its fallbacks, and finds it when it comes", async () => {
+    await redis.kill()
+    const started = performance.now()
+    const limits = limitsOn(redis.url)
+    const subject = `late-${randomBytes(4).toString("hex")}`
+    try {
+      const first = await limits.hit(subject, 1_000)
+      expect(first.value.allowed).toBe(true)
+      expect(performance.now() - started).toBeLessThan(3_000)
+      expect(limits.fallback.active).toBe(true)
+      await redis.start()
+      const probe = new Redis(redis.url)
+      try {
+        const deadline = Date.now() + 5_000
+        while ((await probe.zcard(`lyre:rpm:${subject}`)) === 0 && Date.now() < deadline) {
+          await limits.hit(subject, 1_000)
+          await sleep(100)
+        }
+        expect(await probe.zcard(`lyre:rpm:${subject}`)).toBeGreaterThan(0)
+        expect(limits.fallback.active).toBe(false)
+      } finally {
+        probe.disconnect()
+      }
+    } finally {
+      await limits.dispose()
+    }
+  })
+})
+
 describe("Redis killed under load", () => {
   let postgres: OwnPostgres
   let upstream: FakeUpstream
@@ -170,7 +200,7 @@ describe("Redis killed under load", () => {
     await postgres?.close()
   })
 
-  it("pnpm start answers every request without waiting on Redis, says so once, and uses Redis again when it is back", async () => {
+  it("pnpm start answers every request without waiting on Redis, says so once per outage, and uses Redis again when it is back", async () => {
     const port = await freePort()
     const dataDir = tempDir("lyre-faults-redis-")
     const adminToken = randomBytes(16).toString("hex")
