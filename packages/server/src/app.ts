@@ -220,7 +220,9 @@ export const appLayer = (
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )
-  const withWorker = runsWorker ? Layer.merge(services, inlineWorker(config).pipe(Layer.provide(services))) : services
+  // Provided, not merged: merged layers are torn down in parallel, so the pools could close while
+  // the stopping worker still hands its leases back; provided, the worker stops first.
+  const withWorker = runsWorker ? inlineWorker(config).pipe(Layer.provideMerge(services)) : services
   // Effect's own log lines (the worker's) are JSON lines like the server's.
   return withWorker.pipe(Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson]))))
 }

@@ -205,7 +205,8 @@ export const serviceEnv = (options: {
   HOST: "127.0.0.1",
   PUBLIC_URL: `http://127.0.0.1:${options.port}`,
   DATABASE_URL: options.databaseUrl,
-  ...(options.redisUrl === undefined ? {} : { REDIS_URL: options.redisUrl }),
+  // Empty is unset: without a Redis of the test's own, in-memory limits, whatever the runner's environment says.
+  REDIS_URL: options.redisUrl ?? "",
   PROVIDER: "http",
   PROVIDER_URL: options.providerUrl,
   PROVIDER_API_KEY: options.providerApiKey,
