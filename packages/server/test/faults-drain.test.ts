@@ -9,49 +9,25 @@
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { haproxyPath } from "../../../test/haproxy.ts"
-import {
-  createBody,
-  describeAnswers,
-  loadAccount,
-  queryOn,
-  serviceEnv,
-  startOwnPostgres,
-  steadyLoad,
-  tempDir,
-  timed,
-  waitReady
-} from "./support/faults.ts"
-import type { Answer, OwnPostgres } from "./support/faults.ts"
+import { createBody, describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import type { Answer, ServiceBed } from "./support/faults.ts"
 import { freePort, spawnEntry } from "./support/processes.ts"
 import type { Spawned } from "./support/processes.ts"
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-let postgres: OwnPostgres
-let upstream: FakeUpstream
-let dataDir: string
-const upstreamKey = randomBytes(16).toString("hex")
-const adminToken = randomBytes(16).toString("hex")
-const secretKey = randomBytes(32).toString("hex")
+let bed: ServiceBed
 
 beforeAll(async () => {
   if (!existsSync(haproxyPath)) {
     throw new Error(`HAProxy is not at ${haproxyPath}: the test command's global setup (test/haproxy.ts) installs it`)
   }
-  dataDir = tempDir("lyre-faults-drain-")
-  ;[postgres, upstream] = await Promise.all([startOwnPostgres(), startFakeUpstream({ apiKey: upstreamKey, audioBytes: 4096 })])
+  bed = await startServiceBed("lyre-faults-drain-")
 }, 60_000)
 afterAll(async () => {
-  await upstream?.close()
-  await postgres?.close()
-  if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
+  await bed?.close()
 })
 
 /**
@@ -60,10 +36,7 @@ afterAll(async () => {
  * the kernel but not yet by Node is reset when the listener closes, and HAProxy cannot retry a
  * request it has sent).
  */
-const envFor = (port: number, worker: "inline" | "off" = "off") => ({
-  ...serviceEnv({ port, databaseUrl: postgres.url, providerUrl: upstream.url, providerApiKey: upstreamKey, adminToken, secretKey, dataDir, worker }),
-  DRAIN_DELAY_SECONDS: "1"
-})
+const envFor = (port: number, worker: "inline" | "off" = "off") => ({ ...bed.env(port, { worker }), DRAIN_DELAY_SECONDS: "1" })
 
 /** SIGTERM, and how long until the process is gone and with what code. */
 const terminate = async (spawned: Spawned): Promise<{ readonly millis: number; readonly code: number | null }> => {
@@ -83,7 +56,7 @@ interface Proxy {
 /** HAProxy in front of `servers`: checks `/readyz` every 200 ms, retries a refused connection on the other server. */
 const startHaproxy = async (port: number, servers: ReadonlyArray<number>): Promise<Proxy> => {
   const statsPort = await freePort()
-  const config = join(dataDir, "haproxy.cfg")
+  const config = join(bed.dataDir, "haproxy.cfg")
   writeFileSync(config, [
     "global",
     "  maxconn 512",
@@ -149,20 +122,15 @@ describe("graceful drain", () => {
       const base = `http://127.0.0.1:${proxyPort}`
       await proxy.waitUp(0)
       await proxy.waitUp(1)
-      const account = await loadAccount(base, adminToken)
+      const account = await loadAccount(base, bed.adminToken)
       const headers = { authorization: `Bearer ${account.key}` }
 
       const answers: Array<Answer> = []
-      let stop = false
       let n = 0
-      const load = steadyLoad(6, () => stop, async () => {
+      const load = steadyLoad(6, async () => {
         const i = n++
         answers.push(i % 2 === 0
-          ? await timed("create", `${base}/api/v1/music/generations`, {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json", "idempotency-key": `drain-${i}` },
-            body: createBody(`Drain ${i}`)
-          })
+          ? await timedCreate(base, headers, `drain-${i}`, `Drain ${i}`)
           : await timed("me", `${base}/api/v1/me`, { headers }))
         await sleep(10)
       })
@@ -194,8 +162,7 @@ describe("graceful drain", () => {
         await proxy.waitUp(i)
       }
       await sleep(1_000)
-      stop = true
-      await load
+      await load.stop()
 
       process.stdout.write(
         `rolling restart: ${describeAnswers(answers)}; drains ${
@@ -221,12 +188,12 @@ describe("graceful drain", () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     // Polls that never answer: the worker holds its tasks' leases for as long as it lives.
-    upstream.control.setDefault({ poll: "hang", callbacks: "none" })
+    bed.upstream.control.setDefault({ poll: "hang", callbacks: "none" })
     const api = spawnEntry("main", envFor(port))
     const worker = spawnEntry("worker-main", { ...envFor(port, "inline"), WORKER_LEASE_SECONDS: "60", PROVIDER_TIMEOUT_SECONDS: "30" })
     try {
       await waitReady(base)
-      const account = await loadAccount(base, adminToken)
+      const account = await loadAccount(base, bed.adminToken)
       const ids: Array<string> = []
       for (let i = 0; i < 6; i++) {
         const res = await fetch(`${base}/api/v1/music/generations`, {
@@ -239,7 +206,7 @@ describe("graceful drain", () => {
       }
       const leased = () =>
         queryOn<{ n: number }>(
-          postgres.url,
+          bed.postgres.url,
           "select count(*)::int as n from generation_tasks where id = any($1) and lease_owner is not null",
           ids
         ).then(([row]) => row?.n ?? 0)
@@ -254,13 +221,13 @@ describe("graceful drain", () => {
       // Handed back, not left to the 60 s lease: another worker can take them at once.
       expect(await leased()).toBe(0)
       const pending = await queryOn<{ n: number }>(
-        postgres.url,
+        bed.postgres.url,
         "select count(*)::int as n from generation_tasks where id = any($1) and status = 'pending'",
         ids
       )
       expect(pending[0]?.n).toBe(ids.length)
     } finally {
-      upstream.control.reset()
+      bed.upstream.control.reset()
       await Promise.all([worker.stop(), api.stop()])
     }
   }, 60_000)

@@ -7,47 +7,22 @@
  * one task; every task ends, is charged once, the ledger sums to the balance, and every task's
  * webhook event reaches the receiver.
  */
-import { randomBytes } from "node:crypto"
-import { rmSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
-import {
-  adminCall,
-  createBody,
-  describeAnswers,
-  loadAccount,
-  queryOn,
-  serviceEnv,
-  startOwnPostgres,
-  steadyLoad,
-  tempDir,
-  timed,
-  waitReady
-} from "./support/faults.ts"
-import type { Answer, OwnPostgres } from "./support/faults.ts"
+import { adminCall, describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import type { Answer, ServiceBed } from "./support/faults.ts"
 import { freePort, spawnEntry } from "./support/processes.ts"
 import { startReceiver } from "./support/receiver.ts"
 import type { Receiver } from "./support/receiver.ts"
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-let postgres: OwnPostgres
-let upstream: FakeUpstream
+let bed: ServiceBed
 let receiver: Receiver
-const upstreamKey = randomBytes(16).toString("hex")
 
 beforeAll(async () => {
-  ;[postgres, upstream, receiver] = await Promise.all([
-    startOwnPostgres(),
-    startFakeUpstream({ apiKey: upstreamKey, audioBytes: 4096 }),
-    startReceiver()
-  ])
+  ;[bed, receiver] = await Promise.all([startServiceBed("lyre-faults-pg-"), startReceiver()])
 }, 60_000)
 afterAll(async () => {
   await receiver?.close()
-  await upstream?.close()
-  await postgres?.close()
+  await bed?.close()
 })
 
 const envelopeOf = (body: string): { type?: string; code?: string; retry_after_seconds?: number } => {
@@ -61,37 +36,27 @@ const envelopeOf = (body: string): { type?: string; code?: string; retry_after_s
 
 describe("PostgreSQL stopped under load", () => {
   it("answers 503 with Retry-After within a second, /readyz 503, and recovers by itself: nothing lost or charged twice", async () => {
-    const dataDir = tempDir("lyre-faults-pg-")
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
-    const adminToken = randomBytes(16).toString("hex")
-    const common = {
-      databaseUrl: postgres.url,
-      providerUrl: upstream.url,
-      providerApiKey: upstreamKey,
-      adminToken,
-      secretKey: randomBytes(32).toString("hex"),
-      dataDir
-    }
+    const postgres = bed.postgres
     // A submission the upstream accepted while its record could not be written is settled by the
     // task's callback; one that came during the outage is gone (the fake sends each once), so
     // such a task ends at its deadline, failed and refunded: 15 s here, not 15 minutes.
     const deadline = { GENERATION_TIMEOUT_SECONDS: "15" }
-    const api = spawnEntry("main", { ...serviceEnv({ ...common, port }), ...deadline })
-    const worker = spawnEntry("worker-main", { ...serviceEnv({ ...common, port }), ...deadline })
+    const api = spawnEntry("main", { ...bed.env(port), ...deadline })
+    const worker = spawnEntry("worker-main", { ...bed.env(port), ...deadline })
     try {
       await waitReady(base)
-      const account = await loadAccount(base, adminToken)
-      await adminCall(base, adminToken, "POST", `/accounts/${account.id}/webhook-endpoints`, { url: receiver.url })
+      const account = await loadAccount(base, bed.adminToken)
+      await adminCall(base, bed.adminToken, "POST", `/accounts/${account.id}/webhook-endpoints`, { url: receiver.url })
       const headers = { authorization: `Bearer ${account.key}` }
 
       const answers: Array<Answer> = []
       const readyz: Array<{ readonly phase: string; readonly status: number }> = []
       /** Idempotency key -> the task its create made. */
       const created = new Map<string, string>()
-      let stop = false
       let next = 0
-      const load = steadyLoad(6, () => stop, async (loop) => {
+      const load = steadyLoad(6, async (loop, stopping) => {
         if (loop % 2 === 1) {
           answers.push(await timed("me", `${base}/api/v1/me`, { headers }))
           await sleep(20)
@@ -100,17 +65,13 @@ describe("PostgreSQL stopped under load", () => {
         // A careful client: the same key until the create is answered 202.
         const key = `pg-${next++}`
         for (;;) {
-          const answer = await timed("create", `${base}/api/v1/music/generations`, {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json", "idempotency-key": key },
-            body: createBody(`Outage ${key}`)
-          })
+          const answer = await timedCreate(base, headers, key, `Outage ${key}`)
           answers.push(answer)
           if (answer.status === 202) {
             created.set(key, String((JSON.parse(answer.body) as { id: string }).id))
             break
           }
-          if (answer.status !== 503 || stop) break
+          if (answer.status !== 503 || stopping()) break
           await sleep(200)
         }
         await sleep(20)
@@ -125,8 +86,7 @@ describe("PostgreSQL stopped under load", () => {
       await postgres.start()
       outage.startedAt = Date.now()
       await sleep(2_500)
-      stop = true
-      await load
+      await load.stop()
       readyz.push({ phase: "after", status: (await timed("readyz", `${base}/readyz`)).status })
 
       const unavailable = answers.filter((a) => a.status === 503)
@@ -203,7 +163,6 @@ describe("PostgreSQL stopped under load", () => {
       expect(workerOutput.match(/webhooks: the database is out of reach/g)?.length).toBe(1)
     } finally {
       await Promise.all([api.stop(), worker.stop()])
-      rmSync(dataDir, { recursive: true, force: true })
     }
   }, 75_000)
 })

@@ -8,31 +8,15 @@
  * it lasts, and the service on the new Redis afterwards without a restart.
  */
 import { randomBytes } from "node:crypto"
-import { rmSync } from "node:fs"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DenyList, Metrics, noopMetrics, RateLimiter, RedisGate } from "@lyre/core"
 import type { RedisFallbackUse } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { denyFeedOf, redisLayer } from "../src/app.ts"
-import {
-  createBody,
-  describeAnswers,
-  loadAccount,
-  serviceEnv,
-  startOwnPostgres,
-  startOwnRedis,
-  steadyLoad,
-  tempDir,
-  timed,
-  waitReady
-} from "./support/faults.ts"
-import type { Answer, OwnPostgres, OwnRedis } from "./support/faults.ts"
+import { describeAnswers, loadAccount, sleep, startOwnRedis, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import type { Answer, OwnRedis, ServiceBed } from "./support/faults.ts"
 import { freePort, spawnEntry } from "./support/processes.ts"
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 let redis: OwnRedis
 beforeAll(async () => {
@@ -189,51 +173,32 @@ describe("Redis away at start", () => {
 })
 
 describe("Redis killed under load", () => {
-  let postgres: OwnPostgres
-  let upstream: FakeUpstream
-  const upstreamKey = randomBytes(16).toString("hex")
+  let bed: ServiceBed
   beforeAll(async () => {
-    ;[postgres, upstream] = await Promise.all([startOwnPostgres(), startFakeUpstream({ apiKey: upstreamKey, audioBytes: 4096 })])
+    bed = await startServiceBed("lyre-faults-redis-")
   }, 60_000)
   afterAll(async () => {
-    await upstream?.close()
-    await postgres?.close()
+    await bed?.close()
   })
 
   it("pnpm start answers every request without waiting on Redis, says so once per outage, and uses Redis again when it is back", async () => {
     const port = await freePort()
-    const dataDir = tempDir("lyre-faults-redis-")
-    const adminToken = randomBytes(16).toString("hex")
-    const service = spawnEntry("main", serviceEnv({
-      port,
-      databaseUrl: postgres.url,
-      redisUrl: redis.url,
-      providerUrl: upstream.url,
-      providerApiKey: upstreamKey,
-      adminToken,
-      secretKey: randomBytes(32).toString("hex"),
-      dataDir
-    }))
+    const service = spawnEntry("main", bed.env(port, { redisUrl: redis.url }))
     const base = `http://127.0.0.1:${port}`
     try {
       await waitReady(base)
-      const account = await loadAccount(base, adminToken)
+      const account = await loadAccount(base, bed.adminToken)
       const headers = { authorization: `Bearer ${account.key}` }
       // Warm: the first requests of a process compile its paths, which is not Redis's doing.
       for (let i = 0; i < 30; i++) await timed("warm", `${base}/api/v1/me`, { headers })
       const answers: Array<Answer> = []
       const timeline = { frozenAt: 0, resumedAt: 0, killedAt: 0, startedAt: 0 }
       const fallbackGauge: Array<string> = []
-      let stop = false
       let n = 0
-      const load = steadyLoad(6, () => stop, async (worker) => {
+      const load = steadyLoad(6, async (worker) => {
         const i = n++
         answers.push(i % 3 === 0
-          ? await timed("create", `${base}/api/v1/music/generations`, {
-            method: "POST",
-            headers: { ...headers, "content-type": "application/json", "idempotency-key": `redis-${i}` },
-            body: createBody(`Redis ${i}`)
-          })
+          ? await timedCreate(base, headers, `redis-${i}`, `Redis ${i}`)
           : await timed("me", `${base}/api/v1/me`, { headers }))
         await sleep(15 + worker)
       })
@@ -253,8 +218,7 @@ describe("Redis killed under load", () => {
       timeline.startedAt = Date.now()
       await redis.start()
       await sleep(2_500)
-      stop = true
-      await load
+      await load.stop()
       fallbackGauge.push(await fetch(`${base}/metrics`).then((res) => res.text()))
 
       const before = answers.filter((a) => a.at < timeline.frozenAt)
@@ -293,7 +257,6 @@ describe("Redis killed under load", () => {
       }
     } finally {
       await service.stop()
-      rmSync(dataDir, { recursive: true, force: true })
     }
   }, 60_000)
 })

@@ -2,10 +2,13 @@
  * Databases a fault test owns: its own `redis-server` and its own PostgreSQL cluster (`initdb`
  * and `pg_ctl` from the machine's PostgreSQL binaries), on free loopback ports in a temporary
  * directory, which the test may kill, stop and start again. A binary that is missing is an
- * error that says what to install: these tests never skip.
+ * error that says what to install: these tests never skip. Around them, what every fault test
+ * sets up the same way: service processes on that cluster and a fake upstream (`startServiceBed`),
+ * an account with room for a load, and the load itself.
  */
 import { execFile, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,6 +16,8 @@ import { promisify } from "node:util"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { startFakeUpstream } from "@lyre/fake-upstream"
+import type { FakeUpstream } from "@lyre/fake-upstream"
 import { freePort } from "./processes.ts"
 
 const run = promisify(execFile)
@@ -24,7 +29,7 @@ const missing = (what: string, how: string): never => {
 const onPath = (name: string): string | undefined =>
   (process.env["PATH"] ?? "").split(":").map((dir) => join(dir, name)).find((path) => existsSync(path))
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export interface OwnRedis {
   readonly url: string
@@ -174,12 +179,37 @@ export const timed = async (label: string, url: string, init: RequestInit = {}):
   }
 }
 
-/** `workers` loops sending `next(i)` until `until()` says stop: a bounded, steady load. */
-export const steadyLoad = async (workers: number, until: () => boolean, next: (worker: number) => Promise<void>) => {
-  await Promise.all(Array.from({ length: workers }, async (_, worker) => {
-    while (!until()) await next(worker)
-  }))
+/** A load running in the background until `stop`. */
+export interface Load {
+  /** Ends every loop after the request it is on, and waits for them. */
+  readonly stop: () => Promise<void>
 }
+
+/**
+ * `workers` loops sending `next(worker)` until the load is stopped: a bounded, steady load.
+ * `stopping` says whether it has been, for a loop that retries.
+ */
+export const steadyLoad = (workers: number, next: (worker: number, stopping: () => boolean) => Promise<void>): Load => {
+  let stopped = false
+  const stopping = () => stopped
+  const running = Promise.all(Array.from({ length: workers }, async (_, worker) => {
+    while (!stopped) await next(worker, stopping)
+  }))
+  return {
+    stop: async () => {
+      stopped = true
+      await running
+    }
+  }
+}
+
+/** A create through `timed` (label "create"), under `idempotencyKey`. */
+export const timedCreate = (base: string, headers: Record<string, string>, idempotencyKey: string, title: string): Promise<Answer> =>
+  timed("create", `${base}/api/v1/music/generations`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json", "idempotency-key": idempotencyKey },
+    body: createBody(title)
+  })
 
 /** Summary of a set of answers for the test's output: count, statuses, slowest. */
 export const describeAnswers = (answers: ReadonlyArray<Answer>): string => {
@@ -189,38 +219,59 @@ export const describeAnswers = (answers: ReadonlyArray<Answer>): string => {
   return `${answers.length} answers (${[...statuses].map(([status, n]) => `${status}: ${n}`).join(", ")}), slowest ${Math.round(slowest)} ms`
 }
 
-/** The environment of a `pnpm start` or `pnpm worker` on the test's own databases. */
-export const serviceEnv = (options: {
-  readonly port: number
-  readonly databaseUrl: string
-  readonly redisUrl?: string
-  readonly providerUrl: string
-  readonly providerApiKey: string
+/**
+ * A PostgreSQL cluster, a fake upstream and a `DATA_DIR` of the test's own, and the environment
+ * of `pnpm start` and `pnpm worker` processes on them, which share its admin token and secret key.
+ */
+export interface ServiceBed {
+  readonly postgres: OwnPostgres
+  readonly upstream: FakeUpstream
   readonly adminToken: string
-  readonly secretKey: string
-  readonly worker?: "inline" | "off"
   readonly dataDir: string
-}): Record<string, string> => ({
-  PORT: String(options.port),
-  HOST: "127.0.0.1",
-  PUBLIC_URL: `http://127.0.0.1:${options.port}`,
-  DATABASE_URL: options.databaseUrl,
-  // Empty is unset: without a Redis of the test's own, in-memory limits, whatever the runner's environment says.
-  REDIS_URL: options.redisUrl ?? "",
-  PROVIDER: "http",
-  PROVIDER_URL: options.providerUrl,
-  PROVIDER_API_KEY: options.providerApiKey,
-  PROVIDER_POLL_SECONDS: "0.2",
-  WORKER_LEASE_SECONDS: "2",
-  ADMIN_TOKEN: options.adminToken,
-  SECRET_KEY: options.secretKey,
-  WORKER: options.worker ?? "off",
-  WEBHOOK_ALLOW_PRIVATE: "true",
-  WEBHOOK_RETRY_DELAYS: "1,1,1,1,1",
-  RATE_LIMIT_RPM: "100000",
-  DATA_DIR: options.dataDir,
-  LOG_LEVEL: "warn"
-})
+  /** The environment of a process listening on `port`; without `redisUrl`, no Redis. */
+  readonly env: (port: number, options?: { readonly redisUrl?: string; readonly worker?: "inline" | "off" }) => Record<string, string>
+  readonly close: () => Promise<void>
+}
+
+export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed> => {
+  const providerApiKey = randomBytes(16).toString("hex")
+  const adminToken = randomBytes(16).toString("hex")
+  const secretKey = randomBytes(32).toString("hex")
+  const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix))
+  const [postgres, upstream] = await Promise.all([startOwnPostgres(), startFakeUpstream({ apiKey: providerApiKey, audioBytes: 4096 })])
+  return {
+    postgres,
+    upstream,
+    adminToken,
+    dataDir,
+    env: (port, options = {}) => ({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: postgres.url,
+      // Empty is unset: without a Redis of the test's own, in-memory limits, whatever the runner's environment says.
+      REDIS_URL: options.redisUrl ?? "",
+      PROVIDER: "http",
+      PROVIDER_URL: upstream.url,
+      PROVIDER_API_KEY: providerApiKey,
+      PROVIDER_POLL_SECONDS: "0.2",
+      WORKER_LEASE_SECONDS: "2",
+      ADMIN_TOKEN: adminToken,
+      SECRET_KEY: secretKey,
+      WORKER: options.worker ?? "off",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_RETRY_DELAYS: "1,1,1,1,1",
+      RATE_LIMIT_RPM: "100000",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn"
+    }),
+    close: async () => {
+      await upstream.close()
+      await postgres.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
 
 /** A JSON call to the admin API; throws unless it answers `expect`. */
 export const adminCall = async (
@@ -259,8 +310,6 @@ export const loadAccount = async (base: string, token: string): Promise<{ readon
 
 /** A create's body: instrumental, so no lyrics are needed. */
 export const createBody = (title: string): string => JSON.stringify({ style: "lo-fi piano", title, instrumental: true })
-
-export const tempDir = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix))
 
 /** Until `/readyz` answers 200 (the process is up and its database reachable). */
 export const waitReady = async (base: string, withinMs = 30_000): Promise<void> => {
