@@ -8,9 +8,9 @@
  * webhook event reaches the receiver.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { adminCall, describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import { describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
 import type { Answer, ServiceBed } from "./support/faults.ts"
-import { freePort, spawnEntry } from "./support/processes.ts"
+import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
 import { startReceiver } from "./support/receiver.ts"
 import type { Receiver } from "./support/receiver.ts"
 

@@ -23,7 +23,7 @@ import type { TestS3 } from "../../worker/test/support/s3.ts"
 import { storageOf } from "../src/config.ts"
 import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
-import { freePort, spawnEntry } from "./support/processes.ts"
+import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
 import type { Spawned } from "./support/processes.ts"
 
 let s3: TestS3
@@ -104,14 +104,7 @@ const rehostElsewhere = async (workerDataDir: string): Promise<string> => {
   const service = spawnEntry("main", { ...machineEnv(workerDataDir), PORT: String(port), ADMIN_TOKEN: adminToken, WORKER: "inline" })
   spawned.push(service)
   await service.waitFor('"msg":"listening"')
-  const admin = async (path: string, body: unknown) => {
-    const response = await fetch(`${url}/admin/v1${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify(body)
-    })
-    return (await response.json()) as Record<string, unknown>
-  }
+  const admin = (path: string, body: unknown) => adminCall(url, adminToken, "POST", path, body)
   const account = await admin("/accounts", { email: "machines@example.test", plan: "pro", subscription_credits: 1_000 })
   const key = String((await admin(`/accounts/${String(account["id"])}/keys`, { name: "t", scopes: ["music:generate"] }))["key"])
   const created = await fetch(`${url}/api/v1/music/generations`, {

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectBooksBalanced, waitUntilTerminal } from "./support/books.ts"
 import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { TestAccount, TestServer } from "./support/harness.ts"
-import { freePort, mapLimit, spawnEntry } from "./support/processes.ts"
+import { adminCall, freePort, mapLimit, spawnEntry } from "./support/processes.ts"
 import type { Spawned } from "./support/processes.ts"
 
 const apiKey = "crash-test-key"
@@ -161,14 +161,7 @@ const onPglite = {
       }
       try {
         const first = await start()
-        const admin = async (path: string, body: unknown) => {
-          const response = await fetch(`${url}/admin/v1${path}`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-            body: JSON.stringify(body)
-          })
-          return (await response.json()) as Record<string, unknown>
-        }
+        const admin = (path: string, body: unknown) => adminCall(url, adminToken, "POST", path, body)
         const keys = await Promise.all(Array.from({ length: 4 }, async (_, i) => {
           const account = await admin("/accounts", {
             email: `crash${i}@example.test`,

@@ -18,7 +18,7 @@ import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
-import { freePort } from "./processes.ts"
+import { adminCall, freePort } from "./processes.ts"
 
 const run = promisify(execFile)
 
@@ -271,25 +271,6 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
       rmSync(dataDir, { recursive: true, force: true })
     }
   }
-}
-
-/** A JSON call to the admin API; throws unless it answers `expect`. */
-export const adminCall = async (
-  base: string,
-  token: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  expect = [200, 201, 204]
-): Promise<Record<string, unknown>> => {
-  const res = await fetch(`${base}/admin/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await res.text()
-  if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text}`)
-  return text === "" ? {} : JSON.parse(text) as Record<string, unknown>
 }
 
 /** A Pro account with room for a load (credits, no concurrency ceiling to speak of) and a key. */

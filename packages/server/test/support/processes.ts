@@ -1,6 +1,7 @@
 /**
  * Real service processes for the worker's multi-process tests: `pnpm start` and `pnpm worker`
- * entry points spawned with their own environment, killable with SIGKILL like a crash.
+ * entry points spawned with their own environment, killable with SIGKILL like a crash, and the
+ * admin calls that set up their accounts.
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
@@ -79,6 +80,25 @@ export const spawnEntry = (entry: "main" | "worker-main", env: Record<string, st
       await exited
     }
   }
+}
+
+/** A JSON call to the admin API; throws unless it answers `expect`. */
+export const adminCall = async (
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  expect = [200, 201, 204]
+): Promise<Record<string, unknown>> => {
+  const res = await fetch(`${base}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await res.text()
+  if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+  return text === "" ? {} : JSON.parse(text) as Record<string, unknown>
 }
 
 /** Runs `work` over `items` with at most `limit` at once. */
