@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startS3 } from "../../worker/test/support/s3.ts"
 import type { TestS3 } from "../../worker/test/support/s3.ts"
 import { storageOf } from "../src/config.ts"
+import { expectServedWithRanges } from "./support/files.ts"
 import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
 import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
@@ -125,32 +126,7 @@ describe("files shared through the bucket", () => {
     const path = await rehostElsewhere(workerDataDir)
     expect(path).toMatch(/^\/files\/gen_[0-9A-Za-z]+\/0\.mp3$/)
 
-    const whole = await fetch(`${server.url}${path}`)
-    expect(whole.status).toBe(200)
-    expect(whole.headers.get("content-type")).toBe("audio/mpeg")
-    expect(whole.headers.get("accept-ranges")).toBe("bytes")
-    const bytes = new Uint8Array(await whole.arrayBuffer())
-    expect(bytes.length).toBe(16 * 1024)
-    expect(whole.headers.get("content-length")).toBe(String(bytes.length))
-
-    const part = await fetch(`${server.url}${path}`, { headers: { range: "bytes=100-199" } })
-    expect(part.status).toBe(206)
-    expect(part.headers.get("content-range")).toBe(`bytes 100-199/${bytes.length}`)
-    expect(part.headers.get("content-length")).toBe("100")
-    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(100, 200))
-
-    const tail = await fetch(`${server.url}${path}`, { headers: { range: "bytes=-10" } })
-    expect(tail.status).toBe(206)
-    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.slice(-10))
-
-    const beyond = await fetch(`${server.url}${path}`, { headers: { range: `bytes=${bytes.length}-` } })
-    expect(beyond.status).toBe(416)
-    expect(beyond.headers.get("content-range")).toBe(`bytes */${bytes.length}`)
-    await beyond.arrayBuffer()
-
-    const head = await fetch(`${server.url}${path}`, { method: "HEAD" })
-    expect(head.status).toBe(200)
-    expect(head.headers.get("content-length")).toBe(String(bytes.length))
+    const bytes = await expectServedWithRanges(`${server.url}${path}`, 16 * 1024)
 
     const missing = await fetch(`${server.url}/files/gen_nothing/0.mp3`)
     expect(missing.status).toBe(404)

@@ -7,6 +7,7 @@
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectServedWithRanges } from "./support/files.ts"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
@@ -148,37 +149,7 @@ describe("re-hosted files at /files/...", () => {
     const res = await create(callbacks, account, songBehaving({}))
     const task = await settled(callbacks, account, String(res.body.id), 5_000)
     const audioUrl = String(task.tracks?.[0]?.audio_url)
-    const whole = await fetch(audioUrl)
-    const bytes = new Uint8Array(await whole.arrayBuffer())
-    expect(whole.status).toBe(200)
-    expect(whole.headers.get("content-type")).toBe("audio/mpeg")
-    expect(whole.headers.get("accept-ranges")).toBe("bytes")
-    expect(Number(whole.headers.get("content-length"))).toBe(bytes.length)
-    expect(bytes.length).toBe(64 * 1024)
-
-    const part = await fetch(audioUrl, { headers: { range: "bytes=100-199" } })
-    expect(part.status).toBe(206)
-    expect(part.headers.get("content-range")).toBe(`bytes 100-199/${bytes.length}`)
-    expect(part.headers.get("content-length")).toBe("100")
-    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(100, 200))
-
-    const tail = await fetch(audioUrl, { headers: { range: "bytes=-10" } })
-    expect(tail.status).toBe(206)
-    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.slice(-10))
-
-    const open = await fetch(audioUrl, { headers: { range: `bytes=${bytes.length - 5}-` } })
-    expect(open.status).toBe(206)
-    expect(open.headers.get("content-range")).toBe(`bytes ${bytes.length - 5}-${bytes.length - 1}/${bytes.length}`)
-    await open.arrayBuffer()
-
-    const beyond = await fetch(audioUrl, { headers: { range: `bytes=${bytes.length}-` } })
-    expect(beyond.status).toBe(416)
-    expect(beyond.headers.get("content-range")).toBe(`bytes */${bytes.length}`)
-    await beyond.arrayBuffer()
-
-    const head = await fetch(audioUrl, { method: "HEAD" })
-    expect(head.status).toBe(200)
-    expect(head.headers.get("content-length")).toBe(String(bytes.length))
+    await expectServedWithRanges(audioUrl, 64 * 1024)
 
     const image = await fetch(String(task.tracks?.[0]?.image_url))
     expect(image.headers.get("content-type")).toBe("image/png")

@@ -1,0 +1,42 @@
+/**
+ * What a track's `/files/...` URL serves, wherever the file is kept (this machine's DATA_DIR or
+ * a bucket): the whole file with its type, length and Accept-Ranges; 206 for a range, a suffix
+ * and an open range; 416 beyond the end; and HEAD with the length.
+ */
+import { expect } from "vitest"
+
+/** Checks all of that on `url`, an MP3 of `size` bytes, and answers its bytes. */
+export const expectServedWithRanges = async (url: string, size: number): Promise<Uint8Array> => {
+  const whole = await fetch(url)
+  expect(whole.status).toBe(200)
+  expect(whole.headers.get("content-type")).toBe("audio/mpeg")
+  expect(whole.headers.get("accept-ranges")).toBe("bytes")
+  const bytes = new Uint8Array(await whole.arrayBuffer())
+  expect(bytes.length).toBe(size)
+  expect(whole.headers.get("content-length")).toBe(String(bytes.length))
+
+  const part = await fetch(url, { headers: { range: "bytes=100-199" } })
+  expect(part.status).toBe(206)
+  expect(part.headers.get("content-range")).toBe(`bytes 100-199/${bytes.length}`)
+  expect(part.headers.get("content-length")).toBe("100")
+  expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(100, 200))
+
+  const tail = await fetch(url, { headers: { range: "bytes=-10" } })
+  expect(tail.status).toBe(206)
+  expect(new Uint8Array(await tail.arrayBuffer())).toEqual(bytes.slice(-10))
+
+  const open = await fetch(url, { headers: { range: `bytes=${bytes.length - 5}-` } })
+  expect(open.status).toBe(206)
+  expect(open.headers.get("content-range")).toBe(`bytes ${bytes.length - 5}-${bytes.length - 1}/${bytes.length}`)
+  await open.arrayBuffer()
+
+  const beyond = await fetch(url, { headers: { range: `bytes=${bytes.length}-` } })
+  expect(beyond.status).toBe(416)
+  expect(beyond.headers.get("content-range")).toBe(`bytes */${bytes.length}`)
+  await beyond.arrayBuffer()
+
+  const head = await fetch(url, { method: "HEAD" })
+  expect(head.status).toBe(200)
+  expect(head.headers.get("content-length")).toBe(String(bytes.length))
+  return bytes
+}
