@@ -1,3 +1,6 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Effect, Exit, Runtime } from "effect"
+
 /**
  * The drain's hard limit. A `SIGTERM` lets requests in flight finish (7 s at most), then stops
  * the worker (which hands its leases back) and closes the pools; if any of that hangs (a
@@ -13,4 +16,22 @@ export const drainBound = (millis = 9_500): void => {
   }
   process.once("SIGTERM", arm)
   process.once("SIGINT", arm)
+}
+
+/**
+ * Runs an entry point's `program` as the process, as `pnpm start` and `pnpm worker` both do: a
+ * failure is one line on stderr after `name`, SIGTERM and SIGINT interrupt it within
+ * `drainBound`, and a shutdown that completed its finalizers is a success (exit 0).
+ */
+export const runDrained = <E>(name: string, program: Effect.Effect<unknown, E>): void => {
+  drainBound()
+  NodeRuntime.runMain(program.pipe(
+    Effect.tapError((error) =>
+      Effect.sync(() => process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`))
+    )
+  ), {
+    disableErrorReporting: true,
+    teardown: (exit, onExit) =>
+      Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+  })
 }

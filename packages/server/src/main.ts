@@ -4,13 +4,12 @@
  * `createLyre` from the environment plus `listen`. With no configuration this is the embedded
  * default (PGlite under DATA_DIR, in-memory limits, generated secrets, a bootstrapped account).
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Exit, Runtime } from "effect"
+import { Effect } from "effect"
 import { providerLabel, Readiness } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
 import { listen } from "./http/server.ts"
-import { drainBound } from "./drain.ts"
+import { runDrained } from "./drain.ts"
 import { makeLogger } from "./log.ts"
 import { startLyre } from "./lyre.ts"
 
@@ -68,13 +67,4 @@ const program = Effect.gen(function*() {
   return yield* Effect.never
 }).pipe(Effect.scoped)
 
-drainBound()
-
-NodeRuntime.runMain(program.pipe(
-  Effect.tapError((error) => Effect.sync(() => process.stderr.write(`lyre: ${error.message}\n`)))
-), {
-  disableErrorReporting: true,
-  // SIGTERM/SIGINT interrupt the program; a shutdown that completed its finalizers is a success.
-  teardown: (exit, onExit) =>
-    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-})
+runDrained("lyre", program)

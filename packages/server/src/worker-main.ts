@@ -6,11 +6,10 @@
  * outlives its deadline. SIGTERM stops it gracefully; a kill -9 loses nothing (its leases expire
  * and another worker takes over).
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Effect, Exit, Layer, Runtime } from "effect"
+import { Effect, Layer } from "effect"
 import { appLayer, providerLabel, workerId } from "./app.ts"
 import { ConfigurationError, loadConfig } from "./config.ts"
-import { drainBound } from "./drain.ts"
+import { runDrained } from "./drain.ts"
 import { makeLogger } from "./log.ts"
 import { metricsListenerLayer } from "./metricsListener.ts"
 
@@ -41,15 +40,4 @@ const program = Effect.gen(function*() {
   )
 })
 
-drainBound()
-
-NodeRuntime.runMain(program.pipe(
-  Effect.tapError((error) =>
-    Effect.sync(() => process.stderr.write(`lyre worker: ${error instanceof Error ? error.message : String(error)}\n`))
-  )
-), {
-  disableErrorReporting: true,
-  // SIGTERM/SIGINT interrupt the worker; a drain that released its leases is a success.
-  teardown: (exit, onExit) =>
-    Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-})
+runDrained("lyre worker", program)
