@@ -59,6 +59,7 @@ const decode = (message: string): readonly [string, number] | undefined => {
 /** Denied `jti`s and their expiry, swept of expired ones as they are written. */
 const makeDenied = () => {
   const denied = new Map<string, number>()
+  const hasAt = (jti: string, now: number): boolean => (denied.get(jti) ?? 0) > now
   return {
     /** Several at once (a list loaded from Redis) with one sweep, not one per entry. */
     addAll: (entries: Iterable<readonly [jti: string, until: number]>, now: number) => {
@@ -66,8 +67,8 @@ const makeDenied = () => {
       for (const [jti, until] of entries) if (until > now) denied.set(jti, until)
     },
     has: (jti: string): Effect.Effect<boolean> =>
-      denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => (denied.get(jti) ?? 0) > now),
-    hasAt: (jti: string, now: number): boolean => (denied.get(jti) ?? 0) > now
+      denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => hasAt(jti, now)),
+    hasAt
   }
 }
 
