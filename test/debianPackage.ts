@@ -20,8 +20,10 @@ export const ensureDebianPackage = (options: {
   /** Who needs it, for the error ("The page tests need Chromium") and the install notice ("the page tests"). */
   readonly need: string
   readonly tests: string
+  /** Whether the program is there already, when more than one place will do; default: `path` exists. */
+  readonly present?: (() => boolean) | undefined
 }): void => {
-  if (existsSync(options.path)) return
+  if (options.present?.() ?? existsSync(options.path)) return
   if (!canInstall()) {
     throw new Error(
       `${options.need} at ${options.path}: install Debian's package (apt-get install ${options.pkg}) ` +
