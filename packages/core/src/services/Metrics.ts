@@ -7,7 +7,7 @@
  */
 import { Context, Effect } from "effect"
 
-export type ProviderCall = "submit" | "record-info"
+export type ProviderCall = "submit" | "record-info" | "export-submit" | "export-record-info"
 export type CallbackResult = "accepted" | "ignored" | "progress" | "refused"
 export type RehostKind = "audio" | "cover"
 export type DeliveryOutcome = "succeeded" | "retrying" | "dead"

@@ -98,7 +98,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   })
   const providerDuration = new Histogram({
     name: "lyre_provider_call_duration_seconds",
-    help: "Calls to the music provider by call (submit, record-info) and result, with their latency.",
+    help: "Calls to the music provider by call (submit, record-info, export-submit, export-record-info) and result, with their latency.",
     labelNames: ["call", "result"] as const,
     buckets: latencyBuckets,
     registers

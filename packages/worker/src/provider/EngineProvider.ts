@@ -53,6 +53,13 @@ const engineRequestOf = (submission: ProviderSubmission): EngineRequest => ({
 const completionCallback = (taskId: string, ok: boolean) =>
   JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
 
+/** Song tools are not wired to this provider yet: every export is refused, so it is refunded. */
+const exportsNotSupported = {
+  submitExport: () =>
+    Effect.succeed({ _tag: "Rejected", code: "provider_error", message: "Exports are not supported by this provider yet.", countsTowardCircuit: false } as const),
+  pollExport: () => Effect.succeed({ _tag: "Failed", code: "provider_error", message: "Exports are not supported by this provider yet." } as const)
+}
+
 const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape) => {
   const renders = new Map<string, RenderState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
@@ -140,7 +147,7 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       return { _tag: "Succeeded", tracks: state.tracks }
     })
 
-  return Provider.of({ name: "engine", submit, poll, parseCallback })
+  return Provider.of({ name: "engine", submit, poll, parseCallback, ...exportsNotSupported })
 }
 
 /** The engine as the provider; its worker threads live as long as the layer. */

@@ -37,8 +37,15 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   static readonly providerLayer = (config: SunoHttpProviderConfig, name = "http") =>
     Layer.effect(
       Provider,
-      Effect.map(SunoHttpProvider, (suno) => Provider.of({ name, ...suno }))
+      Effect.map(SunoHttpProvider, (suno) => Provider.of({ name, ...suno, ...exportsNotSupported }))
     ).pipe(Layer.provide(SunoHttpProvider.layer(config)))
+}
+
+/** Song tools are not wired to this provider yet: every export is refused, so it is refunded. */
+const exportsNotSupported = {
+  submitExport: () =>
+    Effect.succeed({ _tag: "Rejected", code: "provider_error", message: "Exports are not supported by this provider yet.", countsTowardCircuit: false } as const),
+  pollExport: () => Effect.succeed({ _tag: "Failed", code: "provider_error", message: "Exports are not supported by this provider yet." } as const)
 }
 
 interface ExchangeFailure {
