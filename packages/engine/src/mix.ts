@@ -94,8 +94,23 @@ export interface MasterOptions {
   readonly fadeOut: number
 }
 
-export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void {
+/**
+ * What the master decided from the whole mix: its loudness gain and the limiter's gain at every
+ * sample. Replaying it on each stem masters the stem exactly as the mix was, so that the stems
+ * add up to the mix although loudness and limiting depend on the mix itself.
+ */
+export interface MasterTrace {
+  gain: number
+  readonly limiter: Float32Array
+}
+
+/** `record` fills the trace while mastering the mix; `replay` masters a stem with it (crackle only where asked). */
+export type MasterMode = { readonly record: MasterTrace } | { readonly replay: MasterTrace; readonly crackle: boolean }
+
+export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?: MasterMode): void {
   const n = l.length
+  const replay = mode !== undefined && "replay" in mode ? mode : null
+  const record = mode !== undefined && "record" in mode ? mode.record : null
   // Stereo width via mid/side.
   if (o.width !== 1) {
     for (let i = 0; i < n; i++) {
@@ -126,7 +141,7 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void
     l[i] = (l[i] as number) - dl
     r[i] = (r[i] as number) - dr
   }
-  if (o.crackle > 0) {
+  if (o.crackle > 0 && (replay === null || replay.crackle)) {
     const noise = new Noise(o.seed)
     let hiss = 0
     for (let i = 0; i < n; i++) {
@@ -137,19 +152,24 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void
       r[i] = (r[i] as number) + v
     }
   }
-  // Loudness: RMS over the louder half of 400 ms blocks (ignores silences, like gating).
-  const block = Math.round(0.4 * SR)
-  const energies: number[] = []
-  for (let b = 0; b + block <= n; b += block) {
-    let e = 0
-    for (let i = b; i < b + block; i++) e += (l[i] as number) * (l[i] as number) + (r[i] as number) * (r[i] as number)
-    energies.push(e / (2 * block))
+  let gain: number
+  if (replay !== null) gain = replay.replay.gain
+  else {
+    // Loudness: RMS over the louder half of 400 ms blocks (ignores silences, like gating).
+    const block = Math.round(0.4 * SR)
+    const energies: number[] = []
+    for (let b = 0; b + block <= n; b += block) {
+      let e = 0
+      for (let i = b; i < b + block; i++) e += (l[i] as number) * (l[i] as number) + (r[i] as number) * (r[i] as number)
+      energies.push(e / (2 * block))
+    }
+    energies.sort((a, b) => b - a)
+    const top = energies.slice(0, Math.max(1, Math.ceil(energies.length / 2)))
+    const rms = Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length) || 1e-9
+    // Capped so a (nearly) silent render is not blown up into noise.
+    gain = Math.min(100, Math.pow(10, o.targetDb / 20) / rms)
+    if (record !== null) record.gain = gain
   }
-  energies.sort((a, b) => b - a)
-  const top = energies.slice(0, Math.max(1, Math.ceil(energies.length / 2)))
-  const rms = Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length) || 1e-9
-  // Capped so a (nearly) silent render is not blown up into noise.
-  const gain = Math.min(100, Math.pow(10, o.targetDb / 20) / rms)
   for (let i = 0; i < n; i++) {
     l[i] = (l[i] as number) * gain
     r[i] = (r[i] as number) * gain
@@ -164,15 +184,24 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions): void
     l[j] = (l[j] as number) * g * g
     r[j] = (r[j] as number) * g * g
   }
-  limit(l, r, CEILING)
+  if (replay === null) limit(l, r, CEILING, record?.limiter)
+  else {
+    // No clamp here: a stem may peak where the mix did not, and clamping it would break the sum.
+    const g = replay.replay.limiter
+    for (let i = 0; i < n; i++) {
+      l[i] = (l[i] as number) * (g[i] as number)
+      r[i] = (r[i] as number) * (g[i] as number)
+    }
+  }
 }
 
 /**
  * Look-ahead peak limiter: the gain needed for each 64-sample block is taken as the
  * minimum over this block and the next, so the gain is already down when a peak
  * arrives; it recovers with a 120 ms release. A final clamp guards rounding.
+ * `gains`, when given, receives the gain applied at each sample.
  */
-export function limit(l: Float32Array, r: Float32Array, ceiling: number): void {
+export function limit(l: Float32Array, r: Float32Array, ceiling: number, gains?: Float32Array): void {
   const n = l.length
   const B = 64
   const blocks = Math.ceil(n / B)
@@ -202,6 +231,7 @@ export function limit(l: Float32Array, r: Float32Array, ceiling: number): void {
       else g += rel * (target - g)
       // Never more gain than this block's own peak allows.
       const gg = g < own ? g : own
+      if (gains !== undefined) gains[i] = gg
       let x = (l[i] as number) * gg
       let y = (r[i] as number) * gg
       if (x > ceiling) x = ceiling
