@@ -123,7 +123,15 @@ export interface ProviderExportFile {
  * no files: core writes the `.lrc` and WebVTT files from the words, for every provider alike.
  */
 export type ExportPollOutcome =
-  | { readonly _tag: "Pending" }
+  | {
+    readonly _tag: "Pending"
+    /**
+     * Set when the provider moved the export on to a task of its own: poll it under this id from
+     * now on. The upstream's MIDI is two tasks (a stem separation, then a transcription of it),
+     * and the second exists only once the first is done.
+     */
+    readonly providerExportId?: string | undefined
+  }
   | {
     readonly _tag: "Succeeded"
     readonly files: ReadonlyArray<ProviderExportFile>
