@@ -62,6 +62,18 @@ const queryObject = (search: URLSearchParams): Record<string, string> => {
   return out
 }
 
+/**
+ * A body with the path's parameters (`track_id`), as trpc-to-openapi documents the input: an
+ * absent body is the parameters alone, and a body that is not an object stays as sent, for the
+ * schema to refuse. A body field of a parameter's name gives way to the path.
+ */
+const withPathParams = (body: unknown, params: Record<string, string>): unknown => {
+  if (Object.keys(params).length === 0) return body
+  if (body === undefined) return { ...params }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return body
+  return { ...body, ...params }
+}
+
 /** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */
 export const makeRestHandler = (options: RestOptions) => {
   const routes = routesOf(appRouter)
@@ -90,7 +102,7 @@ export const makeRestHandler = (options: RestOptions) => {
     let input: unknown
     if (match.route.type === "mutation") {
       const body = await readJsonBody(req)
-      if (body.ok) input = body.value
+      if (body.ok) input = withPathParams(body.value, match.params)
       else bodyError = body.error
     } else {
       req.resume()

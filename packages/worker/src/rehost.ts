@@ -10,7 +10,7 @@ import { get as httpsGet } from "node:https"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
-import type { ProviderTrack, RehostKind, Track } from "@lyre/core"
+import type { FinishedTrack, ProviderTrack, RehostKind } from "@lyre/core"
 import { Ids, Metrics } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
 
@@ -166,7 +166,8 @@ const copy = Effect.fnUntraced(function*(
 
 /**
  * Copies every track's audio (required) and image (optional: a missing cover leaves
- * `image_url` null) and answers the tracks as the interface shows them.
+ * `image_url` null) and answers the tracks as the interface shows them, each with the
+ * provider's id of it (which song tools on the track need).
  */
 export const rehostTracks = Effect.fnUntraced(function*(
   taskId: string,
@@ -185,14 +186,17 @@ export const rehostTracks = Effect.fnUntraced(function*(
           )
       ], { concurrency: 2 })
       return {
-        id: yield* ids.make("track"),
-        audio_url: audioUrl,
-        duration: track.duration,
-        title: track.title,
-        lyrics: track.lyrics,
-        image_url: imageUrl,
-        tags: track.tags,
-        index
-      } satisfies Track
+        track: {
+          id: yield* ids.make("track"),
+          audio_url: audioUrl,
+          duration: track.duration,
+          title: track.title,
+          lyrics: track.lyrics,
+          image_url: imageUrl,
+          tags: track.tags,
+          index
+        },
+        providerTrackId: track.providerTrackId
+      } satisfies FinishedTrack
     }), { concurrency: "unbounded" })
 })

@@ -10,6 +10,7 @@ export const idPrefixes = {
   apiKey: "key",
   task: "gen",
   track: "trk",
+  export: "exp",
   event: "evt",
   webhookEndpoint: "whe",
   ledgerEntry: "led",
