@@ -203,8 +203,11 @@ export function timedLyrics(source: TrackSource, options: RenderOptions): Readon
   for (const seg of segmentsOf(source, options)) {
     let current: { text: string; start: number; end: number } | null = null
     const flush = (): void => {
-      if (current !== null && current.start >= seg.from && current.start < seg.until) {
-        words.push({ text: current.text, start: round3(current.start), end: round3(Math.min(current.end, seg.until)) })
+      if (current !== null && current.start >= seg.from) {
+        // Millisecond times; a word that would start (after rounding) where its take stops is not heard.
+        const start = round3(current.start)
+        const end = round3(Math.min(current.end, seg.until))
+        if (end > start) words.push({ text: current.text, start, end })
       }
       current = null
     }
