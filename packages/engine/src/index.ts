@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from "node:os"
 import { join } from "node:path"
 import type { PcmCacheOptions } from "./pcm-cache.ts"
 import { RenderPool } from "./pool.ts"
-import type { JobResult } from "./render-worker.ts"
+import type { JobResult } from "./jobs.ts"
 import { extensionSources } from "./song.ts"
 import type { Engine, EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 

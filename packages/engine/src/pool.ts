@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os"
 import { extname } from "node:path"
 import { Worker } from "node:worker_threads"
 import type { PcmCacheOptions } from "./pcm-cache.ts"
-import type { JobBody, JobMessage, JobResult } from "./render-worker.ts"
+import type { JobBody, JobMessage, JobResult } from "./jobs.ts"
 import type { RenderOptions } from "./types.ts"
 
 // The worker is a sibling module with this module's own extension: `.ts` where the workspace
