@@ -141,9 +141,9 @@ export interface ContinuationInput {
 
 /**
  * The form of a continuation: one lead-in bar (the splice falls inside it, so nothing sung is cut),
- * the new lyrics' sections in order (or the chorus again, or an instrumental chorus), repeated
- * until long enough, and an outro that ends the song. Every section counts as a later occurrence:
- * the arrangement is already full.
+ * the new lyrics' sections in order (or, without them, an instrumental break and the chorus
+ * again), the last repeated until long enough, and an outro that ends the song. Every section
+ * counts as a later occurrence: the arrangement is already full.
  */
 export function planContinuation(c: ContinuationInput): SectionPlan[] {
   const bar = barSeconds(c.bpm)
@@ -153,9 +153,10 @@ export function planContinuation(c: ContinuationInput): SectionPlan[] {
     return { kind, bars, lines, barsPerLine, energy: SECTION_ENERGY[kind], occurrence: 1 }
   }
   const leadInKind: SectionKind = c.leadIn === "intro" || c.leadIn === "outro" ? "verse" : c.leadIn
+  // Without new words the song goes round once more as songs end: a break, then the chorus.
   const body: SectionPlan[] = c.lyrics !== null && c.lyrics.sections.length > 0
     ? c.lyrics.sections.map((s) => sectionFor(s.kind, s.lines))
-    : [sectionFor("chorus", c.reprise)]
+    : [sectionFor("solo", []), sectionFor("chorus", c.reprise)]
   const outro: SectionPlan = { ...sectionFor("outro", []), bars: roundUp(INSTRUMENTAL_BARS.outro, Math.min(c.unit, 4)) }
   const seconds = (p: ReadonlyArray<SectionPlan>): number => p.reduce((a, s) => a + s.bars, 0) * bar
   const plan: SectionPlan[] = [{ kind: leadInKind, bars: 1, lines: [], barsPerLine: 2, energy: SECTION_ENERGY[leadInKind], occurrence: 1 }, ...body, outro]

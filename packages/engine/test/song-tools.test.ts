@@ -137,6 +137,25 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     for (const p of parts) expect(p.left.some((x) => Math.abs(x) > 0.01)).toBe(true)
   })
 
+  it("stems: the sidechain pump and the lo-fi crackle are mixed into them as into the track", async () => {
+    for (const [style, names] of [["house, 124 bpm, synth, drums, bass", ["drums", "bass", "harmony"]], ["lofi hip hop, chill, piano, drums", ["drums", "harmony", "vinyl"]]] as const) {
+      const instrumental: TrackSource = { request: { ...request, style, lyrics: null, instrumental: true }, taskId: "stems-fx", index: 0 }
+      const [stems, wav] = await Promise.all([short.export(instrumental, "stems"), short.export(instrumental, "wav")])
+      expect(stems.files.map((f) => f.stem)).toEqual(expect.arrayContaining([...names]))
+      const mix = readWav(fileOf(wav, "track.wav"))
+      const parts = stems.files.map((f) => readWav(f.bytes))
+      let signal = 0
+      let residual = 0
+      for (let i = 0; i < mix.right.length; i++) {
+        let sum = 0
+        for (const p of parts) sum += p.right[i] as number
+        signal += (mix.right[i] as number) ** 2
+        residual += (sum - (mix.right[i] as number)) ** 2
+      }
+      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
+    }
+  })
+
   it("midi: format 1 with tempo, key signature, one track per part with its program, drums on channel 10, sung syllables as lyrics", async () => {
     const out = await engine.export(source, "midi")
     expect(out.files.map((f) => [f.name, f.contentType, f.stem])).toEqual([["track.mid", "audio/midi", null]])
@@ -208,6 +227,8 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     const cut = Math.round(continueAt * 44100)
     for (const t of ext) {
       expect(t.title).toBe("Neon Mornings")
+      // The same instrumentation and voice as the source.
+      expect(t.tags).toBe(shortTrack().tags)
       expect(t.duration).toBeGreaterThan(continueAt + 20)
       const extSource: TrackSource = { request: extRequest, taskId: "song-tools-ext", index: t.index, extends: { source, continueAt } }
       const wav = readWav(fileOf(await short.export(extSource, "wav"), "track.wav"))
