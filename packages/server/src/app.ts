@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import { coreLayer, DenyList, Ids, Provider, randomBase62, RateLimiter, Settings, WebhookWorker } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
-import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import { engineProviderLayer, ExportWorker, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 import { measuredProvider, observabilityLayer } from "./observability.ts"
@@ -79,13 +79,21 @@ export const providerLabel = (config: ServerConfig): string => (config.provider 
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 
 /**
- * The task worker and the webhook deliverer, running for as long as the layer lives.
+ * The task worker, the export worker and the webhook deliverer, running for as long as the layer lives.
  * `pnpm start` includes them unless `WORKER=off`; `pnpm worker` is this alone.
  */
 const inlineWorker = (config: ServerConfig) =>
   Layer.mergeAll(
     Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
       Layer.provide(TaskWorker.layer({
+        workerId,
+        publicUrl: config.publicUrl,
+        pollSeconds: config.providerPollSeconds,
+        leaseSeconds: config.workerLeaseSeconds
+      }))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(ExportWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(ExportWorker.layer({
         workerId,
         publicUrl: config.publicUrl,
         pollSeconds: config.providerPollSeconds,
