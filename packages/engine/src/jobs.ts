@@ -21,8 +21,10 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
     case "render": {
       const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
       // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it again.
-      writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
-      return { kind: "track", track: await finishTrack(msg.request, msg.index, audio) }
+      const written = writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
+      const track = await finishTrack(msg.request, msg.index, audio)
+      await written
+      return { kind: "track", track }
     }
     case "extend":
       return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache) }

@@ -5,7 +5,8 @@
 // an evicted file) renders the same samples again from the TrackSource.
 
 import { createHash } from "node:crypto"
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
+import { mkdir, readdir, rename, stat, unlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import type { RenderOptions, TrackSource } from "./types.ts"
 
@@ -39,33 +40,38 @@ export function readCached(cache: PcmCacheOptions | null, key: string): Uint8Arr
   }
 }
 
-export function writeCached(cache: PcmCacheOptions | null, key: string, wav: Uint8Array): void {
+/**
+ * Leaves a take's WAV in the cache. Asynchronous so that the disk write (about a third of a second
+ * for a 2-minute take) overlaps the MP3 encoding; it never rejects.
+ */
+export async function writeCached(cache: PcmCacheOptions | null, key: string, wav: Uint8Array): Promise<void> {
   if (cache === null) return
   try {
-    mkdirSync(cache.dir, { recursive: true })
+    await mkdir(cache.dir, { recursive: true })
     const file = join(cache.dir, `${key}.wav`)
     // Written aside and renamed: a reader never sees half a file.
     const tmp = `${file}.${process.pid}.${Math.floor(performance.now() * 1000)}.tmp`
-    writeFileSync(tmp, wav)
-    renameSync(tmp, file)
-    evict(cache)
+    await writeFile(tmp, wav)
+    await rename(tmp, file)
+    await evict(cache)
   } catch {
     // A cache that cannot be written only costs speed: the next export renders again.
   }
 }
 
-function evict(cache: PcmCacheOptions): void {
-  const files = readdirSync(cache.dir).filter((f) => f.endsWith(".wav")).map((f) => {
-    const st = statSync(join(cache.dir, f))
+async function evict(cache: PcmCacheOptions): Promise<void> {
+  const names = (await readdir(cache.dir)).filter((f) => f.endsWith(".wav"))
+  const files = await Promise.all(names.map(async (f) => {
+    const st = await stat(join(cache.dir, f))
     return { f, bytes: st.size, at: st.mtimeMs }
-  })
+  }))
   let total = files.reduce((a, x) => a + x.bytes, 0)
   if (total <= cache.maxBytes) return
   files.sort((a, b) => a.at - b.at)
   for (const x of files) {
     if (total <= cache.maxBytes) break
     try {
-      unlinkSync(join(cache.dir, x.f))
+      await unlink(join(cache.dir, x.f))
       total -= x.bytes
     } catch {
       // Another process removed it first.

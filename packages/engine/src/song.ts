@@ -119,17 +119,18 @@ function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): S
 }
 
 /**
- * The track's 16-bit PCM, interleaved: the cached file when there is one, else rendered again.
+ * The track as a WAV file: the cached one when there is one, else rendered again (and cached).
  * An extension starts from its source's 16-bit PCM, so its first seconds are the source's WAV
  * sample for sample whether or not the source was cached.
  */
-export function trackPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Int16Array {
+export async function trackWav(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Uint8Array> {
   const key = cacheKey(source, options)
   const cached = readCached(cache, key)
-  if (cached !== null) return wavSamples(cached)
-  const pcm = source.extends === undefined ? renderOriginalPcm(source, options) : extensionAudio(source, options, cache).pcm
-  writeCached(cache, key, wavFile(pcm))
-  return pcm
+  if (cached !== null) return cached
+  const pcm = source.extends === undefined ? renderOriginalPcm(source, options) : (await extensionAudio(source, options, cache)).pcm
+  const wav = wavFile(pcm)
+  await writeCached(cache, key, wav)
+  return wav
 }
 
 function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {
@@ -137,11 +138,11 @@ function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Ar
   return quantize(audio.left, audio.right)
 }
 
-function extensionAudio(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): { readonly mix: Stereo; readonly pcm: Int16Array; readonly segments: ReadonlyArray<Segment> } {
+async function extensionAudio(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<{ readonly mix: Stereo; readonly pcm: Int16Array; readonly segments: ReadonlyArray<Segment> }> {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const segments = segmentsOf(source, options)
   const last = segments[segments.length - 1] as Segment
-  const head = dequantize(trackPcm(ext.source, options, cache))
+  const head = dequantize(wavSamples(await trackWav(ext.source, options, cache)))
   const tail = mixTake(last.take, last.options, false)
   const mix = spliceStereo(head, tail, last.from, last.offset)
   return { mix, pcm: quantize(mix.left, mix.right), segments }
@@ -149,10 +150,11 @@ function extensionAudio(source: TrackSource, options: RenderOptions, cache: PcmC
 
 /** Renders one take of an extension, and leaves its PCM in the cache. */
 export async function renderExtension(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineTrack> {
-  const { mix, pcm, segments } = extensionAudio(source, options, cache)
-  writeCached(cache, cacheKey(source, options), wavFile(pcm))
+  const { mix, pcm, segments } = await extensionAudio(source, options, cache)
+  const written = writeCached(cache, cacheKey(source, options), wavFile(pcm))
   const first = segments[0] as Segment
   const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192)
+  await written
   const root = rootOf(source)
   const sung = segments.some((s) => s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until))
   const vocalTag = sung ? [`${first.take.score.voice === "f" ? "female" : "male"} vocals`] : []
@@ -341,7 +343,7 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
 export async function exportTrack(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
   switch (format) {
     case "wav":
-      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: wavFile(trackPcm(source, options, cache)) }], timedLyrics: null }
+      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
     case "stems": {
       const files: EngineFile[] = trackStems(source, options).map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
       return { files, timedLyrics: null }
