@@ -11,7 +11,7 @@ import { parseMidi } from "midi-file"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeEngine, type EngineExport, type EngineRequest, type EngineTrack, type TrackSource } from "../src/index.ts"
 import { writeMidi } from "../src/midi.ts"
-import { timedLyrics } from "../src/song.ts"
+import { timedLyrics, trackMidi } from "../src/song.ts"
 import { decodeMp3, mono } from "./support/analysis.ts"
 
 const require = createRequire(import.meta.url)
@@ -279,6 +279,30 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
       residual += (sum - (mix.left[i] as number)) ** 2
     }
     expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
+  })
+})
+
+describe("a chain of extensions", () => {
+  it("reads as one song: the words of each part in order, one MIDI file with the same tempo throughout", () => {
+    const first: TrackSource = { request, taskId: "chain-1", index: 1 }
+    const second: TrackSource = { request: { ...request, lyrics: "[Verse]\nSecond part begins right here" }, taskId: "chain-2", index: 0, extends: { source: first, continueAt: 30 } }
+    const third: TrackSource = { request: { ...request, lyrics: "[Chorus]\nThird part sings the end" }, taskId: "chain-3", index: 1, extends: { source: second, continueAt: 55 } }
+    const words = timedLyrics(third, {})
+    const texts = words.map((w) => w.text)
+    expect(texts.indexOf("Second")).toBeGreaterThan(0)
+    expect(texts.indexOf("Third")).toBeGreaterThan(texts.indexOf("Second"))
+    // The new chorus, sung as many times as the continuation needs to run its 20-odd seconds.
+    const tail = texts.slice(texts.indexOf("Third"))
+    expect(tail.length % 5).toBe(0)
+    expect(tail).toEqual(Array.from({ length: tail.length / 5 }, () => ["Third", "part", "sings", "the", "end"]).flat())
+    for (let i = 1; i < words.length; i++) expect((words[i]?.start ?? 0)).toBeGreaterThanOrEqual(words[i - 1]?.start ?? 0)
+    expect(words.find((w) => w.text === "Second")?.start).toBeGreaterThanOrEqual(30)
+    expect(words.find((w) => w.text === "Third")?.start).toBeGreaterThanOrEqual(55)
+    expect(words.filter((w) => w.start < 30).every((w) => w.end <= 30)).toBe(true)
+    const midi = new Midi(trackMidi(third, {}))
+    expect(midi.header.tempos.map((t) => Math.round(t.bpm))).toEqual([110])
+    const notes = midi.tracks.flatMap((t) => t.notes)
+    expect(notes.some((n) => n.time < 30) && notes.some((n) => n.time > 30 && n.time < 55) && notes.some((n) => n.time > 60)).toBe(true)
   })
 })
 
