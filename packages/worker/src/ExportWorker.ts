@@ -87,13 +87,18 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
       returning e.id, e.provider_export_id, e.format, e.attempts, e.hints`.pipe(Effect.orDie)
   })
 
-  /** Gives the export back, due after the backoff, or at once when a callback came meanwhile. */
-  const release = Effect.fnUntraced(function*(claimed: Claimed, reason: string) {
+  /**
+   * Gives the export back, due after the backoff, or at once when a callback came meanwhile.
+   * `movedTo` is the provider's new id for it (a pending outcome's `providerExportId`), stored in
+   * the same statement, so only the lease holder moves it and it is polled under that id from now on.
+   */
+  const release = Effect.fnUntraced(function*(claimed: Claimed, reason: string, movedTo: string | null = null) {
     const now = yield* Clock.currentTimeMillis
     const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, claimed.attempts - 1))
     yield* sql`
       update exports
       set lease_owner = null, lease_expires_at = null, last_error = ${reason},
+          provider_export_id = coalesce(${movedTo}::text, provider_export_id),
           next_poll_at = case when hints = ${claimed.hints} then ${iso(now + delay * 1000)}::timestamptz
                               else ${iso(now)}::timestamptz end
       where id = ${claimed.id} and status = 'pending' and lease_owner = ${options.workerId}`.pipe(Effect.orDie)
@@ -102,7 +107,7 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const settle = Effect.fnUntraced(function*(claimed: Claimed, outcome: ExportPollOutcome) {
     switch (outcome._tag) {
       case "Pending":
-        return yield* release(claimed, "pending")
+        return yield* release(claimed, "pending", outcome.providerExportId ?? null)
       case "Unknown":
         return yield* release(claimed, outcome.message)
       case "Failed":
