@@ -51,6 +51,7 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
     const take = composeTake(source.request, source.taskId, source.index)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
   }
+  if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
   const parent = segmentsOf(source.extends.source, options)
   const parentEnd = (parent[parent.length - 1] as Segment).until
   const continueAt = Math.min(parentEnd, Math.max(1 / SR, source.extends.continueAt))
@@ -352,6 +353,8 @@ export async function exportTrack(source: TrackSource, format: ExportFormat, opt
       return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: trackMidi(source, options) }], timedLyrics: null }
     case "timed_lyrics":
       return { files: [], timedLyrics: timedLyrics(source, options) }
+    default:
+      throw new Error(`unknown export format: ${String(format satisfies never)}`)
   }
 }
 

@@ -208,6 +208,15 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     expect(timedLyrics({ request: { ...request, instrumental: true, lyrics: null }, taskId: "inst", index: 0 }, {})).toEqual([])
   })
 
+  it("reports a bad source or format as a rejection and keeps serving", async () => {
+    const bad: TrackSource = { request: { ...request, model: "bogus" } as unknown as EngineRequest, taskId: "bad", index: 0 }
+    await expect(engine.export(bad, "midi")).rejects.toThrow(/unknown model/)
+    await expect(engine.export(source, "flac" as unknown as "wav")).rejects.toThrow(/unknown export format: flac/)
+    await expect(engine.extend(bad, 5, request, "bad-ext")).rejects.toThrow(/unknown model/)
+    await expect(engine.export({ request, taskId: "nan", index: 0, extends: { source, continueAt: Number.NaN } }, "timed_lyrics")).rejects.toThrow(/continueAt/)
+    expect((await engine.export(source, "timed_lyrics")).timedLyrics?.length).toBeGreaterThan(0)
+  })
+
   it("the same TrackSource gives the same bytes", async () => {
     const a = await short.export(source, "stems")
     const b = await short.export(source, "stems")
