@@ -263,9 +263,18 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     }
     // Two takes, two different continuations.
     expect(Buffer.from(ext[0]?.mp3 ?? []).equals(Buffer.from(ext[1]?.mp3 ?? []))).toBe(false)
-    // Deterministic: the same extension again gives the same bytes.
+    // Deterministic: the same extension again gives the same bytes...
     const again = await short.extend(source, continueAt, extRequest, "song-tools-ext")
     expect(Buffer.from(again[0]?.mp3 ?? []).equals(Buffer.from(ext[0]?.mp3 ?? []))).toBe(true)
+    // ...and so does a process with nothing cached, rendering the source and its continuation again.
+    const extSource: TrackSource = { request: extRequest, taskId: "song-tools-ext", index: 0, extends: { source, continueAt } }
+    const uncached = makeEngine({ threads: 1, pcmCache: null, render: { maxSeconds: 15 } })
+    try {
+      const [fresh, cached] = await Promise.all([uncached.export(extSource, "wav"), short.export(extSource, "wav")])
+      expect(Buffer.from(fileOf(fresh, "track.wav")).equals(Buffer.from(fileOf(cached, "track.wav")))).toBe(true)
+    } finally {
+      await uncached.close()
+    }
   })
 
   it("extend without new lyrics sings the chorus again and ends; its stems add up to it", async () => {
