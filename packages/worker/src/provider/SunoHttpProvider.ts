@@ -268,7 +268,8 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     const stage = decodeExportId(providerExportId)
     const expected = stage === null ? null : stage.stage === "lyrics" ? "timed_lyrics" : stage.stage === "midi-separation" ? "midi" : stage.stage
     if (stage === null || expected !== format) {
-      return { _tag: "Failed", code: "provider_error", message: `Not a ${format} export of this provider: ${providerExportId}` } as const
+      // The id itself stays out of the message: it may hold the export's callback token.
+      return { _tag: "Failed", code: "provider_error", message: `The upstream has no ${format} export under this id` } as const
     }
     switch (stage.stage) {
       case "wav":
