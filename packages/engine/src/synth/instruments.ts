@@ -47,6 +47,19 @@ class Svf {
 }
 const svf = new Svf()
 
+const coefs: [number, number, number] = [1, 0, 0]
+/** Svf.set's coefficients (a1, a2, a3) for loops that keep the filter state in locals; the tuple is reused. */
+function svfCoefs(hz: number, q: number): [number, number, number] {
+  const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
+  const k = 1 / q
+  const a1 = 1 / (1 + g * (g + k))
+  const a2 = g * a1
+  coefs[0] = a1
+  coefs[1] = a2
+  coefs[2] = g * a2
+  return coefs
+}
+
 /** Release tail (seconds) each instrument rings on after its note-off. */
 export function releaseOf(inst: Instrument): number {
   switch (inst) {
@@ -175,33 +188,45 @@ function pluckString(buf: Float32Array, start: number, hold: number, end: number
 }
 
 /** Detuned saw ensemble through a low-pass: strings (fewer, brighter, faster) and pads. */
-function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: number, cutoff: number): void {
+function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: 2, cutoff: number): void {
+  // The busiest loop of the engine (pads and strings hold long chords): oscillators and filter
+  // state live in locals, the detune is worked out once per control block.
   const det = 0.004 + 0.01 * ctx.weird
-  const dts = [f * INV_SR, f * (1 + det) * INV_SR, f * (1 - det * 0.7) * INV_SR]
-  const ph = [0, 0.33, 0.71]
+  const dt0 = f * INV_SR
+  const dt1 = f * (1 + det) * INV_SR
+  let p0 = 0
+  let p1 = 0.33
   const att = Math.max(1, attack * SR)
   const relK = Math.exp(-INV_SR / (release / 4))
   const amp = (0.16 / voices) * vel * 2
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   let vib = 0
   for (let i = start; i < end; i += CONTROL) {
     const lfo = tsin(vib)
-    svf.set(cutoff * (0.6 + 0.5 * vel) * (1 + 0.1 * lfo), 0.8)
+    const [a1, a2, a3] = svfCoefs(cutoff * (0.6 + 0.5 * vel) * (1 + 0.1 * lfo), 0.8)
+    const d0 = dt0 * (1 + 0.0015 * lfo)
+    const d1 = dt1 * (1 + 0.0015 * lfo)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
       const t = j - start
       if (t < hold) env = t < att ? t / att : env + (1 - env) * 0.0005
       else env *= relK
-      let s = 0
-      for (let v = 0; v < voices; v++) {
-        const d = (dts[v] as number) * (1 + 0.0015 * lfo)
-        let p = (ph[v] as number) + d
-        if (p >= 1) p -= 1
-        ph[v] = p
-        s += 2 * p - 1 - polyBlep(p, d)
-      }
-      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+      p0 += d0
+      if (p0 >= 1) p0 -= 1
+      p1 += d1
+      if (p1 >= 1) p1 -= 1
+      let x = 0
+      x += 2 * p0 - 1 - polyBlep(p0, d0)
+      x += 2 * p1 - 1 - polyBlep(p1, d1)
+      // The state-variable low-pass (Svf.lp), inline.
+      const v3 = x - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
     vib += (CONTROL * 5) / SR
   }
