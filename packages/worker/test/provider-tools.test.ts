@@ -178,6 +178,24 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
         assert.deepInclude(outcome, { _tag: "Rejected", code: "provider_error" })
       }))
 
+    for (const [name, submit, expected] of [
+      ["body code 430", { code: 430 }, { _tag: "Rejected", countsTowardCircuit: true }],
+      ["body code 455", { code: 455 }, { _tag: "Rejected", countsTowardCircuit: true }],
+      ["body code 429 (the upstream's own credits)", { code: 429 }, { _tag: "Rejected", countsTowardCircuit: false }],
+      ["a hang (time-out)", "hang", { _tag: "Unknown" }],
+      ["an HTTP 200 that is not JSON", { httpStatus: 200, body: "<html>ok</html>" }, { _tag: "Unknown" }]
+    ] as const) {
+      it.effect(`${name} at the extension's submission is ${expected._tag}`, () =>
+        Effect.gen(function*() {
+          const upstream = yield* Upstream
+          const provider = yield* SunoHttpProvider
+          const source = yield* makeSource()
+          const extension = request({ extend: { source, continueAt: 30 } })
+          upstream.control.onTitle(extension.title, { submit })
+          assert.deepInclude(yield* provider.submit(extension), expected)
+        }))
+    }
+
     it.effect("an extension the upstream flags as sensitive is Failed content_policy", () =>
       Effect.gen(function*() {
         const upstream = yield* Upstream
