@@ -1,5 +1,6 @@
 // A small worker_threads pool: one job per worker at a time (a take, an extension's take or an
-// export), jobs queued FIFO.
+// export), jobs queued FIFO except that light jobs (a MIDI file, timed lyrics, a cached WAV:
+// milliseconds each) go ahead of the renders waiting, so they never wait for seconds of synthesis.
 // Workers start lazily, are unref'd while idle (an idle pool never holds the process
 // open) and are replaced if one dies, failing only the job it was running.
 
@@ -25,6 +26,8 @@ interface Slot {
   job: Job | null
 }
 
+const isLight = (body: JobBody): boolean => body.kind === "export" && body.format !== "stems"
+
 type Reply = { readonly id: number; readonly ok: true; readonly result: JobResult } | { readonly id: number; readonly ok: false; readonly error: string }
 
 export class RenderPool {
@@ -49,7 +52,11 @@ export class RenderPool {
   run(body: JobBody): Promise<JobResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"))
     return new Promise<JobResult>((resolve, reject) => {
-      this.queue.push({ message: { ...body, id: this.nextId++, options: this.options, cache: this.cache }, resolve, reject })
+      const job: Job = { message: { ...body, id: this.nextId++, options: this.options, cache: this.cache }, resolve, reject }
+      if (isLight(body)) {
+        const firstHeavy = this.queue.findIndex((j) => !isLight(j.message))
+        this.queue.splice(firstHeavy < 0 ? this.queue.length : firstHeavy, 0, job)
+      } else this.queue.push(job)
       this.pump()
     })
   }

@@ -217,6 +217,21 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     expect((await engine.export(source, "timed_lyrics")).timedLyrics?.length).toBeGreaterThan(0)
   })
 
+  it("light exports go ahead of the renders waiting in the pool", async () => {
+    const one = makeEngine({ threads: 1, pcmCache: null, render: { maxSeconds: 4 } })
+    try {
+      const order: string[] = []
+      // One worker: take 0 starts, take 1 waits; the MIDI export and the timed lyrics go before take 1.
+      const render = one.render(request, "queue-order").then(() => { order.push("render") })
+      const midi = one.export(source, "midi").then(() => { order.push("midi") })
+      const words = one.export(source, "timed_lyrics").then(() => { order.push("timed_lyrics") })
+      await Promise.all([render, midi, words])
+      expect(order).toEqual(["midi", "timed_lyrics", "render"])
+    } finally {
+      await one.close()
+    }
+  })
+
   it("the same TrackSource gives the same bytes", async () => {
     const a = await short.export(source, "stems")
     const b = await short.export(source, "stems")
