@@ -532,6 +532,31 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
     }
   })
 
+  it("500 provider_error: an extension the provider refuses at submission is failed, refunded once, with job.failed", async () => {
+    const account = await createAccount(upstream, { subscription: 100 })
+    // The fake upstream never made this track, so it refuses its audioId.
+    const source = await readyTrack(upstream, account, { instrumental: true })
+    const headers = { "idempotency-key": "refused-extension" }
+    const res = await extend(upstream, account.key, source.trackId, { continue_at: 30 }, headers)
+    expect(res.status).toBe(500)
+    expect(res.body).toEqual({ error: { type: "api_error", code: "provider_error", message: expect.any(String) } })
+    expect((await extend(upstream, account.key, source.trackId, { continue_at: 30 }, headers)).status).toBe(500)
+    expect(await balanceOf(upstream, account.id)).toBe(100)
+    const [task] = await upstream.query<{ id: string; status: string; credits_refunded: number }>(
+      "select id, status, credits_refunded from generation_tasks where account_id = $1 and source_track_id = $2",
+      account.id,
+      source.trackId
+    )
+    expect(task).toMatchObject({ status: "failed", credits_refunded: 50 })
+    const refunds = await upstream.query<{ n: number }>(
+      "select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'",
+      task?.id
+    )
+    expect(refunds[0]?.n).toBe(1)
+    const events = await upstream.query<{ type: string }>("select type from outbox_events where payload->>'task_id' = $1", task?.id)
+    expect(events.map((e) => e.type)).toEqual(["job.failed"])
+  })
+
   it("Idempotency-Key: a retried POST charges once; the same key on another track is reused", async () => {
     const account = await createAccount(engine)
     const source = await readyTrack(engine, account, { instrumental: true })

@@ -240,8 +240,9 @@ export const rehostExportFiles = Effect.fnUntraced(function*(
         const stored = yield* storeBytes(key(extension), file.content.bytes, options)
         return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: file.stem }
       }
-      const url = yield* copy(file.content.url, "audio", key, extension, options)
-      const stored = yield* storage.stat(url.slice(url.indexOf("/files/") + "/files/".length))
+      let storedKey = key(extension)
+      const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options)
+      const stored = yield* storage.stat(storedKey)
       return { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem }
     }), { concurrency: 4 })
   const written = timedLyrics === null ? [] : yield* Effect.forEach(timedLyricsFiles(timedLyrics), (file) =>

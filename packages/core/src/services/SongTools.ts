@@ -39,6 +39,7 @@ import type {
 } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { exportPriceOf } from "../domain/pricing.ts"
+import { stillPending } from "../domain/tasks.ts"
 import { validationErrorFrom } from "../domain/validation.ts"
 import type { SourceTrack, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
@@ -316,7 +317,7 @@ export class SongTools extends Context.Service<SongTools, {
               update exports
               set provider_export_id = ${outcome.providerTaskId}, submission_state = 'accepted',
                   next_poll_at = ${firstPoll}::timestamptz
-              where id = ${exportId} and status = 'pending' and submission_state <> 'accepted'`.pipe(Effect.orDie)
+              where id = ${exportId} and ${writes.literal(stillPending())} and submission_state <> 'accepted'`.pipe(Effect.orDie)
             return
           }
           case "Unknown": {
@@ -413,7 +414,7 @@ export class SongTools extends Context.Service<SongTools, {
               set status = 'ready', files = ${JSON.stringify(files)}::jsonb,
                   timed_lyrics = ${timedLyrics === null ? null : JSON.stringify(timedLyrics)}::jsonb,
                   updated_at = ${nowIso}::timestamptz, lease_owner = null, lease_expires_at = null, next_poll_at = null
-              where id = ${exportId} and status = 'pending'
+              where id = ${exportId} and ${writes.literal(stillPending())}
               returning ${writes.literal(exportColumns)}, account_id, credential_subject
             ),
             freed as (
@@ -440,7 +441,7 @@ export class SongTools extends Context.Service<SongTools, {
                   last_error = coalesce(${error.detail ?? null}::text, last_error),
                   credits_refunded = credits_used, updated_at = ${nowIso}::timestamptz,
                   lease_owner = null, lease_expires_at = null, next_poll_at = null
-              where id = ${exportId} and status = 'pending'
+              where id = ${exportId} and ${writes.literal(stillPending())}
               returning ${writes.literal(exportColumns)}, account_id, credential_subject, debit_subscription, debit_onetime
             ),
             -- The counter row before the account row, as in every statement that takes both.
