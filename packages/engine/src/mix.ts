@@ -83,6 +83,12 @@ export function reverb(send: Float32Array, outL: Float32Array, outR: Float32Arra
 export function sidechain(l: Float32Array, r: Float32Array, kicks: ReadonlyArray<number>, depth: number): void {
   let k = 0
   const release = 0.16
+  // The envelope exp(-dt / release) starts exact at each kick's first sample, then advances by
+  // a constant factor per sample: a multiply instead of an exp() per sample. The product drifts
+  // from the exact value by under 1e-11 over the 0.5 s window, far below float32's resolution.
+  const step = Math.exp(-INV_SR / release)
+  let current = -1
+  let decay = 0
   for (let i = 0; i < l.length; i++) {
     const t = i * INV_SR
     while (k + 1 < kicks.length && (kicks[k + 1] as number) <= t) k++
@@ -90,7 +96,12 @@ export function sidechain(l: Float32Array, r: Float32Array, kicks: ReadonlyArray
     if (kt === undefined || kt > t) continue
     const dt = t - kt
     if (dt > 0.5) continue
-    const g = 1 - depth * Math.exp(-dt / release) * Math.min(1, dt / 0.004 + 0.3)
+    if (k === current) decay *= step
+    else {
+      current = k
+      decay = Math.exp(-dt / release)
+    }
+    const g = 1 - depth * decay * Math.min(1, dt / 0.004 + 0.3)
     l[i] = (l[i] as number) * g
     r[i] = (r[i] as number) * g
   }
