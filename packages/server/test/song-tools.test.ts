@@ -271,6 +271,31 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
     expect(await balanceOf(engine, account.id)).toBe(1_000 - 5 - 50)
   })
 
+  it("429 under a race: at the concurrency limit, concurrent exports admit exactly as many as there are slots", async () => {
+    const account = await createAccount(engine, { concurrency_limit: 2 })
+    const source = await readyTrack(engine, account, { instrumental: true })
+    const answers = await Promise.all(
+      (["wav", "midi", "stems", "wav", "midi", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format }))
+    )
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(2)
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(4)
+    const charged = answers.filter((a) => a.status === 202).reduce((sum, a) => sum + Number(a.body.credits_used), 0)
+    expect(await balanceOf(engine, account.id)).toBe(1_000 - charged)
+  })
+
+  it("credits.low: an export's debit that takes the balance below the threshold fires it once", async () => {
+    const account = await createAccount(engine, { subscription: 12 })
+    await engine.admin("PATCH", `/accounts/${account.id}`, { credit_alert_threshold: 10 })
+    const source = await readyTrack(engine, account, { instrumental: true })
+    expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).status).toBe(202)
+    expect((await exportOf(engine, account.key, source.trackId, { format: "midi" })).status).toBe(202)
+    const events = await engine.query<{ payload: Json }>(
+      "select payload from outbox_events where account_id = $1 and type = 'credits.low'",
+      account.id
+    )
+    expect(events.map((e) => e.payload)).toEqual([{ threshold: 10, balance: 7, subscription_credits: 7, onetime_credits: 0 }])
+  })
+
   it("402: not enough credits (insufficient_credits), nothing charged", async () => {
     const account = await createAccount(engine, { subscription: 19 })
     const source = await readyTrack(engine, account, { instrumental: true })
