@@ -9,7 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Ids, randomBase62, SongTools } from "@lyre/core"
+import { Ids, randomBase62, SongTools, Webhooks } from "@lyre/core"
 import { ExportWorker } from "@lyre/worker"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
@@ -770,5 +770,21 @@ describe("webhooks: export events in the catalog", () => {
     })
     expect(res.status).toBe(201)
     expect(res.body.events).toEqual(["export.completed", "export.failed"])
+  })
+
+  it("fan-out: export.completed reaches the endpoints subscribed to it, and only those", async () => {
+    const account = await createAccount(engine)
+    const hook = async (events: ReadonlyArray<string>) =>
+      String((await engine.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url: "https://93.184.216.34/hooks", events })).body.id)
+    const wants = await hook(["export.completed"])
+    const jobsOnly = await hook(["job.completed", "job.failed"])
+    const source = await readyTrack(engine, account, { instrumental: true })
+    const created = await exportOf(engine, account.key, source.trackId, { format: "midi" })
+    await tools(engine, (t) => t.markExportReady(String(created.body.id), [], null))
+    await engine.runtime.runPromise(Webhooks.use((w) => w.fanOut(1_000)))
+    const deliveries = async (endpoint: string) =>
+      ((await engine.admin("GET", `/webhook-endpoints/${endpoint}/deliveries`)).body.data as unknown as Array<Json>).map((d) => d.event_type)
+    expect(await deliveries(wants)).toEqual(["export.completed"])
+    expect(await deliveries(jobsOnly)).toEqual([])
   })
 })
