@@ -18,37 +18,14 @@ export interface InstrumentContext {
 
 const CONTROL = 32
 
-/** Two-pole resonant low-pass state-variable filter (TPT form), coefficients set per block. */
-class Svf {
-  ic1 = 0
-  ic2 = 0
-  a1 = 1
-  a2 = 0
-  a3 = 0
-  set(hz: number, q: number): void {
-    const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
-    const k = 1 / q
-    this.a1 = 1 / (1 + g * (g + k))
-    this.a2 = g * this.a1
-    this.a3 = g * this.a2
-  }
-  lp(x: number): number {
-    const v3 = x - this.ic2
-    const v1 = this.a1 * this.ic1 + this.a2 * v3
-    const v2 = this.ic2 + this.a2 * this.ic1 + this.a3 * v3
-    this.ic1 = 2 * v1 - this.ic1
-    this.ic2 = 2 * v2 - this.ic2
-    return v2
-  }
-  reset(): void {
-    this.ic1 = 0
-    this.ic2 = 0
-  }
-}
-const svf = new Svf()
-
 const coefs: [number, number, number] = [1, 0, 0]
-/** Svf.set's coefficients (a1, a2, a3) for loops that keep the filter state in locals; the tuple is reused. */
+/**
+ * Two-pole resonant low-pass state-variable filter (TPT form): its coefficients (a1, a2, a3)
+ * for a cutoff and Q, set once per control block. The filter itself runs inline in each
+ * instrument's loop with its two state variables in locals:
+ *   v3 = x - ic2; v1 = a1 ic1 + a2 v3; v2 = ic2 + a2 ic1 + a3 v3; ic1 = 2 v1 - ic1; ic2 = 2 v2 - ic2; out = v2.
+ * The returned tuple is reused by every call.
+ */
 function svfCoefs(hz: number, q: number): [number, number, number] {
   const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
   const k = 1 / q
@@ -283,7 +260,7 @@ function saws(buf: Float32Array, start: number, hold: number, end: number, f: nu
       let x = 0
       x += 2 * p0 - 1 - polyBlep(p0, d0)
       x += 2 * p1 - 1 - polyBlep(p1, d1)
-      // The state-variable low-pass (Svf.lp), inline.
+      // The state-variable low-pass (see svfCoefs), inline.
       const v3 = x - ic2
       const v1 = a1 * ic1 + a2 * v3
       const v2 = ic2 + a2 * ic1 + a3 * v3
@@ -300,7 +277,8 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
   const dt1 = f * INV_SR
   let p1 = 0
   let p2 = 0.5
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.22 * vel
   const relK = Math.exp(-INV_SR / 0.05)
@@ -308,7 +286,7 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
     const fenv = Math.exp(-t / 0.25)
-    svf.set(700 + 3800 * ctx.bright * vel * (0.35 + fenv), 1.6)
+    const [a1, a2, a3] = svfCoefs(700 + 3800 * ctx.bright * vel * (0.35 + fenv), 1.6)
     const vibDepth = Math.min(1, Math.max(0, (t - 0.25) * 3)) * 0.006
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
@@ -323,8 +301,16 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
       p2 += d * 0.5
       if (p2 >= 1) p2 -= 1
       const saw = 2 * p1 - 1 - polyBlep(p1, d)
-      const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep((p2 + 0.5) % 1, d * 0.5)
-      buf[j] = (buf[j] as number) + svf.lp(saw + 0.5 * sq) * env * amp
+      // (p2 + 0.5) % 1, exactly, without the modulo.
+      let q2 = p2 + 0.5
+      if (q2 >= 1) q2 -= 1
+      const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep(q2, d * 0.5)
+      const v3 = (saw + 0.5 * sq) - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -333,7 +319,8 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
 function brass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   let p1 = 0
   let p2 = 0.3
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.2 * vel
   const relK = Math.exp(-INV_SR / 0.06)
@@ -341,7 +328,7 @@ function brass(buf: Float32Array, start: number, hold: number, end: number, f: n
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
     const open = Math.min(1, t / 0.06) * (0.7 + 0.3 * Math.exp(-t / 0.3))
-    svf.set(300 + 3000 * open * (0.5 + 0.5 * vel) * (0.6 + 0.4 * ctx.bright), 1.1)
+    const [a1, a2, a3] = svfCoefs(300 + 3000 * open * (0.5 + 0.5 * vel) * (0.6 + 0.4 * ctx.bright), 1.1)
     const scoop = 1 - 0.02 * Math.exp(-t / 0.03)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
@@ -355,7 +342,12 @@ function brass(buf: Float32Array, start: number, hold: number, end: number, f: n
       p2 += d * 1.003
       if (p2 >= 1) p2 -= 1
       const s = 2 * p1 - 1 - polyBlep(p1, d) + 2 * p2 - 1 - polyBlep(p2, d)
-      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+      const v3 = s - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -426,19 +418,25 @@ function bell(buf: Float32Array, start: number, end: number, f: number, vel: num
 function pluckSynth(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   const dt = f * INV_SR
   let p = 0
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   const amp = 0.25 * vel
   const decay = Math.exp(-INV_SR / 0.18)
   let env = 1
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
-    svf.set(300 + 5000 * ctx.bright * Math.exp(-t / 0.07), 2.2)
+    const [a1, a2, a3] = svfCoefs(300 + 5000 * ctx.bright * Math.exp(-t / 0.07), 2.2)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
       env *= j - start < hold ? decay : decay * decay
       p += dt
       if (p >= 1) p -= 1
-      buf[j] = (buf[j] as number) + svf.lp(2 * p - 1 - polyBlep(p, dt)) * env * amp
+      const v3 = (2 * p - 1 - polyBlep(p, dt)) - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -447,16 +445,16 @@ function pluckSynth(buf: Float32Array, start: number, hold: number, end: number,
 function bass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   const kind = ctx.bass
   let p = 0
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.5 * vel
   const relK = Math.exp(-INV_SR / 0.03)
   const decay = Math.exp(-INV_SR / (kind === "upright" ? 0.5 : kind === "sub" ? 1.5 : kind === "electric" ? 1.0 : 3))
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
-    if (kind === "synth") svf.set(180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel, 1.8)
-    else if (kind === "electric") svf.set(500 + 900 * Math.exp(-t / 0.08), 0.9)
-    else svf.set(900, 0.7)
+    const [a1, a2, a3] = svfCoefs(kind === "synth" ? 180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel : kind === "electric" ? 500 + 900 * Math.exp(-t / 0.08) : 900,
+      kind === "synth" ? 1.8 : kind === "electric" ? 0.9 : 0.7)
     const drop = kind === "sub" ? 1 + 0.6 * Math.exp(-t / 0.02) : 1
     const dt = f * drop * INV_SR
     const stop = Math.min(end, i + CONTROL)
@@ -468,9 +466,18 @@ function bass(buf: Float32Array, start: number, hold: number, end: number, f: nu
       if (p >= 1) p -= 1
       let s: number
       if (kind === "sub") s = softClip(1.6 * tsin(p)) * 0.9
-      else if (kind === "synth") s = svf.lp(2 * p - 1 - polyBlep(p, dt))
-      else if (kind === "upright") s = svf.lp(tsin(p) + 0.3 * tsin(2 * p) + 0.1 * tsin(3 * p))
-      else s = svf.lp(0.8 * tsin(p) + 0.5 * (2 * p - 1 - polyBlep(p, dt)))
+      else {
+        let x: number
+        if (kind === "synth") x = 2 * p - 1 - polyBlep(p, dt)
+        else if (kind === "upright") x = tsin(p) + 0.3 * tsin(2 * p) + 0.1 * tsin(3 * p)
+        else x = 0.8 * tsin(p) + 0.5 * (2 * p - 1 - polyBlep(p, dt))
+        const v3 = x - ic2
+        const v1 = a1 * ic1 + a2 * v3
+        const v2 = ic2 + a2 * ic1 + a3 * v3
+        ic1 = 2 * v1 - ic1
+        ic2 = 2 * v2 - ic2
+        s = v2
+      }
       buf[j] = (buf[j] as number) + s * env * amp
     }
   }
