@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ids, randomBase62, SongTools, Webhooks } from "@lyre/core"
 import { ExportWorker } from "@lyre/worker"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { parseMetrics, scrape, valueOf } from "./support/prometheus.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 let engine: TestServer
@@ -786,5 +787,25 @@ describe("webhooks: export events in the catalog", () => {
       ((await engine.admin("GET", `/webhook-endpoints/${endpoint}/deliveries`)).body.data as unknown as Array<Json>).map((d) => d.event_type)
     expect(await deliveries(wants)).toEqual(["export.completed"])
     expect(await deliveries(jobsOnly)).toEqual([])
+  })
+})
+
+describe("metrics", () => {
+  it("count exports created, ready and failed by format (and code), and gauge the pending ones", async () => {
+    const account = await createAccount(engine)
+    const source = await readyTrack(engine, account, { instrumental: true })
+    const before = parseMetrics((await scrape(engine.url)).text)
+    const count = (families: typeof before, name: string, labels: Record<string, string>) => valueOf(families, name, labels)
+    const made = await Promise.all((["wav", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format })))
+    await tools(engine, (t) => t.markExportReady(String(made[0]?.body.id), [], null))
+    await tools(engine, (t) => t.markExportFailed(String(made[1]?.body.id), { code: "provider_error", message: "x" }))
+    const after = parseMetrics((await scrape(engine.url)).text)
+    for (const format of ["wav", "stems"]) {
+      expect(count(after, "lyre_exports_created_total", { format }) - count(before, "lyre_exports_created_total", { format })).toBe(1)
+    }
+    expect(count(after, "lyre_exports_ready_total", { format: "wav" }) - count(before, "lyre_exports_ready_total", { format: "wav" })).toBe(1)
+    const failed = { format: "stems", code: "provider_error" }
+    expect(count(after, "lyre_exports_failed_total", failed) - count(before, "lyre_exports_failed_total", failed)).toBe(1)
+    expect(after.has("lyre_exports_pending")).toBe(true)
   })
 })

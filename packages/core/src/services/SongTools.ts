@@ -46,6 +46,7 @@ import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "./charge.ts"
 import type { Charged, ChargeError } from "./charge.ts"
 import { Circuits } from "./Circuits.ts"
+import { Metrics } from "./Metrics.ts"
 import { callbackUrlFor, Generations, providerFailure, providerRequestOf, refundAlert } from "./Generations.ts"
 import type { CreateOutcome, TaskFailure } from "./Generations.ts"
 import { Settings } from "./Settings.ts"
@@ -119,6 +120,7 @@ export class SongTools extends Context.Service<SongTools, {
       const circuits = yield* Circuits
       const signal = yield* WebhookSignal
       const generations = yield* Generations
+      const metrics = yield* Metrics
 
       const trackNotFound = (trackId: string) =>
         new TrackNotFound({ message: `No ready track ${trackId}.`, param: "track_id" })
@@ -287,6 +289,7 @@ export class SongTools extends Context.Service<SongTools, {
           priceText: `A ${input.format} export costs`
         })
         if (created.replayed) return created
+        metrics.exportCreated(input.format)
         const outcome = yield* provider.submitExport({
           exportId,
           format: input.format,
@@ -422,12 +425,14 @@ export class SongTools extends Context.Service<SongTools, {
               from done where c.subject = done.credential_subject
             )
             select * from done`
-          if (row === undefined) return false
+          if (row === undefined) return null
           yield* writeEvent(row.account_id, "export.completed", row, nowIso)
-          return true
+          return row.format
         })).pipe(Effect.orDie)
-        if (done) yield* signal.notify
-        return done
+        if (done === null) return false
+        metrics.exportReady(done)
+        yield* signal.notify
+        return true
       })
 
       const markExportFailed = Effect.fnUntraced(function*(exportId: string, error: TaskFailure) {
@@ -469,12 +474,14 @@ export class SongTools extends Context.Service<SongTools, {
               from refunded
             )
             select ${writes.literal(exportColumns)}, account_id from failed`
-          if (row === undefined) return false
+          if (row === undefined) return null
           yield* writeEvent(row.account_id, "export.failed", row, nowIso)
-          return true
+          return row.format
         })).pipe(Effect.orDie)
-        if (done) yield* signal.notify
-        return done
+        if (done === null) return false
+        metrics.exportFailed(done, error.code)
+        yield* signal.notify
+        return true
       })
 
       return SongTools.of({
