@@ -652,6 +652,13 @@ describe("GET /v1/music/exports", () => {
     expect(ofTheirs.body.data).toEqual([])
   })
 
+  it("401 without a credential, 403 without the scope", async () => {
+    expect((await api(engine, "GET", "/api/v1/music/exports")).status).toBe(401)
+    const profile = await createAccount(engine, { scopes: ["profile"] })
+    const res = await api(engine, "GET", "/api/v1/music/exports", { key: profile.key })
+    expect([res.status, res.body.error?.code]).toEqual([403, "insufficient_scope"])
+  })
+
   it("400: a cursor that is not one of the account's exports, a bad limit, an unknown parameter", async () => {
     const account = await createAccount(engine)
     for (const [query, code, param] of [
