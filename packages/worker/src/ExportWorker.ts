@@ -132,7 +132,7 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
     }
   })
 
-  const process = (claimed: Claimed) =>
+  const processExport = (claimed: Claimed) =>
     Effect.flatMap(provider.pollExport(claimed.provider_export_id, claimed.format), (outcome) => settle(claimed, outcome)).pipe(
       Effect.onInterrupt(() => release(claimed, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
       Effect.catchCause((cause) =>
@@ -157,7 +157,7 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
 
   const tick = Effect.gen(function*() {
     const claimed = yield* claim(concurrency)
-    yield* Effect.forEach(claimed, process, { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(claimed, processExport, { concurrency: "unbounded", discard: true })
     return claimed.length
   })
 
