@@ -597,6 +597,23 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
     expect(elsewhere.body.error?.code).toBe("idempotency_key_reused")
     expect(await balanceOf(engine, account.id)).toBe(950)
   })
+
+  it("Idempotency-Key: concurrent requests with one key make one task", async () => {
+    const account = await createAccount(engine)
+    const source = await readyTrack(engine, account, { instrumental: true })
+    const headers = { "idempotency-key": "extend-race" }
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => extend(engine, account.key, source.trackId, { continue_at: 10 }, headers))
+    )
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202])
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1)
+    const tasks = await engine.query<{ n: number }>(
+      "select count(*)::int as n from generation_tasks where source_track_id = $1",
+      source.trackId
+    )
+    expect(tasks[0]?.n).toBe(1)
+    expect(await balanceOf(engine, account.id)).toBe(950)
+  })
 })
 
 describe("GET /v1/music/exports/{id}", () => {
