@@ -82,6 +82,7 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
       source.stop()
     }
     sources.current = []
+    setMeters({})
     return Math.min(length, reached)
   }
 
