@@ -13,7 +13,7 @@ import {
   wwwAuthenticateFor
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/rest"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { originPolicy } from "./origin.ts"
 import type { McpRequest } from "./procedures.ts"
 import { makeMcpServer } from "./server.ts"
