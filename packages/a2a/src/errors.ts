@@ -6,9 +6,10 @@
 import { A2AError } from "@a2a-js/sdk/server"
 import { errorTable, InvalidParameter, renderError } from "@lyre/core"
 import type { ApiError } from "@lyre/core"
+import { lyreJsonRpcCodes } from "@lyre/http"
 import type { MessageProblem } from "./message.ts"
 
-/** Lyre's server-error codes, in the JSON-RPC implementation-defined range A2A leaves free. */
+/** A2A's codes where it has one, Lyre's (shared with MCP) where it has none. */
 export const jsonRpcCodes = {
   invalidParams: -32602,
   internal: -32603,
@@ -16,11 +17,7 @@ export const jsonRpcCodes = {
   taskNotCancelable: -32002,
   unsupportedOperation: -32004,
   contentTypeNotSupported: -32005,
-  unauthenticated: -32010,
-  forbidden: -32011,
-  paymentRequired: -32012,
-  rateLimited: -32013,
-  unavailable: -32014
+  ...lyreJsonRpcCodes
 } as const
 
 const codeByStatus: Readonly<Record<number, number>> = {
