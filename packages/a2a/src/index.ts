@@ -1,4 +1,5 @@
-export { agentCard, agentCardPath } from "./card.ts"
+export { agentCard, agentCardDocuments, agentCardPath, protocolVersions, skills } from "./card.ts"
+export type { ProtocolVersion } from "./card.ts"
 export { a2aCallContext } from "./caller.ts"
 export { jsonRpcCodes } from "./errors.ts"
 export { makeA2aHandler, maxBatchEntries } from "./http.ts"
