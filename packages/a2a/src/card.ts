@@ -39,7 +39,7 @@ interface Skill {
 }
 
 /** The skills, one row each; both documents are made from this table. */
-export const skills: ReadonlyArray<Skill> = [
+const skills: ReadonlyArray<Skill> = [
   {
     id: "generate_music",
     name: "Generate music",
@@ -57,8 +57,7 @@ export const skills: ReadonlyArray<Skill> = [
 ]
 
 /** The protocol versions served on `/a2a`, newest first: a client picks the first it speaks. */
-export const protocolVersions = [A2A_PROTOCOL_VERSION, A2A_LEGACY_PROTOCOL_VERSION] as const
-export type ProtocolVersion = (typeof protocolVersions)[number]
+const protocolVersions = [A2A_PROTOCOL_VERSION, A2A_LEGACY_PROTOCOL_VERSION] as const
 
 const apiKeyDescription = "A developer API key from the dashboard (Pro plan or higher), sent as `Authorization: Bearer`."
 const oauthDescription = "Authorization code with PKCE (S256), for Lyre's first-party clients."
