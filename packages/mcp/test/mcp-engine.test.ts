@@ -90,6 +90,19 @@ describe("generate -> wait -> ready over MCP", () => {
     // tasks/result answers again on any request, from the database.
     const again = await client.experimental.tasks.getTaskResult(String(created?.taskId), CallToolResultSchema)
     expect(again.structuredContent).toEqual(task)
+
+    // Asked while the task still works, tasks/result waits for the end on its own.
+    const stream = client.experimental.tasks.callToolStream(
+      { name: "generate_music", arguments: { style: "ambient drone, 60 bpm", title: "Still Water", instrumental: true } },
+      CallToolResultSchema,
+      { task: {} }
+    )
+    const first = await stream.next()
+    await stream.return()
+    const second = first.done !== true && first.value.type === "taskCreated" ? first.value.task : undefined
+    expect(second?.status).toBe("working")
+    const waited = await client.experimental.tasks.getTaskResult(String(second?.taskId), CallToolResultSchema, { timeout: 150_000 })
+    expect(waited.structuredContent).toMatchObject({ id: second?.taskId, status: "ready" })
     await client.close()
   }, 300_000)
 })
