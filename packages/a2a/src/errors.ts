@@ -92,6 +92,10 @@ export const a2aErrorFor = (error: ApiError, context: ServerCallContext, code = 
   }
 }
 
+/** A bare internal error: what a client is told of a defect. */
+export const internalError = (): A2AError =>
+  new JsonRpcTransportError({ jsonrpc: "2.0", id: null, error: { code: jsonRpcCodes.internal, message: "An internal error occurred." } })
+
 /**
  * Anything a method throws that is not an A2A error is a defect: it is logged (a JSON line, like
  * core's) and answered as a bare internal error, so no message of ours leaks to a client.
@@ -99,7 +103,7 @@ export const a2aErrorFor = (error: ApiError, context: ServerCallContext, code = 
 export const asA2aError = (cause: unknown): A2AError => {
   if (cause instanceof A2AError) return cause
   console.error(JSON.stringify({ level: "error", msg: "a2a: unexpected failure", cause: String(cause) }))
-  return new JsonRpcTransportError({ jsonrpc: "2.0", id: null, error: { code: jsonRpcCodes.internal, message: "An internal error occurred." } })
+  return internalError()
 }
 
 /** Runs a method so that whatever it throws reaches the SDK's transport as an A2A error. */

@@ -24,7 +24,6 @@ import {
   JsonRpcExtendedAgentCardNotConfiguredError,
   JsonRpcPushNotificationNotSupportedError,
   JsonRpcTaskNotCancelableError,
-  JsonRpcTransportError,
   JsonRpcUnsupportedOperationError
 } from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
@@ -32,12 +31,12 @@ import { IdempotencyKeyReused } from "@lyre/core"
 import type { ApiError, GenerationTask, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
 import type { Caller } from "./caller.ts"
-import { a2aErrorFor, a2aErrorForProblem, jsonRpcCodes, shielded } from "./errors.ts"
+import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
 import { contextIdFor, endEvents, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
 
 export interface WaitOptions {
-  /** How long `configuration.blocking: true` waits for the end before answering. */
+  /** How long a blocking send (1.0 by default, 0.3 with `blocking: true`) waits for the end before answering. */
   readonly blockingWaitMillis: number
   /** How long a stream follows a task before it ends without a final event. */
   readonly streamMaxMillis: number
@@ -68,9 +67,7 @@ const sleep = (millis: number, signal: AbortSignal) =>
 
 const need = (context: ServerCallContext): Caller => {
   const caller = callerOf(context)
-  if (caller === undefined) {
-    throw new JsonRpcTransportError({ jsonrpc: "2.0", id: null, error: { code: jsonRpcCodes.internal, message: "An internal error occurred." } })
-  }
+  if (caller === undefined) throw internalError()
   return caller
 }
 

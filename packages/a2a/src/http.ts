@@ -155,7 +155,8 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
   /**
    * A streaming call: Server-Sent Events once its first event is in hand, so a failure before
    * it (a refused credential included) is still answered as such. A call the transport refuses
-   * outright comes back as a JSON answer for the caller to send.
+   * outright, or a 1.0 stream failing before its first event, comes back as a JSON answer for
+   * the caller to send after the admission.
    */
   const writeStream = async (
     res: ServerResponse,
@@ -174,6 +175,11 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
     try {
       first = await answer.next()
     } catch (cause) {
+      // 1.0 answers a stream refused before its first event in JSON, as the SDK's own server
+      // does (its client then throws the A2A error itself); 0.3 keeps its error event.
+      if (version === A2A_PROTOCOL_VERSION) {
+        return completed(version, { jsonrpc: "2.0", id, error: wire.renderError(asA2aError(cause)) }, context)
+      }
       const denied = caller.authFailure ?? await admitted(caller)
       if (denied !== undefined && renderError(denied).status === 401) return void sendUnauthorized(res, denied)
       res.writeHead(200, { ...caller.headers, "content-type": "text/event-stream", "cache-control": "no-cache" })

@@ -236,6 +236,8 @@ describe("errors on 1.0", () => {
     expect(detailOf(notFound.data, "a2a-protocol.org")).toMatchObject({ reason: "TASK_NOT_FOUND" })
     expect(detailOf(notFound.data, "lyre")).toMatchObject({ reason: "TASK_NOT_FOUND" })
     expect((await rejectionOf(client.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode).toBe(-32001)
+    const stream = client.resubscribeTask({ tenant: "", id: sent.id })
+    expect((await rejectionOf(stream.next())).envelopeCode).toBe(-32001)
     expect((await rejectionOf(ownerClient.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode).toBe(-32002)
   })
 
