@@ -1,7 +1,8 @@
 /**
  * `/mcp` over Streamable HTTP, stateless: POST only, the Origin rule of the transport spec, the
  * credential challenge decided here rather than inside a tool result, then a fresh server and
- * transport for the request. JSON answers unless the one request asks for progress while it runs.
+ * transport for the request. JSON answers unless the one request (a tool call or `tasks/result`)
+ * asks for progress while it runs.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -41,7 +42,8 @@ const needsCredential = (message: unknown): message is JsonRpcRequestLike =>
   typeof message === "object" && message !== null && "method" in message && methodsWithCredential.has(message.method) &&
   "id" in message
 
-const isToolsCall = (message: JsonRpcRequestLike): boolean => message.method === "tools/call"
+/** The methods that wait and report progress while they do (a wait tool, `tasks/result`). */
+const mayReportProgress = (message: JsonRpcRequestLike): boolean => message.method === "tools/call" || message.method === "tasks/result"
 
 const wantsProgress = (message: JsonRpcRequestLike): boolean => message.params?._meta?.progressToken !== undefined
 
@@ -102,7 +104,7 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
       headers: {}
     }
     const [onlyCall] = calls
-    const stream = messages.length === 1 && onlyCall !== undefined && isToolsCall(onlyCall) && wantsProgress(onlyCall) &&
+    const stream = messages.length === 1 && onlyCall !== undefined && mayReportProgress(onlyCall) && wantsProgress(onlyCall) &&
       accepts(req, "text/event-stream")
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream })
     const server = makeMcpServer(request, publicUrl)

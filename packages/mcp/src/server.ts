@@ -1,14 +1,26 @@
 /**
- * One MCP server definition: its identity, and the handlers of `tools/list` and `tools/call`
- * (`initialize`, `ping` and the `tasks/*` methods are the SDK's, over Lyre's task store).
+ * One MCP server definition: its identity, and the handlers of `tools/list`, `tools/call` and
+ * `tasks/result` (`initialize`, `ping`, `tasks/get`, `tasks/list` and `tasks/cancel` are the
+ * SDK's, over Lyre's task store).
  * Stateless: a fresh server per HTTP request.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  RELATED_TASK_META_KEY
+} from "@modelcontextprotocol/sdk/types.js"
+import type { ProgressToken, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { McpRequest } from "./procedures.ts"
-import { LyreTaskStore, mcpErrorFor, mcpTaskOf, tasksCapability } from "./tasks.ts"
+import { finalResultOf, LyreTaskStore, mcpErrorFor, mcpTaskOf, tasksCapability } from "./tasks.ts"
 import { toolDefinitions, toolsByName } from "./tools.ts"
+import { waitForTask } from "./wait.ts"
+import type { Progress } from "./wait.ts"
 
 /** The interface's description version; the service and its surfaces share it. */
 export const serviceVersion = "0.1.0"
@@ -33,6 +45,18 @@ const instructions = "Lyre generates songs. Call generate_music with a style, a 
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** Progress notifications for a request that carries a progress token; nothing otherwise. */
+const progressSender = (progressToken: ProgressToken | undefined, extra: Extra): Progress =>
+  (progress, total, message) =>
+    progressToken === undefined
+      ? Promise.resolve()
+      : extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken, progress, ...(total === undefined ? {} : { total }), message }
+      })
+
 export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server => {
   const server = new Server(
     { name: serverIdentity.name, title: serverIdentity.title, version: serviceVersion, websiteUrl },
@@ -51,10 +75,7 @@ export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server =
     const toolCall = {
       request,
       signal: AbortSignal.any([extra.signal, request.signal]),
-      progress: (progress: number, total: number, message: string) =>
-        progressToken === undefined
-          ? Promise.resolve()
-          : extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total, message } })
+      progress: progressSender(progressToken, extra)
     }
     if (call.params.task === undefined) return tool.call(call.params.arguments ?? {}, toolCall)
     if (tool.startTask === undefined) {
@@ -63,6 +84,16 @@ export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server =
     const started = await tool.startTask(call.params.arguments ?? {}, toolCall)
     if (!started.ok) throw mcpErrorFor(started.error)
     return { task: mcpTaskOf(started.value, Date.now()) }
+  })
+  // The SDK's own `tasks/result` polls the store at the task's interval and says nothing while
+  // it waits; this one is the wait tool's loop, with its schedule and progress notifications.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (call, extra) => {
+    const { taskId } = call.params
+    const signal = AbortSignal.any([extra.signal, request.signal])
+    const outcome = await waitForTask(request, taskId, Number.POSITIVE_INFINITY, signal, progressSender(call.params._meta?.progressToken, extra))
+    if (!outcome.ok) throw mcpErrorFor(outcome.error)
+    if (outcome.value.status === "pending") throw new McpError(ErrorCode.ConnectionClosed, "The client went away.")
+    return { ...finalResultOf(outcome.value), _meta: { [RELATED_TASK_META_KEY]: { taskId } } }
   })
   return server
 }

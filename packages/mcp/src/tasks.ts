@@ -1,9 +1,10 @@
 /**
  * MCP tasks (protocol revision 2025-11-25) over Lyre's own: a task-augmented `tools/call`
  * answers at once with the generation task, whose id is the MCP task id, and `tasks/get`,
- * `tasks/result`, `tasks/list` and `tasks/cancel` read it through the router. The SDK's task
- * handlers are used as they are; the store they call is this one, made per HTTP request and
- * holding nothing between requests, so any API process answers for any task.
+ * `tasks/result`, `tasks/list` and `tasks/cancel` read it through the router. The SDK's
+ * `tasks/get`, `tasks/list` and `tasks/cancel` handlers are used as they are; the store they call
+ * is this one, made per HTTP request and holding nothing between requests, so any API process
+ * answers for any task.
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
@@ -87,35 +88,24 @@ const codeByStatus: Readonly<Record<number, number>> = {
 export const mcpErrorFor = (error: ApiError): McpError =>
   new McpError(codeByStatus[errorTable[error._tag].status] ?? ErrorCode.InternalError, error.message, renderError(error).body)
 
-/** A read younger than this answers again: the SDK's `tasks/result` loop asks three times per poll. */
-const freshMillis = 1_000
-
 const listPageSize = 20
 
 /**
- * The SDK's TaskStore over the router, for one HTTP request. Tasks are created by the tools'
- * procedures, never here; an MCP session id is not used, since the credential decides whose
- * tasks are visible (another account's is not found).
+ * The SDK's TaskStore over the router, for one HTTP request: `tasks/get`, `tasks/list` and
+ * `tasks/cancel` read through it (`tasks/result` is the wait tool's loop, in server.ts). Tasks
+ * are created by the tools' procedures, never here; an MCP session id is not used, since the
+ * credential decides whose tasks are visible (another account's is not found).
  */
 export class LyreTaskStore implements TaskStore {
   readonly request: McpRequest
-  private readonly reads = new Map<string, { readonly at: number; readonly task: GenerationTask }>()
 
   constructor(request: McpRequest) {
     this.request = request
   }
 
-  /** Reads the task; a poll refused by the per-minute limit answers the last read, as the wait tool does. */
-  async load(taskId: string): Promise<Outcome<GenerationTask>> {
-    const cached = this.reads.get(taskId)
-    if (cached !== undefined && performance.now() - cached.at < freshMillis) return { ok: true, value: cached.task }
-    // A client gone away ends a waiting `tasks/result` rather than polling on for nobody.
-    if (this.request.signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, "The client went away.")
+  private load(taskId: string): Promise<Outcome<GenerationTask>> {
     const input = { id: taskId }
-    const outcome = await invoke(this.request, input, (caller) => caller.generations.get(input))
-    if (outcome.ok) this.reads.set(taskId, { at: performance.now(), task: outcome.value })
-    else if (outcome.error._tag === "RpmExceeded" && cached !== undefined) return { ok: true, value: cached.task }
-    return outcome
+    return invoke(this.request, input, (caller) => caller.generations.get(input))
   }
 
   createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {

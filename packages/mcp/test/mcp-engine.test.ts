@@ -91,7 +91,7 @@ describe("generate -> wait -> ready over MCP", () => {
     const again = await client.experimental.tasks.getTaskResult(String(created?.taskId), CallToolResultSchema)
     expect(again.structuredContent).toEqual(task)
 
-    // Asked while the task still works, tasks/result waits for the end on its own.
+    // Asked while the task still works, tasks/result waits for the end, with the wait tool's progress.
     const stream = client.experimental.tasks.callToolStream(
       { name: "generate_music", arguments: { style: "ambient drone, 60 bpm", title: "Still Water", instrumental: true } },
       CallToolResultSchema,
@@ -101,8 +101,16 @@ describe("generate -> wait -> ready over MCP", () => {
     await stream.return()
     const second = first.done !== true && first.value.type === "taskCreated" ? first.value.task : undefined
     expect(second?.status).toBe("working")
-    const waited = await client.experimental.tasks.getTaskResult(String(second?.taskId), CallToolResultSchema, { timeout: 150_000 })
+    const waitProgress: Array<Progress> = []
+    const waited = await client.experimental.tasks.getTaskResult(String(second?.taskId), CallToolResultSchema, {
+      timeout: 150_000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => waitProgress.push(p)
+    })
     expect(waited.structuredContent).toMatchObject({ id: second?.taskId, status: "ready" })
+    expect(waited._meta?.["io.modelcontextprotocol/related-task"]).toEqual({ taskId: second?.taskId })
+    expect(waitProgress.length).toBeGreaterThan(0)
+    expect(waitProgress.every((p) => p.total === undefined && /^Task gen_\w+ is pending after \d+ s\.$/.test(p.message ?? ""))).toBe(true)
     await client.close()
   }, 300_000)
 })
