@@ -134,6 +134,18 @@ describe("task-augmented tools/call", () => {
     await client.close()
   })
 
+  it("counts tasks/ methods against the requests-per-minute limit: -32013 with the envelope", async () => {
+    const account = await createAccount(server, { requests_per_minute: 2 })
+    const client = await connect(account.key)
+    const first = await startTask(client, "generate_music", { ...validSong })
+    if (first.type !== "taskCreated") throw new Error(`expected a task, got ${first.type}`)
+    await client.experimental.tasks.getTask(first.task.taskId)
+    const error = await rejectionOf(client.experimental.tasks.getTask(first.task.taskId))
+    expect(error.code).toBe(-32013)
+    expect(error.data).toMatchObject({ error: { type: "rate_limit_error", code: "rpm_exceeded" } })
+    await client.close()
+  })
+
   it("refuses a task-augmented call of a tool that answers at once", async () => {
     const account = await createAccount(server)
     const client = await connect(account.key)
@@ -217,6 +229,9 @@ describe("a generation that fails", () => {
       expect(task.pollInterval).toBeUndefined()
       const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)
       expect(result.isError).toBe(true)
+      const cancel = await rejectionOf(client.experimental.tasks.cancelTask(taskId))
+      expect(cancel.code).toBe(-32602)
+      expect(cancel.message).toMatch(/terminal status: failed/)
       expect(result.structuredContent).toMatchObject({ id: taskId, status: "failed", credits_refunded: 50, error: { code: "provider_error" } })
       const me = await api(failing, "GET", "/api/v1/me", { key: account.key })
       expect(me.body.credits).toMatchObject({ total: 1_000 })

@@ -115,6 +115,19 @@ describe("the 1.x client finds Lyre", () => {
     expect(legacy["supportedInterfaces"]).toEqual(v1Card["supportedInterfaces"])
   })
 
+  it("takes 0.3 named in the header as it takes 0.3 without one", async () => {
+    const account = await createAccount(server)
+    const response = await fetch(`${server.url}/a2a`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${account.key}`, "content-type": "application/json", "a2a-version": "0.3" },
+      body: JSON.stringify(call("message/send", dataMessage(validSong)))
+    })
+    const body = (await response.json()) as Json
+    expect(body.result).toMatchObject({ kind: "task", status: { state: "working" } })
+    const v1Method = await rpc(server, call("GetTask", { id: String(body.result?.["id"]) }), { key: account.key })
+    expect(v1Method.body.error?.code).toBe(-32601)
+  })
+
   it("refuses a version the card does not list with -32009", async () => {
     const account = await createAccount(server)
     const response = await fetch(`${server.url}/a2a`, {
