@@ -72,8 +72,8 @@ const defineTool = <I extends z.ZodType>({ input, run, startTask, ...rest }: Too
   return {
     ...rest,
     input,
-    call: (rawArguments, call) => run(parse(rawArguments), call),
-    ...(startTask === undefined ? {} : { startTask: (rawArguments, call) => startTask(parse(rawArguments), call) })
+    call: async (rawArguments, call) => run(parse(rawArguments), call),
+    ...(startTask === undefined ? {} : { startTask: async (rawArguments, call) => startTask(parse(rawArguments), call) })
   }
 }
 
