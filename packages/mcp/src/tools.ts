@@ -41,11 +41,17 @@ export interface LyreTool {
   readonly output: z.ZodType
   readonly annotations: ToolAnnotations
   readonly call: (rawArguments: unknown, call: ToolCall) => Promise<CallToolResult>
+  /**
+   * For a tool that supports task-augmented calls: the generation task the call stands for,
+   * answered at once as the MCP task (see tasks.ts).
+   */
+  readonly startTask?: (rawArguments: unknown, call: ToolCall) => Promise<Outcome<GenerationTask>>
 }
 
-interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call"> {
+interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call" | "startTask"> {
   readonly input: I
   readonly run: (args: z.output<I>, call: ToolCall) => Promise<CallToolResult>
+  readonly startTask?: (args: z.output<I>, call: ToolCall) => Promise<Outcome<GenerationTask>>
 }
 
 /**
@@ -54,18 +60,22 @@ interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call">
  * Rules beyond the schema (lyrics unless instrumental, aether-only fields) are the procedure's,
  * and come back as tool errors like every other domain failure.
  */
-const defineTool = <I extends z.ZodType>({ input, run, ...rest }: ToolSpec<I>): LyreTool => ({
-  ...rest,
-  input,
-  call: async (rawArguments, call) => {
+const defineTool = <I extends z.ZodType>({ input, run, startTask, ...rest }: ToolSpec<I>): LyreTool => {
+  const parse = (rawArguments: unknown): z.output<I> => {
     const parsed = input.safeParse(rawArguments)
     if (!parsed.success) {
       const error = validationErrorFrom(parsed.error.issues, rawArguments)
       throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${rest.name}: ${error.message}`, renderError(error).body)
     }
-    return run(parsed.data, call)
+    return parsed.data
   }
-})
+  return {
+    ...rest,
+    input,
+    call: async (rawArguments, call) => run(parse(rawArguments), call),
+    ...(startTask === undefined ? {} : { startTask: async (rawArguments, call) => startTask(parse(rawArguments), call) })
+  }
+}
 
 /** Reads only Lyre's own records: no side effect beyond counting against the rate limit. */
 const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
@@ -100,9 +110,16 @@ const generateDescription = [
   `Models: aether (the default and the best), echo, and nocturne, which is deprecated (kept for backward compatibility, not for new integrations).`,
   `${aetherOnlyParameters.join(", ")} are understood by aether only; with another model they are refused.`,
   "Returns the pending task at once; call wait_for_generation with its id to get the finished tracks (MP3 links and covers).",
+  "Called as a task (MCP tasks), it answers the task at once with the generation's id; tasks/result waits for the song.",
   "Pass idempotency_key to retry a call safely: the same key and arguments never charge twice.",
   "Call get_account first to see the credit balance and limits."
 ].join(" ")
+
+const createTask = (
+  { idempotency_key: idempotencyKey, ...fields }: z.output<typeof GenerateMusicArguments>,
+  { request }: ToolCall
+): Promise<Outcome<GenerationTask>> =>
+  invoke(request, fields, (caller) => caller.generations.create(fields), idempotencyKey)
 
 export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
@@ -114,8 +131,8 @@ export const tools: ReadonlyArray<LyreTool> = [
     // Spends credits and starts a job at the provider each time it is called without a key: not
     // idempotent, not read-only, open-world; it destroys nothing.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    run: async ({ idempotency_key: idempotencyKey, ...fields }, { request }) =>
-      resultOf(await invoke(request, fields, (caller) => caller.generations.create(fields), idempotencyKey), taskResult)
+    run: async (args, call) => resultOf(await createTask(args, call), taskResult),
+    startTask: createTask
   }),
   defineTool({
     name: "get_generation",
@@ -138,7 +155,9 @@ export const tools: ReadonlyArray<LyreTool> = [
     output: GenerationTask,
     annotations: readOnly,
     run: async (args, { request, signal, progress }) =>
-      resultOf(await waitForTask(request, args.id, args.timeout_seconds, signal, progress), taskResult)
+      resultOf(await waitForTask(request, args.id, args.timeout_seconds, signal, progress), taskResult),
+    // As a task, the wait is the generation itself: `tasks/result` waits for it.
+    startTask: (args, { request }) => invoke(request, { id: args.id }, (caller) => caller.generations.get({ id: args.id }))
   }),
   defineTool({
     name: "list_generations",
@@ -179,5 +198,6 @@ export const toolDefinitions: ReadonlyArray<Tool> = tools.map((tool) => ({
   description: tool.description,
   inputSchema: jsonSchemaOf(tool.input, "input"),
   outputSchema: jsonSchemaOf(tool.output, "output"),
-  annotations: { title: tool.title, ...tool.annotations }
+  annotations: { title: tool.title, ...tool.annotations },
+  ...(tool.startTask === undefined ? {} : { execution: { taskSupport: "optional" } })
 }))

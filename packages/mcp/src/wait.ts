@@ -1,6 +1,6 @@
 /**
- * `wait_for_generation`: polls the get procedure until the task leaves `pending` or the time is
- * up. Every poll is a procedure call and counts against the credential's requests per minute,
+ * `wait_for_generation` (and `tasks/result`, with no time limit): polls the get procedure until
+ * the task leaves `pending` or the time is up. Every poll is a procedure call and counts against the credential's requests per minute,
  * so polls thin out (1, 1, 2, 2, 3, then every 5 seconds): a two-minute wait costs 29 polls,
  * about 15 a minute of the 60 a credential has by default, and a song ready in ten seconds 7.
  */
@@ -26,7 +26,8 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", done)
   })
 
-export type Progress = (elapsedSeconds: number, totalSeconds: number, message: string) => Promise<void>
+/** Elapsed and total seconds; no total when the wait lasts until the task ends (`tasks/result`). */
+export type Progress = (elapsedSeconds: number, totalSeconds: number | undefined, message: string) => Promise<void>
 
 export const waitForTask = async (
   request: McpRequest,
@@ -49,7 +50,7 @@ export const waitForTask = async (
     const remaining = deadline - performance.now()
     if (remaining <= 0) return { ok: true, value: last }
     const elapsed = (performance.now() - started) / 1000
-    await progress(elapsed, timeoutSeconds, `Task ${id} is pending after ${Math.round(elapsed)} s.`)
+    await progress(elapsed, Number.isFinite(timeoutSeconds) ? timeoutSeconds : undefined, `Task ${id} is pending after ${Math.round(elapsed)} s.`)
     // A poll refused for the rate limit waits as long as the limiter asks, within the deadline.
     const pause = outcome.ok || !("retryAfterSeconds" in outcome.error)
       ? delayBefore(poll)

@@ -1,5 +1,5 @@
 /**
- * The REST surface: routes from the router's metadata, bodies read here, every procedure
+ * The REST surface: routes from the router's metadata, bodies read by @lyre/http, every procedure
  * called through tRPC (so the check order and validation are the router's), and every answer,
  * success or failure, rendered in the interface's shapes with the interface's headers.
  */
@@ -12,48 +12,16 @@ import {
   makeCallContext,
   maxIdempotencyKeyLength,
   MethodNotAllowed,
-  renderError,
-  RouteNotFound,
-  wwwAuthenticateFor
+  RouteNotFound
 } from "@lyre/core"
 import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
-import { readJsonBody } from "./body.ts"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { openApiDocument } from "./openapi.ts"
 import { matchRoute, routesOf } from "./routes.ts"
 
 export interface RestOptions {
   readonly runtime: CoreRuntime
   readonly publicUrl: string
-}
-
-
-export const sendJson = (
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>> = {}
-): void => {
-  const payload = JSON.stringify(body)
-  res.writeHead(status, {
-    ...headers,
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(payload)
-  })
-  res.end(payload)
-}
-
-/** Renders a domain error as the envelope, with the challenge a 401 or a missing scope calls for. */
-export const sendApiError = (
-  res: ServerResponse,
-  error: ApiError,
-  resourceMetadataUrl: string,
-  extraHeaders: Readonly<Record<string, string>> = {}
-): void => {
-  const rendered = renderError(error)
-  const headers: Record<string, string> = { ...extraHeaders, ...rendered.headers }
-  const challenge = wwwAuthenticateFor(error, resourceMetadataUrl)
-  if (challenge !== null) headers["www-authenticate"] = challenge
-  sendJson(res, rendered.status, rendered.body, headers)
 }
 
 const queryObject = (search: URLSearchParams): Record<string, string> => {

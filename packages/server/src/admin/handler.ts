@@ -34,7 +34,7 @@ import {
   Webhooks
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/rest"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 
 export interface AdminOptions {
   readonly runtime: CoreRuntime
