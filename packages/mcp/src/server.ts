@@ -19,7 +19,8 @@ import type { ProgressToken, ServerNotification, ServerRequest } from "@modelcon
 import type { McpRequest } from "./procedures.ts"
 import { finalResultOf, LyreTaskStore, mcpErrorFor, mcpTaskOf, tasksCapability } from "./tasks.ts"
 import { toolDefinitions, toolsByName } from "./tools.ts"
-import { waitForTask } from "./wait.ts"
+import { loadJob } from "./jobs.ts"
+import { waitFor } from "./wait.ts"
 import type { Progress } from "./wait.ts"
 
 /** The interface's description version; the service and its surfaces share it. */
@@ -37,7 +38,9 @@ export const serverCapabilities = { tools: { listChanged: false }, tasks: tasksC
 const instructions = "Lyre generates songs. Call generate_music with a style, a title and lyrics (or instrumental: true); " +
   "it charges credits and returns a pending task. Then call wait_for_generation with the task id until it is " +
   "ready: its tracks carry MP3 links (audio_url) and covers. A client with MCP tasks may call generate_music as a task " +
-  "instead and read tasks/result. get_account shows the credit balance and limits."
+  "instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
+  "generation, waited for with wait_for_generation) and export_track takes it as wav, midi, stems or timed_lyrics " +
+  "(waited for with wait_for_export; its files come as resource links). get_account shows the credit balance and limits."
 
 /**
  * Without one, every server builds its own Ajv instance (for elicitation, which Lyre never
@@ -90,7 +93,7 @@ export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server =
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (call, extra) => {
     const { taskId } = call.params
     const signal = AbortSignal.any([extra.signal, request.signal])
-    const outcome = await waitForTask(request, taskId, Number.POSITIVE_INFINITY, signal, progressSender(call.params._meta?.progressToken, extra))
+    const outcome = await waitFor((id) => loadJob(request, id), taskId, Number.POSITIVE_INFINITY, signal, progressSender(call.params._meta?.progressToken, extra))
     if (!outcome.ok) throw mcpErrorFor(outcome.error)
     if (outcome.value.status === "pending") throw new McpError(ErrorCode.ConnectionClosed, "The client went away.")
     return { ...finalResultOf(outcome.value), _meta: { [RELATED_TASK_META_KEY]: { taskId } } }

@@ -1,6 +1,6 @@
 /**
  * MCP tasks (protocol revision 2025-11-25) over Lyre's own: a task-augmented `tools/call`
- * answers at once with the generation task, whose id is the MCP task id, and `tasks/get`,
+ * answers at once with the generation task or the export, whose id is the MCP task id, and `tasks/get`,
  * `tasks/result`, `tasks/list` and `tasks/cancel` read it through the router. The SDK's
  * `tasks/get`, `tasks/list` and `tasks/cancel` handlers are used as they are; the store they call
  * is this one, made per HTTP request and holding nothing between requests, so any API process
@@ -10,17 +10,19 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
 import { errorTable, renderError } from "@lyre/core"
-import type { ApiError, GenerationTask } from "@lyre/core"
+import type { ApiError, ExportList, GenerationTaskList } from "@lyre/core"
 import { lyreJsonRpcCodes } from "@lyre/http"
+import { isExport, isExportId, loadJob, pendingMessage } from "./jobs.ts"
+import type { Job } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
-import { taskResult } from "./results.ts"
+import { jobResult } from "./results.ts"
 import { pollDelaysSeconds, steadyPollSeconds } from "./wait.ts"
 
 /** What the server declares: tasks for `tools/call`, listed and (to be told no) cancelled. */
 export const tasksCapability = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const
 
-const statusOf: { readonly [S in GenerationTask["status"]]: Task["status"] } = {
+const statusOf: { readonly [S in Job["status"]]: Task["status"] } = {
   pending: "working",
   ready: "completed",
   failed: "failed"
@@ -40,20 +42,22 @@ export const pollIntervalFor = (ageSeconds: number): number => {
 }
 
 /** The status message, in the wait tool's words while pending, and the failure with its refund. */
-const statusMessageOf = (task: GenerationTask, ageSeconds: number): string => {
+const statusMessageOf = (task: Job, ageSeconds: number): string => {
   switch (task.status) {
     case "pending":
-      return `Task ${task.id} is pending after ${Math.round(ageSeconds)} s.`
+      return pendingMessage(task.id, ageSeconds)
     case "ready":
-      return `Task ${task.id} is ready: ${task.tracks.length} tracks.`
+      return isExport(task)
+        ? `Export ${task.id} is ready: ${task.files.length} files.`
+        : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
     case "failed":
-      return `${task.error?.message ?? "The generation failed."} (${task.error?.code ?? "internal_error"}). ` +
-        `${task.credits_refunded} credits were refunded.`
+      return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
+        `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
   }
 }
 
-/** Lyre's task as an MCP task: kept as long as the account's history (no ttl). */
-export const mcpTaskOf = (task: GenerationTask, nowMillis: number): Task => {
+/** Lyre's task or export as an MCP task: kept as long as the account's history (no ttl). */
+export const mcpTaskOf = (task: Job, nowMillis: number): Task => {
   const ageSeconds = Math.max(0, (nowMillis - Date.parse(task.created_at)) / 1000)
   return {
     taskId: task.id,
@@ -66,9 +70,12 @@ export const mcpTaskOf = (task: GenerationTask, nowMillis: number): Task => {
   }
 }
 
-/** What `tasks/result` answers: the result `wait_for_generation` gives, an error result when it failed. */
-export const finalResultOf = (task: GenerationTask): CallToolResult =>
-  task.status === "failed" ? { ...taskResult(task), isError: true } : taskResult(task)
+/**
+ * What `tasks/result` answers: the result `wait_for_generation` (or `wait_for_export`) gives, an
+ * error result when it failed.
+ */
+export const finalResultOf = (task: Job): CallToolResult =>
+  task.status === "failed" ? { ...jobResult(task), isError: true } : jobResult(task)
 
 const codeByStatus: Readonly<Record<number, number>> = {
   400: ErrorCode.InvalidParams,
@@ -91,6 +98,36 @@ export const mcpErrorFor = (error: ApiError): McpError =>
 const listPageSize = 20
 
 /**
+ * `tasks/list` shows generations and exports as one list, newest first. Its cursor is the last
+ * id shown of each kind (`gen_...,exp_...`; one id while only one kind has been shown): a kind
+ * not shown yet is wholly older than the page, so it starts from its newest.
+ */
+const readCursor = (cursor: string | undefined): { readonly generation?: string; readonly export?: string } => {
+  const ids = cursor === undefined ? [] : cursor.split(",")
+  const generation = ids.find((id) => !isExportId(id))
+  const exported = ids.find(isExportId)
+  return { ...(generation === undefined ? {} : { generation }), ...(exported === undefined ? {} : { export: exported }) }
+}
+
+/** The two lists merged newest first: a page, and whether either list goes on past it. */
+export const mergePage = (
+  generations: GenerationTaskList,
+  exports: ExportList,
+  cursor: string | undefined,
+  size: number
+): { readonly jobs: ReadonlyArray<Job>; readonly nextCursor: string | undefined } => {
+  const merged: Array<Job> = [...generations.data, ...exports.data]
+    .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))
+  const jobs = merged.slice(0, size)
+  const more = merged.length > size || generations.has_more || exports.has_more
+  const previous = readCursor(cursor)
+  const lastGeneration = jobs.findLast((job) => !isExport(job))?.id ?? previous.generation
+  const lastExport = jobs.findLast(isExport)?.id ?? previous.export
+  const next = [lastGeneration, lastExport].filter((id) => id !== undefined).join(",")
+  return { jobs, nextCursor: more && next !== "" ? next : undefined }
+}
+
+/**
  * The SDK's TaskStore over the router, for one HTTP request: `tasks/get`, `tasks/list` and
  * `tasks/cancel` read through it (`tasks/result` is the wait tool's loop, in server.ts). Tasks
  * are created by the tools' procedures, never here; an MCP session id is not used, since the
@@ -103,9 +140,8 @@ export class LyreTaskStore implements TaskStore {
     this.request = request
   }
 
-  private load(taskId: string): Promise<Outcome<GenerationTask>> {
-    const input = { id: taskId }
-    return invoke(this.request, input, (caller) => caller.generations.get(input))
+  private load(taskId: string): Promise<Outcome<Job>> {
+    return loadJob(this.request, taskId)
   }
 
   createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
@@ -129,21 +165,27 @@ export class LyreTaskStore implements TaskStore {
     return finalResultOf(outcome.value)
   }
 
-  /** The SDK's `tasks/cancel` ends here for a task still working: a generation cannot be stopped. */
+  /** The SDK's `tasks/cancel` ends here for a task still working: a generation or export cannot be stopped. */
   updateTaskStatus(taskId: string): Promise<void> {
+    const what = isExportId(taskId) ? "an export" : "a generation"
     return Promise.reject(new McpError(
       ErrorCode.InvalidParams,
-      `Task ${taskId} cannot be cancelled: a generation runs to its end once submitted (a failed one is refunded).`
+      `Task ${taskId} cannot be cancelled: ${what} runs to its end once submitted (a failed one is refunded).`
     ))
   }
 
+  /** Two procedure calls (generations and exports), each one request of the per-minute budget. */
   async listTasks(cursor?: string): Promise<{ tasks: Array<Task>; nextCursor?: string }> {
-    const input = cursor === undefined ? { limit: listPageSize } : { limit: listPageSize, starting_after: cursor }
-    const outcome = await invoke(this.request, input, (caller) => caller.generations.list(input))
-    if (!outcome.ok) throw mcpErrorFor(outcome.error)
+    const position = readCursor(cursor)
+    const generationsInput = { limit: listPageSize, ...(position.generation === undefined ? {} : { starting_after: position.generation }) }
+    const generations = await invoke(this.request, generationsInput, (caller) => caller.generations.list(generationsInput))
+    if (!generations.ok) throw mcpErrorFor(generations.error)
+    const exportsInput = { limit: listPageSize, ...(position.export === undefined ? {} : { starting_after: position.export }) }
+    const exports = await invoke(this.request, exportsInput, (caller) => caller.exports.list(exportsInput))
+    if (!exports.ok) throw mcpErrorFor(exports.error)
+    const page = mergePage(generations.value, exports.value, cursor, listPageSize)
     const now = Date.now()
-    const tasks = outcome.value.data.map((task) => mcpTaskOf(task, now))
-    const last = tasks.at(-1)
-    return outcome.value.has_more && last !== undefined ? { tasks, nextCursor: last.taskId } : { tasks }
+    const tasks = page.jobs.map((job) => mcpTaskOf(job, now))
+    return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor }
   }
 }

@@ -53,7 +53,7 @@ describe("task-augmented tools/call", () => {
     expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
     const { tools } = await client.listTools()
     const supported = tools.filter((tool) => tool.execution?.taskSupport === "optional").map((tool) => tool.name)
-    expect(supported).toEqual(["generate_music", "wait_for_generation"])
+    expect(supported).toEqual(["generate_music", "wait_for_generation", "extend_track", "export_track", "wait_for_export"])
     const card = (await (await fetch(`${server.url}/.well-known/mcp/server-card.json`)).json()) as Json
     expect(card["capabilities"]).toMatchObject({ tasks: { requests: { tools: { call: {} } } } })
     await client.close()
