@@ -8,7 +8,8 @@
  */
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, AgentCard } from "@a2a-js/sdk"
 import { A2A_LEGACY_PROTOCOL_VERSION } from "@a2a-js/sdk/compat/v0_3"
-import { modelNames, priceOf } from "@lyre/core"
+import { exportFormats, exportPriceOf, modelNames, priceOf } from "@lyre/core"
+import type { Operation } from "./message.ts"
 
 export const agentCardPath = "/.well-known/agent-card.json"
 
@@ -18,7 +19,8 @@ const version = "0.1.0"
 const name = "Lyre"
 
 const description = "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
-  "hosted MP3s). Each request is charged in credits on acceptance and refunded if the generation fails."
+  "hosted MP3s), and extends a song or takes it as WAV, MIDI, stems or timed lyrics. Each request is charged in " +
+  "credits on acceptance and refunded if it fails."
 
 const scopeDescriptions = {
   "music:generate": "Generate music and read your generations",
@@ -26,16 +28,19 @@ const scopeDescriptions = {
 } as const
 
 const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", ")
+const exportPrices = exportFormats.map((format) => `${format} ${exportPriceOf[format]}`).join(", ")
 
 const inputModes = ["application/json", "text/plain"]
 const outputModes = ["audio/mpeg", "application/json"]
 
 interface Skill {
-  readonly id: string
+  readonly id: Operation
   readonly name: string
   readonly description: string
   readonly tags: ReadonlyArray<string>
   readonly examples: ReadonlyArray<string>
+  /** What the skill's artifacts carry, when it is not the card's default (MP3s and JSON). */
+  readonly outputModes?: ReadonlyArray<string>
 }
 
 /** The skills, one row each; both documents are made from this table. */
@@ -53,6 +58,30 @@ const skills: ReadonlyArray<Skill> = [
       "lofi hip hop, 80 bpm, mellow piano, rain ambience",
       JSON.stringify({ style: "synthwave, 110 bpm, dreamy", title: "Night Drive", lyrics: "[Verse]\nNeon on the water" })
     ]
+  },
+  {
+    id: "extend_track",
+    name: "Extend a track",
+    description: "Send a data part with `operation: \"extend_track\"`, the `track_id` (trk_...) of a track of one of " +
+      "your ready tasks, `continue_at` (seconds into it, default its end) and any generation field (absent: the " +
+      "source's). A new generation keeps the track up to continue_at and continues it in the same key, tempo and " +
+      `voice. Charged as a generation of its model: ${prices}; refunded if it fails. The task completes as a ` +
+      "generation does: one artifact per whole song (the MP3 as a file part, the track's fields as a data part).",
+    tags: ["music", "song", "extend", "continuation"],
+    examples: [JSON.stringify({ operation: "extend_track", track_id: "trk_...", continue_at: 42, lyrics: "[Verse]\nThe city sleeps" })]
+  },
+  {
+    id: "export_track",
+    name: "Export a track",
+    description: "Send a data part with `operation: \"export_track\"`, the `track_id` (trk_...) of a track of one of " +
+      "your ready tasks and `format`: wav, midi, stems (one WAV per part) or timed_lyrics (each sung word with its " +
+      `times, plus .lrc and WebVTT). Credits per format: ${exportPrices}; refunded if it fails; a format you ` +
+      "already have ready is answered at once, charged nothing. timed_lyrics of an instrumental is refused " +
+      "(track_has_no_lyrics). The task (exp_...) completes with one artifact: each file as a file part with its " +
+      "media type and name, and the export as a data part.",
+    tags: ["music", "export", "wav", "midi", "stems", "lyrics", "karaoke"],
+    examples: [JSON.stringify({ operation: "export_track", track_id: "trk_...", format: "stems" })],
+    outputModes: ["audio/wav", "audio/midi", "audio/mpeg", "text/vtt", "text/plain", "application/json"]
   }
 ]
 
@@ -111,11 +140,13 @@ export const agentCard = (publicUrl: string): AgentCard => ({
   defaultInputModes: inputModes,
   defaultOutputModes: outputModes,
   skills: skills.map((skill) => ({
-    ...skill,
+    id: skill.id,
+    name: skill.name,
+    description: skill.description,
     tags: [...skill.tags],
     examples: [...skill.examples],
     inputModes,
-    outputModes,
+    outputModes: [...(skill.outputModes ?? outputModes)],
     securityRequirements: []
   })),
   signatures: []
@@ -135,7 +166,7 @@ const legacyCard = (publicUrl: string, v1: Record<string, unknown>) => ({
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
   defaultInputModes: inputModes,
   defaultOutputModes: outputModes,
-  skills: skills.map((skill) => ({ ...skill, inputModes, outputModes })),
+  skills: skills.map((skill) => ({ ...skill, inputModes, outputModes: skill.outputModes ?? outputModes })),
   securitySchemes: {
     apiKey: { type: "http", scheme: "bearer", bearerFormat: "lyr_live_...", description: apiKeyDescription },
     oauth2: {

@@ -28,12 +28,14 @@ import {
 } from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
 import { IdempotencyKeyReused } from "@lyre/core"
-import type { ApiError, GenerationTask, RouterInputs } from "@lyre/core"
+import type { ApiError, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
-import type { Caller } from "./caller.ts"
+import type { Caller, CallResult } from "./caller.ts"
 import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
-import { contextIdFor, endEvents, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
+import type { Operation } from "./message.ts"
+import { contextIdFor, endEvents, isExportId, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
+import type { Job } from "./task.ts"
 
 export interface WaitOptions {
   /** How long a blocking send (1.0 by default, 0.3 with `blocking: true`) waits for the end before answering. */
@@ -75,9 +77,32 @@ const pushNotSupported = () =>
   Promise.reject(new JsonRpcPushNotificationNotSupportedError({ message: "Push notifications are not supported." }))
 
 interface Followed {
-  readonly task: GenerationTask
+  readonly task: Job
   /** A poll failure other than the per-minute limit (which is waited out). */
   readonly error: ApiError | undefined
+}
+
+/**
+ * Runs the operation a message names through its procedure: a generation, an extension (a
+ * generation too) or an export. The input is judged by core's schema inside the procedure.
+ */
+const start = (caller: Caller, operation: Operation, input: unknown, idempotencyKey: string): Promise<CallResult<Job>> => {
+  switch (operation) {
+    case "generate_music":
+      return caller.call(input, (procedures) => procedures.generations.create(input as RouterInputs["generations"]["create"]), idempotencyKey)
+    case "extend_track":
+      return caller.call(input, (procedures) => procedures.tracks.extend(input as RouterInputs["tracks"]["extend"]), idempotencyKey)
+    case "export_track":
+      return caller.call(input, (procedures) => procedures.tracks.export(input as RouterInputs["tracks"]["export"]), idempotencyKey)
+  }
+}
+
+/** A task by its id: an export (`exp_...`) through the exports procedure, anything else as a generation. */
+const get = (caller: Caller, id: string): Promise<CallResult<Job>> => {
+  const input = { id }
+  return isExportId(id)
+    ? caller.call(input, (procedures) => procedures.exports.get(input))
+    : caller.call(input, (procedures) => procedures.generations.get(input))
 }
 
 export class LyreRequestHandler implements A2ARequestHandler {
@@ -132,7 +157,8 @@ export class LyreRequestHandler implements A2ARequestHandler {
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return shielded(async () => {
       const task = await this.load(need(context), params, context)
-      throw new JsonRpcTaskNotCancelableError({ message: `Task ${task.id} cannot be canceled: a generation runs to its end once submitted.` })
+      const what = isExportId(task.id) ? "an export" : "a generation"
+      throw new JsonRpcTaskNotCancelableError({ message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.` })
     })
   }
 
@@ -163,12 +189,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
   private async create(caller: Caller, params: SendMessageRequest, context: ServerCallContext) {
     const read = readSendParams(params, context.requestedVersion)
     if (!read.ok) throw a2aErrorForProblem(read.problem, context)
-    // The input is judged by core's GenerateRequest schema inside the procedure, not here.
-    const created = await caller.call(
-      read.input,
-      (procedures) => procedures.generations.create(read.input as RouterInputs["generations"]["create"]),
-      idempotencyKeyOf(read.messageId)
-    )
+    const created = await start(caller, read.operation, read.input, idempotencyKeyOf(read.messageId))
     if (!created.ok) {
       throw a2aErrorFor(
         created.error._tag === "IdempotencyKeyReused"
@@ -180,11 +201,10 @@ export class LyreRequestHandler implements A2ARequestHandler {
     return { task: created.value, contextId: read.contextId ?? contextIdFor(created.value.id), blocking: read.blocking }
   }
 
-  private async load(caller: Caller, params: { readonly id: string }, context: ServerCallContext): Promise<GenerationTask> {
+  private async load(caller: Caller, params: { readonly id: string }, context: ServerCallContext): Promise<Job> {
     const read = readTaskIdParams(params)
     if (!read.ok) throw a2aErrorForProblem(read.problem, context)
-    const input = { id: read.id }
-    const found = await caller.call(input, (procedures) => procedures.generations.get(input))
+    const found = await get(caller, read.id)
     if (!found.ok) throw a2aErrorFor(found.error, context)
     return found.value
   }
@@ -193,7 +213,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
    * Polls the task through the router until it ends, the deadline passes or the client leaves.
    * A 429 from the per-minute limit is waited out, since the poll is ours, not the agent's.
    */
-  private async follow(caller: Caller, start: GenerationTask, deadline: number): Promise<Followed> {
+  private async follow(caller: Caller, start: Job, deadline: number): Promise<Followed> {
     let task = start
     let delay = 1_000
     while (!isFinished(task) && !caller.signal.aborted) {
@@ -202,8 +222,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
       await sleep(Math.min(delay, remaining), caller.signal)
       delay = this.wait.pollMillis
       if (caller.signal.aborted || Date.now() >= deadline) break
-      const input = { id: task.id }
-      const polled = await caller.call(input, (procedures) => procedures.generations.get(input))
+      const polled = await get(caller, task.id)
       if (polled.ok) task = polled.value
       else if (polled.error._tag === "RpmExceeded") delay = Math.max(this.wait.pollMillis, polled.error.retryAfterSeconds * 1_000)
       else return { task, error: polled.error }
@@ -213,7 +232,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
 
   private async *stream(
     caller: Caller,
-    start: GenerationTask,
+    start: Job,
     contextId: string,
     context: ServerCallContext
   ): AsyncGenerator<StreamResponse, void, undefined> {

@@ -1,9 +1,10 @@
 /**
- * What a `SendMessage` (0.3: `message/send`) asks for, read into a GenerateRequest-shaped input.
- * The SDK hands every request over in A2A 1.0's shapes, 0.3 ones translated by its
- * compatibility layer, so this reads one shape for both. The input is not validated here:
- * core's schema judges it inside the create procedure, so an A2A agent gets the same 400s as a
- * REST client. Only the message's own shape (the protocol's) is checked here.
+ * What a `SendMessage` (0.3: `message/send`) asks for: which operation (a skill of the card:
+ * a generation, or a song tool on a track) and its input. The SDK hands every request over in
+ * A2A 1.0's shapes, 0.3 ones translated by its compatibility layer, so this reads one shape for
+ * both. The input is not validated here: core's schema judges it inside the procedure, so an
+ * A2A agent gets the same 400s as a REST client. Only the message's own shape (the protocol's)
+ * and the operation's name are checked here.
  */
 import { createHash } from "node:crypto"
 import { A2A_PROTOCOL_VERSION, Role } from "@a2a-js/sdk"
@@ -33,6 +34,12 @@ const SendParams = z.object({
 
 const TaskIdParams = z.object({ id: z.string().min(1) })
 
+/** The skills a message can ask for, by the id the agent card gives each. */
+export const operations = ["generate_music", "extend_track", "export_track"] as const
+export type Operation = (typeof operations)[number]
+
+const isOperation = (u: unknown): u is Operation => operations.some((operation) => operation === u)
+
 export type MessageProblem =
   | { readonly kind: "invalid"; readonly message: string; readonly param: string }
   | { readonly kind: "file_part" }
@@ -41,6 +48,7 @@ export type MessageProblem =
 export type ReadMessage =
   | {
     readonly ok: true
+    readonly operation: Operation
     readonly input: unknown
     readonly messageId: string
     readonly contextId: string | undefined
@@ -63,8 +71,10 @@ const blockingOf = (configuration: { readonly returnImmediately: boolean } | und
   configuration === undefined ? version === A2A_PROTOCOL_VERSION : !configuration.returnImmediately
 
 /**
- * A data part carries the GenerateRequest fields (text parts beside it are a human-readable
- * note and are ignored); text parts alone are a style description, rendered as an instrumental.
+ * A data part carries the request's fields, and `operation` names the skill when it is not a
+ * generation (`extend_track`, `export_track`, with the track's `track_id`); text parts beside it
+ * are a human-readable note and are ignored. Text parts alone are a style description, rendered
+ * as an instrumental.
  */
 export const readSendParams = (params: SendMessageRequest, version: string): ReadMessage => {
   const parsed = SendParams.safeParse(params)
@@ -84,9 +94,26 @@ export const readSendParams = (params: SendMessageRequest, version: string): Rea
   }
   const { messageId } = message
   const contextId = message.contextId === "" ? undefined : message.contextId
-  if (data[0] !== undefined) return { ok: true, input: data[0], messageId, contextId, blocking }
+  const [fields] = data
+  if (fields !== undefined) {
+    const { operation = "generate_music", ...input } = fields
+    if (!isOperation(operation)) {
+      return {
+        ok: false,
+        problem: { kind: "invalid", message: `operation must be one of ${operations.join(", ")}.`, param: "operation" }
+      }
+    }
+    return { ok: true, operation, input, messageId, contextId, blocking }
+  }
   const style = contents.flatMap((content) => (content.$case === "text" ? [content.value] : [])).join("\n").trim()
-  return { ok: true, input: { style, title: titleFromStyle(style), instrumental: true }, messageId, contextId, blocking }
+  return {
+    ok: true,
+    operation: "generate_music",
+    input: { style, title: titleFromStyle(style), instrumental: true },
+    messageId,
+    contextId,
+    blocking
+  }
 }
 
 /**

@@ -62,7 +62,7 @@ describe("the SDK client finds the agent", () => {
     const client = await a2aClient(server, account.key)
     const card = await client.getAgentCard()
     expect(card.url).toBe(`${server.url}/a2a`)
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music"])
+    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track"])
   })
 })
 
