@@ -213,6 +213,28 @@ describe("0.3: message/send and message/stream with an operation", () => {
   })
 })
 
+describe("a failed export", () => {
+  it("is a failed task on both versions, with the error code and the refund in its status message", async () => {
+    const account = await createAccount(server)
+    const title = `Doomed A2A export ${Math.random().toString(36).slice(2, 8)}`
+    const trackId = await song(account, { title })
+    upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
+    const before = await balance(account)
+    const client = await v1Client(account.key)
+    const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true })))
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED)
+    expect(task.artifacts).toEqual([])
+    const [text, data] = task.status?.message?.parts ?? []
+    expect(text?.content).toMatchObject({ $case: "text", value: expect.stringMatching(/\(provider_error\)\. 5 credits were refunded\.$/) })
+    expect(data?.content).toMatchObject({ $case: "data", value: { error: { code: "provider_error" }, credits_refunded: exportPriceOf.wav } })
+    const legacy = await a2aClient(server, account.key)
+    const got = await legacy.getTask({ id: task.id })
+    if ("error" in got) throw new Error(JSON.stringify(got.error))
+    expect(got.result.status.state).toBe("failed")
+    expect(await balance(account)).toBe(before)
+  })
+})
+
 describe("refusals on both versions", () => {
   it("timed_lyrics of an instrumental is track_has_no_lyrics (-32602); an extension the balance cannot pay is -32012; nothing charged", async () => {
     const account = await createAccount(server, { subscription: priceOf.aether + exportPriceOf.wav })

@@ -84,6 +84,28 @@ const song = async (client: Client, extra: Record<string, unknown> = {}): Promis
 
 const linksOf = (result: CallToolResult) => result.content.filter((item) => item.type === "resource_link")
 
+describe("the tool list and the server card", () => {
+  it("describe the song tools with core's prices, their hints and task support", async () => {
+    const client = await connect((await createAccount(server)).key)
+    const { tools } = await client.listTools()
+    const card = (await (await fetch(`${server.url}/.well-known/mcp/server-card.json`)).json()) as { tools: typeof tools }
+    expect(card.tools).toEqual(tools)
+    const byName = new Map(tools.map((tool) => [tool.name, tool]))
+    const exportTool = byName.get("export_track")
+    for (const [format, price] of Object.entries(exportPriceOf)) expect(exportTool?.description).toContain(`${format} ${price}`)
+    for (const [model, price] of Object.entries(priceOf)) expect(byName.get("extend_track")?.description).toContain(`${model} ${price}`)
+    for (const name of ["extend_track", "export_track"]) {
+      expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true })
+      expect(byName.get(name)?.execution?.taskSupport).toBe("optional")
+      expect(Object.keys(byName.get(name)?.inputSchema.properties ?? {})).toContain("idempotency_key")
+    }
+    expect(exportTool?.inputSchema.required).toEqual(["track_id", "format"])
+    expect(byName.get("extend_track")?.inputSchema.required).toEqual(["track_id"])
+    expect(byName.get("wait_for_export")?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true })
+    await client.close()
+  })
+})
+
 describe("extend_track and export_track as plain calls", () => {
   it("extend_track charges the model's price; wait_for_generation brings the whole songs with their links", async () => {
     const account = await createAccount(server)
@@ -221,6 +243,35 @@ describe("the song tools as MCP tasks", () => {
     expect(new Set(seen).size).toBe(seen.length)
     expect(seen.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort())
     expect(seen).toHaveLength(ids.length + 1)
+    await client.close()
+  })
+})
+
+describe("a failed export", () => {
+  it("is failed and refunded: wait_for_export shows it, tasks/get says why, tasks/result is an error result", async () => {
+    const account = await createAccount(server)
+    const client = await connect(account.key)
+    const title = `Doomed export ${Math.random().toString(36).slice(2, 8)}`
+    const trackId = await song(client, { title })
+    upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
+    const before = await balance(account)
+    const created = structured(await callTool(client, "export_track", { track_id: trackId, format: "wav" }))
+    const waited = await callTool(client, "wait_for_export", { id: String(created.id), timeout_seconds: 30 })
+    expect(structured(waited)).toMatchObject({
+      status: "failed",
+      credits_used: exportPriceOf.wav,
+      credits_refunded: exportPriceOf.wav,
+      error: { code: "provider_error" },
+      files: []
+    })
+    expect(linksOf(waited)).toEqual([])
+    const task = await client.experimental.tasks.getTask(String(created.id))
+    expect(task.status).toBe("failed")
+    expect(task.statusMessage).toMatch(new RegExp(`\\(provider_error\\)\\. ${exportPriceOf.wav} credits were refunded\\.$`))
+    const result = await client.experimental.tasks.getTaskResult(String(created.id), CallToolResultSchema)
+    expect(result.isError).toBe(true)
+    expect(result.structuredContent).toMatchObject({ id: created.id, status: "failed" })
+    expect(await balance(account)).toBe(before)
     await client.close()
   })
 })
