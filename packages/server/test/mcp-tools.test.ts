@@ -112,10 +112,13 @@ describe("extend_track and export_track as plain calls", () => {
     const client = await connect(account.key)
     const trackId = await song(client)
     const before = await balance(account)
-    const extended = await callTool(client, "extend_track", { track_id: trackId, continue_at: 30, lyrics: "[Verse]\nThe city wakes in glass" })
+    const args = { track_id: trackId, continue_at: 30, lyrics: "[Verse]\nThe city wakes in glass", idempotency_key: "extend-once" }
+    const extended = await callTool(client, "extend_track", args)
     expect(extended.isError ?? false, JSON.stringify(extended.content)).toBe(false)
     expect(structured(extended)).toMatchObject({ status: "pending", model: "aether", credits_used: priceOf.aether })
     expect(String(structured(extended).id)).toMatch(/^gen_/)
+    // Retried with its key (a lost answer): the same task, charged once.
+    expect(structured(await callTool(client, "extend_track", args)).id).toBe(structured(extended).id)
     expect(await balance(account)).toBe(before - priceOf.aether)
 
     const done = await callTool(client, "wait_for_generation", { id: String(structured(extended).id), timeout_seconds: 30 })
