@@ -27,15 +27,14 @@ import {
   JsonRpcUnsupportedOperationError
 } from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { IdempotencyKeyReused } from "@lyre/core"
-import type { ApiError, RouterInputs } from "@lyre/core"
+import { IdempotencyKeyReused, isExportId } from "@lyre/core"
+import type { ApiError, Job, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
 import type { Caller, CallResult } from "./caller.ts"
 import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
 import type { Operation } from "./message.ts"
-import { contextIdFor, endEvents, isExportId, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
-import type { Job } from "./task.ts"
+import { contextIdFor, endEvents, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
 
 export interface WaitOptions {
   /** How long a blocking send (1.0 by default, 0.3 with `blocking: true`) waits for the end before answering. */

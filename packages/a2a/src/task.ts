@@ -6,15 +6,11 @@
  */
 import { Role, TaskState } from "@a2a-js/sdk"
 import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "@a2a-js/sdk"
-import { idPrefixes } from "@lyre/core"
-import type { Export, GenerationTask, Track } from "@lyre/core"
+import { isExport } from "@lyre/core"
+import type { Export, GenerationTask, Job, Track } from "@lyre/core"
 
 /** What an A2A task is in Lyre: a generation (an extension too) or an export, told apart by core's id prefix. */
-export type Job = GenerationTask | Export
 
-export const isExport = (job: Job): job is Export => "format" in job
-
-export const isExportId = (id: string): boolean => id.startsWith(`${idPrefixes.export}_`)
 
 const stateOf: { readonly [S in Job["status"]]: TaskState } = {
   pending: TaskState.TASK_STATE_WORKING,

@@ -3,16 +3,11 @@
  * export (`exp_...`). Both are Lyre's own rows with `pending`, `ready` and `failed`; the id's
  * prefix (core's) says which procedure reads one, so an MCP task id needs no table of its own.
  */
-import { idPrefixes } from "@lyre/core"
-import type { Export, GenerationTask } from "@lyre/core"
+import { isExportId } from "@lyre/core"
+import type { Export, GenerationTask, Job } from "@lyre/core"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 
-export type Job = GenerationTask | Export
-
-export const isExport = (job: Job): job is Export => "format" in job
-
-export const isExportId = (id: string): boolean => id.startsWith(`${idPrefixes.export}_`)
 
 export const loadGeneration = (request: McpRequest, id: string): Promise<Outcome<GenerationTask>> =>
   invoke(request, { id }, (caller) => caller.generations.get({ id }))

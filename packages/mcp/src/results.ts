@@ -1,9 +1,7 @@
 /** Tool results: the structured value and its JSON text, or the REST envelope as an error result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { renderError } from "@lyre/core"
-import type { ApiError, Export, GenerationTask } from "@lyre/core"
-import { isExport } from "./jobs.ts"
-import type { Job } from "./jobs.ts"
+import { isExport, renderError } from "@lyre/core"
+import type { ApiError, Export, GenerationTask, Job } from "@lyre/core"
 
 type Content = CallToolResult["content"][number]
 

@@ -26,8 +26,8 @@ import {
   tracksPerTask,
   validationErrorFrom
 } from "@lyre/core"
+import type { Job } from "@lyre/core"
 import { loadExport, loadGeneration } from "./jobs.ts"
-import type { Job } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 import { errorResult, exportResult, taskResult, valueResult } from "./results.ts"

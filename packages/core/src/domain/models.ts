@@ -201,6 +201,11 @@ export const Export = z.object({
 })
 export type Export = z.infer<typeof Export>
 
+/** What a paid call starts and a caller waits on: a generation task (an extension too) or an export. */
+export type Job = GenerationTask | Export
+
+export const isExport = (job: Job): job is Export => "format" in job
+
 export const ExportList = z.object({ data: z.array(Export), has_more: z.boolean() })
 export type ExportList = z.infer<typeof ExportList>
 
