@@ -1,8 +1,10 @@
 /**
- * A2A `message/send` per second beside REST create, on one service and one database: the same
- * generation request (aether, 50 credits) over both surfaces, each connection with its own key.
- * The ratio is the adapter's cost: JSON-RPC parsing, the SDK's dispatch, and the Task rendering.
- * Goal: A2A at least 70% of REST.
+ * A2A sends per second beside REST create, on one service and one database: the same generation
+ * request (aether, 50 credits) over REST, A2A 0.3 (`message/send`, through the SDK's
+ * compatibility layer) and A2A 1.0 (`SendMessage` with `A2A-Version: 1.0`, answered at once),
+ * each connection with its own key. The ratio is the adapter's cost: JSON-RPC parsing, the SDK's
+ * dispatch (and, for 0.3, its translation), and the Task rendering. Goal: each A2A version at
+ * least 70% of REST.
  *
  * A2A_BENCH_MODE=postgres (default; DATABASE_URL / REDIS_URL default to the local servers) or
  * pglite; BENCH_SECONDS (default 8) and BENCH_CONNECTIONS (default 32) as in run.ts.
@@ -64,28 +66,43 @@ try {
   })
   // Every message its own messageId: a repeated one is a retry, answered without a new task.
   let sent = 0
-  const a2aBody = (connection: number) =>
+  const legacyBody = (connection: number) =>
     JSON.stringify({
       jsonrpc: "2.0",
       id: connection,
       method: "message/send",
       params: { message: { kind: "message", role: "user", messageId: `bench-${connection}-${sent++}`, parts: [{ kind: "data", data: song }] } }
     })
-  const a2a = (connection: number): BenchRequest => ({
+  const v1Body = (connection: number) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: connection,
+      method: "SendMessage",
+      params: {
+        message: { role: "ROLE_USER", messageId: `bench-${connection}-${sent++}`, parts: [{ data: song }] },
+        configuration: { returnImmediately: true }
+      }
+    })
+  const a2a = (body: (connection: number) => string, headers: Record<string, string>) => (connection: number): BenchRequest => ({
     method: "POST",
     path: "/a2a",
-    headers: auth(connection),
-    body: a2aBody(connection),
-    freshBody: () => a2aBody(connection)
+    headers: { ...auth(connection), ...headers },
+    body: body(connection),
+    freshBody: () => body(connection)
   })
-  // Warm both paths, then measure them in turns (REST, A2A, A2A, REST), so neither is always
-  // the one that runs on the larger table or the busier machine.
+  const legacy = a2a(legacyBody, {})
+  const v1 = a2a(v1Body, { "a2a-version": "1.0" })
+  // Warm every path, then measure them in turns (REST, 0.3, 1.0, 1.0, 0.3, REST), so none is
+  // always the one that runs on the larger table or the busier machine.
   await load(url, 2, rest)
-  await load(url, 2, a2a)
+  await load(url, 2, legacy)
+  await load(url, 2, v1)
   const half = Math.max(1, Math.round(seconds / 2))
   const restFirst = await load(url, half, rest)
-  const a2aFirst = await load(url, half, a2a)
-  const a2aSecond = await load(url, half, a2a)
+  const legacyFirst = await load(url, half, legacy)
+  const v1First = await load(url, half, v1)
+  const v1Second = await load(url, half, v1)
+  const legacySecond = await load(url, half, legacy)
   const restSecond = await load(url, half, rest)
   const mean = (a: Figures, b: Figures): Figures => ({
     rps: (a.rps + b.rps) / 2,
@@ -94,18 +111,23 @@ try {
     errors: a.errors + b.errors
   })
   const restFigures = mean(restFirst, restSecond)
-  const a2aFigures = mean(a2aFirst, a2aSecond)
-  const ratio = a2aFigures.rps / restFigures.rps
+  const surfaces = [
+    ["A2A 0.3 message/send", mean(legacyFirst, legacySecond)],
+    ["A2A 1.0 SendMessage", mean(v1First, v1Second)]
+  ] as const
   const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
   process.stdout.write(
-    `A2A message/send beside REST create: ${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite + memory limits"}, ` +
+    `A2A sends beside REST create: ${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite + memory limits"}, ` +
       `${connections} connections, ${seconds} s per run, ${keyCount} keys\n`
   )
-  process.stdout.write("surface                 req/s   p50 ms   p99 ms  errors\n")
-  for (const [name, f] of [["REST create", restFigures], ["A2A message/send", a2aFigures]] as const) {
-    process.stdout.write(`${name.padEnd(18)} ${fmt(f.rps)} ${fmt(f.p50, 1)} ${fmt(f.p99, 1)}  ${f.errors}\n`)
+  process.stdout.write("surface                     req/s   p50 ms   p99 ms  errors\n")
+  for (const [name, f] of [["REST create", restFigures], ...surfaces] as const) {
+    process.stdout.write(`${name.padEnd(22)} ${fmt(f.rps)} ${fmt(f.p50, 1)} ${fmt(f.p99, 1)}  ${f.errors}\n`)
   }
-  process.stdout.write(`ratio A2A / REST: ${(ratio * 100).toFixed(0)}% (goal >= 70%: ${ratio >= 0.7 ? "met" : "NOT met"})\n`)
+  for (const [name, f] of surfaces) {
+    const ratio = f.rps / restFigures.rps
+    process.stdout.write(`ratio ${name} / REST: ${(ratio * 100).toFixed(0)}% (goal >= 70%: ${ratio >= 0.7 ? "met" : "NOT met"})\n`)
+  }
 } finally {
   await service?.close()
   await provider.close()

@@ -1,7 +1,7 @@
 /**
  * The agent surfaces beside REST: one Lyre service, one database, the same 32 keys, and for each
  * surface the request that creates a generation task: REST `POST /v1/music/generations`, MCP
- * `tools/call generate_music`. Prints requests per second, p50/p99, service CPU per request and
+ * `tools/call generate_music`, plain and task-augmented (MCP tasks: the answer is the task). Prints requests per second, p50/p99, service CPU per request and
  * the ratio to REST (goal: at least 70%). REST runs first and again last, and its figure is the
  * mean of the two, so a drift of the machine or the growing tables does not favour either side.
  *
@@ -48,8 +48,17 @@ const mcp: Surface = {
   created: (status, body) => status === 200 && body.includes('"structuredContent"') && !body.includes('"isError":true')
 }
 
+const mcpTask: Surface = {
+  name: "MCP generate_music as a task",
+  request: (key) => ({
+    ...mcp.request(key),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "generate_music", arguments: song, task: {} } })
+  }),
+  created: (status, body) => status === 200 && body.includes('"taskId":"gen_')
+}
+
 /** REST first: the baseline every other surface is compared with. */
-const surfaces: ReadonlyArray<Surface> = [rest, mcp]
+const surfaces: ReadonlyArray<Surface> = [rest, mcp, mcpTask]
 
 interface Figures {
   readonly rps: number

@@ -69,9 +69,9 @@ export class Caller implements User {
     }
   }
 
-  /** The SDK's context for one JSON-RPC call, carrying this caller. */
-  context(): ServerCallContext {
-    return new ServerCallContext(undefined, this)
+  /** The SDK's context for one JSON-RPC call in the negotiated protocol version, carrying this caller. */
+  context(requestedVersion: string): ServerCallContext {
+    return new ServerCallContext({ user: this, requestedVersion })
   }
 }
 

@@ -1,15 +1,26 @@
 /**
  * The agent card at `/.well-known/agent-card.json`: what an A2A client reads to find the
- * endpoint, the skill, and how to authenticate. Prices and models come from core; the server
- * serves it with the other discovery documents.
+ * endpoint, the skills, and how to authenticate. One description, two documents: the A2A 1.0
+ * card (its ProtoJSON, `supportedInterfaces` naming 1.0 and 0.3 on `/a2a`) for a client that
+ * asks with `A2A-Version: 1.0`, and otherwise the 0.3 card a 0.3 client reads (`url`,
+ * `preferredTransport`, `protocolVersion`, ...) with the same `supportedInterfaces` beside it,
+ * as the SDK's own compatibility layer serves it. Prices and models come from core.
  */
-import type { AgentCard } from "@a2a-js/sdk"
-import { modelNames, priceOf } from "@lyre/core"
+import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, AgentCard } from "@a2a-js/sdk"
+import { A2A_LEGACY_PROTOCOL_VERSION } from "@a2a-js/sdk/compat/v0_3"
+import { exportFormats, exportPriceOf, modelNames, priceOf } from "@lyre/core"
+import type { Operation } from "./message.ts"
 
 export const agentCardPath = "/.well-known/agent-card.json"
 
 /** The interface's description version. */
 const version = "0.1.0"
+
+const name = "Lyre"
+
+const description = "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
+  "hosted MP3s), and extends a song or takes it as WAV, MIDI, stems or timed lyrics. Each request is charged in " +
+  "credits on acceptance and refunded if it fails."
 
 const scopeDescriptions = {
   "music:generate": "Generate music and read your generations",
@@ -17,48 +28,150 @@ const scopeDescriptions = {
 } as const
 
 const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", ")
+const exportPrices = exportFormats.map((format) => `${format} ${exportPriceOf[format]}`).join(", ")
 
+const inputModes = ["application/json", "text/plain"]
+const outputModes = ["audio/mpeg", "application/json"]
+
+interface Skill {
+  readonly id: Operation
+  readonly name: string
+  readonly description: string
+  readonly tags: ReadonlyArray<string>
+  readonly examples: ReadonlyArray<string>
+  /** What the skill's artifacts carry, when it is not the card's default (MP3s and JSON). */
+  readonly outputModes?: ReadonlyArray<string>
+}
+
+/** The skills, one row each; both documents are made from this table. */
+const skills: ReadonlyArray<Skill> = [
+  {
+    id: "generate_music",
+    name: "Generate music",
+    description: "Send a data part with the generation request (style, title, lyrics; instrumental, model, " +
+      "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight), or text alone describing a " +
+      `style, rendered as an instrumental titled from it. Credits per request: ${prices}. vocal_gender, ` +
+      "negative_tags and the weights are aether only; nocturne is deprecated. The task completes with one " +
+      "artifact per track: the MP3 as a file part and the track's fields as a data part.",
+    tags: ["music", "song", "audio", "generation", "lyrics", "instrumental"],
+    examples: [
+      "lofi hip hop, 80 bpm, mellow piano, rain ambience",
+      JSON.stringify({ style: "synthwave, 110 bpm, dreamy", title: "Night Drive", lyrics: "[Verse]\nNeon on the water" })
+    ]
+  },
+  {
+    id: "extend_track",
+    name: "Extend a track",
+    description: "Send a data part with `operation: \"extend_track\"`, the `track_id` (trk_...) of a track of one of " +
+      "your ready tasks, `continue_at` (seconds into it, default its end) and any generation field (absent: the " +
+      "source's). A new generation keeps the track up to continue_at and continues it in the same key, tempo and " +
+      `voice. Charged as a generation of its model: ${prices}; refunded if it fails. The task completes as a ` +
+      "generation does: one artifact per whole song (the MP3 as a file part, the track's fields as a data part).",
+    tags: ["music", "song", "extend", "continuation"],
+    examples: [JSON.stringify({ operation: "extend_track", track_id: "trk_...", continue_at: 42, lyrics: "[Verse]\nThe city sleeps" })]
+  },
+  {
+    id: "export_track",
+    name: "Export a track",
+    description: "Send a data part with `operation: \"export_track\"`, the `track_id` (trk_...) of a track of one of " +
+      "your ready tasks and `format`: wav, midi, stems (one WAV per part) or timed_lyrics (each sung word with its " +
+      `times, plus .lrc and WebVTT). Credits per format: ${exportPrices}; refunded if it fails; a format you ` +
+      "already have ready is answered at once, charged nothing. timed_lyrics of an instrumental is refused " +
+      "(track_has_no_lyrics). The task (exp_...) completes with one artifact: each file as a file part with its " +
+      "media type and name, and the export as a data part.",
+    tags: ["music", "export", "wav", "midi", "stems", "lyrics", "karaoke"],
+    examples: [JSON.stringify({ operation: "export_track", track_id: "trk_...", format: "stems" })],
+    outputModes: ["audio/wav", "audio/midi", "audio/mpeg", "text/vtt", "text/plain", "application/json"]
+  }
+]
+
+/** The protocol versions served on `/a2a`, newest first: a client picks the first it speaks. */
+const protocolVersions = [A2A_PROTOCOL_VERSION, A2A_LEGACY_PROTOCOL_VERSION] as const
+
+const apiKeyDescription = "A developer API key from the dashboard (Pro plan or higher), sent as `Authorization: Bearer`."
+const oauthDescription = "Authorization code with PKCE (S256), for Lyre's first-party clients."
+
+/** The A2A 1.0 card, as the SDK's request handler and version check read it. */
 export const agentCard = (publicUrl: string): AgentCard => ({
+  name,
+  description,
+  version,
+  supportedInterfaces: protocolVersions.map((protocolVersion) => ({
+    url: `${publicUrl}/a2a`,
+    protocolBinding: "JSONRPC",
+    tenant: "",
+    protocolVersion
+  })),
+  provider: { organization: "Lyre", url: publicUrl },
+  capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+  securitySchemes: {
+    apiKey: {
+      scheme: {
+        $case: "httpAuthSecurityScheme",
+        value: { scheme: "bearer", bearerFormat: "lyr_live_...", description: apiKeyDescription }
+      }
+    },
+    oauth2: {
+      scheme: {
+        $case: "oauth2SecurityScheme",
+        value: {
+          description: oauthDescription,
+          oauth2MetadataUrl: `${publicUrl}/.well-known/oauth-authorization-server`,
+          flows: {
+            flow: {
+              $case: "authorizationCode",
+              value: {
+                authorizationUrl: `${publicUrl}/oauth/authorize`,
+                tokenUrl: `${publicUrl}/oauth/token`,
+                refreshUrl: "",
+                scopes: { ...scopeDescriptions },
+                pkceRequired: true
+              }
+            }
+          }
+        }
+      }
+    }
+  },
+  securityRequirements: [
+    { schemes: { apiKey: { list: [] } } },
+    { schemes: { oauth2: { list: ["music:generate"] } } }
+  ],
+  defaultInputModes: inputModes,
+  defaultOutputModes: outputModes,
+  skills: skills.map((skill) => ({
+    id: skill.id,
+    name: skill.name,
+    description: skill.description,
+    tags: [...skill.tags],
+    examples: [...skill.examples],
+    inputModes,
+    outputModes: [...(skill.outputModes ?? outputModes)],
+    securityRequirements: []
+  })),
+  signatures: []
+})
+
+/** The 0.3 card, with the 1.0 interfaces beside it so a 1.0 client that did not ask still finds them. */
+const legacyCard = (publicUrl: string, v1: Record<string, unknown>) => ({
   protocolVersion: "0.3.0",
-  name: "Lyre",
-  description: "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
-    "hosted MP3s). Each request is charged in credits on acceptance and refunded if the generation fails.",
+  name,
+  description,
   version,
   url: `${publicUrl}/a2a`,
   preferredTransport: "JSONRPC",
   additionalInterfaces: [{ url: `${publicUrl}/a2a`, transport: "JSONRPC" }],
+  supportedInterfaces: v1["supportedInterfaces"],
   provider: { organization: "Lyre", url: publicUrl },
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-  defaultInputModes: ["application/json", "text/plain"],
-  defaultOutputModes: ["audio/mpeg", "application/json"],
-  skills: [
-    {
-      id: "generate_music",
-      name: "Generate music",
-      description: "Send a data part with the generation request (style, title, lyrics; instrumental, model, " +
-        "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight), or text alone describing a " +
-        `style, rendered as an instrumental titled from it. Credits per request: ${prices}. vocal_gender, ` +
-        "negative_tags and the weights are aether only; nocturne is deprecated. The task completes with one " +
-        "artifact per track: the MP3 as a file part and the track's fields as a data part.",
-      tags: ["music", "song", "audio", "generation", "lyrics", "instrumental"],
-      examples: [
-        "lofi hip hop, 80 bpm, mellow piano, rain ambience",
-        JSON.stringify({ style: "synthwave, 110 bpm, dreamy", title: "Night Drive", lyrics: "[Verse]\nNeon on the water" })
-      ],
-      inputModes: ["application/json", "text/plain"],
-      outputModes: ["audio/mpeg", "application/json"]
-    }
-  ],
+  defaultInputModes: inputModes,
+  defaultOutputModes: outputModes,
+  skills: skills.map((skill) => ({ ...skill, inputModes, outputModes: skill.outputModes ?? outputModes })),
   securitySchemes: {
-    apiKey: {
-      type: "http",
-      scheme: "bearer",
-      bearerFormat: "lyr_live_...",
-      description: "A developer API key from the dashboard (Pro plan or higher), sent as `Authorization: Bearer`."
-    },
+    apiKey: { type: "http", scheme: "bearer", bearerFormat: "lyr_live_...", description: apiKeyDescription },
     oauth2: {
       type: "oauth2",
-      description: "Authorization code with PKCE (S256), for Lyre's first-party clients.",
+      description: oauthDescription,
       oauth2MetadataUrl: `${publicUrl}/.well-known/oauth-authorization-server`,
       flows: {
         authorizationCode: {
@@ -72,3 +185,19 @@ export const agentCard = (publicUrl: string): AgentCard => ({
   security: [{ apiKey: [] }, { oauth2: ["music:generate"] }],
   supportsAuthenticatedExtendedCard: false
 })
+
+/**
+ * The card's two documents, serialised once, and which one a request gets: the 1.0 card for
+ * `A2A-Version: 1.0`, the 0.3 one otherwise (a request without the header is 0.3's, by the 1.0
+ * specification). Answers vary by the header.
+ */
+export const agentCardDocuments = (publicUrl: string) => {
+  const v1 = AgentCard.toJSON(agentCard(publicUrl))
+  const v1Json = typeof v1 === "object" && v1 !== null ? { ...v1 } : {}
+  const documents = { v1: JSON.stringify(v1Json), legacy: JSON.stringify(legacyCard(publicUrl, v1Json)) }
+  return {
+    vary: A2A_VERSION_HEADER,
+    for: (requestedVersion: string | undefined): string =>
+      requestedVersion?.trim() === A2A_PROTOCOL_VERSION ? documents.v1 : documents.legacy
+  }
+}

@@ -1,33 +1,43 @@
 /**
- * The A2A methods over the router. The SDK's `DefaultRequestHandler` is not used: it mints task
- * ids itself, keeps tasks in a `TaskStore` it writes, and follows a task through an in-process
- * event bus fed by an executor, none of which holds when core owns the tasks and any replica (or
- * a worker in another process) moves them. So this handler reads every task through the
- * router, and waits and streams by polling it (see docs/decisions.md, "A2A").
+ * The A2A methods over the router, as the SDK's 1.x `A2ARequestHandler`: its JSON-RPC transport
+ * (1.0) and its compatibility layer's (0.3) both call this one handler, each translating its
+ * own wire shapes. The SDK's `DefaultRequestHandler` is not used: it mints task ids itself,
+ * keeps tasks in a `TaskStore` it writes, and follows a task through an in-process event bus fed
+ * by an executor, none of which holds when core owns the tasks and any replica (or a worker in
+ * another process) moves them. So this handler reads every task through the router, and waits
+ * and streams by polling it (see docs/decisions.md, "A2A" and "A2A 1.0 beside 0.3").
  */
 import type {
   AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTaskPushNotificationConfigsResponse,
+  ListTasksResponse,
   Message,
-  MessageSendParams,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
   Task,
-  TaskArtifactUpdateEvent,
-  TaskIdParams,
-  TaskPushNotificationConfig,
-  TaskQueryParams,
-  TaskStatusUpdateEvent
+  TaskPushNotificationConfig
 } from "@a2a-js/sdk"
-import { A2AError } from "@a2a-js/sdk/server"
+import {
+  JsonRpcExtendedAgentCardNotConfiguredError,
+  JsonRpcPushNotificationNotSupportedError,
+  JsonRpcTaskNotCancelableError,
+  JsonRpcUnsupportedOperationError
+} from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { IdempotencyKeyReused } from "@lyre/core"
-import type { ApiError, GenerationTask, RouterInputs } from "@lyre/core"
+import { IdempotencyKeyReused, isExportId } from "@lyre/core"
+import type { ApiError, Job, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
-import type { Caller } from "./caller.ts"
-import { a2aErrorFor, a2aErrorForProblem, shielded } from "./errors.ts"
+import type { Caller, CallResult } from "./caller.ts"
+import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
-import { contextIdFor, endEvents, finalStatus, isFinished, statusUpdate, toA2aTask } from "./task.ts"
+import type { Operation } from "./message.ts"
+import { contextIdFor, endEvents, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
 
 export interface WaitOptions {
-  /** How long `configuration.blocking: true` waits for the end before answering. */
+  /** How long a blocking send (1.0 by default, 0.3 with `blocking: true`) waits for the end before answering. */
   readonly blockingWaitMillis: number
   /** How long a stream follows a task before it ends without a final event. */
   readonly streamMaxMillis: number
@@ -56,16 +66,42 @@ const sleep = (millis: number, signal: AbortSignal) =>
     signal.addEventListener("abort", done, { once: true })
   })
 
-const need = (context: ServerCallContext | undefined): Caller => {
+const need = (context: ServerCallContext): Caller => {
   const caller = callerOf(context)
-  if (caller === undefined) throw A2AError.internalError("An internal error occurred.")
+  if (caller === undefined) throw internalError()
   return caller
 }
 
+const pushNotSupported = () =>
+  Promise.reject(new JsonRpcPushNotificationNotSupportedError({ message: "Push notifications are not supported." }))
+
 interface Followed {
-  readonly task: GenerationTask
+  readonly task: Job
   /** A poll failure other than the per-minute limit (which is waited out). */
   readonly error: ApiError | undefined
+}
+
+/**
+ * Runs the operation a message names through its procedure: a generation, an extension (a
+ * generation too) or an export. The input is judged by core's schema inside the procedure.
+ */
+const start = (caller: Caller, operation: Operation, input: unknown, idempotencyKey: string): Promise<CallResult<Job>> => {
+  switch (operation) {
+    case "generate_music":
+      return caller.call(input, (procedures) => procedures.generations.create(input as RouterInputs["generations"]["create"]), idempotencyKey)
+    case "extend_track":
+      return caller.call(input, (procedures) => procedures.tracks.extend(input as RouterInputs["tracks"]["extend"]), idempotencyKey)
+    case "export_track":
+      return caller.call(input, (procedures) => procedures.tracks.export(input as RouterInputs["tracks"]["export"]), idempotencyKey)
+  }
+}
+
+/** A task by its id: an export (`exp_...`) through the exports procedure, anything else as a generation. */
+const get = (caller: Caller, id: string): Promise<CallResult<Job>> => {
+  const input = { id }
+  return isExportId(id)
+    ? caller.call(input, (procedures) => procedures.exports.get(input))
+    : caller.call(input, (procedures) => procedures.generations.get(input))
 }
 
 export class LyreRequestHandler implements A2ARequestHandler {
@@ -82,96 +118,93 @@ export class LyreRequestHandler implements A2ARequestHandler {
   }
 
   getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    return Promise.reject(A2AError.authenticatedExtendedCardNotConfigured())
+    return Promise.reject(new JsonRpcExtendedAgentCardNotConfiguredError({ message: "There is no extended agent card." }))
   }
 
-  sendMessage(params: MessageSendParams, context?: ServerCallContext): Promise<Message | Task> {
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return shielded(async () => {
       const caller = need(context)
-      const { task, contextId, blocking } = await this.create(caller, params)
+      const { task, contextId, blocking } = await this.create(caller, params, context)
       if (!blocking) return toA2aTask(task, contextId)
       const followed = await this.follow(caller, task, Date.now() + this.wait.blockingWaitMillis)
       return toA2aTask(followed.task, contextId)
     })
   }
 
-  async *sendMessageStream(
-    params: MessageSendParams,
-    context?: ServerCallContext
-  ): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const caller = need(context)
-    const { task, contextId } = await this.create(caller, params)
-    yield toA2aTask(task, contextId)
-    yield* this.stream(caller, task, contextId)
+    const { task, contextId } = await this.create(caller, params, context)
+    yield taskEvent(task, contextId)
+    yield* this.stream(caller, task, contextId, context)
   }
 
-  getTask(params: TaskQueryParams, context?: ServerCallContext): Promise<Task> {
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return shielded(async () => {
-      const task = await this.load(need(context), params)
+      const task = await this.load(need(context), params, context)
       return toA2aTask(task, contextIdFor(task.id))
     })
   }
 
+  /** Not offered: a page of the account's tasks is REST's list (A2A 1.0 also wants a total Lyre does not count). */
+  listTasks(): Promise<ListTasksResponse> {
+    return Promise.reject(new JsonRpcUnsupportedOperationError({
+      message: "ListTasks is not offered; list the account's tasks with GET /api/v1/music/generations."
+    }))
+  }
+
   /** A generation cannot be stopped once submitted: known tasks answer TaskNotCancelable. */
-  cancelTask(params: TaskIdParams, context?: ServerCallContext): Promise<Task> {
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return shielded(async () => {
-      const task = await this.load(need(context), params)
-      throw A2AError.taskNotCancelable(task.id)
+      const task = await this.load(need(context), params, context)
+      const what = isExportId(task.id) ? "an export" : "a generation"
+      throw new JsonRpcTaskNotCancelableError({ message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.` })
     })
   }
 
-  async *resubscribe(
-    params: TaskIdParams,
-    context?: ServerCallContext
-  ): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+  async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const caller = need(context)
-    const task = await this.load(caller, params)
+    const task = await this.load(caller, params, context)
     const contextId = contextIdFor(task.id)
-    yield toA2aTask(task, contextId)
-    yield* this.stream(caller, task, contextId)
+    yield taskEvent(task, contextId)
+    yield* this.stream(caller, task, contextId, context)
   }
 
-  setTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(A2AError.pushNotificationNotSupported())
+  createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    return pushNotSupported()
   }
 
   getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(A2AError.pushNotificationNotSupported())
+    return pushNotSupported()
   }
 
-  listTaskPushNotificationConfigs(): Promise<Array<TaskPushNotificationConfig>> {
-    return Promise.reject(A2AError.pushNotificationNotSupported())
+  listTaskPushNotificationConfigs(): Promise<ListTaskPushNotificationConfigsResponse> {
+    return pushNotSupported()
   }
 
   deleteTaskPushNotificationConfig(): Promise<void> {
-    return Promise.reject(A2AError.pushNotificationNotSupported())
+    return pushNotSupported()
   }
 
-  private async create(caller: Caller, params: MessageSendParams) {
-    const read = readSendParams(params)
-    if (!read.ok) throw a2aErrorForProblem(read.problem)
-    // The input is judged by core's GenerateRequest schema inside the procedure, not here.
-    const created = await caller.call(
-      read.input,
-      (procedures) => procedures.generations.create(read.input as RouterInputs["generations"]["create"]),
-      idempotencyKeyOf(read.messageId)
-    )
+  private async create(caller: Caller, params: SendMessageRequest, context: ServerCallContext) {
+    const read = readSendParams(params, context.requestedVersion)
+    if (!read.ok) throw a2aErrorForProblem(read.problem, context)
+    const created = await start(caller, read.operation, read.input, idempotencyKeyOf(read.messageId))
     if (!created.ok) {
       throw a2aErrorFor(
         created.error._tag === "IdempotencyKeyReused"
           ? new IdempotencyKeyReused({ message: "This messageId was already sent with another message; give each message its own messageId." })
-          : created.error
+          : created.error,
+        context
       )
     }
     return { task: created.value, contextId: read.contextId ?? contextIdFor(created.value.id), blocking: read.blocking }
   }
 
-  private async load(caller: Caller, params: TaskIdParams): Promise<GenerationTask> {
+  private async load(caller: Caller, params: { readonly id: string }, context: ServerCallContext): Promise<Job> {
     const read = readTaskIdParams(params)
-    if (!read.ok) throw a2aErrorForProblem(read.problem)
-    const input = { id: read.id }
-    const found = await caller.call(input, (procedures) => procedures.generations.get(input))
-    if (!found.ok) throw a2aErrorFor(found.error)
+    if (!read.ok) throw a2aErrorForProblem(read.problem, context)
+    const found = await get(caller, read.id)
+    if (!found.ok) throw a2aErrorFor(found.error, context)
     return found.value
   }
 
@@ -179,7 +212,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
    * Polls the task through the router until it ends, the deadline passes or the client leaves.
    * A 429 from the per-minute limit is waited out, since the poll is ours, not the agent's.
    */
-  private async follow(caller: Caller, start: GenerationTask, deadline: number): Promise<Followed> {
+  private async follow(caller: Caller, start: Job, deadline: number): Promise<Followed> {
     let task = start
     let delay = 1_000
     while (!isFinished(task) && !caller.signal.aborted) {
@@ -188,8 +221,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
       await sleep(Math.min(delay, remaining), caller.signal)
       delay = this.wait.pollMillis
       if (caller.signal.aborted || Date.now() >= deadline) break
-      const input = { id: task.id }
-      const polled = await caller.call(input, (procedures) => procedures.generations.get(input))
+      const polled = await get(caller, task.id)
       if (polled.ok) task = polled.value
       else if (polled.error._tag === "RpmExceeded") delay = Math.max(this.wait.pollMillis, polled.error.retryAfterSeconds * 1_000)
       else return { task, error: polled.error }
@@ -199,25 +231,26 @@ export class LyreRequestHandler implements A2ARequestHandler {
 
   private async *stream(
     caller: Caller,
-    start: GenerationTask,
-    contextId: string
-  ): AsyncGenerator<TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    start: Job,
+    contextId: string,
+    context: ServerCallContext
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     if (isFinished(start)) {
-      yield finalStatus(start, contextId)
+      yield statusUpdate(start, contextId)
       return
     }
     const end = Date.now() + this.wait.streamMaxMillis
     let task = start
     for (;;) {
       const followed = await this.follow(caller, task, Math.min(end, Date.now() + this.wait.keepAliveMillis))
-      if (followed.error !== undefined) throw a2aErrorFor(followed.error)
+      if (followed.error !== undefined) throw a2aErrorFor(followed.error, context)
       task = followed.task
       if (isFinished(task)) {
         yield* endEvents(task, contextId)
         return
       }
       if (caller.signal.aborted || Date.now() >= end) return
-      yield statusUpdate(task, contextId, false)
+      yield statusUpdate(task, contextId)
     }
   }
 }

@@ -1,4 +1,4 @@
-export { agentCard, agentCardPath } from "./card.ts"
+export { agentCard, agentCardDocuments, agentCardPath } from "./card.ts"
 export { a2aCallContext } from "./caller.ts"
 export { jsonRpcCodes } from "./errors.ts"
 export { makeA2aHandler, maxBatchEntries } from "./http.ts"

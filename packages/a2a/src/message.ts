@@ -1,33 +1,44 @@
 /**
- * What an A2A `message/send` asks for, read into a GenerateRequest-shaped input. The input is
- * not validated here: core's schema judges it inside the create procedure, so an A2A agent gets
- * the same 400s as a REST client. Only the message's own shape (the protocol's) is checked here.
+ * What a `SendMessage` (0.3: `message/send`) asks for: which operation (a skill of the card:
+ * a generation, or a song tool on a track) and its input. The SDK hands every request over in
+ * A2A 1.0's shapes, 0.3 ones translated by its compatibility layer, so this reads one shape for
+ * both. The input is not validated here: core's schema judges it inside the procedure, so an
+ * A2A agent gets the same 400s as a REST client. Only the message's own shape (the protocol's)
+ * and the operation's name are checked here.
  */
 import { createHash } from "node:crypto"
-import type { MessageSendParams } from "@a2a-js/sdk"
+import { A2A_PROTOCOL_VERSION, Role } from "@a2a-js/sdk"
+import type { SendMessageRequest } from "@a2a-js/sdk"
 import { z } from "zod"
 import { titleFromStyle } from "./title.ts"
 
-const TextPart = z.object({ kind: z.literal("text"), text: z.string() })
-const DataPart = z.object({ kind: z.literal("data"), data: z.record(z.string(), z.unknown()) })
-const FilePart = z.object({ kind: z.literal("file") })
-const AnyPart = z.union([TextPart, DataPart, FilePart])
+const TextContent = z.object({ $case: z.literal("text"), value: z.string() })
+const DataContent = z.object({ $case: z.literal("data"), value: z.record(z.string(), z.unknown()) })
+const FileContent = z.object({ $case: z.enum(["url", "raw"]) })
+const Part = z.object({
+  content: z.union([TextContent, DataContent, FileContent], { error: "a part is text, data or a file" })
+})
 
 const Message = z.object({
-  kind: z.literal("message"),
   messageId: z.string().min(1),
-  role: z.literal("user"),
-  parts: z.array(AnyPart).min(1),
-  contextId: z.string().min(1).optional(),
-  taskId: z.string().optional()
+  role: z.literal(Role.ROLE_USER, { error: "the message's role must be user" }),
+  parts: z.array(Part).min(1),
+  contextId: z.string(),
+  taskId: z.string()
 })
 
 const SendParams = z.object({
   message: Message,
-  configuration: z.object({ blocking: z.boolean().optional() }).optional()
+  configuration: z.object({ returnImmediately: z.boolean() }).optional()
 })
 
-const TaskIdParams = z.object({ id: z.string() })
+const TaskIdParams = z.object({ id: z.string().min(1) })
+
+/** The skills a message can ask for, by the id the agent card gives each. */
+export const operations = ["generate_music", "extend_track", "export_track"] as const
+export type Operation = (typeof operations)[number]
+
+const isOperation = (u: unknown): u is Operation => operations.some((operation) => operation === u)
 
 export type MessageProblem =
   | { readonly kind: "invalid"; readonly message: string; readonly param: string }
@@ -37,6 +48,7 @@ export type MessageProblem =
 export type ReadMessage =
   | {
     readonly ok: true
+    readonly operation: Operation
     readonly input: unknown
     readonly messageId: string
     readonly contextId: string | undefined
@@ -51,35 +63,64 @@ const firstIssue = (error: z.ZodError): MessageProblem => {
 }
 
 /**
- * A data part carries the GenerateRequest fields (text parts beside it are a human-readable
- * note and are ignored); text parts alone are a style description, rendered as an instrumental.
+ * Whether the answer waits for the end. 1.0 waits unless `returnImmediately`; 0.3 waited only
+ * for `blocking: true`, which the SDK translates into `returnImmediately: false` (and a 0.3
+ * message without a configuration into no configuration at all, answered at once as before).
  */
-export const readSendParams = (params: MessageSendParams): ReadMessage => {
+const blockingOf = (configuration: { readonly returnImmediately: boolean } | undefined, version: string): boolean =>
+  configuration === undefined ? version === A2A_PROTOCOL_VERSION : !configuration.returnImmediately
+
+/**
+ * A data part carries the request's fields, and `operation` names the skill when it is not a
+ * generation (`extend_track`, `export_track`, with the track's `track_id`); text parts beside it
+ * are a human-readable note and are ignored. Text parts alone are a style description, rendered
+ * as an instrumental.
+ */
+export const readSendParams = (params: SendMessageRequest, version: string): ReadMessage => {
   const parsed = SendParams.safeParse(params)
   if (!parsed.success) return { ok: false, problem: firstIssue(parsed.error) }
   const { message, configuration } = parsed.data
   // Lyre tasks are one request each: there is nothing to add to a task once it exists.
-  if (message.taskId !== undefined) return { ok: false, problem: { kind: "continues_task" } }
-  const parts = message.parts
-  if (parts.some((part) => part.kind === "file")) return { ok: false, problem: { kind: "file_part" } }
-  const data = parts.flatMap((part) => (part.kind === "data" ? [part.data] : []))
-  const blocking = configuration?.blocking === true
+  if (message.taskId !== "") return { ok: false, problem: { kind: "continues_task" } }
+  const contents = message.parts.map((p) => p.content)
+  if (contents.some((content) => content.$case === "url" || content.$case === "raw")) return { ok: false, problem: { kind: "file_part" } }
+  const data = contents.flatMap((content) => (content.$case === "data" ? [content.value] : []))
+  const blocking = blockingOf(configuration, version)
   if (data.length > 1) {
     return {
       ok: false,
       problem: { kind: "invalid", message: "Send one data part with the generation request.", param: "params.message.parts" }
     }
   }
-  const { messageId, contextId } = message
-  if (data[0] !== undefined) return { ok: true, input: data[0], messageId, contextId, blocking }
-  const style = parts.flatMap((part) => (part.kind === "text" ? [part.text] : [])).join("\n").trim()
-  return { ok: true, input: { style, title: titleFromStyle(style), instrumental: true }, messageId, contextId, blocking }
+  const { messageId } = message
+  const contextId = message.contextId === "" ? undefined : message.contextId
+  const [fields] = data
+  if (fields !== undefined) {
+    const { operation = "generate_music", ...input } = fields
+    if (!isOperation(operation)) {
+      return {
+        ok: false,
+        problem: { kind: "invalid", message: `operation must be one of ${operations.join(", ")}.`, param: "operation" }
+      }
+    }
+    return { ok: true, operation, input, messageId, contextId, blocking }
+  }
+  const style = contents.flatMap((content) => (content.$case === "text" ? [content.value] : [])).join("\n").trim()
+  return {
+    ok: true,
+    operation: "generate_music",
+    input: { style, title: titleFromStyle(style), instrumental: true },
+    messageId,
+    contextId,
+    blocking
+  }
 }
 
 /**
  * A message is sent once: its `messageId` (the sender's, unique per message) is the create's
- * idempotency key, so a `message/send` retried after a lost answer charges once. Hashed, so any
- * length fits, and named apart from the keys REST and MCP clients choose.
+ * idempotency key, so a send retried after a lost answer charges once, whichever protocol
+ * version carried it. Hashed, so any length fits, and named apart from the keys REST and MCP
+ * clients choose.
  */
 export const idempotencyKeyOf = (messageId: string): string =>
   `a2a:${createHash("sha256").update(messageId).digest("base64url")}`

@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import type { LyreClient, Track } from "@lyre/client"
+import type { Export, ExportFile, LyreClient, Track } from "@lyre/client"
 import type { Display } from "./display.ts"
 import { formatBytes } from "./format.ts"
 
@@ -33,16 +33,24 @@ export interface SavedFile {
   readonly bytes: number
 }
 
+export interface SavedExportFile {
+  readonly name: string
+  readonly stem: string | null
+  readonly path: string
+  readonly bytes: number
+}
+
+/** Downloads one file to `path` with progress; answers the bytes written. */
 const save = async (
   client: LyreClient,
-  track: Track,
+  source: Track | ExportFile,
   part: "audio" | "image",
   path: string,
   display: Display
-): Promise<SavedFile> => {
+): Promise<number> => {
   const name = path.split(/[\\/]/).at(-1) ?? path
   let bytes = 0
-  const { stream } = await client.downloadStream(track, {
+  const { stream } = await client.downloadStream(source, {
     part,
     onProgress: (received, total) => {
       bytes = received
@@ -60,7 +68,7 @@ const save = async (
     throw cause
   }
   display.note(`Saved ${path} (${formatBytes(bytes)})`)
-  return { track: track.index, kind: part, path, bytes }
+  return bytes
 }
 
 export const saveTracks = async (
@@ -74,10 +82,34 @@ export const saveTracks = async (
   const saved: Array<SavedFile> = []
   for (const track of tracks) {
     const base = join(directory, fileBase(track.title, track.index, taskId))
-    saved.push(await save(client, track, "audio", `${base}.${extensionOf(track.audio_url, "mp3")}`, display))
+    const audio = `${base}.${extensionOf(track.audio_url, "mp3")}`
+    saved.push({ track: track.index, kind: "audio", path: audio, bytes: await save(client, track, "audio", audio, display) })
     if (track.image_url !== null) {
-      saved.push(await save(client, track, "image", `${base}.${extensionOf(track.image_url, "png")}`, display))
+      const image = `${base}.${extensionOf(track.image_url, "png")}`
+      saved.push({ track: track.index, kind: "image", path: image, bytes: await save(client, track, "image", image, display) })
     }
+  }
+  return saved
+}
+
+/**
+ * Saves a ready export's files, named from the track's title and index and the file's own name
+ * (`Home-1-vocals.wav`), so the exports of several tracks can share a directory.
+ */
+export const saveExportFiles = async (
+  client: LyreClient,
+  found: Export,
+  track: Track | undefined,
+  directory: string,
+  display: Display
+): Promise<ReadonlyArray<SavedExportFile>> => {
+  mkdirSync(directory, { recursive: true })
+  const prefix = track === undefined ? found.track_id : fileBase(track.title, track.index, found.task_id)
+  const saved: Array<SavedExportFile> = []
+  for (const file of found.files) {
+    const name = file.name.normalize("NFKC").replace(/[^\p{L}\p{N}._-]+/gu, "-").replace(/^[.-]+/, "")
+    const path = join(directory, `${prefix}-${name === "" ? "file" : name}`)
+    saved.push({ name: file.name, stem: file.stem, path, bytes: await save(client, file, "audio", path, display) })
   }
   return saved
 }

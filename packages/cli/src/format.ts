@@ -1,5 +1,5 @@
 /** How results look: `table` for people (aligned text), `json` for programs (the API's objects as they came). */
-import type { Account, GenerationTask, GenerationTaskList } from "@lyre/client"
+import type { Account, Export, GenerationTask, GenerationTaskList, TimedWord } from "@lyre/client"
 
 export type OutputFormat = "table" | "json"
 
@@ -60,3 +60,34 @@ export const formatList = (list: GenerationTaskList): string =>
 
 export const formatBytes = (n: number): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(0)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`
+
+export const formatExport = (found: Export): string => {
+  const rows: Array<readonly [string, string]> = [
+    ["id", found.id],
+    ["status", found.status],
+    ["format", found.format],
+    ["track", found.track_id],
+    ["task", found.task_id],
+    ["created", found.created_at],
+    ["credits", found.credits_refunded > 0 ? `${found.credits_used} used, ${found.credits_refunded} refunded` : `${found.credits_used} used`]
+  ]
+  if (found.error !== null) rows.push(["error", `${found.error.message} (${found.error.code})`])
+  if (found.timed_lyrics !== null) rows.push(["words", String(found.timed_lyrics.length)])
+  const files = found.files.length === 0
+    ? ""
+    : "\n" + columns(
+      ["FILE", "STEM", "SIZE", "URL"],
+      found.files.map((f) => [f.name, f.stem ?? "", formatBytes(f.bytes), f.url])
+    )
+  return pairs(rows) + files
+}
+
+/** `m:ss.xx`, a time a reader takes in at a glance. */
+const clock = (seconds: number): string => {
+  const centis = Math.max(0, Math.round(seconds * 100))
+  return `${Math.floor(centis / 6000)}:${String(Math.floor(centis / 100) % 60).padStart(2, "0")}.${String(centis % 100).padStart(2, "0")}`
+}
+
+/** Timed lyrics for reading: one phrase a line, after the time its first word is sung. */
+export const formatLyricLines = (lines: ReadonlyArray<ReadonlyArray<TimedWord>>): string =>
+  lines.length === 0 ? "No sung words.\n" : lines.map((line) => `${clock(line[0]?.start ?? 0).padStart(8)}  ${line.map((w) => w.text).join(" ")}\n`).join("")

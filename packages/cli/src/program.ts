@@ -1,17 +1,18 @@
 /**
  * The `lyre` commands on commander. Results go to standard output (`--output table|json`),
- * progress and errors to standard error; exit 0 on success, 2 when the task failed, 1 otherwise.
+ * progress and errors to standard error; exit 0 on success, 2 when the task (or export) failed,
+ * 1 otherwise.
  */
 import { readFileSync } from "node:fs"
 import { Command, Option } from "commander"
 import { LyreApiError, LyreClient, LyreConnectionError, apiRootOf } from "@lyre/client"
-import type { GenerationTask } from "@lyre/client"
+import type { Export, ExportFormat, GenerationTask } from "@lyre/client"
 import { checkBaseUrl, clearConfig, configPath, maskKey, readConfig, resolveSettings, writeConfig } from "./config.ts"
 import { displayFor } from "./display.ts"
 import type { Display } from "./display.ts"
-import { saveTracks } from "./download.ts"
+import { saveExportFiles, saveTracks } from "./download.ts"
 import { CliError, exitCodes, TaskFailed } from "./errors.ts"
-import { formatAccount, formatList, formatTask, json } from "./format.ts"
+import { formatAccount, formatExport, formatList, formatLyricLines, formatTask, json } from "./format.ts"
 import type { OutputFormat } from "./format.ts"
 
 export const version = "0.1.0"
@@ -70,10 +71,12 @@ export const createProgram = (io: Io): Command => {
       examples(
         "lyre config set-key lyr_live_...",
         "lyre generate --style 'lofi hip hop, mellow' --title 'Rain' --lyrics-file rain.txt --wait --download songs/",
-        "lyre list --limit 5 --output json"
+        "lyre list --limit 5 --output json",
+        "lyre export trk_... --format stems --download songs/",
+        "lyre lyrics trk_... --lrc"
       ) +
         "\nSettings: --api-key/--base-url win over LYRE_API_KEY/LYRE_BASE_URL, which win over the config file" +
-        ` (${configPath()}).\nExit codes: 0 success, 2 the generation failed, 1 any other error.\n`
+        ` (${configPath()}).\nExit codes: 0 success, 2 the generation or export failed, 1 any other error.\n`
     )
 
   const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>()
@@ -102,8 +105,12 @@ export const createProgram = (io: Io): Command => {
     })
   }
 
-  /** Polls with live progress; a failed task is reported and ends the command with exit 2. */
-  const waitFor = async (client: LyreClient, id: string, display: Display): Promise<GenerationTask> => {
+  /** Polls with live progress until `wait` answers; a failed task or export is reported. */
+  const follow = async <A extends { readonly status: string; readonly error: { readonly message: string } | null }>(
+    id: string,
+    display: Display,
+    wait: () => Promise<A>
+  ): Promise<A> => {
     const started = Date.now()
     // On a terminal the elapsed time moves every second; plain output gets a line every 15 s.
     const show = () => {
@@ -113,14 +120,44 @@ export const createProgram = (io: Io): Command => {
     show()
     const ticker = setInterval(show, 1_000)
     try {
-      const task = await client.waitForGeneration(id, { intervalMs: 1_000 })
+      const settled = await wait()
       const elapsed = seconds(Date.now() - started)
-      if (task.status === "failed") display.fail(`${id}  failed after ${elapsed}: ${task.error?.message ?? "unknown error"}`)
+      if (settled.status === "failed") display.fail(`${id}  failed after ${elapsed}: ${settled.error?.message ?? "unknown error"}`)
       else display.succeed(`${id}  ready in ${elapsed}`)
-      return task
+      return settled
     } finally {
       clearInterval(ticker)
     }
+  }
+
+  /** A failed task ends the command with exit 2. */
+  const waitFor = (client: LyreClient, id: string, display: Display): Promise<GenerationTask> =>
+    follow(id, display, () => client.waitForGeneration(id, { intervalMs: 1_000 }))
+
+  const waitForExport = (client: LyreClient, found: Export, display: Display): Promise<Export> =>
+    found.status === "pending" ? follow(found.id, display, () => client.waitForExport(found.id, { intervalMs: 1_000 })) : Promise.resolve(found)
+
+  const failedExport = (found: Export): TaskFailed =>
+    new TaskFailed(
+      `Export ${found.id} failed: ${found.error?.message ?? "unknown error"}` +
+        (found.error === null ? "" : ` (${found.error.code})`) +
+        (found.credits_refunded > 0 ? `; ${found.credits_refunded} credits refunded.` : ".")
+    )
+
+  /** The lyrics from `--lyrics`, `--lyrics-file` or standard input (`-`), given at most once. */
+  const lyricsOf = async (stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>): Promise<string | undefined> => {
+    if (stdinMarker !== undefined && stdinMarker !== "-") {
+      throw new CliError(`Unexpected argument ${stdinMarker}: give the lyrics with --lyrics, --lyrics-file or - (standard input).`, { param: "lyrics" })
+    }
+    const sources = [flags["lyrics"], flags["lyricsFile"], stdinMarker].filter((s) => s !== undefined)
+    if (sources.length > 1) throw new CliError("Give the lyrics once: --lyrics, --lyrics-file or - (standard input).", { param: "lyrics" })
+    const lyricsFlag = typeof flags["lyrics"] === "string" ? flags["lyrics"] : undefined
+    const lyricsFile = typeof flags["lyricsFile"] === "string" ? flags["lyricsFile"] : undefined
+    return stdinMarker === "-" || lyricsFlag === "-" || lyricsFile === "-"
+      ? await readStdin(io.stdin)
+      : lyricsFile !== undefined
+      ? readTextFile(lyricsFile, "lyrics")
+      : lyricsFlag
   }
 
   const failedTask = (task: GenerationTask): TaskFailed =>
@@ -237,19 +274,8 @@ export const createProgram = (io: Io): Command => {
     )
     .action(async (stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>, command: Command) => {
       const options = globals(command)
-      if (stdinMarker !== undefined && stdinMarker !== "-") {
-        throw new CliError(`Unexpected argument ${stdinMarker}: give the lyrics with --lyrics, --lyrics-file or - (standard input).`, { param: "lyrics" })
-      }
-      const sources = [flags["lyrics"], flags["lyricsFile"], stdinMarker].filter((s) => s !== undefined)
-      if (sources.length > 1) throw new CliError("Give the lyrics once: --lyrics, --lyrics-file or - (standard input).", { param: "lyrics" })
+      const lyrics = await lyricsOf(stdinMarker, flags)
       const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
-      const lyricsFlag = text("lyrics")
-      const lyricsFile = text("lyricsFile")
-      const lyrics = stdinMarker === "-" || lyricsFlag === "-" || lyricsFile === "-"
-        ? await readStdin(io.stdin)
-        : lyricsFile !== undefined
-        ? readTextFile(lyricsFile, "lyrics")
-        : lyricsFlag
       const raw: Record<string, unknown> = {
         style: text("style"),
         title: text("title"),
@@ -341,6 +367,122 @@ export const createProgram = (io: Io): Command => {
       if (task.status === "pending") throw new CliError(`Generation ${id} is still pending: run \`lyre wait ${id}\` first.`)
       const saved = await download(client, task, directory, display)
       write(options, { task_id: task.id, files: saved }, saved.map((file) => `${file.path}\n`).join(""))
+    })
+
+  // song tools ---------------------------------------------------------------------------------
+  program
+    .command("extend")
+    .description("Continue a track from a point (default: its end): a new generation, priced by its model; fields left out are the track's.")
+    .argument("<track>", "track id, trk_... (lyre get shows a task's tracks)")
+    .argument("[stdin]", "`-` to read the new lyrics from standard input")
+    .option("--continue-at <seconds>", "where the continuation begins: above 0 and below the track's length (default: its end)")
+    .option("--lyrics <text>", "lyrics for the continuation (`-` reads standard input)")
+    .option("--lyrics-file <file>", "read them from a file (`-` reads standard input)")
+    .option("--style <text>", "a new style (default: the track's)")
+    .option("--title <text>", "a new title (default: the track's)")
+    .option("--instrumental", "no vocals in the continuation")
+    .addOption(new Option("--model <model>", "aether (50 credits), echo (100) or nocturne (180); default: the track's"))
+    .option("--wait", "wait until the new task is ready or failed, with progress")
+    .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
+    .addHelpText(
+      "after",
+      examples(
+        "lyre extend trk_... --continue-at 95 --lyrics-file bridge.txt --wait",
+        "lyre extend trk_... --title 'Rain (extended)' --download ./songs",
+        "lyre extend trk_... --output json"
+      ) + "\nThe new songs are whole: the track up to --continue-at, then the continuation to an ending.\n"
+    )
+    .action(async (trackId: string, stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>, command: Command) => {
+      const options = globals(command)
+      const lyrics = await lyricsOf(stdinMarker, flags)
+      const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
+      const raw: Record<string, unknown> = {
+        ...(text("continueAt") === undefined ? {} : { continue_at: numberish(text("continueAt")) }),
+        ...(lyrics === undefined ? {} : { lyrics }),
+        ...(text("style") === undefined ? {} : { style: text("style") }),
+        ...(text("title") === undefined ? {} : { title: text("title") }),
+        ...(flags["instrumental"] === true ? { instrumental: true } : {}),
+        ...(text("model") === undefined ? {} : { model: text("model") })
+      }
+      const { validateExtend } = await import("./validate.ts")
+      const body = validateExtend(trackId, raw)
+      const display = displayOf(options)
+      const client = clientOf(options, display)
+      const created = await client.tracks.extend(trackId, body)
+      const directory = text("download")
+      if (flags["wait"] !== true && directory === undefined) {
+        write(options, created, formatTask(created))
+        return
+      }
+      const task = await waitFor(client, created.id, display)
+      if (task.status === "failed") {
+        write(options, task, formatTask(task))
+        throw failedTask(task)
+      }
+      if (directory !== undefined) await download(client, task, directory, display)
+      write(options, task, formatTask(task))
+    })
+
+  program
+    .command("export")
+    .description("Take a track as WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5); a format you already have is answered free.")
+    .argument("<track>", "track id, trk_...")
+    .addOption(new Option("--format <format>", "what to make").choices(["wav", "midi", "stems", "timed-lyrics", "timed_lyrics"]).makeOptionMandatory())
+    .option("--wait", "wait until the export is ready or failed, with progress")
+    .option("--download <dir>", "wait, then save its files into this directory")
+    .addHelpText(
+      "after",
+      examples(
+        "lyre export trk_... --format wav --download ./songs",
+        "lyre export trk_... --format stems --wait --output json",
+        "lyre export trk_... --format midi"
+      )
+    )
+    .action(async (trackId: string, flags: { format: string; wait?: boolean; download?: string }, command: Command) => {
+      const options = globals(command)
+      const display = displayOf(options)
+      const client = clientOf(options, display)
+      const format = (flags.format === "timed-lyrics" ? "timed_lyrics" : flags.format) as ExportFormat
+      const created = await client.exports.create(trackId, format)
+      if (flags.wait !== true && flags.download === undefined) {
+        write(options, created, formatExport(created))
+        return
+      }
+      const found = await waitForExport(client, created, display)
+      if (found.status === "failed") {
+        write(options, found, formatExport(found))
+        throw failedExport(found)
+      }
+      if (flags.download !== undefined) {
+        const task = await client.generations.get(found.task_id)
+        const saved = await saveExportFiles(client, found, task.tracks.find((t) => t.id === found.track_id), flags.download, display)
+        display.succeed(`Saved ${saved.length} files to ${flags.download}`)
+      }
+      write(options, found, formatExport(found))
+    })
+
+  program
+    .command("lyrics")
+    .description("Print a track's lyrics with the time each phrase is sung; makes the timed-lyrics export (5 credits) unless the account has it.")
+    .argument("<track>", "track id, trk_...")
+    .option("--lrc", "print LRC (a time tag per line and per word) instead of the table")
+    .addHelpText("after", examples("lyre lyrics trk_...", "lyre lyrics trk_... --lrc > song.lrc", "lyre lyrics trk_... --output json"))
+    .action(async (trackId: string, flags: { lrc?: boolean }, command: Command) => {
+      const options = globals(command)
+      const display = displayOf(options)
+      const client = clientOf(options, display)
+      // A ready or pending export of the track is reused: asking twice never pays twice.
+      const existing = (await client.exports.list({ trackId, limit: 100 })).data
+        .find((e) => e.format === "timed_lyrics" && e.status !== "failed")
+      const found = await waitForExport(client, existing ?? (await client.exports.create(trackId, "timed_lyrics")), display)
+      if (found.status === "failed") {
+        write(options, found, formatExport(found))
+        throw failedExport(found)
+      }
+      const words = found.timed_lyrics ?? []
+      const { lyricLines, toLrc } = await import("@lyre/core/domain/exports")
+      if (flags.lrc === true) io.stdout.write(toLrc(words))
+      else write(options, found, formatLyricLines(lyricLines(words)))
     })
 
   return program

@@ -201,6 +201,23 @@ describe("lyre generate", () => {
   })
 })
 
+describe("lyre export on the upstream", () => {
+  it("--wait on an export that fails exits 2 with its error, and the credits come back", async () => {
+    const title = `Unwaveable ${Date.now()}`
+    const own = await createAccount(server)
+    const generated = await home.run(["generate", "--style", "x", "--title", title, "--instrumental", "--wait", "-o", "json"], { env: withKey(own.key) })
+    expect(generated.code).toBe(0)
+    const trackId = JSON.parse(generated.stdout).tracks[0].id
+    server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
+    const run = await home.run(["export", trackId, "--format", "wav", "--wait", "-o", "json"], { env: withKey(own.key) })
+    expect(run.code).toBe(2)
+    const found = JSON.parse(run.stdout)
+    expect(found).toMatchObject({ status: "failed", format: "wav", credits_used: 5, credits_refunded: 5 })
+    expect(run.stderr).toContain(`Export ${found.id} failed: ${found.error.message} (${found.error.code}); 5 credits refunded.`)
+    expect(await credits(own.id)).toBe(950)
+  })
+})
+
 describe("--help", () => {
   it("every command has help with examples", async () => {
     for (const command of [[], ["config"], ["config", "set-key"], ["config", "show"], ["me"], ["generate"], ["get"], ["wait"], ["list"], ["download"]]) {

@@ -6,7 +6,18 @@
  */
 import { LyreApiError, LyreConnectionError, errorBodyOf } from "./errors.ts"
 import { backoffMs, parseRetryAfter, sleep } from "./retry.ts"
-import type { Account, GenerateRequest, GenerationTask, GenerationTaskList, Track } from "./types.ts"
+import type {
+  Account,
+  Export,
+  ExportFile,
+  ExportFormat,
+  ExportList,
+  ExtendRequest,
+  GenerateRequest,
+  GenerationTask,
+  GenerationTaskList,
+  Track
+} from "./types.ts"
 
 /** Where `lyre` and the embedded default listen unless told otherwise. */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080"
@@ -66,9 +77,23 @@ export interface ListOptions extends RequestOptions {
   readonly startingAfter?: string
 }
 
+export interface ExportListOptions extends ListOptions {
+  /** Only the exports of this track. */
+  readonly trackId?: string
+}
+
 export interface WaitProgress {
   readonly task: GenerationTask
   readonly elapsedMs: number
+}
+
+export interface ExportWaitProgress {
+  readonly export: Export
+  readonly elapsedMs: number
+}
+
+export interface ExportWaitOptions extends Omit<WaitOptions, "onProgress"> {
+  readonly onProgress?: (progress: ExportWaitProgress) => void
 }
 
 export interface WaitOptions extends RequestOptions {
@@ -80,7 +105,7 @@ export interface WaitOptions extends RequestOptions {
 }
 
 export interface DownloadOptions extends RequestOptions {
-  /** The track's MP3 (default) or its cover image. */
+  /** Of a track: its MP3 (default) or its cover image. An export's file has one part. */
   readonly part?: "audio" | "image"
   /** Told as bytes arrive; `total` is null when the server did not say. */
   readonly onProgress?: (received: number, total: number | null) => void
@@ -163,24 +188,82 @@ export class LyreClient {
     }
   }
 
+  /** Song tools on a track of a ready task of this account (another account's track is 404 `not_found`). */
+  readonly tracks = {
+    /**
+     * A generation that continues the track from `continue_at` (default: its end); fields left
+     * out are the source's. Charged and answered as a create: the pending task.
+     */
+    extend: (trackId: string, body: ExtendRequest = {}, options: CreateOptions = {}): Promise<GenerationTask> =>
+      this.#call({
+        method: "POST",
+        path: `/v1/music/tracks/${encodeURIComponent(trackId)}/extensions`,
+        body,
+        idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
+        signal: options.signal
+      })
+  }
+
+  readonly exports = {
+    /**
+     * The track as `wav`, `midi`, `stems` or `timed_lyrics`: the pending export, charged its
+     * price, or the account's ready export of that track and format, charged nothing.
+     */
+    create: (trackId: string, format: ExportFormat, options: CreateOptions = {}): Promise<Export> =>
+      this.#call({
+        method: "POST",
+        path: `/v1/music/tracks/${encodeURIComponent(trackId)}/exports`,
+        body: { format },
+        idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
+        signal: options.signal
+      }),
+    get: (id: string, options: RequestOptions = {}): Promise<Export> =>
+      this.#call({ method: "GET", path: `/v1/music/exports/${encodeURIComponent(id)}`, signal: options.signal }),
+    /** The account's exports, newest first; of one track with `trackId`. */
+    list: (options: ExportListOptions = {}): Promise<ExportList> => {
+      const query = new URLSearchParams()
+      if (options.trackId !== undefined) query.set("track_id", options.trackId)
+      if (options.limit !== undefined) query.set("limit", String(options.limit))
+      if (options.startingAfter !== undefined) query.set("starting_after", options.startingAfter)
+      const search = query.size === 0 ? "" : `?${query.toString()}`
+      return this.#call({ method: "GET", path: `/v1/music/exports${search}`, signal: options.signal })
+    }
+  }
+
   /** Polls the task until it is `ready` or `failed`, and answers it (a failed task is an answer, not an error). */
-  async waitForGeneration(id: string, options: WaitOptions = {}): Promise<GenerationTask> {
+  waitForGeneration(id: string, options: WaitOptions = {}): Promise<GenerationTask> {
+    return this.#poll((signal) => this.generations.get(id, signal), (task, elapsedMs) => options.onProgress?.({ task, elapsedMs }), options)
+  }
+
+  /** Polls the export until it is `ready` or `failed`, and answers it (a failed export is an answer, not an error). */
+  waitForExport(id: string, options: ExportWaitOptions = {}): Promise<Export> {
+    return this.#poll((signal) => this.exports.get(id, signal), (found, elapsedMs) => options.onProgress?.({ export: found, elapsedMs }), options)
+  }
+
+  async #poll<A extends { readonly status: string }>(
+    get: (options: RequestOptions) => Promise<A>,
+    onProgress: (value: A, elapsedMs: number) => void,
+    options: Omit<WaitOptions, "onProgress">
+  ): Promise<A> {
     const signals = [options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)]
       .filter((s): s is AbortSignal => s !== undefined)
     const signal = signals.length === 0 ? undefined : AbortSignal.any(signals)
     const started = Date.now()
     for (;;) {
-      const task = await this.generations.get(id, signal === undefined ? {} : { signal })
-      options.onProgress?.({ task, elapsedMs: Date.now() - started })
-      if (task.status !== "pending") return task
+      const value = await get(signal === undefined ? {} : { signal })
+      onProgress(value, Date.now() - started)
+      if (value.status !== "pending") return value
       await sleep(options.intervalMs ?? 2_000, signal)
     }
   }
 
-  /** A track's audio (or cover) as a stream, with its size when known. Files are public: no credential is sent. */
-  async downloadStream(track: Track, options: DownloadOptions = {}): Promise<DownloadStream> {
-    const url = options.part === "image" ? track.image_url : track.audio_url
-    if (url === null) throw new LyreConnectionError(`Track ${track.id} has no ${options.part ?? "audio"} file.`)
+  /**
+   * A track's audio (or cover), or an export's file, as a stream with its size when known.
+   * Files are public: no credential is sent.
+   */
+  async downloadStream(source: Track | ExportFile, options: DownloadOptions = {}): Promise<DownloadStream> {
+    const url = "url" in source ? source.url : options.part === "image" ? source.image_url : source.audio_url
+    if (url === null) throw new LyreConnectionError("The track has no cover image.")
     const response = await this.#send(
       { method: "GET", path: url, signal: options.signal },
       () => this.#fetch(url, { headers: this.#baseHeaders(), ...(options.signal ? { signal: options.signal } : {}) }),
@@ -205,9 +288,9 @@ export class LyreClient {
     return { url, stream, size, contentType: response.headers.get("content-type") }
   }
 
-  /** A track's audio (or cover) as bytes. */
-  async download(track: Track, options: DownloadOptions = {}): Promise<Uint8Array> {
-    const { stream } = await this.downloadStream(track, options)
+  /** A track's audio (or cover), or an export's file, as bytes. */
+  async download(source: Track | ExportFile, options: DownloadOptions = {}): Promise<Uint8Array> {
+    const { stream } = await this.downloadStream(source, options)
     return new Uint8Array(await new Response(stream).arrayBuffer())
   }
 

@@ -13,3 +13,11 @@ export type TaskStatus = GenerationTask["status"]
 export type GenerateRequest = RouterInputs["generations"]["create"]
 export type ErrorBody = ErrorEnvelope["error"]
 export type ErrorType = ErrorBody["type"]
+
+export type Export = RouterOutputs["exports"]["get"]
+export type ExportList = RouterOutputs["exports"]["list"]
+export type ExportFile = Export["files"][number]
+export type ExportFormat = Export["format"]
+export type TimedWord = NonNullable<Export["timed_lyrics"]>[number]
+/** The body of an extension: any create field (absent: the source's) and `continue_at`; the track is the path's. */
+export type ExtendRequest = Omit<RouterInputs["tracks"]["extend"], "track_id">

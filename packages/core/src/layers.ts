@@ -11,6 +11,7 @@ import { SigningKeys } from "./services/SigningKeys.ts"
 import { Models } from "./services/Models.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { Sessions } from "./services/Sessions.ts"
+import { SongTools } from "./services/SongTools.ts"
 import { Webhooks } from "./services/Webhooks.ts"
 import { WebhookSignal } from "./services/WebhookSignal.ts"
 
@@ -18,7 +19,7 @@ import { WebhookSignal } from "./services/WebhookSignal.ts"
  * Core's services; they need a SqlClient, Settings, a RateLimiter, a DenyList and the Provider from the
  * composition root.
  */
-export const coreLayer = Layer.merge(Guard.layer, AccountConsole.layer).pipe(
+export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongTools.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
   Layer.provideMerge(AccessTokens.layer),
   Layer.provideMerge(SigningKeys.layer),

@@ -3,7 +3,7 @@
 
 import type { BassStyle, CompStyle, DrumStyle, Genre, Instrument, SectionKind } from "./genres.ts"
 import { barSeconds, planForm, type SectionPlan } from "./form.ts"
-import { lineSyllables, parseLyrics, type Syllable } from "./lyrics.ts"
+import { lineSyllables, parseLyrics, type SungSyllable } from "./lyrics.ts"
 import type { Rng } from "./rng.ts"
 import type { StyleSpec } from "./style.ts"
 import { borrowedChord, chordPitchClasses, diatonicChord, nearestIn, scaleOf, voiceChord, type Chord } from "./theory.ts"
@@ -26,7 +26,7 @@ export interface DrumHit {
 }
 
 export interface VocalNote extends NoteEvent {
-  readonly syllable: Syllable
+  readonly syllable: SungSyllable
 }
 
 export type Role = "chords" | "pad" | "bass" | "lead" | "arp" | "counter"
@@ -68,6 +68,8 @@ export interface ComposeInput {
   readonly styleWeight: number
   readonly weirdness: number
   readonly audioWeight: number
+  /** The form to play instead of planning one from the lyrics (a continuation's). */
+  readonly plan?: ReadonlyArray<SectionPlan> | undefined
 }
 
 const RICHNESS: Readonly<Record<ModelName, number>> = { aether: 1, echo: 0.62, nocturne: 0.3 }
@@ -148,15 +150,16 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const bar = barSeconds(bpm)
   const step = bar / 16
   const lyrics = parseLyrics(input.lyrics)
-  const vocal = !input.instrumental && lyrics.sections.length > 0
+  const vocal = !input.instrumental && (input.plan !== undefined ? input.plan.some((s) => s.lines.length > 0) : lyrics.sections.length > 0)
   const progLen = genre.progressions[0]?.length ?? 4
   // The style's energy scales every section's intensity: calm songs comp in long notes,
   // energetic ones in eighths with open hats and fills.
   const energyScale = 0.55 + 0.9 * spec.energy
   // A cappella (every instrument negated, lyrics sung) has no instrumental sections to play.
   const acappella = vocal && spec.instruments.size === 0
-  const planned = planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
-  const sections = (acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned)
+  const planned = input.plan ?? planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
+  // A given plan is kept whole: its bars are laid on a grid the caller relies on.
+  const sections = (input.plan === undefined && acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned)
     .map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
 
   // Progressions: a high style_weight favours the genre's first (most idiomatic) ones.

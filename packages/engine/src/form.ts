@@ -124,3 +124,43 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
     return { kind: s.kind, bars: s.bars, lines: s.lines, barsPerLine: s.barsPerLine, energy: SECTION_ENERGY[s.kind], occurrence }
   })
 }
+
+export interface ContinuationInput {
+  readonly bpm: number
+  /** Bars of the genre's harmonic cycle: sections are whole cycles. */
+  readonly unit: number
+  /** The kind of section the source was in where the continuation takes over. */
+  readonly leadIn: SectionKind
+  /** New lyrics to sing, or null to continue the song's own form. */
+  readonly lyrics: ParsedLyrics | null
+  /** Without new lyrics: the lines sung again (the source's last chorus), none for an instrumental. */
+  readonly reprise: ReadonlyArray<string>
+  /** The continuation must last at least this long (seconds), its lead-in bar included. */
+  readonly minSeconds: number
+}
+
+/**
+ * The form of a continuation: one lead-in bar (the splice falls inside it, so nothing sung is cut),
+ * the new lyrics' sections in order (or, without them, an instrumental break and the chorus
+ * again), the last repeated until long enough, and an outro that ends the song. Every section
+ * counts as a later occurrence: the arrangement is already full.
+ */
+export function planContinuation(c: ContinuationInput): SectionPlan[] {
+  const bar = barSeconds(c.bpm)
+  const sectionFor = (kind: SectionKind, lines: ReadonlyArray<string>): SectionPlan => {
+    const barsPerLine = lines.length > 0 ? linesBars(lines, c.bpm, false) : 2
+    const bars = lines.length > 0 ? roundUp(lines.length * barsPerLine, c.unit) : roundUp(INSTRUMENTAL_BARS[kind], c.unit)
+    return { kind, bars, lines, barsPerLine, energy: SECTION_ENERGY[kind], occurrence: 1 }
+  }
+  const leadInKind: SectionKind = c.leadIn === "intro" || c.leadIn === "outro" ? "verse" : c.leadIn
+  // Without new words the song goes round once more as songs end: a break, then the chorus.
+  const body: SectionPlan[] = c.lyrics !== null && c.lyrics.sections.length > 0
+    ? c.lyrics.sections.map((s) => sectionFor(s.kind, s.lines))
+    : [sectionFor("solo", []), sectionFor("chorus", c.reprise)]
+  const outro: SectionPlan = { ...sectionFor("outro", []), bars: roundUp(INSTRUMENTAL_BARS.outro, Math.min(c.unit, 4)) }
+  const seconds = (p: ReadonlyArray<SectionPlan>): number => p.reduce((a, s) => a + s.bars, 0) * bar
+  const plan: SectionPlan[] = [{ kind: leadInKind, bars: 1, lines: [], barsPerLine: 2, energy: SECTION_ENERGY[leadInKind], occurrence: 1 }, ...body, outro]
+  const repeat = body[body.length - 1] as SectionPlan
+  for (let guard = 0; seconds(plan) < c.minSeconds && guard < 16; guard++) plan.splice(plan.length - 1, 0, repeat)
+  return plan
+}

@@ -1,25 +1,54 @@
 // @lyre/engine: the built-in offline music engine. Two takes per task, rendered in a
-// worker_threads pool; same request + task id => the same bytes.
+// worker_threads pool; same request + task id => the same bytes. Song tools (extensions and
+// exports) run in the same pool, each deterministic from the track's TrackSource alone.
 
-import { availableParallelism } from "node:os"
+import { availableParallelism, tmpdir } from "node:os"
+import { join } from "node:path"
+import type { PcmCacheOptions } from "./pcm-cache.ts"
 import { RenderPool } from "./pool.ts"
-import type { Engine, EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
+import type { JobResult } from "./jobs.ts"
+import { extensionSources } from "./song.ts"
+import type { Engine, EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 
-export type { Engine, EngineRequest, EngineTrack, ModelName, RenderOptions } from "./types.ts"
+export type { Engine, EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, ModelName, RenderOptions, TimedWord, TrackSource } from "./types.ts"
+export type { PcmCacheOptions } from "./pcm-cache.ts"
 export { renderTrack } from "./render.ts"
 export { parseStyle } from "./style.ts"
+export { exportTrack, renderExtension } from "./song.ts"
 
 /** Takes rendered per task: two audibly different versions of the same request. */
 export const TAKES = 2
 
-export function makeEngine(options?: { readonly threads?: number; readonly render?: RenderOptions }): Engine {
-  const pool = new RenderPool(options?.threads ?? availableParallelism())
-  const renderOptions = options?.render ?? {}
+/** Where the engine keeps each take's PCM unless told otherwise, and how much of it. */
+export const DEFAULT_PCM_CACHE: PcmCacheOptions = { dir: join(tmpdir(), "lyre-engine-pcm"), maxBytes: 4 * 1024 ** 3 }
+
+export interface EngineOptions {
+  readonly threads?: number | undefined
+  readonly render?: RenderOptions | undefined
+  /** The PCM cache (see pcm-cache.ts); `null` turns it off (every `wav` export renders again). */
+  readonly pcmCache?: PcmCacheOptions | null | undefined
+}
+
+function track(result: JobResult): EngineTrack {
+  if (result.kind !== "track") throw new Error("engine worker answered a take with an export")
+  return result.track
+}
+
+export function makeEngine(options?: EngineOptions): Engine {
+  const pool = new RenderPool(options?.threads ?? availableParallelism(), options?.render ?? {}, options?.pcmCache === undefined ? DEFAULT_PCM_CACHE : options.pcmCache)
   return {
     async render(request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
       const takes: Promise<EngineTrack>[] = []
-      for (let i = 0; i < TAKES; i++) takes.push(pool.run(request, taskId, i, renderOptions))
+      for (let index = 0; index < TAKES; index++) takes.push(pool.run({ kind: "render", request, taskId, index }).then(track))
       return Promise.all(takes)
+    },
+    async extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
+      return Promise.all(extensionSources(source, continueAt, request, taskId, TAKES).map((s) => pool.run({ kind: "extend", source: s }).then(track)))
+    },
+    async export(source: TrackSource, format: ExportFormat): Promise<EngineExport> {
+      const result = await pool.run({ kind: "export", source, format })
+      if (result.kind !== "export") throw new Error("engine worker answered an export with a take")
+      return result.export
     },
     close: () => pool.close()
   }

@@ -16,6 +16,14 @@ export interface Syllable {
   readonly coda: ReadonlyArray<Consonant>
   /** Last syllable of its word (a small gap may follow). */
   readonly wordEnd: boolean
+  /** The letters this syllable is spelt with, where the spelling rules could split them ("" otherwise). */
+  readonly text: string
+}
+
+/** A syllable of a lyric line, knowing the word it belongs to (as written) and whether it starts it. */
+export interface SungSyllable extends Syllable {
+  readonly word: string
+  readonly wordStart: boolean
 }
 
 export interface LyricSection {
@@ -81,7 +89,7 @@ export function parseLyrics(text: string | null): ParsedLyrics {
 
 const EXCEPTIONS: Readonly<Record<string, ReadonlyArray<Syllable>>> = {}
 function syl(onset: Consonant[], vowel: readonly [Vowel] | readonly [Vowel, Vowel], coda: Consonant[]): Syllable {
-  return { onset, vowel, coda, wordEnd: true }
+  return { onset, vowel, coda, wordEnd: true, text: "" }
 }
 const WORDS: ReadonlyArray<readonly [string, Syllable]> = [
   ["the", syl(["th"], ["@"], [])], ["a", syl([], ["@"], [])], ["i", syl([], ["a", "i"], [])], ["you", syl(["y"], ["u"], [])],
@@ -170,12 +178,12 @@ export function syllabify(wordIn: string): Syllable[] {
   const word = wordIn.toLowerCase().normalize("NFD").replace(/[^a-z]/g, "")
   if (word === "") return otherScript(wordIn)
   const known = EXCEPTIONS[word]
-  if (known !== undefined) return [...known]
+  if (known !== undefined) return known.map((k) => ({ ...k, text: word }))
   const gs = graphemes(word)
   let vowelIdx = gs.map((g, i) => (g.vowel ? i : -1)).filter((i) => i >= 0)
   if (vowelIdx.length === 0) {
     // "hmm", "shh": hum it on a neutral vowel.
-    return [{ onset: [], vowel: ["@"], coda: gs.flatMap((g) => consonants(g.text, "")), wordEnd: true }]
+    return [{ onset: [], vowel: ["@"], coda: gs.flatMap((g) => consonants(g.text, "")), wordEnd: true, text: word }]
   }
   // Silent e in "-ed"/"-es" endings ("walked", "times"), unless it is sounded ("wanted", "boxes").
   let silentIdx = -1
@@ -231,17 +239,17 @@ function syllabifyGraphemes(gs: ReadonlyArray<Grapheme>, vowelIdx: ReadonlyArray
     // A word-final open "a" is the /a/ of "la", "ma", "spa", not the /ei/ of "make".
     let vowel = openEnd && vg === "a" ? (["a"] as const) : vowelOf(vg, long, rNext)
     if (vg === "y" && isLast && vowelIdx.length > 1) vowel = ["i"]
-    out.push({ onset, vowel, coda, wordEnd: isLast })
+    out.push({ onset, vowel, coda, wordEnd: isLast, text: gs.slice(start, end).map((g) => g.text).join("") })
     start = end
   }
   return out
 }
 
-/** A lyric line as syllables, with stress guesses (first syllable of words, content words). */
-export function lineSyllables(line: string): Syllable[] {
+/** A lyric line as syllables, each knowing its word as written. */
+export function lineSyllables(line: string): SungSyllable[] {
   const words = line.replace(/\([^)]*\)/g, (m) => m.slice(1, -1)).split(/[\s\-–—/]+/)
-  const out: Syllable[] = []
-  for (const w of words) out.push(...syllabify(w))
+  const out: SungSyllable[] = []
+  for (const w of words) syllabify(w).forEach((s, i) => out.push({ ...s, word: w, wordStart: i === 0 }))
   return out
 }
 
@@ -262,11 +270,11 @@ function otherScript(word: string): Syllable[] {
   const chars = [...word.toLowerCase()]
   // Alphabets with vowel letters (Cyrillic, Greek): one syllable per vowel.
   const vowels = chars.map((ch) => ALPHABET_VOWELS[ch]).filter((v): v is Vowel => v !== undefined)
-  if (vowels.length > 0) return vowels.map((v, i) => ({ onset: i === 0 && ALPHABET_VOWELS[chars[0] ?? ""] !== undefined ? [] : ["n" as Consonant], vowel: [v], coda: [], wordEnd: i === vowels.length - 1 }))
+  if (vowels.length > 0) return vowels.map((v, i) => ({ onset: i === 0 && ALPHABET_VOWELS[chars[0] ?? ""] !== undefined ? [] : ["n" as Consonant], vowel: [v], coda: [], wordEnd: i === vowels.length - 1, text: "" }))
   const letters = chars.filter((ch) => /\p{L}/u.test(ch))
   return letters.map((ch, i) => {
     const cp = ch.codePointAt(0) ?? 0
     const onset = SOFT_ONSETS[cp % SOFT_ONSETS.length] ?? "n"
-    return { onset: cp % 3 === 0 ? [] : [onset], vowel: [OPEN_VOWELS[(cp >> 2) % OPEN_VOWELS.length] ?? "a"], coda: [], wordEnd: i === letters.length - 1 }
+    return { onset: cp % 3 === 0 ? [] : [onset], vowel: [OPEN_VOWELS[(cp >> 2) % OPEN_VOWELS.length] ?? "a"], coda: [], wordEnd: i === letters.length - 1, text: ch }
   })
 }

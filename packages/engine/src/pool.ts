@@ -1,12 +1,15 @@
-// A small worker_threads pool: one render per worker at a time, jobs queued FIFO.
+// A small worker_threads pool: one job per worker at a time (a take, an extension's take or an
+// export), jobs queued FIFO except that light jobs (a MIDI file, timed lyrics, a cached WAV:
+// milliseconds each) go ahead of the renders waiting, so they never wait for seconds of synthesis.
 // Workers start lazily, are unref'd while idle (an idle pool never holds the process
 // open) and are replaced if one dies, failing only the job it was running.
 
 import { availableParallelism } from "node:os"
 import { extname } from "node:path"
 import { Worker } from "node:worker_threads"
-import type { JobMessage } from "./render-worker.ts"
-import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
+import type { PcmCacheOptions } from "./pcm-cache.ts"
+import type { JobBody, JobMessage, JobResult } from "./jobs.ts"
+import type { RenderOptions } from "./types.ts"
 
 // The worker is a sibling module with this module's own extension: `.ts` where the workspace
 // runs its sources, `.js` in the published build.
@@ -14,7 +17,7 @@ const workerUrl = new URL(`./render-worker${extname(new URL(import.meta.url).pat
 
 interface Job {
   readonly message: JobMessage
-  readonly resolve: (t: EngineTrack) => void
+  readonly resolve: (r: JobResult) => void
   readonly reject: (e: Error) => void
 }
 
@@ -23,7 +26,9 @@ interface Slot {
   job: Job | null
 }
 
-type Reply = { readonly id: number; readonly ok: true; readonly track: EngineTrack } | { readonly id: number; readonly ok: false; readonly error: string }
+const isLight = (body: JobBody): boolean => body.kind === "export" && body.format !== "stems"
+
+type Reply = { readonly id: number; readonly ok: true; readonly result: JobResult } | { readonly id: number; readonly ok: false; readonly error: string }
 
 export class RenderPool {
   private readonly slots: Slot[]
@@ -31,7 +36,12 @@ export class RenderPool {
   private nextId = 1
   private closed = false
 
-  constructor(size: number = availableParallelism()) {
+  private readonly options: RenderOptions
+  private readonly cache: PcmCacheOptions | null
+
+  constructor(size: number = availableParallelism(), options: RenderOptions = {}, cache: PcmCacheOptions | null = null) {
+    this.options = options
+    this.cache = cache
     this.slots = Array.from({ length: Math.max(1, Math.floor(size)) }, () => ({ worker: null, job: null }))
   }
 
@@ -39,10 +49,14 @@ export class RenderPool {
     return this.slots.length
   }
 
-  run(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
+  run(body: JobBody): Promise<JobResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"))
-    return new Promise<EngineTrack>((resolve, reject) => {
-      this.queue.push({ message: { id: this.nextId++, request, taskId, index, options }, resolve, reject })
+    return new Promise<JobResult>((resolve, reject) => {
+      const job: Job = { message: { ...body, id: this.nextId++, options: this.options, cache: this.cache }, resolve, reject }
+      if (isLight(body)) {
+        const firstHeavy = this.queue.findIndex((j) => !isLight(j.message))
+        this.queue.splice(firstHeavy < 0 ? this.queue.length : firstHeavy, 0, job)
+      } else this.queue.push(job)
       this.pump()
     })
   }
@@ -78,7 +92,7 @@ export class RenderPool {
       if (job === null || job.message.id !== reply.id) return
       slot.job = null
       w.unref()
-      if (reply.ok) job.resolve(reply.track)
+      if (reply.ok) job.resolve(reply.result)
       else job.reject(new Error(`render failed: ${reply.error}`))
       this.pump()
     })

@@ -5,7 +5,7 @@
 import { compose, type Part, type Score } from "./compose.ts"
 import { drawCover } from "./cover.ts"
 import type { Genre } from "./genres.ts"
-import { CEILING, master, reverb, sidechain } from "./mix.ts"
+import { CEILING, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { Rng } from "./rng.ts"
 import { parseStyle, type StyleSpec } from "./style.ts"
@@ -15,6 +15,13 @@ import { renderNote, type BassVoice, type InstrumentContext } from "./synth/inst
 import { renderVoice } from "./synth/voice.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
 
+/** One part of the mix as it sounds in the track: `vocals`, `drums`, `bass`, `harmony`, `lead`, `vinyl`. */
+export interface StemAudio {
+  readonly name: string
+  readonly left: Float32Array
+  readonly right: Float32Array
+}
+
 export interface RenderedAudio {
   readonly left: Float32Array
   readonly right: Float32Array
@@ -23,10 +30,24 @@ export interface RenderedAudio {
   readonly tags: string
   /** The voice stem before mixing (all zeros for instrumentals); tests analyse it. */
   readonly voice: Float32Array
+  /** Each stem mixed and mastered exactly as in the mix (they add up to it); null unless asked for. */
+  readonly stems: ReadonlyArray<StemAudio> | null
 }
 
+/** A composed take: everything the mixer needs. */
+export interface Take {
+  readonly spec: StyleSpec
+  readonly score: Score
+  readonly weirdness: number
+  /** Positioned after composing: the mixer draws its noise, voice and master seeds from here. */
+  readonly rng: Rng
+}
+
+/** Which stem each band role is heard in. */
+const STEM_OF: Readonly<Record<Part["role"], string>> = { chords: "harmony", pad: "harmony", counter: "harmony", bass: "bass", lead: "lead", arp: "lead" }
+
 /** Canonical text of everything in the request that shapes the music. */
-function requestKey(r: EngineRequest): string {
+export function requestKey(r: EngineRequest): string {
   return JSON.stringify([r.style, r.title, r.lyrics, r.instrumental, r.model, r.vocal_gender ?? null, r.negative_tags ?? null,
     r.style_weight ?? null, r.weirdness_constraint ?? null, r.audio_weight ?? null])
 }
@@ -35,7 +56,7 @@ function clamp01(x: number | undefined, fallback: number): number {
   return x === undefined || !Number.isFinite(x) ? fallback : Math.min(1, Math.max(0, x))
 }
 
-function bassVoiceFor(g: Genre): BassVoice {
+export function bassVoiceFor(g: Genre): BassVoice {
   if (g.name === "trap" || g.name === "drum and bass" || g.name === "hip hop") return "sub"
   if (g.name === "jazz" || g.name === "blues" || g.name === "folk") return "upright"
   if (["synthwave", "techno", "house", "trance", "pop"].includes(g.name)) return "synth"
@@ -79,20 +100,39 @@ function checkRequest(r: EngineRequest): void {
   if (r.lyrics !== null && typeof r.lyrics !== "string") throw new Error("lyrics must be a string or null")
 }
 
-export function renderAudio(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): RenderedAudio {
+/** The song-level choices of a task (tempo, key, instruments, voice), shared by both takes and by its extensions. */
+export function songIdentity(request: EngineRequest, taskId: string): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
   checkRequest(request)
-  const key = requestKey(request)
+  const songRng = new Rng(`song|${taskId}|${requestKey(request)}`)
+  const spec = parseStyle(request.style, request.negative_tags, songRng, clamp01(request.style_weight, 0.5))
+  return { spec, voice: voiceFor(request, songRng) }
+}
+
+/** The knobs of a request, with their defaults. */
+export function knobs(request: EngineRequest): { readonly styleWeight: number; readonly weirdness: number; readonly audioWeight: number } {
+  return { styleWeight: clamp01(request.style_weight, 0.5), weirdness: clamp01(request.weirdness_constraint, 0.25), audioWeight: clamp01(request.audio_weight, 0.5) }
+}
+
+export function composeTake(request: EngineRequest, taskId: string, index: number): Take {
   // Song-level choices (tempo, key, instruments, voice) are shared by both takes;
   // take-level choices (progressions, tunes, patterns) differ per index.
-  const songRng = new Rng(`song|${taskId}|${key}`)
-  const takeRng = new Rng(`take|${index}|${taskId}|${key}`)
-  const styleWeight = clamp01(request.style_weight, 0.5)
-  const weirdness = clamp01(request.weirdness_constraint, 0.25)
-  const audioWeight = clamp01(request.audio_weight, 0.5)
-  const spec = parseStyle(request.style, request.negative_tags, songRng, styleWeight)
-  const voice = voiceFor(request, songRng)
+  const { spec, voice } = songIdentity(request, taskId)
+  const takeRng = new Rng(`take|${index}|${taskId}|${requestKey(request)}`)
+  const { styleWeight, weirdness, audioWeight } = knobs(request)
   const score = compose({ spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, styleWeight, weirdness, audioWeight }, takeRng)
+  return { spec, score, weirdness, rng: takeRng }
+}
 
+export function renderAudio(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): RenderedAudio {
+  return mixTake(composeTake(request, taskId, index), options, false)
+}
+
+interface BandStem { readonly l: Float32Array; readonly r: Float32Array; readonly send: Float32Array }
+
+/** Synthesizes, mixes and masters a composed take; with `withStems`, also each stem as heard in the mix. */
+export function mixTake(take: Take, options: RenderOptions, withStems: boolean): RenderedAudio {
+  const { spec, score, weirdness } = take
+  const takeRng = take.rng
   const seconds = Math.min(score.duration, options.maxSeconds ?? Infinity)
   const n = Math.max(SR, Math.round(seconds * SR))
   const musicL = new Float32Array(n)
@@ -106,6 +146,7 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
   const genre = score.genre
   const ctx: InstrumentContext = { noise, weird: weirdness, bass: bassVoiceFor(genre), bright: Math.min(1, 0.35 + 0.45 * spec.energy + 0.25 * score.richness) }
   const spaceScale = score.richness < 0.5 ? 0.5 : 1
+  const band = new Map<string, BandStem>()
 
   for (const p of score.parts) {
     part.fill(0)
@@ -145,6 +186,20 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
       musicR[i] = (musicR[i] as number) + x * gr
       send[i] = (send[i] as number) + x * sendGain
     }
+    if (withStems) {
+      const name = STEM_OF[p.role]
+      let stem = band.get(name)
+      if (stem === undefined) {
+        stem = { l: new Float32Array(n), r: new Float32Array(n), send: new Float32Array(n) }
+        band.set(name, stem)
+      }
+      for (let i = 0; i < last; i++) {
+        const x = (part[i] as number) * gain
+        stem.l[i] = (stem.l[i] as number) + x * gl
+        stem.r[i] = (stem.r[i] as number) + x * gr
+        stem.send[i] = (stem.send[i] as number) + x * sendGain
+      }
+    }
   }
 
   // Drum bus level: balanced by its RMS like the parts; applied in the final sum below.
@@ -164,7 +219,10 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
       drumSend = 0.08 * genre.space * spaceScale
     }
   }
-  if (genre.pump && score.kicks.length > 0) sidechain(musicL, musicR, score.kicks, 0.45)
+  if (genre.pump && score.kicks.length > 0) {
+    sidechain(musicL, musicR, score.kicks, 0.45)
+    for (const stem of band.values()) sidechain(stem.l, stem.r, score.kicks, 0.45)
+  }
 
   // Seeds are drawn unconditionally so muting the voice changes nothing else.
   const voiceSeed = takeRng.seed32()
@@ -195,20 +253,65 @@ export function renderAudio(request: EngineRequest, taskId: string, index: numbe
   }
   reverb(send, left, right, genre.space, 1)
   const truncated = seconds < score.duration
-  master(left, right, {
+  const masterOptions: MasterOptions = {
     targetDb: -13 - 5 * (1 - spec.energy) - (score.richness < 0.5 ? 1.5 : 0),
     width: score.richness > 0.9 ? 1.15 : score.richness > 0.5 ? 1 : 0.6,
     lowpass: genre.lofi ? 5200 : score.richness < 0.5 ? 8500 : 0,
     crackle: genre.lofi ? 1 : 0,
     seed: takeRng.seed32(),
     fadeOut: truncated ? 1.5 : Math.min(4, (60 / score.bpm) * 4)
-  })
+  }
+  const trace: MasterTrace | null = withStems ? { gain: 1, limiter: new Float32Array(n) } : null
+  master(left, right, masterOptions, trace === null ? undefined : { record: trace })
   const vocalTag = score.vocal.length > 0 ? [`${score.voice === "f" ? "female" : "male"} vocals`] : []
-  return { left, right, score, spec, tags: [spec.tags, ...vocalTag].join(", "), voice: voiceBuf }
+  let stems: StemAudio[] | null = null
+  if (trace !== null) {
+    stems = []
+    // Each stem goes through the same reverb and the same master, with the mix's own loudness
+    // gain and limiter curve: every stage is then linear, so the stems add up to the mix.
+    const finish = (name: string, l: Float32Array, r: Float32Array, stemSend: Float32Array | null, crackle: boolean): void => {
+      if (stemSend !== null) reverb(stemSend, l, r, genre.space, 1)
+      master(l, r, masterOptions, { replay: trace, crackle })
+      stems?.push({ name, left: l, right: r })
+    }
+    if (drumGain > 0) {
+      const l = new Float32Array(n)
+      const r = new Float32Array(n)
+      const s = new Float32Array(n)
+      for (let i = 0; i < n; i++) {
+        const dl = (drumsL[i] as number) * drumGain
+        const dr = (drumsR[i] as number) * drumGain
+        l[i] = dl
+        r[i] = dr
+        s[i] = (dl + dr) * drumSend
+      }
+      finish("drums", l, r, s, false)
+    }
+    for (const name of ["bass", "harmony", "lead"]) {
+      const stem = band.get(name)
+      if (stem !== undefined) finish(name, stem.l, stem.r, stem.send, false)
+    }
+    if (voiceGain > 0) {
+      const l = new Float32Array(n)
+      const s = new Float32Array(n)
+      for (let i = 0; i < n; i++) {
+        const v = (voiceBuf[i] as number) * voiceGain
+        l[i] = v
+        s[i] = v * voiceSend
+      }
+      finish("vocals", l, l.slice(), s, false)
+    }
+    if (masterOptions.crackle > 0) finish("vinyl", new Float32Array(n), new Float32Array(n), null, true)
+  }
+  return { left, right, score, spec, tags: [spec.tags, ...vocalTag].join(", "), voice: voiceBuf, stems }
 }
 
 export async function renderTrack(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
-  const audio = renderAudio(request, taskId, index, options)
+  return finishTrack(request, index, renderAudio(request, taskId, index, options))
+}
+
+/** Encodes a rendered take and draws its cover. */
+export async function finishTrack(request: EngineRequest, index: number, audio: RenderedAudio): Promise<EngineTrack> {
   const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192)
   const png = drawCover(request.title, request.style, audio.spec.genre.name, index)
   const sung = audio.score.vocal.length > 0

@@ -28,6 +28,15 @@ export interface EngineTrack {
 
 export interface Engine {
   render(request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>>
+  /**
+   * Two takes, each: the source up to `continueAt` seconds, then a continuation in the source's key,
+   * tempo, instrumentation and voice to a proper ending. `request` is the extension's own (absent
+   * fields already filled from the source's); its takes are the TrackSources
+   * `{ request, taskId, index, extends: { source, continueAt } }`.
+   */
+  extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>>
+  /** One track in another form, rendered again from its TrackSource alone (same source, same bytes). */
+  export(source: TrackSource, format: ExportFormat): Promise<EngineExport>
   close(): Promise<void>
 }
 

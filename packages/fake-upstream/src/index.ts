@@ -1,5 +1,6 @@
 export { startFakeUpstream } from "./server.ts"
-export type { FakeUpstream, FakeUpstreamControl, FakeUpstreamOptions, TaskView } from "./server.ts"
+export type { FakeUpstream, FakeUpstreamControl, FakeUpstreamOptions, JobView, TaskView } from "./server.ts"
 export type { Behaviour, CallbackStage, Outcome, PollBehaviour, SubmitBehaviour, UpstreamStatus } from "./behaviour.ts"
-export type { CallbackRecord, PollRecord, SubmissionRecord } from "./records.ts"
+export type { CallbackRecord, PollRecord, SubmissionRecord, ToolPollRecord, ToolRequestRecord } from "./records.ts"
+export type { JobKind, ToolKind } from "./tools.ts"
 export { MAX_TITLE } from "./validate.ts"

@@ -1,5 +1,5 @@
 import type { CallbackStage, UpstreamStatus } from "./behaviour.ts"
-import { currentStatus, failureOf } from "./task.ts"
+import { currentStatus, failureOf, trackDuration } from "./task.ts"
 import type { FakeTask } from "./task.ts"
 
 interface Track {
@@ -35,7 +35,7 @@ const tracksAt = (task: FakeTask, baseUrl: string, status: UpstreamStatus): Read
     title: task.title,
     tags: task.style,
     createTime: task.createTime,
-    duration: index < withAudio ? 120 + index * 7.5 : null
+    duration: index < withAudio ? trackDuration(task, index) : null
   }))
 }
 

@@ -1,8 +1,10 @@
 import type { CallbackStage, UpstreamStatus } from "./behaviour.ts"
+import type { JobKind, ToolKind } from "./tools.ts"
 
-/** One `POST /api/v1/generate` as received, and how it was answered. */
+/** One `POST /api/v1/generate` or `/api/v1/generate/extend` as received, and how it was answered. */
 export interface SubmissionRecord {
   readonly at: number
+  readonly endpoint: "generate" | "extend"
   readonly authorized: boolean
   readonly body: unknown
   /** The title the request carried, when it had one. */
@@ -31,4 +33,25 @@ export interface CallbackRecord {
   readonly body: unknown
   readonly statusCode: number | null
   readonly error: string | null
+}
+
+/** One request to a song tool's endpoint (`wav`, `vocal-removal`, `midi`, `timestamped-lyrics`). */
+export interface ToolRequestRecord {
+  readonly at: number
+  readonly kind: ToolKind
+  readonly authorized: boolean
+  readonly body: unknown
+  readonly answer: "accepted" | "rejected" | "http_error" | "hang" | "dropped"
+  /** The task created (none for the timestamped lyrics, which answer at once). */
+  readonly taskId: string | null
+  readonly code: number | null
+}
+
+/** One `GET /api/v1/<tool>/record-info`. */
+export interface ToolPollRecord {
+  readonly at: number
+  readonly kind: JobKind
+  readonly taskId: string
+  /** The successFlag answered, or null when the task is unknown or the poll was not answered normally. */
+  readonly flag: string | number | null
 }

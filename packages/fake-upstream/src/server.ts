@@ -7,10 +7,23 @@ import { autoStages, defaultBehaviour } from "./behaviour.ts"
 import type { Behaviour, CallbackStage, ResolvedBehaviour, UpstreamStatus } from "./behaviour.ts"
 import { makeAudio, PNG } from "./files.ts"
 import { callbackBody, recordInfoBody } from "./payloads.ts"
-import type { CallbackRecord, PollRecord, SubmissionRecord } from "./records.ts"
-import { currentStatus, stageProgress } from "./task.ts"
+import type { CallbackRecord, PollRecord, SubmissionRecord, ToolPollRecord, ToolRequestRecord } from "./records.ts"
+import { currentStatus, stageProgress, trackDuration } from "./task.ts"
 import type { FakeTask } from "./task.ts"
-import { validateGenerate } from "./validate.ts"
+import {
+  jobCallbackBody,
+  jobDone,
+  jobFlag,
+  jobRecordBody,
+  jobSucceeded,
+  makeWav,
+  partFile,
+  partsFor,
+  timestampedLyricsBody
+} from "./tools.ts"
+import type { FakeJob, JobKind, ToolKind } from "./tools.ts"
+import { validateExtend, validateGenerate, validateMidi, validateTrackTool } from "./validate.ts"
+import type { ExtendRequest, GenerateRequest, KnownTrack } from "./validate.ts"
 
 export interface FakeUpstreamOptions {
   /** The key `Authorization: Bearer ...` must carry. */
@@ -19,6 +32,18 @@ export interface FakeUpstreamOptions {
   readonly port?: number
   /** Size of every audio file served, in bytes (default 64 KiB; benches use 1 MB). */
   readonly audioBytes?: number
+}
+
+/** A song tool's task as tests see it. */
+export interface JobView {
+  readonly kind: JobKind
+  readonly taskId: string
+  readonly audioId: string
+  readonly flag: string | number
+  readonly polls: number
+  readonly callBackUrl: string | null
+  /** A separation's part ids (what `midi/generate` may name as `audioId`). */
+  readonly partIds: ReadonlyArray<string>
 }
 
 /** A task as tests see it. */
@@ -38,6 +63,13 @@ export interface FakeUpstreamControl {
   onTitle(title: string, behaviour: Behaviour): void
   /** The next submissions, in order, behave so (one behaviour each). */
   next(...behaviours: ReadonlyArray<Behaviour>): void
+  /**
+   * Every `kind` request on a track of a task titled `title` behaves so (for MIDI: on a
+   * separation of such a track). Wins over `nextTool`.
+   */
+  onTrackOf(title: string, kind: ToolKind, behaviour: Behaviour): void
+  /** The next `kind` requests, in order, behave so. */
+  nextTool(kind: ToolKind, ...behaviours: ReadonlyArray<Behaviour>): void
   /** Forgets rules and records; tasks already created stay. */
   reset(): void
   readonly submissions: ReadonlyArray<SubmissionRecord>
@@ -46,7 +78,12 @@ export interface FakeUpstreamControl {
   /** Paths of the files downloaded. */
   readonly downloads: ReadonlyArray<string>
   submissionsFor(title: string): ReadonlyArray<SubmissionRecord>
+  /** Requests to the song tools' endpoints, and their record-info polls. */
+  readonly toolRequests: ReadonlyArray<ToolRequestRecord>
+  readonly toolPolls: ReadonlyArray<ToolPollRecord>
+  toolRequestsFor(kind: ToolKind): ReadonlyArray<ToolRequestRecord>
   task(taskId: string): TaskView | undefined
+  job(taskId: string): JobView | undefined
   /** Sends one callback now (to the task's `callBackUrl` unless `url` is given), whatever the task's state. */
   sendCallback(taskId: string, stage: CallbackStage, options?: { readonly url?: string }): Promise<CallbackRecord>
   /** Resolves once every callback scheduled so far has been sent and answered. */
@@ -84,11 +121,19 @@ const readBody = (req: IncomingMessage): Promise<string | null> =>
 /** Starts a real HTTP server on 127.0.0.1 speaking the upstream contract of DESIGN.md section 6. */
 export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<FakeUpstream> => {
   const audio = makeAudio(options.audioBytes ?? 64 * 1024)
+  const wavBytes = makeWav(options.audioBytes ?? 64 * 1024)
   const tasks = new Map<string, FakeTask>()
   const filesOf = new Map<string, FakeTask>()
   let base: ResolvedBehaviour = defaultBehaviour
   let byTitle = new Map<string, Behaviour>()
   let queue: Array<Behaviour> = []
+  let toolRules = new Map<string, Behaviour>()
+  let toolQueues = new Map<ToolKind, Array<Behaviour>>()
+  const jobs = new Map<string, FakeJob>()
+  /** Served file names of the song tools' results, to the job that made each. */
+  const jobFiles = new Map<string, FakeJob>()
+  const toolRequests: Array<ToolRequestRecord> = []
+  const toolPolls: Array<ToolPollRecord> = []
   const submissions: Array<SubmissionRecord> = []
   const polls: Array<PollRecord> = []
   const callbacks: Array<CallbackRecord> = []
@@ -104,6 +149,26 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   const behaviourFor = (title: string): ResolvedBehaviour => {
     const rule = byTitle.get(title) ?? queue.shift() ?? {}
     return { ...base, ...rule }
+  }
+
+  const toolRuleKey = (title: string, kind: ToolKind): string => `${kind}\u0000${title}`
+
+  const toolBehaviourFor = (kind: ToolKind, sourceTitle: string): ResolvedBehaviour => {
+    const rule = toolRules.get(toolRuleKey(sourceTitle, kind)) ?? toolQueues.get(kind)?.shift() ?? {}
+    return { ...base, ...rule }
+  }
+
+  /** A track the fake handed out, as the song tools' checks see it. */
+  const knownTrack = (audioId: string): KnownTrack | undefined => {
+    const task = filesOf.get(audioId)
+    if (task === undefined) return undefined
+    const status = currentStatus(task)
+    return {
+      taskId: task.taskId,
+      model: task.model,
+      duration: trackDuration(task, task.trackIds.indexOf(audioId)),
+      ready: status === "SUCCESS" || status === "CALLBACK_EXCEPTION"
+    }
   }
 
   const track = <A>(promise: Promise<A>): Promise<A> => {
@@ -188,8 +253,56 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     timers.set(timer, release)
   }
 
-  const createTask = (request: Exclude<ReturnType<typeof validateGenerate>, string>, behaviour: ResolvedBehaviour): FakeTask => {
-    const taskId = randomUUID().replaceAll("-", "")
+  const sendJobCallback = async (job: FakeJob, target: string): Promise<CallbackRecord> => {
+    const body = jobCallbackBody(job, url)
+    const { statusCode, error } = await post(target, JSON.stringify(body))
+    const stage = jobSucceeded({ ...job, called: true }) ? "complete" : "error"
+    const record: CallbackRecord = { at: Date.now(), taskId: job.taskId, stage, url: target, body, statusCode, error }
+    callbacks.push(record)
+    return record
+  }
+
+  /** A song tool calls back once, when done (`callbackCopies` times); any plan but "none" sends it. */
+  const scheduleJobCallback = (job: FakeJob): void => {
+    const target = job.callBackUrl
+    if (target === null || job.behaviour.callbacks === "none") return
+    let release = (): void => {}
+    track(new Promise<void>((resolve) => (release = resolve)))
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      const run = async (): Promise<void> => {
+        // Record-info must already show what the callback announces.
+        job.called = true
+        for (let copy = 0; copy < job.behaviour.callbackCopies && !aborter.signal.aborted; copy++) {
+          await sendJobCallback(job, target)
+        }
+      }
+      void run().finally(release)
+    }, job.behaviour.callbackDelayMs)
+    timers.set(timer, release)
+  }
+
+  const newTaskId = (): string => randomUUID().replaceAll("-", "")
+
+  const createJob = (
+    kind: JobKind,
+    fields: Pick<FakeJob, "audioId" | "duration" | "callBackUrl" | "parts" | "separationTaskId">,
+    behaviour: ResolvedBehaviour
+  ): FakeJob => {
+    const job: FakeJob = { kind, taskId: newTaskId(), behaviour, createTime: Date.now(), polls: 0, called: false, ...fields }
+    jobs.set(job.taskId, job)
+    if (kind === "wav") jobFiles.set(`${job.taskId}.wav`, job)
+    for (const part of job.parts) jobFiles.set(partFile(part), job)
+    scheduleJobCallback(job)
+    return job
+  }
+
+  const createTask = (
+    request: GenerateRequest,
+    behaviour: ResolvedBehaviour,
+    extra: { readonly baseDuration: number; readonly instrumental: boolean } = { baseDuration: 120, instrumental: request.instrumental }
+  ): FakeTask => {
+    const taskId = newTaskId()
     const task: FakeTask = {
       taskId,
       title: request.title,
@@ -199,6 +312,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       callBackUrl: request.callBackUrl,
       behaviour,
       trackIds: Array.from({ length: behaviour.trackCount }, () => randomUUID()),
+      baseDuration: extra.baseDuration,
+      instrumental: extra.instrumental,
       createTime: Date.now(),
       polls: 0,
       callbackProgress: 0
@@ -211,12 +326,28 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
 
   const authorized = (req: IncomingMessage): boolean => req.headers.authorization === `Bearer ${options.apiKey}`
 
-  const generate = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const text = await readBody(req)
-    const record = (fields: Omit<SubmissionRecord, "at" | "body" | "title" | "authorized">, body: unknown): void => {
-      const title = typeof body === "object" && body !== null && "title" in body && typeof body.title === "string" ? body.title : null
-      submissions.push({ at: Date.now(), authorized: authorized(req), body, title, ...fields })
+  type Answer = "accepted" | "rejected" | "http_error" | "hang" | "dropped"
+  /** An endpoint's checks: the request, or the body code and message refusing it. */
+  type Checked<R> = { readonly _tag: "Valid"; readonly request: R } | { readonly _tag: "Refused"; readonly code: number; readonly msg: string }
+
+  /**
+   * One creating endpoint, as the upstream answers them all: the body read whole (413 past the
+   * limit), JSON (400), the key (401), the endpoint's checks (400 or its own code), then what the
+   * behaviour says: accept (the endpoint's answer), a body code, an HTTP error page, a hang, a drop.
+   */
+  const submitTo = async <R>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: {
+      readonly record: (fields: { readonly answer: Answer; readonly taskId: string | null; readonly code: number | null }, body: unknown) => void
+      readonly validate: (body: unknown) => Checked<R>
+      readonly behaviourOf: (request: R) => ResolvedBehaviour
+      /** Creates what the request asks for; answers the task id (null: nothing to keep) and the answer's data. */
+      readonly accept: (request: R, behaviour: ResolvedBehaviour) => { readonly taskId: string | null; readonly data: unknown }
     }
+  ): Promise<void> => {
+    const { record } = endpoint
+    const text = await readBody(req)
     if (text === null) {
       record({ answer: "rejected", taskId: null, code: 413 }, null)
       return json(res, 200, { code: 413, msg: "Request body too large", data: null })
@@ -232,12 +363,13 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       record({ answer: "rejected", taskId: null, code: 401 }, body)
       return json(res, 200, { code: 401, msg: "Unauthorized", data: null })
     }
-    const request = validateGenerate(body)
-    if (typeof request === "string") {
-      record({ answer: "rejected", taskId: null, code: 400 }, body)
-      return json(res, 200, { code: 400, msg: request, data: null })
+    const checked = endpoint.validate(body)
+    if (checked._tag === "Refused") {
+      record({ answer: "rejected", taskId: null, code: checked.code }, body)
+      return json(res, 200, { code: checked.code, msg: checked.msg, data: null })
     }
-    const behaviour = behaviourFor(request.title)
+    const valid = checked.request
+    const behaviour = endpoint.behaviourOf(valid)
     const submit = behaviour.submit
     if (submit === "hang") return record({ answer: "hang", taskId: null, code: null }, body)
     if (submit === "drop") {
@@ -246,12 +378,12 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       return
     }
     if (submit === "accept-then-hang") {
-      return record({ answer: "hang", taskId: createTask(request, behaviour).taskId, code: null }, body)
+      return record({ answer: "hang", taskId: endpoint.accept(valid, behaviour).taskId, code: null }, body)
     }
     if (submit === "accept") {
-      const task = createTask(request, behaviour)
-      record({ answer: "accepted", taskId: task.taskId, code: 200 }, body)
-      return json(res, 200, { code: 200, msg: "success", data: { taskId: task.taskId } })
+      const { taskId, data } = endpoint.accept(valid, behaviour)
+      record({ answer: "accepted", taskId, code: 200 }, body)
+      return json(res, 200, { code: 200, msg: "success", data })
     }
     if ("code" in submit) {
       record({ answer: "rejected", taskId: null, code: submit.code }, body)
@@ -261,6 +393,135 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     const page = submit.body ?? `<html><body><h1>${submit.httpStatus}</h1></body></html>`
     res.writeHead(submit.httpStatus, { "Content-Type": "text/html", "Content-Length": Buffer.byteLength(page) }).end(page)
   }
+
+  const refusal = (msg: string, code = 400) => ({ _tag: "Refused", code, msg }) as const
+  const accepted = <R>(request: R) => ({ _tag: "Valid", request }) as const
+  /** A validator's answer: its message refuses with code 400. */
+  const checked = <R>(result: R | string): Checked<R> => (typeof result === "string" ? refusal(result) : accepted(result))
+
+  const recordSubmission = (req: IncomingMessage, endpoint: SubmissionRecord["endpoint"]) =>
+    (fields: Pick<SubmissionRecord, "answer" | "taskId" | "code">, body: unknown): void => {
+      const title = typeof body === "object" && body !== null && "title" in body && typeof body.title === "string" ? body.title : null
+      submissions.push({ at: Date.now(), endpoint, authorized: authorized(req), body, title, ...fields })
+    }
+
+  const recordTool = (req: IncomingMessage, kind: ToolKind) =>
+    (fields: Pick<ToolRequestRecord, "answer" | "taskId" | "code">, body: unknown): void => {
+      toolRequests.push({ at: Date.now(), kind, authorized: authorized(req), body, ...fields })
+    }
+
+  const generate = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordSubmission(req, "generate"),
+      validate: (body) => checked(validateGenerate(body)),
+      behaviourOf: (request) => behaviourFor(request.title),
+      accept: (request, behaviour) => {
+        const taskId = createTask(request, behaviour).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  /** An extension is a generation task of its own: the source up to `continueAt`, then more. */
+  const extend = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordSubmission(req, "extend"),
+      validate: (body): Checked<ExtendRequest> => {
+        const request = validateExtend(body, knownTrack)
+        if (typeof request === "string") return refusal(request)
+        const source = filesOf.get(request.audioId)
+        if (!request.inherit || source === undefined) return accepted(request)
+        return accepted({ ...request, title: source.title, style: source.style, prompt: source.prompt, instrumental: source.instrumental })
+      },
+      behaviourOf: (request) => behaviourFor(request.title),
+      accept: (request, behaviour) => {
+        const source = filesOf.get(request.audioId)
+        const taskId = createTask(request, behaviour, {
+          baseDuration: request.continueAt + 60,
+          instrumental: request.inherit ? source?.instrumental ?? false : false
+        }).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  const sourceTitle = (audioId: string): string => filesOf.get(audioId)?.title ?? ""
+
+  const wav = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordTool(req, "wav"),
+      validate: (body) => {
+        const request = validateTrackTool(body, knownTrack, "wav")
+        if (typeof request === "string") return refusal(request)
+        // One WAV record per track, as the upstream keeps them: a second is a conflict.
+        const existing = [...jobs.values()].some((job) =>
+          job.kind === "wav" && job.audioId === request.audioId && (!jobDone(job) || jobSucceeded(job))
+        )
+        return existing ? refusal("WAV record already exists", 409) : accepted(request)
+      },
+      behaviourOf: (request) => toolBehaviourFor("wav", sourceTitle(request.audioId)),
+      accept: (request, behaviour) => {
+        const taskId = createJob("wav", {
+          audioId: request.audioId,
+          duration: knownTrack(request.audioId)?.duration ?? 0,
+          callBackUrl: request.callBackUrl,
+          parts: [],
+          separationTaskId: null
+        }, behaviour).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  const separate = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordTool(req, "vocal-removal"),
+      validate: (body) => checked(validateTrackTool(body, knownTrack, "vocal-removal")),
+      behaviourOf: (request) => toolBehaviourFor("vocal-removal", sourceTitle(request.audioId)),
+      accept: (request, behaviour) => {
+        const taskId = createJob("vocal-removal", {
+          audioId: request.audioId,
+          duration: knownTrack(request.audioId)?.duration ?? 0,
+          callBackUrl: request.callBackUrl,
+          parts: partsFor(request.type, randomUUID),
+          separationTaskId: null
+        }, behaviour).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  const midi = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordTool(req, "midi"),
+      validate: (body) =>
+        checked(validateMidi(body, (taskId) => {
+          const job = jobs.get(taskId)
+          return job?.kind === "vocal-removal" ? { ready: jobSucceeded(job), partIds: job.parts.map((part) => part.id) } : undefined
+        })),
+      behaviourOf: (request) => toolBehaviourFor("midi", sourceTitle(jobs.get(request.taskId)?.audioId ?? "")),
+      accept: (request, behaviour) => {
+        const separation = jobs.get(request.taskId)
+        const taskId = createJob("midi", {
+          audioId: separation?.audioId ?? "",
+          duration: separation?.duration ?? 0,
+          callBackUrl: request.callBackUrl,
+          parts: [],
+          separationTaskId: request.taskId
+        }, behaviour).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  /** Answered at once: nothing is created, the words come in the answer. */
+  const timestampedLyrics = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordTool(req, "timestamped-lyrics"),
+      validate: (body) => checked(validateTrackTool(body, knownTrack, "timestamped-lyrics")),
+      behaviourOf: (request) => toolBehaviourFor("timestamped-lyrics", sourceTitle(request.audioId)),
+      accept: (request) => {
+        const task = filesOf.get(request.audioId)
+        const duration = knownTrack(request.audioId)?.duration ?? 0
+        const lyrics = task === undefined || task.instrumental ? "" : task.prompt
+        return { taskId: null, data: timestampedLyricsBody(lyrics, duration).data }
+      }
+    })
 
   const recordInfo = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void => {
     const taskId = query.get("taskId") ?? ""
@@ -285,26 +546,79 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     json(res, 200, body)
   }
 
-  const file = (req: IncomingMessage, res: ServerResponse, name: string): void => {
+  const jobRecordInfo = (req: IncomingMessage, res: ServerResponse, kind: JobKind, query: URLSearchParams): void => {
+    const taskId = query.get("taskId") ?? ""
+    if (!authorized(req)) return json(res, 200, { code: 401, msg: "Unauthorized", data: null })
+    const job = jobs.get(taskId)
+    if (job === undefined || job.kind !== kind) {
+      toolPolls.push({ at: Date.now(), kind, taskId, flag: null })
+      return json(res, 200, { code: taskId === "" ? 400 : 404, msg: taskId === "" ? "taskId is required" : "Task not found", data: null })
+    }
+    const poll = job.behaviour.poll
+    if (poll !== "answer") {
+      toolPolls.push({ at: Date.now(), kind, taskId, flag: null })
+      if (poll === "hang") return
+      if ("code" in poll) return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
+      const page = poll.body ?? `<html><body><h1>${poll.httpStatus}</h1></body></html>`
+      res.writeHead(poll.httpStatus, { "Content-Type": "text/html" }).end(page)
+      return
+    }
+    const body = jobRecordBody(job, url)
+    job.polls++
+    toolPolls.push({ at: Date.now(), kind, taskId, flag: body.data.successFlag })
+    json(res, 200, body)
+  }
+
+  /** What a served file name is, and whose: a track's audio or cover, or a song tool's result. */
+  const fileOf = (name: string): { readonly bytes: Buffer; readonly type: string; readonly missing: boolean } | undefined => {
+    const owned = jobFiles.get(name)
+    if (owned !== undefined) {
+      if (!jobSucceeded(owned)) return undefined
+      return name.endsWith(".wav")
+        ? { bytes: wavBytes, type: "audio/wav", missing: owned.behaviour.files === "missing" }
+        : { bytes: audio, type: "audio/mpeg", missing: owned.behaviour.files === "missing" }
+    }
     const match = /^([0-9a-f-]+)\.(mp3|png)$/.exec(name)
     const task = match?.[1] === undefined ? undefined : filesOf.get(match[1])
-    if (match === null || task === undefined || task.behaviour.files === "missing") {
+    if (match === null || task === undefined) return undefined
+    return match[2] === "mp3"
+      ? { bytes: audio, type: "audio/mpeg", missing: task.behaviour.files === "missing" }
+      : { bytes: PNG, type: "image/png", missing: task.behaviour.files === "missing" }
+  }
+
+  const file = (req: IncomingMessage, res: ServerResponse, name: string): void => {
+    const found = fileOf(name)
+    if (found === undefined || found.missing) {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("not found")
       return
     }
     downloads.push(`/files/${name}`)
-    const bytes = match[2] === "mp3" ? audio : PNG
-    res.writeHead(200, {
-      "Content-Type": match[2] === "mp3" ? "audio/mpeg" : "image/png",
-      "Content-Length": bytes.length
-    })
+    const bytes = found.bytes
+    res.writeHead(200, { "Content-Type": found.type, "Content-Length": bytes.length })
     res.end(req.method === "HEAD" ? undefined : bytes)
   }
 
   const server = createServer((req, res) => {
     const target = new URL(req.url ?? "/", "http://fake")
-    if (req.method === "POST" && target.pathname === "/api/v1/generate") {
-      void generate(req, res).catch(() => res.destroy())
+    const posts: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>> = {
+      "/api/v1/generate": generate,
+      "/api/v1/generate/extend": extend,
+      "/api/v1/wav/generate": wav,
+      "/api/v1/vocal-removal/generate": separate,
+      "/api/v1/midi/generate": midi,
+      "/api/v1/generate/get-timestamped-lyrics": timestampedLyrics
+    }
+    const records: Readonly<Record<string, JobKind>> = {
+      "/api/v1/wav/record-info": "wav",
+      "/api/v1/vocal-removal/record-info": "vocal-removal",
+      "/api/v1/midi/record-info": "midi"
+    }
+    const post = req.method === "POST" ? posts[target.pathname] : undefined
+    const jobKind = req.method === "GET" ? records[target.pathname] : undefined
+    if (post !== undefined) {
+      void post(req, res).catch(() => res.destroy())
+    } else if (jobKind !== undefined) {
+      jobRecordInfo(req, res, jobKind, target.searchParams)
     } else if (req.method === "GET" && target.pathname === "/api/v1/generate/record-info") {
       recordInfo(req, res, target.searchParams)
     } else if ((req.method === "GET" || req.method === "HEAD") && target.pathname.startsWith("/files/")) {
@@ -329,10 +643,20 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     next: (...behaviours) => {
       queue.push(...behaviours)
     },
+    onTrackOf: (title, kind, behaviour) => {
+      toolRules.set(toolRuleKey(title, kind), behaviour)
+    },
+    nextTool: (kind, ...behaviours) => {
+      toolQueues.set(kind, [...(toolQueues.get(kind) ?? []), ...behaviours])
+    },
     reset: () => {
       base = defaultBehaviour
       byTitle = new Map()
       queue = []
+      toolRules = new Map()
+      toolQueues = new Map()
+      toolRequests.length = 0
+      toolPolls.length = 0
       submissions.length = 0
       polls.length = 0
       callbacks.length = 0
@@ -343,6 +667,21 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     callbacks,
     downloads,
     submissionsFor: (title) => submissions.filter((submission) => submission.title === title),
+    toolRequests,
+    toolPolls,
+    toolRequestsFor: (kind) => toolRequests.filter((request) => request.kind === kind),
+    job: (taskId) => {
+      const job = jobs.get(taskId)
+      return job === undefined ? undefined : {
+        kind: job.kind,
+        taskId,
+        audioId: job.audioId,
+        flag: jobFlag(job),
+        polls: job.polls,
+        callBackUrl: job.callBackUrl,
+        partIds: job.parts.map((part) => part.id)
+      }
+    },
     task: (taskId) => {
       const task = tasks.get(taskId)
       return task === undefined ? undefined : {
@@ -355,6 +694,9 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       }
     },
     sendCallback: (taskId, stage, extra = {}) => {
+      const job = jobs.get(taskId)
+      const jobTarget = extra.url ?? job?.callBackUrl
+      if (job !== undefined && jobTarget !== undefined && jobTarget !== null) return track(sendJobCallback(job, jobTarget))
       const task = tasks.get(taskId)
       const target = extra.url ?? task?.callBackUrl
       if (task === undefined || target === undefined || target === null) {

@@ -10,6 +10,9 @@ export interface FakeTask {
   readonly callBackUrl: string | null
   readonly behaviour: ResolvedBehaviour
   readonly trackIds: ReadonlyArray<string>
+  /** The first track's length in seconds (each next one is 7.5 s longer). */
+  readonly baseDuration: number
+  readonly instrumental: boolean
   readonly createTime: number
   polls: number
   /** Progress reached through sent callbacks: 0 none, 1 text, 2 first, 3 final. */
@@ -56,3 +59,6 @@ export const failureOf = (status: UpstreamStatus): { readonly code: number; read
       return null
   }
 }
+
+/** The length of the task's track `index`, in seconds. */
+export const trackDuration = (task: FakeTask, index: number): number => task.baseDuration + index * 7.5

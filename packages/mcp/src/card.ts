@@ -1,11 +1,12 @@
 /**
  * The MCP server card at `/.well-known/mcp/server-card.json`: who the server is, where to
- * connect and with which protocol revisions, what authorization it asks for, and its tools as
- * `tools/list` gives them (the same definitions, not a copy).
+ * connect and with which protocol revisions, what authorization it asks for, its capabilities as
+ * `initialize` declares them (tasks included) and its tools as `tools/list` gives them (the same
+ * definitions, not a copy).
  */
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
 import { mcpResourceMetadataUrl, requiredScope } from "./http.ts"
-import { serverIdentity, serviceVersion } from "./server.ts"
+import { serverCapabilities, serverIdentity, serviceVersion } from "./server.ts"
 import { toolDefinitions } from "./tools.ts"
 
 export const serverCardPath = "/.well-known/mcp/server-card.json"
@@ -38,6 +39,7 @@ export const serverCard = (publicUrl: string) => ({
     scopes_required: [requiredScope],
     bearer_methods_supported: ["header"]
   },
+  capabilities: serverCapabilities,
   tools: toolDefinitions
 })
 

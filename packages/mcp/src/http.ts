@@ -1,7 +1,8 @@
 /**
  * `/mcp` over Streamable HTTP, stateless: POST only, the Origin rule of the transport spec, the
  * credential challenge decided here rather than inside a tool result, then a fresh server and
- * transport for the request. JSON answers unless the one request asks for progress while it runs.
+ * transport for the request. JSON answers unless the one request (a tool call or `tasks/result`)
+ * asks for progress while it runs.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -13,7 +14,7 @@ import {
   wwwAuthenticateFor
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/rest"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { originPolicy } from "./origin.ts"
 import type { McpRequest } from "./procedures.ts"
 import { makeMcpServer } from "./server.ts"
@@ -34,9 +35,15 @@ interface JsonRpcRequestLike {
   readonly params?: { readonly _meta?: { readonly progressToken?: unknown } }
 }
 
-const isToolsCall = (message: unknown): message is JsonRpcRequestLike =>
-  typeof message === "object" && message !== null && "method" in message && message.method === "tools/call" &&
+/** The methods that reach the procedures, and so need a credential. */
+const methodsWithCredential: ReadonlySet<unknown> = new Set(["tools/call", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"])
+
+const needsCredential = (message: unknown): message is JsonRpcRequestLike =>
+  typeof message === "object" && message !== null && "method" in message && methodsWithCredential.has(message.method) &&
   "id" in message
+
+/** The methods that wait and report progress while they do (a wait tool, `tasks/result`). */
+const mayReportProgress = (message: JsonRpcRequestLike): boolean => message.method === "tools/call" || message.method === "tasks/result"
 
 const wantsProgress = (message: JsonRpcRequestLike): boolean => message.params?._meta?.progressToken !== undefined
 
@@ -78,10 +85,10 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
     const body = await readJsonBody(req)
     if (!body.ok) return jsonRpcError(res, 400, body.error._tag === "InvalidJson" ? -32700 : -32600, body.error)
     const messages: ReadonlyArray<unknown> = Array.isArray(body.value) ? body.value : [body.value]
-    const calls = messages.filter(isToolsCall)
+    const calls = messages.filter(needsCredential)
     const authorization = req.headers.authorization
     if (calls.length > 0 && (authorization === undefined || authorization.trim() === "")) {
-      return sendChallenge(res, new MissingCredential({ message: "tools/call needs a credential: `Authorization: Bearer <API key or access token>`." }))
+      return sendChallenge(res, new MissingCredential({ message: "tools/call and tasks/* need a credential: `Authorization: Bearer <API key or access token>`." }))
     }
 
     const aborted = new AbortController()
@@ -97,7 +104,8 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
       headers: {}
     }
     const [onlyCall] = calls
-    const stream = messages.length === 1 && onlyCall !== undefined && wantsProgress(onlyCall) && accepts(req, "text/event-stream")
+    const stream = messages.length === 1 && onlyCall !== undefined && mayReportProgress(onlyCall) && wantsProgress(onlyCall) &&
+      accepts(req, "text/event-stream")
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream })
     const server = makeMcpServer(request, publicUrl)
     await server.connect(transport)

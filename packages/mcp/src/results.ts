@@ -1,7 +1,7 @@
 /** Tool results: the structured value and its JSON text, or the REST envelope as an error result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { renderError } from "@lyre/core"
-import type { ApiError, GenerationTask } from "@lyre/core"
+import { isExport, renderError } from "@lyre/core"
+import type { ApiError, Export, GenerationTask, Job } from "@lyre/core"
 
 type Content = CallToolResult["content"][number]
 
@@ -41,6 +41,21 @@ const trackLinks = (task: GenerationTask): ReadonlyArray<Content> =>
   })
 
 export const taskResult = (task: GenerationTask): CallToolResult => valueResult(task, trackLinks(task))
+
+/** A ready export's files, each a link with the media type the service serves it with. */
+const fileLinks = (exported: Export): ReadonlyArray<Content> =>
+  exported.status !== "ready" ? [] : exported.files.map((file): Content => ({
+    type: "resource_link",
+    uri: file.url,
+    name: file.name,
+    title: file.stem === null ? `${file.name} (${exported.format} of ${exported.track_id})` : `The ${file.stem} stem of ${exported.track_id}`,
+    mimeType: file.content_type,
+    description: `${file.bytes} bytes`
+  }))
+
+export const exportResult = (exported: Export): CallToolResult => valueResult(exported, fileLinks(exported))
+
+export const jobResult = (job: Job): CallToolResult => isExport(job) ? exportResult(job) : taskResult(job)
 
 /**
  * A domain failure: the REST envelope as JSON text. No `structuredContent`, which would have to

@@ -1,12 +1,27 @@
 /**
- * One MCP server definition: its identity, and the handlers of `tools/list` and `tools/call`
- * (`initialize` and `ping` are the SDK's). Stateless: a fresh server per HTTP request.
+ * One MCP server definition: its identity, and the handlers of `tools/list`, `tools/call` and
+ * `tasks/result` (`initialize`, `ping`, `tasks/get`, `tasks/list` and `tasks/cancel` are the
+ * SDK's, over Lyre's task store).
+ * Stateless: a fresh server per HTTP request.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  RELATED_TASK_META_KEY
+} from "@modelcontextprotocol/sdk/types.js"
+import type { ProgressToken, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { McpRequest } from "./procedures.ts"
+import { finalResultOf, LyreTaskStore, mcpErrorFor, mcpTaskOf, tasksCapability } from "./tasks.ts"
 import { toolDefinitions, toolsByName } from "./tools.ts"
+import { loadJob } from "./jobs.ts"
+import { waitFor } from "./wait.ts"
+import type { Progress } from "./wait.ts"
 
 /** The interface's description version; the service and its surfaces share it. */
 export const serviceVersion = "0.1.0"
@@ -17,9 +32,15 @@ export const serverIdentity = {
   description: "Music generation: songs with vocals or instrumentals from a style, a title and lyrics."
 } as const
 
+/** What `initialize` declares; the server card shows the same. */
+export const serverCapabilities = { tools: { listChanged: false }, tasks: tasksCapability } as const
+
 const instructions = "Lyre generates songs. Call generate_music with a style, a title and lyrics (or instrumental: true); " +
   "it charges credits and returns a pending task. Then call wait_for_generation with the task id until it is " +
-  "ready: its tracks carry MP3 links (audio_url) and covers. get_account shows the credit balance and limits."
+  "ready: its tracks carry MP3 links (audio_url) and covers. A client with MCP tasks may call generate_music as a task " +
+  "instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
+  "generation, waited for with wait_for_generation) and export_track takes it as wav, midi, stems or timed_lyrics " +
+  "(waited for with wait_for_export; its files come as resource links). get_account shows the credit balance and limits."
 
 /**
  * Without one, every server builds its own Ajv instance (for elicitation, which Lyre never
@@ -27,24 +48,55 @@ const instructions = "Lyre generates songs. Call generate_music with a style, a 
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** Progress notifications for a request that carries a progress token; nothing otherwise. */
+const progressSender = (progressToken: ProgressToken | undefined, extra: Extra): Progress =>
+  (progress, total, message) =>
+    progressToken === undefined
+      ? Promise.resolve()
+      : extra.sendNotification({
+        method: "notifications/progress",
+        params: { progressToken, progress, ...(total === undefined ? {} : { total }), message }
+      })
+
 export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server => {
   const server = new Server(
     { name: serverIdentity.name, title: serverIdentity.title, version: serviceVersion, websiteUrl },
-    { capabilities: { tools: { listChanged: false } }, instructions, jsonSchemaValidator }
+    {
+      capabilities: serverCapabilities,
+      instructions,
+      jsonSchemaValidator,
+      taskStore: new LyreTaskStore(request)
+    }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...toolDefinitions] }))
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     const tool = toolsByName.get(call.params.name)
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`)
     const progressToken = call.params._meta?.progressToken
-    return tool.call(call.params.arguments ?? {}, {
+    const toolCall = {
       request,
       signal: AbortSignal.any([extra.signal, request.signal]),
-      progress: (progress, total, message) =>
-        progressToken === undefined
-          ? Promise.resolve()
-          : extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress, total, message } })
-    })
+      progress: progressSender(progressToken, extra)
+    }
+    if (call.params.task === undefined) return tool.call(call.params.arguments ?? {}, toolCall)
+    if (tool.startTask === undefined) {
+      throw new McpError(ErrorCode.MethodNotFound, `${call.params.name} answers at once and cannot be called as a task.`)
+    }
+    const started = await tool.startTask(call.params.arguments ?? {}, toolCall)
+    if (!started.ok) throw mcpErrorFor(started.error)
+    return { task: mcpTaskOf(started.value, Date.now()) }
+  })
+  // The SDK's own `tasks/result` polls the store at the task's interval and says nothing while
+  // it waits; this one is the wait tool's loop, with its schedule and progress notifications.
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (call, extra) => {
+    const { taskId } = call.params
+    const signal = AbortSignal.any([extra.signal, request.signal])
+    const outcome = await waitFor((id) => loadJob(request, id), taskId, Number.POSITIVE_INFINITY, signal, progressSender(call.params._meta?.progressToken, extra))
+    if (!outcome.ok) throw mcpErrorFor(outcome.error)
+    if (outcome.value.status === "pending") throw new McpError(ErrorCode.ConnectionClosed, "The client went away.")
+    return { ...finalResultOf(outcome.value), _meta: { [RELATED_TASK_META_KEY]: { taskId } } }
   })
   return server
 }

@@ -8,9 +8,15 @@ import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotoco
 import {
   Account,
   aetherOnlyParameters,
+  Export,
+  exportFormats,
+  exportPriceOf,
+  ExportRequest,
+  ExtendRequest,
   GenerateRequestFields,
   GenerationTask,
   GenerationTaskList,
+  GetExportParams,
   GetGenerationParams,
   ListGenerationsQuery,
   maxIdempotencyKeyLength,
@@ -20,10 +26,12 @@ import {
   tracksPerTask,
   validationErrorFrom
 } from "@lyre/core"
+import type { Job } from "@lyre/core"
+import { loadExport, loadGeneration } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
-import { errorResult, taskResult, valueResult } from "./results.ts"
-import { waitForTask } from "./wait.ts"
+import { errorResult, exportResult, taskResult, valueResult } from "./results.ts"
+import { waitFor } from "./wait.ts"
 import type { Progress } from "./wait.ts"
 
 export interface ToolCall {
@@ -41,11 +49,17 @@ export interface LyreTool {
   readonly output: z.ZodType
   readonly annotations: ToolAnnotations
   readonly call: (rawArguments: unknown, call: ToolCall) => Promise<CallToolResult>
+  /**
+   * For a tool that supports task-augmented calls: the generation task or export the call stands
+   * for, answered at once as the MCP task (see tasks.ts).
+   */
+  readonly startTask?: (rawArguments: unknown, call: ToolCall) => Promise<Outcome<Job>>
 }
 
-interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call"> {
+interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call" | "startTask"> {
   readonly input: I
   readonly run: (args: z.output<I>, call: ToolCall) => Promise<CallToolResult>
+  readonly startTask?: (args: z.output<I>, call: ToolCall) => Promise<Outcome<Job>>
 }
 
 /**
@@ -54,18 +68,22 @@ interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call">
  * Rules beyond the schema (lyrics unless instrumental, aether-only fields) are the procedure's,
  * and come back as tool errors like every other domain failure.
  */
-const defineTool = <I extends z.ZodType>({ input, run, ...rest }: ToolSpec<I>): LyreTool => ({
-  ...rest,
-  input,
-  call: async (rawArguments, call) => {
+const defineTool = <I extends z.ZodType>({ input, run, startTask, ...rest }: ToolSpec<I>): LyreTool => {
+  const parse = (rawArguments: unknown): z.output<I> => {
     const parsed = input.safeParse(rawArguments)
     if (!parsed.success) {
       const error = validationErrorFrom(parsed.error.issues, rawArguments)
       throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${rest.name}: ${error.message}`, renderError(error).body)
     }
-    return run(parsed.data, call)
+    return parsed.data
   }
-})
+  return {
+    ...rest,
+    input,
+    call: async (rawArguments, call) => run(parse(rawArguments), call),
+    ...(startTask === undefined ? {} : { startTask: async (rawArguments, call) => startTask(parse(rawArguments), call) })
+  }
+}
 
 /** Reads only Lyre's own records: no side effect beyond counting against the rate limit. */
 const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
@@ -75,22 +93,32 @@ const resultOf = <A>(outcome: Outcome<A>, render: (value: A) => CallToolResult):
 
 export const maxWaitSeconds = 120
 
-export const WaitForGenerationParams = GetGenerationParams.extend({
-  timeout_seconds: z.int().min(1).max(maxWaitSeconds).default(60).describe(
-    `How long to wait, 1 to ${maxWaitSeconds} seconds (default 60). The task is returned as it stands when time runs out.`
+const timeoutSeconds = (what: string) =>
+  z.int().min(1).max(maxWaitSeconds).default(60).describe(
+    `How long to wait, 1 to ${maxWaitSeconds} seconds (default 60). The ${what} is returned as it stands when time runs out.`
   )
+
+export const WaitForGenerationParams = GetGenerationParams.extend({ timeout_seconds: timeoutSeconds("task") })
+
+export const WaitForExportParams = GetExportParams.extend({
+  id: GetExportParams.shape.id.describe("The export's id (`exp_...`), as export_track returned it."),
+  timeout_seconds: timeoutSeconds("export")
 })
 
 /**
- * The request's fields and, as REST's `Idempotency-Key` header is here, an optional key: a call
- * retried with the same key and arguments answers the first task and charges once.
+ * As REST's `Idempotency-Key` header is here, an optional key on every paid tool: a call
+ * retried with the same key and arguments answers the first task or export and charges once.
  */
-export const GenerateMusicArguments = GenerateRequestFields.extend({
-  idempotency_key: z.string().min(1).max(maxIdempotencyKeyLength).optional().describe(
-    "A unique string (a UUID, say) for this song. Calling again with the same key and arguments within 24 hours " +
-      "returns the first task instead of charging again, so a call whose answer was lost can be retried safely."
-  )
-})
+const idempotencyKey = z.string().min(1).max(maxIdempotencyKeyLength).optional().describe(
+  "A unique string (a UUID, say) for this call. Calling again with the same key and arguments within 24 hours " +
+    "returns the first result instead of charging again, so a call whose answer was lost can be retried safely."
+)
+
+export const GenerateMusicArguments = GenerateRequestFields.extend({ idempotency_key: idempotencyKey })
+
+export const ExtendTrackArguments = ExtendRequest.extend({ idempotency_key: idempotencyKey })
+
+export const ExportTrackArguments = ExportRequest.extend({ idempotency_key: idempotencyKey })
 
 const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", ")
 
@@ -100,9 +128,56 @@ const generateDescription = [
   `Models: aether (the default and the best), echo, and nocturne, which is deprecated (kept for backward compatibility, not for new integrations).`,
   `${aetherOnlyParameters.join(", ")} are understood by aether only; with another model they are refused.`,
   "Returns the pending task at once; call wait_for_generation with its id to get the finished tracks (MP3 links and covers).",
+  "Called as a task (MCP tasks), it answers the task at once with the generation's id; tasks/result waits for the song.",
   "Pass idempotency_key to retry a call safely: the same key and arguments never charge twice.",
   "Call get_account first to see the credit balance and limits."
 ].join(" ")
+
+const createTask = (
+  { idempotency_key: idempotencyKey, ...fields }: z.output<typeof GenerateMusicArguments>,
+  { request }: ToolCall
+): Promise<Outcome<GenerationTask>> =>
+  invoke(request, fields, (caller) => caller.generations.create(fields), idempotencyKey)
+
+const extendDescription = [
+  "Extend a song: a new generation that keeps a track of a ready task up to continue_at seconds (default: its end)",
+  "and continues it in the same key, tempo, instrumentation and voice to a proper ending, singing new lyrics when given.",
+  "Any generate_music field may be given; an absent one is the source's.",
+  `Charged as a generation of its model when accepted: ${prices}; refunded automatically if it fails.`,
+  "track_id is a track's id (`trk_...`) from a ready task of this account (get_generation or wait_for_generation shows them).",
+  "Returns the pending task at once; call wait_for_generation with its id for the finished tracks (whole songs: the source, then the continuation).",
+  "Called as a task (MCP tasks), it answers the task at once with the generation's id.",
+  "Pass idempotency_key to retry a call safely."
+].join(" ")
+
+const extendTask = (
+  { idempotency_key: idempotencyKey, ...fields }: z.output<typeof ExtendTrackArguments>,
+  { request }: ToolCall
+): Promise<Outcome<GenerationTask>> =>
+  invoke(request, fields, (caller) => caller.tracks.extend(fields), idempotencyKey)
+
+const exportPrices = exportFormats.map((format) => `${format} ${exportPriceOf[format]}`).join(", ")
+
+const exportDescription = [
+  "Take a track of a ready task as wav (the mix as 16-bit 44.1 kHz PCM), midi (a Standard MIDI File of the parts,",
+  "with the sung syllables as lyric events), stems (one WAV per part: vocals, drums, bass, ... that add up to the mix)",
+  "or timed_lyrics (every sung word with its start and end in seconds, plus .lrc and WebVTT files).",
+  `Credits charged when accepted, per format: ${exportPrices}; refunded automatically if it fails.`,
+  "Asking for a format this account already has ready for the track returns that export and charges nothing.",
+  "timed_lyrics of an instrumental track is refused (track_has_no_lyrics).",
+  "Returns the export (`exp_...`), usually pending; call wait_for_export with its id. A ready export lists its files,",
+  "each also given as a resource link with its media type. Called as a task (MCP tasks), it answers the task at once",
+  "with the export's id. Pass idempotency_key to retry a call safely."
+].join(" ")
+
+const exportTask = (
+  { idempotency_key: idempotencyKey, ...fields }: z.output<typeof ExportTrackArguments>,
+  { request }: ToolCall
+): Promise<Outcome<Export>> =>
+  invoke(request, fields, (caller) => caller.tracks.export(fields), idempotencyKey)
+
+/** Spends credits and starts a job at the provider each call without a key; destroys nothing. */
+const paid: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
 
 export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
@@ -111,11 +186,9 @@ export const tools: ReadonlyArray<LyreTool> = [
     description: generateDescription,
     input: GenerateMusicArguments,
     output: GenerationTask,
-    // Spends credits and starts a job at the provider each time it is called without a key: not
-    // idempotent, not read-only, open-world; it destroys nothing.
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    run: async ({ idempotency_key: idempotencyKey, ...fields }, { request }) =>
-      resultOf(await invoke(request, fields, (caller) => caller.generations.create(fields), idempotencyKey), taskResult)
+    annotations: paid,
+    run: async (args, call) => resultOf(await createTask(args, call), taskResult),
+    startTask: createTask
   }),
   defineTool({
     name: "get_generation",
@@ -138,7 +211,9 @@ export const tools: ReadonlyArray<LyreTool> = [
     output: GenerationTask,
     annotations: readOnly,
     run: async (args, { request, signal, progress }) =>
-      resultOf(await waitForTask(request, args.id, args.timeout_seconds, signal, progress), taskResult)
+      resultOf(await waitFor((id) => loadGeneration(request, id), args.id, args.timeout_seconds, signal, progress), taskResult),
+    // As a task, the wait is the generation itself: `tasks/result` waits for it.
+    startTask: (args, { request }) => loadGeneration(request, args.id)
   }),
   defineTool({
     name: "list_generations",
@@ -150,6 +225,42 @@ export const tools: ReadonlyArray<LyreTool> = [
     annotations: readOnly,
     run: async (args, { request }) =>
       resultOf(await invoke(request, args, (caller) => caller.generations.list(args)), (list) => valueResult(list))
+  }),
+  defineTool({
+    name: "extend_track",
+    title: "Extend a track",
+    description: extendDescription,
+    input: ExtendTrackArguments,
+    output: GenerationTask,
+    annotations: paid,
+    run: async (args, call) => resultOf(await extendTask(args, call), taskResult),
+    startTask: extendTask
+  }),
+  defineTool({
+    name: "export_track",
+    title: "Export a track",
+    description: exportDescription,
+    input: ExportTrackArguments,
+    output: Export,
+    // A second call for a format already ready is free, but one while the first is pending
+    // charges again: not idempotent without a key.
+    annotations: paid,
+    run: async (args, call) => resultOf(await exportTask(args, call), exportResult),
+    startTask: exportTask
+  }),
+  defineTool({
+    name: "wait_for_export",
+    title: "Wait for an export",
+    description: `Waits until the export is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+      "returns it: when ready, its files (url, content_type, bytes, stem) and a resource link to each; timed_lyrics " +
+      "for that format. When time runs out, returns it still `pending` (call again). Sends progress notifications " +
+      "while waiting when the request carries a progress token. Exports take seconds; stems the longest.",
+    input: WaitForExportParams,
+    output: Export,
+    annotations: readOnly,
+    run: async (args, { request, signal, progress }) =>
+      resultOf(await waitFor((id) => loadExport(request, id), args.id, args.timeout_seconds, signal, progress), exportResult),
+    startTask: (args, { request }) => loadExport(request, args.id)
   }),
   defineTool({
     name: "get_account",
@@ -179,5 +290,6 @@ export const toolDefinitions: ReadonlyArray<Tool> = tools.map((tool) => ({
   description: tool.description,
   inputSchema: jsonSchemaOf(tool.input, "input"),
   outputSchema: jsonSchemaOf(tool.output, "output"),
-  annotations: { title: tool.title, ...tool.annotations }
+  annotations: { title: tool.title, ...tool.annotations },
+  ...(tool.startTask === undefined ? {} : { execution: { taskSupport: "optional" } })
 }))

@@ -1,12 +1,11 @@
 /**
- * `wait_for_generation`: polls the get procedure until the task leaves `pending` or the time is
- * up. Every poll is a procedure call and counts against the credential's requests per minute,
+ * `wait_for_generation`, `wait_for_export` (and `tasks/result`, with no time limit): polls a get procedure until
+ * the task leaves `pending` or the time is up. Every poll is a procedure call and counts against the credential's requests per minute,
  * so polls thin out (1, 1, 2, 2, 3, then every 5 seconds): a two-minute wait costs 29 polls,
  * about 15 a minute of the 60 a credential has by default, and a song ready in ten seconds 7.
  */
-import type { GenerationTask } from "@lyre/core"
-import { invoke } from "./procedures.ts"
-import type { McpRequest, Outcome } from "./procedures.ts"
+import { pendingMessage } from "./jobs.ts"
+import type { Outcome } from "./procedures.ts"
 
 export const pollDelaysSeconds: ReadonlyArray<number> = [1, 1, 2, 2, 3]
 export const steadyPollSeconds = 5
@@ -26,20 +25,22 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", done)
   })
 
-export type Progress = (elapsedSeconds: number, totalSeconds: number, message: string) => Promise<void>
+/** Elapsed and total seconds; no total when the wait lasts until the task ends (`tasks/result`). */
+export type Progress = (elapsedSeconds: number, totalSeconds: number | undefined, message: string) => Promise<void>
 
-export const waitForTask = async (
-  request: McpRequest,
+/** Polls `load` (one procedure call each time) for the job `id`. */
+export const waitFor = async <J extends { readonly status: string }>(
+  load: (id: string) => Promise<Outcome<J>>,
   id: string,
   timeoutSeconds: number,
   signal: AbortSignal,
   progress: Progress
-): Promise<Outcome<GenerationTask>> => {
+): Promise<Outcome<J>> => {
   const started = performance.now()
   const deadline = started + timeoutSeconds * 1000
-  let last: GenerationTask | undefined
+  let last: J | undefined
   for (let poll = 0; ; poll++) {
-    const outcome = await invoke(request, { id }, (caller) => caller.generations.get({ id }))
+    const outcome = await load(id)
     if (outcome.ok) {
       last = outcome.value
       if (last.status !== "pending") return outcome
@@ -49,7 +50,7 @@ export const waitForTask = async (
     const remaining = deadline - performance.now()
     if (remaining <= 0) return { ok: true, value: last }
     const elapsed = (performance.now() - started) / 1000
-    await progress(elapsed, timeoutSeconds, `Task ${id} is pending after ${Math.round(elapsed)} s.`)
+    await progress(elapsed, Number.isFinite(timeoutSeconds) ? timeoutSeconds : undefined, pendingMessage(id, elapsed))
     // A poll refused for the rate limit waits as long as the limiter asks, within the deadline.
     const pause = outcome.ok || !("retryAfterSeconds" in outcome.error)
       ? delayBefore(poll)

@@ -77,6 +77,9 @@ describe("tools/list", () => {
       "get_generation",
       "wait_for_generation",
       "list_generations",
+      "extend_track",
+      "export_track",
+      "wait_for_export",
       "get_account"
     ])
     const generate = tools.find((tool) => tool.name === "generate_music")

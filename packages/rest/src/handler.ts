@@ -1,5 +1,5 @@
 /**
- * The REST surface: routes from the router's metadata, bodies read here, every procedure
+ * The REST surface: routes from the router's metadata, bodies read by @lyre/http, every procedure
  * called through tRPC (so the check order and validation are the router's), and every answer,
  * success or failure, rendered in the interface's shapes with the interface's headers.
  */
@@ -12,12 +12,10 @@ import {
   makeCallContext,
   maxIdempotencyKeyLength,
   MethodNotAllowed,
-  renderError,
-  RouteNotFound,
-  wwwAuthenticateFor
+  RouteNotFound
 } from "@lyre/core"
 import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
-import { readJsonBody } from "./body.ts"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { openApiDocument } from "./openapi.ts"
 import { matchRoute, routesOf } from "./routes.ts"
 
@@ -26,40 +24,22 @@ export interface RestOptions {
   readonly publicUrl: string
 }
 
-
-export const sendJson = (
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>> = {}
-): void => {
-  const payload = JSON.stringify(body)
-  res.writeHead(status, {
-    ...headers,
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(payload)
-  })
-  res.end(payload)
-}
-
-/** Renders a domain error as the envelope, with the challenge a 401 or a missing scope calls for. */
-export const sendApiError = (
-  res: ServerResponse,
-  error: ApiError,
-  resourceMetadataUrl: string,
-  extraHeaders: Readonly<Record<string, string>> = {}
-): void => {
-  const rendered = renderError(error)
-  const headers: Record<string, string> = { ...extraHeaders, ...rendered.headers }
-  const challenge = wwwAuthenticateFor(error, resourceMetadataUrl)
-  if (challenge !== null) headers["www-authenticate"] = challenge
-  sendJson(res, rendered.status, rendered.body, headers)
-}
-
 const queryObject = (search: URLSearchParams): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [key, value] of search) out[key] = value
   return out
+}
+
+/**
+ * A body with the path's parameters (`track_id`), as trpc-to-openapi documents the input: an
+ * absent body is the parameters alone, and a body that is not an object stays as sent, for the
+ * schema to refuse. A body field of a parameter's name gives way to the path.
+ */
+const withPathParams = (body: unknown, params: Record<string, string>): unknown => {
+  if (Object.keys(params).length === 0) return body
+  if (body === undefined) return { ...params }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return body
+  return { ...body, ...params }
 }
 
 /** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */
@@ -90,7 +70,7 @@ export const makeRestHandler = (options: RestOptions) => {
     let input: unknown
     if (match.route.type === "mutation") {
       const body = await readJsonBody(req)
-      if (body.ok) input = body.value
+      if (body.ok) input = withPathParams(body.value, match.params)
       else bodyError = body.error
     } else {
       req.resume()

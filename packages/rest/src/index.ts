@@ -1,4 +1,3 @@
-export { makeRestHandler, sendApiError, sendJson } from "./handler.ts"
-export { readJsonBody } from "./body.ts"
+export { makeRestHandler } from "./handler.ts"
 export type { RestOptions } from "./handler.ts"
 export { openApiDocument } from "./openapi.ts"

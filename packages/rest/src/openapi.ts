@@ -15,15 +15,22 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   me: [401, 403, 429, 500, 503],
   "generations.create": [400, 401, 402, 403, 429, 500, 503],
   "generations.get": [401, 403, 404, 429, 500, 503],
-  "generations.list": [400, 401, 403, 429, 500, 503]
+  "generations.list": [400, 401, 403, 429, 500, 503],
+  "tracks.extend": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.export": [400, 401, 402, 403, 404, 429, 500, 503],
+  "exports.get": [401, 403, 404, 429, 500, 503],
+  "exports.list": [400, 401, 403, 429, 500, 503]
 }
+
+/** Operations that take an `Idempotency-Key`: every paid call. */
+const keyedOperations = new Set(["generations.create", "tracks.extend", "tracks.export"])
 
 const errorDescriptions: Readonly<Record<number, string>> = {
   400: "Invalid request body or parameters.",
   401: "Missing, invalid, expired or revoked credential.",
   402: "Not enough credits.",
   403: "Valid credential, but the account is below the Pro tier (`tier_insufficient`) or the credential lacks the scope (`insufficient_scope`).",
-  404: "Task not found or not accessible by this credential.",
+  404: "Task, track or export not found or not accessible by this credential.",
   429: "Requests-per-minute (`rpm_exceeded`) or concurrent generation (`concurrent_limit_exceeded`) limit exceeded.",
   500: "Internal error or upstream provider failure.",
   503: "Selected model temporarily unavailable (`model_unavailable`, create only), or the service's database out of reach for a moment (`service_unavailable`)."
@@ -136,14 +143,34 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
     // non-OAuth scheme name roles, and an API key carries scopes just as a token does).
     const scopes = meta.scope === undefined ? [] : [meta.scope]
     operation["security"] = [{ bearer: scopes }, { oauth2: scopes }]
-    if (route.procedurePath === "generations.create") {
-      operation["parameters"] = [{
+    if (keyedOperations.has(route.procedurePath)) {
+      const existing = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+      operation["parameters"] = [...existing, {
         name: "Idempotency-Key",
         in: "header",
         required: false,
         description: "Retries with the same key and body within 24 hours return the first answer and charge once.",
         schema: { type: "string", maxLength: 255 }
       }]
+    }
+    if (route.procedurePath === "tracks.extend" || route.procedurePath === "tracks.export") {
+      const body = operation["requestBody"]
+      const content = isJson(body) ? body["content"] : undefined
+      const json = isJson(content) ? content["application/json"] : undefined
+      const schema = isJson(json) ? json["schema"] : undefined
+      if (isJson(schema)) schema["additionalProperties"] = false
+      if (isJson(schema) && route.procedurePath === "tracks.extend") {
+        schema["description"] = "Absent fields are the source's. The merged request must satisfy GenerateRequest's " +
+          "cross-field rules; moving to `echo` or `nocturne` leaves the source's aether-only parameters behind."
+      }
+    }
+    if (route.procedurePath === "tracks.export") {
+      const ready = isJson(responses["202"]) ? responses["202"] : undefined
+      if (ready !== undefined) {
+        responses["200"] = { ...ready, description: "The ready export of this track and format the account already has, charged nothing." }
+      }
+    }
+    if (route.procedurePath === "generations.create") {
       const body = operation["requestBody"]
       const content = isJson(body) ? body["content"] : undefined
       const json = isJson(content) ? content["application/json"] : undefined

@@ -20,7 +20,7 @@ import {
   WebhookWorker
 } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
-import { engineProviderLayer, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import { engineProviderLayer, ExportWorker, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
@@ -139,13 +139,21 @@ export const providerLabel = (config: ServerConfig): string => (config.provider 
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 
 /**
- * The task worker and the webhook deliverer, running for as long as the layer lives.
+ * The task worker, the export worker and the webhook deliverer, running for as long as the layer lives.
  * `pnpm start` includes them unless `WORKER=off`; `pnpm worker` is this alone.
  */
 const inlineWorker = (config: ServerConfig) =>
   Layer.mergeAll(
     Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
       Layer.provide(TaskWorker.layer({
+        workerId,
+        publicUrl: config.publicUrl,
+        pollSeconds: config.providerPollSeconds,
+        leaseSeconds: config.workerLeaseSeconds
+      }))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(ExportWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(ExportWorker.layer({
         workerId,
         publicUrl: config.publicUrl,
         pollSeconds: config.providerPollSeconds,

@@ -4,7 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Metrics, RouteNotFound } from "@lyre/core"
-import { sendApiError, sendJson } from "@lyre/rest"
+import { sendApiError, sendJson } from "@lyre/http"
 import { makeMetricsEndpoint } from "./http/metricsEndpoint.ts"
 import { listen } from "./http/server.ts"
 

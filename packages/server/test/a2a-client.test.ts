@@ -4,8 +4,8 @@
  * follow a task to its end, and every error it can meet. The provider is the fake upstream over
  * real HTTP with the worker inline, so tasks finish (or fail) within a second or two.
  */
-import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk"
-import type { A2AClient } from "@a2a-js/sdk/client"
+import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
+import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -62,7 +62,7 @@ describe("the SDK client finds the agent", () => {
     const client = await a2aClient(server, account.key)
     const card = await client.getAgentCard()
     expect(card.url).toBe(`${server.url}/a2a`)
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music"])
+    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track"])
   })
 })
 

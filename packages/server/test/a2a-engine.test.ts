@@ -3,7 +3,7 @@
  * SDK's client becomes an instrumental rendered by the engine, and the stream ends with two
  * artifacts whose file parts are playable MP3s served by Lyre.
  */
-import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk"
+import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, textMessage } from "./support/a2a.ts"
 import { createAccount, startTestServer } from "./support/harness.ts"

@@ -49,6 +49,7 @@ describe("admin API", () => {
       id: expect.stringMatching(/^led_/),
       kind: "grant",
       task_id: null,
+      export_id: null,
       subscription_delta: 500,
       onetime_delta: 25,
       subscription_after: 500,

@@ -38,6 +38,37 @@ describe("pnpm lyre-admin", () => {
     expect((await api(server, "GET", "/api/v1/me", { key: key.key })).status).toBe(401)
   })
 
+  it("lists an account's exports (accounts exports), newest first", async () => {
+    const account = JSON.parse((await cli("accounts", "create", "--email", "exports@example.test", "--plan", "pro", "--json")).stdout) as {
+      id: string
+    }
+    expect(JSON.parse((await cli("accounts", "exports", account.id, "--json")).stdout)).toEqual({ data: [] })
+    const [row] = await server.query<{ id: string }>(
+      `insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+         debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+       values ('gen_AAAAAAAAAAAAAAAAAAAAAAAA', $1, 'key_x', 'ready', 'aether', '{}'::jsonb, 50, 0, 0, now(), now(), now())
+       returning id`,
+      account.id
+    )
+    await server.query(
+      `insert into tracks (id, task_id, account_id, track_index, duration, created_at)
+       values ('trk_AAAAAAAAAAAAAAAAAAAAAAAA', $1, $2, 0, 60, now())`,
+      row?.id,
+      account.id
+    )
+    await server.query(
+      `insert into exports (id, account_id, credential_subject, track_id, task_id, format, model, status, credits_used,
+         debit_subscription, debit_onetime, deadline_at, created_at, updated_at)
+       values ('exp_AAAAAAAAAAAAAAAAAAAAAAAA', $1, 'key_x', 'trk_AAAAAAAAAAAAAAAAAAAAAAAA', $2, 'midi', 'aether', 'pending',
+               5, 5, 0, now(), now(), now())`,
+      account.id,
+      row?.id
+    )
+    const listed = JSON.parse((await cli("accounts", "exports", account.id, "--json")).stdout) as { data: Array<{ id: string; format: string }> }
+    expect(listed.data.map((e) => [e.id, e.format])).toEqual([["exp_AAAAAAAAAAAAAAAAAAAAAAAA", "midi"]])
+    expect((await cli("accounts", "exports", "acct_AAAAAAAAAAAAAAAAAAAAAAAA")).code).toBe(1)
+  })
+
   it("switches a model off and on", async () => {
     const off = await cli("models", "set", "echo", "--unavailable", "--retry-after", "30", "--json")
     expect(JSON.parse(off.stdout)).toEqual({ model: "echo", available: false, retry_after_seconds: 30 })

@@ -25,8 +25,16 @@ describe("GET /api/openapi.json", () => {
     expect((doc.servers as unknown as Array<Json>)[0]?.url).toBe(`${server.url}/api`)
   })
 
-  it("documents the four operations and nothing else", () => {
-    expect(Object.keys(doc.paths ?? {}).sort()).toEqual(["/v1/me", "/v1/music/generations", "/v1/music/generations/{id}"])
+  it("documents the interface's operations and the song tools, and nothing else", () => {
+    expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
+      "/v1/me",
+      "/v1/music/exports",
+      "/v1/music/exports/{id}",
+      "/v1/music/generations",
+      "/v1/music/generations/{id}",
+      "/v1/music/tracks/{track_id}/exports",
+      "/v1/music/tracks/{track_id}/extensions"
+    ])
     expect(Object.keys(doc.paths?.["/v1/music/generations"] ?? {}).sort()).toEqual(["get", "post"])
   })
 
@@ -96,5 +104,40 @@ describe("GET /api/openapi.json", () => {
     for (const [path, method] of [["/v1/music/generations/{id}", "get"], ["/v1/music/generations", "get"]] as const) {
       expect(operation(path, method).security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
     }
+  })
+
+  describe("song tools", () => {
+    it("extensions: 202 GenerationTask, track_id in the path, Idempotency-Key, every error status", () => {
+      const op = operation("/v1/music/tracks/{track_id}/extensions", "post")
+      expect(Object.keys(op.responses ?? {}).sort()).toEqual(["202", "400", "401", "402", "403", "404", "429", "500", "503"])
+      const parameters = op.parameters as unknown as Array<Json>
+      expect(parameters.map((p) => [p.name, p.in])).toEqual(expect.arrayContaining([["track_id", "path"], ["Idempotency-Key", "header"]]))
+      const schema = op.requestBody?.content?.["application/json"]?.schema ?? {}
+      expect(schema.additionalProperties).toBe(false)
+      expect(Object.keys(schema.properties ?? {})).toEqual(expect.arrayContaining(["continue_at", "style", "lyrics", "model"]))
+      expect(schema.required).toBeUndefined()
+      expect(op.security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
+    })
+
+    it("exports: 202 a new Export or 200 the ready one, the format enum, every error status", () => {
+      const op = operation("/v1/music/tracks/{track_id}/exports", "post")
+      expect(Object.keys(op.responses ?? {}).sort()).toEqual(["200", "202", "400", "401", "402", "403", "404", "429", "500", "503"])
+      const schema = op.requestBody?.content?.["application/json"]?.schema ?? {}
+      expect(schema.properties?.format?.enum).toEqual(["wav", "midi", "stems", "timed_lyrics"])
+      expect(schema.required).toEqual(["format"])
+      const exported = op.responses?.["202"]?.content?.["application/json"]?.schema ?? {}
+      expect(Object.keys(exported.properties ?? {}).sort()).toEqual([
+        "created_at", "credits_refunded", "credits_used", "error", "files", "format", "id", "status", "task_id",
+        "timed_lyrics", "track_id", "updated_at"
+      ])
+    })
+
+    it("get and list of exports: 200, 401, 403, 404 (get), 400 (list), 503 (the database out of reach)", () => {
+      expect(Object.keys(operation("/v1/music/exports/{id}", "get").responses ?? {}).sort())
+        .toEqual(["200", "401", "403", "404", "429", "500", "503"])
+      const list = operation("/v1/music/exports", "get")
+      expect(Object.keys(list.responses ?? {}).sort()).toEqual(["200", "400", "401", "403", "429", "500", "503"])
+      expect((list.parameters as unknown as Array<Json>).map((p) => p.name).sort()).toEqual(["limit", "starting_after", "track_id"])
+    })
   })
 })

@@ -133,14 +133,14 @@ const eventsOf = (accountId: string, type: string) =>
   )
 
 describe("admin API: webhook endpoints", () => {
-  it("POST creates an endpoint: 201 {id, url, events, enabled, secret}, all four events by default", async () => {
+  it("POST creates an endpoint: 201 {id, url, events, enabled, secret}, every event by default", async () => {
     const account = await createAccount(strict)
     const res = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url: "https://93.184.216.34/hooks" })
     expect(res.status).toBe(201)
     expect(keysOf(res.body)).toEqual(["enabled", "events", "id", "secret", "url"])
     expect(String(res.body.id)).toMatch(/^whe_[0-9A-Za-z]{24}$/)
     expect(String(res.body.secret)).toMatch(/^whsec_[0-9A-Za-z]{32}$/)
-    expect(res.body.events).toEqual(["job.completed", "job.failed", "credits.low", "key.expiring"])
+    expect(res.body.events).toEqual(["job.completed", "job.failed", "credits.low", "key.expiring", "export.completed", "export.failed"])
     expect(res.body.enabled).toBe(true)
   })
 

@@ -25,6 +25,32 @@ export interface WebhookTrack {
   readonly index: number
 }
 
+/** A file of an export (DESIGN.md section 9). */
+export interface WebhookExportFile {
+  readonly name: string
+  readonly url: string
+  readonly content_type: string
+  readonly bytes: number
+  /** The part of a stems file (`vocals`, `drums`, ...); null otherwise. */
+  readonly stem: string | null
+}
+
+/** An Export, as `export.completed` and `export.failed` carry it. */
+export interface WebhookExport<Status extends "ready" | "failed"> {
+  readonly id: string
+  readonly track_id: string
+  readonly task_id: string
+  readonly format: "wav" | "midi" | "stems" | "timed_lyrics"
+  readonly status: Status
+  readonly credits_used: number
+  readonly credits_refunded: number
+  readonly error: Status extends "failed" ? { readonly code: string; readonly message: string } : null
+  readonly files: ReadonlyArray<WebhookExportFile>
+  readonly timed_lyrics: ReadonlyArray<{ readonly text: string; readonly start: number; readonly end: number }> | null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
 /** `data` of each event kind the service sends (the interface's "Event kinds", and `ping`). */
 export interface LyreEventData {
   readonly "job.completed": {
@@ -54,6 +80,10 @@ export interface LyreEventData {
     readonly expires_at: string
     readonly days_until_expiry: number
   }
+  /** An export moved to `ready`: its files are at their lasting URLs. */
+  readonly "export.completed": WebhookExport<"ready">
+  /** An export moved to `failed`; its credits were refunded. */
+  readonly "export.failed": WebhookExport<"failed">
   /** Sent by the admin API's ping, to test an endpoint. */
   readonly ping: { readonly webhook_endpoint_id: string }
 }

@@ -7,6 +7,11 @@
  * outcome we never learned (time-out, lost connection) carries the provider's task id, which is
  * how such a task is reconciled without submitting it again. Duplicate, late and forged
  * callbacks change nothing.
+ *
+ * Exports (`exp_...`) are called back at the same address with a token of their own; their
+ * callback only makes an accepted export due now. An export whose submission outcome is unknown
+ * is not adopted from a callback (its provider id is the adapter's own encoding, which a
+ * callback does not carry): its deadline fails it with its refund.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -37,7 +42,30 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
       const wakeup = yield* Wakeup
 
       // Untraced: one call per callback, on the intake's hot path.
+      const receiveExport = Effect.fnUntraced(function*(exportId: string, token: string) {
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const [found] = yield* sql<{ changed: number }>`
+          with found as (
+            select id from exports
+            where id = ${exportId} and callback_token is not null
+              and sha256(convert_to(callback_token, 'UTF8')) = sha256(convert_to(${token}::text, 'UTF8'))
+          ),
+          changed as (
+            update exports e set next_poll_at = ${nowIso}::timestamptz, hints = e.hints + 1
+            from found
+            where e.id = found.id and e.status = 'pending' and e.submission_state = 'accepted'
+            returning e.id
+          )
+          select (select count(*) from changed)::int as changed from found`.pipe(Effect.orDie)
+        if (found === undefined) return "not_found" as const
+        return found.changed === 0 ? "ignored" as const : "accepted" as const
+      })
+
       const receive = Effect.fnUntraced(function*(taskId: string, token: string, body: unknown) {
+        if (token !== "" && hasIdShape("export", taskId)) {
+          if (progress(provider.parseCallback(body))) return "ignored" as const
+          return yield* receiveExport(taskId, token)
+        }
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
         const callback = provider.parseCallback(body)
         // Progress stages (text, first) only say the task is on its way: nothing to do, no query.

@@ -10,8 +10,8 @@ import { get as httpsGet } from "node:https"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
-import type { ProviderTrack, RehostKind, Track } from "@lyre/core"
-import { Ids, Metrics } from "@lyre/core"
+import type { ExportFile, FinishedTrack, ProviderExportFile, ProviderTrack, RehostKind, TimedWord } from "@lyre/core"
+import { Ids, Metrics, timedLyricsFiles } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
 
 export class RehostError extends Schema.TaggedError<RehostError>()("RehostError", {
@@ -166,7 +166,8 @@ const copy = Effect.fnUntraced(function*(
 
 /**
  * Copies every track's audio (required) and image (optional: a missing cover leaves
- * `image_url` null) and answers the tracks as the interface shows them.
+ * `image_url` null) and answers the tracks as the interface shows them, each with the
+ * provider's id of it (which song tools on the track need).
  */
 export const rehostTracks = Effect.fnUntraced(function*(
   taskId: string,
@@ -185,14 +186,69 @@ export const rehostTracks = Effect.fnUntraced(function*(
           )
       ], { concurrency: 2 })
       return {
-        id: yield* ids.make("track"),
-        audio_url: audioUrl,
-        duration: track.duration,
-        title: track.title,
-        lyrics: track.lyrics,
-        image_url: imageUrl,
-        tags: track.tags,
-        index
-      } satisfies Track
+        track: {
+          id: yield* ids.make("track"),
+          audio_url: audioUrl,
+          duration: track.duration,
+          title: track.title,
+          lyrics: track.lyrics,
+          image_url: imageUrl,
+          tags: track.tags,
+          index
+        },
+        providerTrackId: track.providerTrackId
+      } satisfies FinishedTrack
     }), { concurrency: "unbounded" })
+})
+
+/** A file name as a storage key's last segment: its base in URL-safe characters, and its extension. */
+const keyName = (index: number, name: string, fallbackExtension: string): { readonly base: string; readonly extension: string } => {
+  const dot = name.lastIndexOf(".")
+  const rawBase = dot > 0 ? name.slice(0, dot) : name
+  const rawExtension = dot > 0 ? name.slice(dot + 1).toLowerCase() : ""
+  const base = rawBase.replace(/[^A-Za-z0-9_-]+/g, "_").slice(0, 80) || `file${index}`
+  const extension = /^[a-z0-9]{1,5}$/.test(rawExtension) ? rawExtension : fallbackExtension
+  return { base, extension }
+}
+
+/** Stores bytes at hand (an export's file given as bytes, or one the service wrote). */
+const storeBytes = Effect.fnUntraced(function*(key: string, bytes: Uint8Array, options: RehostOptions) {
+  const storage = yield* Storage
+  const stored = yield* storage.put(key, bytes).pipe(
+    Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
+  )
+  return { url: `${options.publicUrl}/files/${key}`, bytes: stored.size }
+})
+
+/**
+ * Copies every file of a finished export into storage under `<export id>/...` (fixed keys, so a
+ * repeat overwrites) and answers them as the Export shows them; for timed lyrics the service
+ * writes the `.lrc`, WebVTT and JSON files from the words, whichever provider timed them.
+ */
+export const rehostExportFiles = Effect.fnUntraced(function*(
+  exportId: string,
+  files: ReadonlyArray<ProviderExportFile>,
+  timedLyrics: ReadonlyArray<TimedWord> | null,
+  options: RehostOptions
+) {
+  const storage = yield* Storage
+  const provided = yield* Effect.forEach(files, (file, index) =>
+    Effect.gen(function*() {
+      const { base, extension } = keyName(index, file.name, "bin")
+      const key = (ext: string) => `${exportId}/${index}-${base}.${ext}`
+      if (file.content._tag === "Bytes") {
+        const stored = yield* storeBytes(key(extension), file.content.bytes, options)
+        return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: file.stem }
+      }
+      let storedKey = key(extension)
+      const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options)
+      const stored = yield* storage.stat(storedKey)
+      return { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem }
+    }), { concurrency: 4 })
+  const written = timedLyrics === null ? [] : yield* Effect.forEach(timedLyricsFiles(timedLyrics), (file) =>
+    Effect.gen(function*() {
+      const stored = yield* storeBytes(`${exportId}/${file.name}`, Buffer.from(file.text, "utf8"), options)
+      return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: null }
+    }))
+  return [...provided, ...written] satisfies ReadonlyArray<ExportFile>
 })

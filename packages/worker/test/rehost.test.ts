@@ -53,11 +53,12 @@ describe("rehostTracks", () => {
     const exit = await run(rehostTracks("gen_a", ids.map((id) => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`)), options))
     expect(Exit.isSuccess(exit)).toBe(true)
     if (!Exit.isSuccess(exit)) return
-    expect(exit.value.map((t) => [t.index, t.audio_url, t.image_url])).toEqual([
+    expect(exit.value.map(({ track: t }) => [t.index, t.audio_url, t.image_url])).toEqual([
       [0, "https://lyre.example/files/gen_a/0.mp3", "https://lyre.example/files/gen_a/0-cover.png"],
       [1, "https://lyre.example/files/gen_a/1.mp3", "https://lyre.example/files/gen_a/1-cover.png"]
     ])
-    expect(exit.value[0]).toMatchObject({ title: "Song", lyrics: "la", tags: "pop", duration: 12.5 })
+    expect(exit.value[0]?.track).toMatchObject({ title: "Song", lyrics: "la", tags: "pop", duration: 12.5 })
+    expect(exit.value.map((t) => t.providerTrackId)).toEqual(["t", "t"])
     expect(readFileSync(join(directory, "files/gen_a/0.mp3")).length).toBe(10_000)
   })
 
@@ -65,7 +66,7 @@ describe("rehostTracks", () => {
     const audio = join(directory, "render.mp3")
     writeFileSync(audio, Buffer.alloc(321, 7))
     const exit = await run(rehostTracks("gen_b", [track(pathToFileURL(audio).toString(), null)], options))
-    expect(Exit.isSuccess(exit) && exit.value[0]?.image_url).toBe(null)
+    expect(Exit.isSuccess(exit) && exit.value[0]?.track.image_url).toBe(null)
     expect(readFileSync(join(directory, "files/gen_b/0.mp3"))).toEqual(Buffer.alloc(321, 7))
   })
 
@@ -77,7 +78,7 @@ describe("rehostTracks", () => {
     const coverless = await run(rehostTracks("gen_d", [
       track(pathToFileURL(audio).toString(), `${upstream.url}/files/00000000-0000-0000-0000-000000000000.png`)
     ], options))
-    expect(Exit.isSuccess(coverless) && coverless.value[0]?.image_url).toBe(null)
+    expect(Exit.isSuccess(coverless) && coverless.value[0]?.track.image_url).toBe(null)
   })
 
   it("an unreachable host is not definite (retried until the deadline)", async () => {

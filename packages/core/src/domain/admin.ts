@@ -44,7 +44,14 @@ export const SetModelAvailabilityBody = z.strictObject({
 })
 
 /** The event kinds an endpoint may subscribe to (a `ping` goes to the endpoint it tests, whatever it wants). */
-export const webhookEventTypes = ["job.completed", "job.failed", "credits.low", "key.expiring"] as const
+export const webhookEventTypes = [
+  "job.completed",
+  "job.failed",
+  "credits.low",
+  "key.expiring",
+  "export.completed",
+  "export.failed"
+] as const
 export const WebhookEventType = z.enum(webhookEventTypes)
 export type WebhookEventType = z.infer<typeof WebhookEventType>
 

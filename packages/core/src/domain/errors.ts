@@ -35,6 +35,11 @@ export class InvalidContentType extends Schema.TaggedError<InvalidContentType>()
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
   message: Schema.String
 }) {}
+/** A song tool asked of a track that has nothing to give (timed lyrics of an instrumental). */
+export class TrackHasNoLyrics extends Schema.TaggedError<TrackHasNoLyrics>()("TrackHasNoLyrics", {
+  message: Schema.String,
+  param: Param
+}) {}
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
   message: Schema.String,
   allow: Schema.Array(Schema.String)
@@ -79,6 +84,15 @@ export class CsrfTokenInvalid extends Schema.TaggedError<CsrfTokenInvalid>()("Cs
 
 // 404 not_found
 export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", { message: Schema.String }) {}
+/** A track of another account, unknown, malformed, or of a task not `ready`: `param` names it. */
+export class TrackNotFound extends Schema.TaggedError<TrackNotFound>()("TrackNotFound", {
+  message: Schema.String,
+  param: Param
+}) {}
+export class ExportNotFound extends Schema.TaggedError<ExportNotFound>()("ExportNotFound", {
+  message: Schema.String,
+  param: Param
+}) {}
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", { message: Schema.String }) {}
 /** Admin resources (accounts, keys); the admin API shares the envelope. */
 export class ResourceNotFound extends Schema.TaggedError<ResourceNotFound>()("ResourceNotFound", {
@@ -138,6 +152,7 @@ export type AuthenticationError = MissingCredential | InvalidCredential | Creden
 
 export type ApiError =
   | ValidationError
+  | TrackHasNoLyrics
   | AuthenticationError
   | InsufficientCredits
   | TierInsufficient
@@ -145,6 +160,8 @@ export type ApiError =
   | OriginNotAllowed
   | CsrfTokenInvalid
   | TaskNotFound
+  | TrackNotFound
+  | ExportNotFound
   | RouteNotFound
   | ResourceNotFound
   | AlreadyExists
@@ -185,6 +202,7 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   RequestTooLarge: { status: 400, type: "invalid_request_error", code: "request_too_large" },
   InvalidContentType: { status: 400, type: "invalid_request_error", code: "invalid_content_type" },
   IdempotencyKeyReused: { status: 400, type: "invalid_request_error", code: "idempotency_key_reused" },
+  TrackHasNoLyrics: { status: 400, type: "invalid_request_error", code: "track_has_no_lyrics" },
   MethodNotAllowed: { status: 405, type: "invalid_request_error", code: "method_not_allowed" },
   MissingCredential: { status: 401, type: "authentication_error", code: "missing_credential" },
   InvalidCredential: { status: 401, type: "authentication_error", code: "invalid_credential" },
@@ -196,6 +214,8 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   OriginNotAllowed: { status: 403, type: "permission_error", code: "origin_not_allowed" },
   CsrfTokenInvalid: { status: 403, type: "permission_error", code: "csrf_token_invalid" },
   TaskNotFound: { status: 404, type: "not_found", code: "task_not_found" },
+  TrackNotFound: { status: 404, type: "not_found", code: "track_not_found" },
+  ExportNotFound: { status: 404, type: "not_found", code: "export_not_found" },
   RouteNotFound: { status: 404, type: "not_found", code: "route_not_found" },
   ResourceNotFound: { status: 404, type: "not_found", code: "resource_not_found" },
   AlreadyExists: { status: 400, type: "invalid_request_error", code: "already_exists" },

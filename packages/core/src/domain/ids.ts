@@ -10,6 +10,7 @@ export const idPrefixes = {
   apiKey: "key",
   task: "gen",
   track: "trk",
+  export: "exp",
   event: "evt",
   webhookEndpoint: "whe",
   ledgerEntry: "led",
@@ -49,6 +50,12 @@ const shapes = new Map<string, RegExp>(
 
 export const hasIdShape = (kind: IdKind, value: string): boolean =>
   shapes.get(idPrefixes[kind])?.test(value) ?? false
+
+/**
+ * An export's id by its prefix alone: how the agent surfaces tell an export they were handed
+ * back (`exp_...`) from a generation task, each read by its own procedure, which judges the rest.
+ */
+export const isExportId = (value: string): boolean => value.startsWith(`${idPrefixes.export}_`)
 
 export class Ids extends Context.Service<Ids, {
   readonly make: (kind: IdKind) => Effect.Effect<string>

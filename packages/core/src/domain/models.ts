@@ -146,6 +146,77 @@ export const ListGenerationsQuery = z.strictObject({
 
 export const GetGenerationParams = z.strictObject({ id: z.string() })
 
+/**
+ * Song tools (DESIGN.md section 9). The body of `POST /v1/music/tracks/{track_id}/extensions`:
+ * any GenerateRequest field, all optional (absent: the source's, merged in core and then held
+ * to GenerateRequest's own rules), and where the continuation starts.
+ */
+export const ExtendRequest = GenerateRequestFields.extend({
+  instrumental: z.boolean().optional().describe("Omit vocals. Default: the source's."),
+  model: ModelName.optional().describe("Default: the source's model. Priced as a generation of that model.")
+}).partial().extend({
+  track_id: z.string().describe("The track to extend (`trk_...`), of a ready task of this account."),
+  continue_at: z.number().positive().optional().describe(
+    "Seconds into the track where the continuation begins: above 0 and below the track's duration. Default: its duration."
+  )
+})
+export type ExtendRequest = z.infer<typeof ExtendRequest>
+
+export const exportFormats = ["wav", "midi", "stems", "timed_lyrics"] as const
+export const ExportFormat = z.enum(exportFormats)
+export type ExportFormat = z.infer<typeof ExportFormat>
+
+/** The body of `POST /v1/music/tracks/{track_id}/exports`. */
+export const ExportRequest = z.strictObject({
+  track_id: z.string().describe("The track to export (`trk_...`), of a ready task of this account."),
+  format: ExportFormat.describe("`wav` (5 credits), `midi` (5), `stems` (20) or `timed_lyrics` (5).")
+})
+export type ExportRequest = z.infer<typeof ExportRequest>
+
+export const ExportFile = z.object({
+  name: z.string(),
+  url: z.url(),
+  content_type: z.string(),
+  bytes: z.int(),
+  stem: z.string().nullable().describe("The part of a stems file (`vocals`, `drums`, `bass`, ...); null otherwise.")
+})
+export type ExportFile = z.infer<typeof ExportFile>
+
+export const TimedWord = z.object({ text: z.string(), start: z.number(), end: z.number() })
+export type TimedWord = z.infer<typeof TimedWord>
+
+export const Export = z.object({
+  id: z.string().describe("Export id (`exp_...`)."),
+  track_id: z.string(),
+  task_id: z.string().describe("The task that made the track."),
+  format: ExportFormat,
+  status: TaskStatus,
+  credits_used: z.int(),
+  credits_refunded: z.int(),
+  error: TaskError.nullable(),
+  files: z.array(ExportFile),
+  timed_lyrics: z.array(TimedWord).nullable().describe("One entry per sung word, in seconds; null except for `timed_lyrics`."),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime()
+})
+export type Export = z.infer<typeof Export>
+
+/** What a paid call starts and a caller waits on: a generation task (an extension too) or an export. */
+export type Job = GenerationTask | Export
+
+export const isExport = (job: Job): job is Export => "format" in job
+
+export const ExportList = z.object({ data: z.array(Export), has_more: z.boolean() })
+export type ExportList = z.infer<typeof ExportList>
+
+export const ListExportsQuery = z.strictObject({
+  track_id: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  starting_after: z.string().optional()
+})
+
+export const GetExportParams = z.strictObject({ id: z.string() })
+
 export const Account = z.object({
   id: z.string(),
   plan: Plan,

@@ -1,7 +1,10 @@
-import type { ModelName, Plan } from "./models.ts"
+import type { ExportFormat, ModelName, Plan } from "./models.ts"
 
 /** Credits charged per generation request, by model. */
 export const priceOf: { readonly [M in ModelName]: number } = { aether: 50, echo: 100, nocturne: 180 }
+
+/** Credits charged per export, by format (DESIGN.md section 9). An extension is priced as a generation. */
+export const exportPriceOf: { readonly [F in ExportFormat]: number } = { wav: 5, midi: 5, stems: 20, timed_lyrics: 5 }
 
 const planRank: { readonly [P in Plan]: number } = { free: 0, basic: 1, pro: 2, ultra: 3 }
 

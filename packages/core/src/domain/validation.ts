@@ -46,7 +46,8 @@ export const validationErrorFrom = (
   }
   const top = String(issue.path[0])
   const absent = lyreCode === "missing_parameter" ||
-    (issue.path.length === 1 && issue.code === "invalid_type" && (!isPlainObject(rawInput) || !(top in rawInput)))
+    (issue.path.length === 1 && (issue.code === "invalid_type" || issue.code === "invalid_value") &&
+      (!isPlainObject(rawInput) || !(top in rawInput)))
   if (absent) return new MissingParameter({ message: `Missing required parameter: ${param}.`, param })
   const detail = lyreCode === undefined ? `${param}: ${issue.message}` : issue.message
   return new InvalidParameter({ message: detail, param })

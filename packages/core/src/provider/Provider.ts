@@ -6,7 +6,15 @@
  */
 import { Context } from "effect"
 import type { Effect } from "effect"
-import type { PollOutcome, ProviderCallback, ProviderSubmission, SubmitOutcome } from "./outcomes.ts"
+import type {
+  ExportFormat,
+  ExportPollOutcome,
+  ExportSubmission,
+  PollOutcome,
+  ProviderCallback,
+  ProviderSubmission,
+  SubmitOutcome
+} from "./outcomes.ts"
 
 export class Provider extends Context.Service<Provider, {
   /** A short label for logs (`http`, `engine`). */
@@ -15,6 +23,10 @@ export class Provider extends Context.Service<Provider, {
   readonly submit: (submission: ProviderSubmission) => Effect.Effect<SubmitOutcome>
   /** Asks where a task the provider accepted stands. */
   readonly poll: (providerTaskId: string) => Effect.Effect<PollOutcome>
+  /** Hands one export (WAV, MIDI, stems, timed lyrics of a track) to the provider. */
+  readonly submitExport: (submission: ExportSubmission) => Effect.Effect<SubmitOutcome>
+  /** Asks where an export the provider accepted stands; the format names the upstream's endpoint. */
+  readonly pollExport: (providerExportId: string, format: ExportFormat) => Effect.Effect<ExportPollOutcome>
   /** Reads a callback body; null when it is not one. Nothing in it is trusted beyond "look now". */
   readonly parseCallback: (body: unknown) => ProviderCallback | null
 }>()("lyre/core/provider/Provider") {}

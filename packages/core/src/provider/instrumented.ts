@@ -4,7 +4,7 @@
  * The composition root wraps the provider with it once.
  */
 import { Effect } from "effect"
-import type { MetricsShape } from "../services/Metrics.ts"
+import type { MetricsShape, ProviderCall } from "../services/Metrics.ts"
 import type { PollOutcome, SubmitOutcome } from "./outcomes.ts"
 import type { Provider } from "./Provider.ts"
 
@@ -18,23 +18,26 @@ const resultOf: Readonly<Record<SubmitOutcome["_tag"] | PollOutcome["_tag"], str
   Failed: "failed"
 }
 
+/** Times one provider call and counts it under `call`, labelled with its outcome. */
+const observed = <O extends { readonly _tag: keyof typeof resultOf }>(
+  metrics: MetricsShape,
+  call: ProviderCall,
+  make: () => Effect.Effect<O>
+): Effect.Effect<O> =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.map(make(), (outcome) => {
+      metrics.providerCall(call, resultOf[outcome._tag], (performance.now() - started) / 1000)
+      return outcome
+    })
+  })
+
 export const instrumentProvider = (provider: Provider["Service"], metrics: MetricsShape): Provider["Service"] => ({
   name: provider.name,
   parseCallback: provider.parseCallback,
-  submit: (submission) =>
-    Effect.suspend(() => {
-      const started = performance.now()
-      return Effect.map(provider.submit(submission), (outcome) => {
-        metrics.providerCall("submit", resultOf[outcome._tag], (performance.now() - started) / 1000)
-        return outcome
-      })
-    }),
-  poll: (providerTaskId) =>
-    Effect.suspend(() => {
-      const started = performance.now()
-      return Effect.map(provider.poll(providerTaskId), (outcome) => {
-        metrics.providerCall("record-info", resultOf[outcome._tag], (performance.now() - started) / 1000)
-        return outcome
-      })
-    })
+  submit: (submission) => observed(metrics, "submit", () => provider.submit(submission)),
+  poll: (providerTaskId) => observed(metrics, "record-info", () => provider.poll(providerTaskId)),
+  submitExport: (submission) => observed(metrics, "export-submit", () => provider.submitExport(submission)),
+  pollExport: (providerExportId, format) =>
+    observed(metrics, "export-record-info", () => provider.pollExport(providerExportId, format))
 })

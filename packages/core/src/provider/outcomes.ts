@@ -2,6 +2,7 @@
  * The provider port's vocabulary. Every provider (the HTTP adapter for the Suno-style upstream,
  * the built-in engine) answers in these terms, so the worker never learns whose provider it is.
  */
+import type { ExportFormat, TimedWord } from "../domain/models.ts"
 
 /** What a submission told us. `Unknown` means we cannot tell whether the provider took it. */
 export type SubmitOutcome =
@@ -90,8 +91,8 @@ export interface Extension {
   readonly continueAt: number
 }
 
-/** The song tools' file formats (DESIGN.md section 9). */
-export type ExportFormat = "wav" | "midi" | "stems" | "timed_lyrics"
+/** The song tools' file formats (DESIGN.md section 9): the API's own enum, one schema per shape. */
+export type { ExportFormat } from "../domain/models.ts"
 
 /** An export as the provider receives it. */
 export interface ExportSubmission {
@@ -102,12 +103,8 @@ export interface ExportSubmission {
   readonly callbackUrl: string | null
 }
 
-/** One sung word and when it is sung, in seconds from the start of the track. */
-export interface TimedWord {
-  readonly text: string
-  readonly start: number
-  readonly end: number
-}
+/** One sung word and when it is sung, in seconds from the start of the track: the API's own shape. */
+export type { TimedWord } from "../domain/models.ts"
 
 /** One file of a finished export, before re-hosting: where to fetch it, or its bytes. */
 export interface ProviderExportFile {
@@ -123,7 +120,15 @@ export interface ProviderExportFile {
  * no files: core writes the `.lrc` and WebVTT files from the words, for every provider alike.
  */
 export type ExportPollOutcome =
-  | { readonly _tag: "Pending" }
+  | {
+    readonly _tag: "Pending"
+    /**
+     * Set when the provider moved the export on to a task of its own: poll it under this id from
+     * now on. The upstream's MIDI is two tasks (a stem separation, then a transcription of it),
+     * and the second exists only once the first is done.
+     */
+    readonly providerExportId?: string | undefined
+  }
   | {
     readonly _tag: "Succeeded"
     readonly files: ReadonlyArray<ProviderExportFile>

@@ -5,13 +5,15 @@
  * id is simply not found). Changes themselves go through ApiKeys, Webhooks and Accounts.
  */
 import { timingSafeEqual } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { CsrfTokenInvalid, InvalidCredential, MissingCredential, ResourceNotFound } from "../domain/errors.ts"
 import { principalOf } from "../domain/principal.ts"
 import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { oauthSubject } from "./AccessTokens.ts"
 import { hasIdShape } from "../domain/ids.ts"
+import { daysEnding, foldUsage } from "../domain/usage.ts"
+import type { OutcomeRow, SpentRow, Usage } from "../domain/usage.ts"
 import { Sessions } from "./Sessions.ts"
 import { Settings } from "./Settings.ts"
 
@@ -81,6 +83,8 @@ export class AccountConsole extends Context.Service<AccountConsole, {
   readonly ownDelivery: (accountId: string, deliveryId: string) => Effect.Effect<void, ResourceNotFound>
   /** The endpoint's current signing secret, for the account holder who asks to see it. */
   readonly endpointSecret: (accountId: string, endpointId: string) => Effect.Effect<string, ResourceNotFound>
+  /** The overview's chart: the last 30 days' spending by model and song tool, and generations' outcomes. */
+  readonly usage: (accountId: string) => Effect.Effect<Usage>
 }>()("lyre/core/services/AccountConsole") {
   static readonly layer = Layer.effect(
     AccountConsole,
@@ -166,7 +170,32 @@ export class AccountConsole extends Context.Service<AccountConsole, {
         return row.secret
       })
 
+      const usage = Effect.fn("AccountConsole.usage")(function*(accountId: string) {
+        const days = daysEnding(yield* Clock.currentTimeMillis)
+        const since = `${days[0]}T00:00:00Z`
+        // A debit and its refund share the day their task or export was created (domain/usage.ts).
+        const spent = yield* sql<SpentRow>`
+          select to_char(coalesce(e.created_at, g.created_at, l.created_at) at time zone 'UTC', 'YYYY-MM-DD') as day,
+                 case when l.export_id is not null then e.format
+                      when g.source_track_id is not null then 'extend'
+                      else g.model end as series,
+                 (-sum(l.subscription_delta + l.onetime_delta))::int as credits
+          from credit_ledger l
+          left join exports e on e.id = l.export_id
+          left join generation_tasks g on g.id = l.task_id
+          where l.account_id = ${accountId} and l.kind in ('debit', 'refund')
+            and coalesce(e.created_at, g.created_at, l.created_at) >= ${since}::timestamptz
+          group by 1, 2`.pipe(Effect.orDie)
+        const outcomes = yield* sql<OutcomeRow>`
+          select to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD') as day, status, count(*)::int as count
+          from generation_tasks
+          where account_id = ${accountId} and status in ('ready', 'failed') and updated_at >= ${since}::timestamptz
+          group by 1, 2`.pipe(Effect.orDie)
+        return foldUsage(days, spent, outcomes)
+      })
+
       return AccountConsole.of({
+        usage,
         signedIn,
         creditAlertArmed,
         keys,

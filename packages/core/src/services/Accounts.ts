@@ -51,6 +51,8 @@ export interface LedgerEntry {
   readonly id: string
   readonly kind: "grant" | "debit" | "refund" | "adjustment"
   readonly task_id: string | null
+  /** The export a debit or refund was for (song tools); null otherwise. */
+  readonly export_id: string | null
   readonly subscription_delta: number
   readonly onetime_delta: number
   readonly subscription_after: number
@@ -228,7 +230,7 @@ export class Accounts extends Context.Service<Accounts, {
       const ledger = Effect.fn("Accounts.ledger")(function*(id: string) {
         yield* find(id)
         const rows = yield* sql<Omit<LedgerEntry, "created_at"> & { created_at: Date }>`
-          select id, kind, task_id, subscription_delta, onetime_delta, subscription_after, onetime_after, reason,
+          select id, kind, task_id, export_id, subscription_delta, onetime_delta, subscription_after, onetime_after, reason,
                  created_at
           from credit_ledger where account_id = ${id} order by seq`.pipe(Effect.orDie)
         return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }))

@@ -13,17 +13,8 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import {
-  ConcurrentLimitExceeded,
-  IdempotencyKeyReused,
-  InsufficientCredits,
-  InvalidParameter,
-  ModelUnavailable,
-  ProviderError,
-  renderError,
-  TaskNotFound
-} from "../domain/errors.ts"
-import { alertFires, armedAfter, creditsLowPayload } from "../domain/creditAlert.ts"
+import { armedAfter } from "../domain/creditAlert.ts"
+import { InvalidParameter, ProviderError, renderError, TaskNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
@@ -31,8 +22,10 @@ import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "../domain/tasks.ts"
 import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import type { TaskRow } from "../domain/tasks.ts"
-import type { ProviderSubmission, SubmitOutcome } from "../provider/outcomes.ts"
+import type { Extension, ProviderSubmission, SourceTrack, SubmitOutcome } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
+import { canonicalJson, charge } from "./charge.ts"
+import type { Charged, ChargeError } from "./charge.ts"
 import { Circuits } from "./Circuits.ts"
 import { Metrics } from "./Metrics.ts"
 import { currentTraceContext, TaskTraces } from "./TaskTraces.ts"
@@ -41,18 +34,16 @@ import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
-export interface CreateOutcome {
-  readonly status: number
-  readonly body: GenerationTask
-  readonly replayed: boolean
-}
+export type CreateOutcome = Charged<GenerationTask>
 
-export type CreateError =
-  | IdempotencyKeyReused
-  | ModelUnavailable
-  | ConcurrentLimitExceeded
-  | InsufficientCredits
-  | ProviderError
+export type CreateError = ChargeError
+
+/** A finished track as the worker hands it over: the interface's shape, and the provider's id of it. */
+export interface FinishedTrack {
+  readonly track: Track
+  /** The upstream's `audioId`: what a song tool on this track names it by. */
+  readonly providerTrackId: string | null
+}
 
 /** A task's error as stored and sent in `job.failed`. */
 export interface TaskFailure {
@@ -78,16 +69,8 @@ export const providerFailure = (code: string, detail: string): TaskFailure => ({
 export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
   `${publicUrl}/internal/provider/callback/${taskId}?token=${token}`
 
-/** A debit: the total before and after, against the row `prev` locked. */
-const debitAlert = {
-  before: "prev.s + prev.o",
-  after: "prev.s + prev.o - prev.price",
-  threshold: "prev.t",
-  armed: "prev.armed"
-}
-
 /** A refund, in the SET of the update of `accounts a` from the failed task. */
-const refundAlert = {
+export const refundAlert = {
   before: "a.subscription_credits + a.onetime_credits",
   after: "a.subscription_credits + a.onetime_credits + failed.debit_subscription + failed.debit_onetime",
   threshold: "a.credit_alert_threshold",
@@ -95,41 +78,10 @@ const refundAlert = {
 }
 
 /** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
-const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+export const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
-const idempotencyWindowMillis = 24 * 60 * 60 * 1000
-
-/** What the charge statement reports: its checks in order, and whether it debited. */
-interface ChargeOutcome {
-  readonly available: boolean
-  readonly retry_after_seconds: number
-  readonly pending: number | null
-  readonly balance: number
-  readonly debited: boolean
-}
-/** What a 429 for concurrency suggests: tasks take seconds to finish, so try again soon. */
-const concurrencyRetryAfterSeconds = 5
-
-const canonicalJson = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v)
-
-/** The message of a stored error envelope (an idempotent 500 replayed). */
-const storedErrorMessage = (body: unknown): string => {
-  if (typeof body === "object" && body !== null && "error" in body) {
-    const error = body.error
-    if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-      return error.message
-    }
-  }
-  return "The provider refused the task."
-}
-
-/** What the provider receives: the validated request, our task id and where to call back. */
-const submissionOf = (taskId: string, request: GenerateRequest, callbackUrl: string): ProviderSubmission => ({
-  taskId,
+/** A validated request as every provider receives it (a song tool's source carries one too). */
+export const providerRequestOf = (request: GenerateRequest): SourceTrack["request"] => ({
   model: request.model,
   style: request.style,
   title: request.title,
@@ -139,15 +91,24 @@ const submissionOf = (taskId: string, request: GenerateRequest, callbackUrl: str
   negative_tags: request.negative_tags,
   style_weight: request.style_weight,
   weirdness_constraint: request.weirdness_constraint,
-  audio_weight: request.audio_weight,
-  callbackUrl
+  audio_weight: request.audio_weight
 })
 
+/** What the provider receives: the validated request, our task id and where to call back. */
+const submissionOf = (
+  taskId: string,
+  request: GenerateRequest,
+  callbackUrl: string,
+  extend: Extension | undefined
+): ProviderSubmission => ({ taskId, ...providerRequestOf(request), callbackUrl, extend })
+
 export class Generations extends Context.Service<Generations, {
+  /** A generation; with `extension`, one that continues a track (its request already merged). */
   readonly create: (
     principal: Principal,
     request: GenerateRequest,
-    idempotencyKey: string | undefined
+    idempotencyKey: string | undefined,
+    extension?: Extension | undefined
   ) => Effect.Effect<CreateOutcome, CreateError>
   readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
   readonly list: (
@@ -155,10 +116,10 @@ export class Generations extends Context.Service<Generations, {
     page: { readonly limit: number; readonly startingAfter: string | undefined }
   ) => Effect.Effect<GenerationTaskList, InvalidParameter>
   /**
-   * pending -> ready with its tracks and its `job.completed` event, in one statement; false
-   * when the task was not pending (applied once).
+   * pending -> ready with its tracks (and their rows, with the provider's ids) and its
+   * `job.completed` event, in one statement; false when the task was not pending (applied once).
    */
-  readonly markReady: (taskId: string, tracks: ReadonlyArray<Track>) => Effect.Effect<boolean>
+  readonly markReady: (taskId: string, tracks: ReadonlyArray<FinishedTrack>) => Effect.Effect<boolean>
   /**
    * pending -> failed, refunding the debited buckets and writing `job.failed` in the same
    * statement; false when not pending.
@@ -178,42 +139,11 @@ export class Generations extends Context.Service<Generations, {
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
 
-      /**
-       * The answer a key holds: the first answer replayed, or a refusal for another body;
-       * undefined when no live row holds it (none, or one past the window, which is removed).
-       */
-      const heldAnswer = Effect.fnUntraced(function*(accountId: string, key: string, requestHash: string, now: number) {
-        const expiredBefore = new Date(now - idempotencyWindowMillis)
-        const [held] = yield* writes<{
-          request_hash: string
-          response_status: number
-          response_body: GenerationTask
-          created_at: Date
-        }>`
-          select request_hash, response_status, response_body, created_at from idempotency_keys
-          where account_id = ${accountId} and key = ${key}`.pipe(Effect.orDie)
-        if (held === undefined) return undefined
-        if (held.created_at.getTime() <= expiredBefore.getTime()) {
-          yield* writes`
-            delete from idempotency_keys
-            where account_id = ${accountId} and key = ${key} and created_at <= ${expiredBefore.toISOString()}::timestamptz`.pipe(
-            Effect.orDie
-          )
-          return undefined
-        }
-        if (held.request_hash !== requestHash) {
-          return yield* new IdempotencyKeyReused({
-            message: "This Idempotency-Key was already used with a different request body."
-          })
-        }
-        if (held.response_status === 500) return yield* new ProviderError({ message: storedErrorMessage(held.response_body) })
-        return { status: held.response_status, body: held.response_body, replayed: true } satisfies CreateOutcome
-      })
-
       const create = Effect.fn("Generations.create")(function*(
         principal: Principal,
         request: GenerateRequest,
-        idempotencyKey: string | undefined
+        idempotencyKey: string | undefined,
+        extension?: Extension | undefined
       ) {
         const now = yield* Clock.currentTimeMillis
         const taskId = yield* ids.make("task")
@@ -225,10 +155,14 @@ export class Generations extends Context.Service<Generations, {
         const callbackToken = randomBase62(32)
         const traceContext = traced ? yield* currentTraceContext : null
 
+        // An extension's key covers its track and start too: the same body for another track is another request.
         const requestHash = idempotencyKey === undefined
           ? ""
-          : createHash("sha256").update(canonicalJson(request)).digest("hex")
-        // The 202 answer depends on nothing the charge reads, so a key's claim stores it at once.
+          : createHash("sha256").update(canonicalJson(
+            extension === undefined
+              ? request
+              : { extend: extension.source.trackId, continue_at: extension.continueAt, request }
+          )).digest("hex")
         const body = renderTask({
           id: taskId,
           status: "pending",
@@ -242,166 +176,35 @@ export class Generations extends Context.Service<Generations, {
           updated_at: new Date(now)
         })
 
-        /**
-         * With a key, the charge also claims it: the row holding this answer, written with the
-         * task. A key already held makes the insert a unique violation, which undoes the whole
-         * statement, so nothing is charged; a concurrent request with the key waits for the
-         * first to commit and then meets that violation.
-         */
-        const claim = idempotencyKey === undefined
-          ? writes``
-          : writes`,
-          claim as (
-            insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
-            select ${principal.accountId}, ${idempotencyKey}, ${requestHash}, 202, ${JSON.stringify(body)}::jsonb,
-                   ${nowIso}::timestamptz
-            from task
-          )`
+        const work = writes`
+          insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+            debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
+            submission_state, trace_context, source_track_id, continue_at)
+          select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
+                 ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
+                 ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting', ${traceContext}::text,
+                 ${extension?.source.trackId ?? null}::text, ${extension?.continueAt ?? null}::double precision
+          from debit
+          returning id`
 
-        /**
-         * The charge, as one statement: model availability, the credential's in-flight counter
-         * (locked, after the account row: the order every writer of both keeps), the balance,
-         * then debit, counter, task, ledger row and any `credits.low` event, all hanging on the
-         * one row `debit` returns. Without an idempotency key it needs no transaction around it.
-         */
-        const charge = writes<ChargeOutcome>`
-          with switch as (
-            select coalesce((select available from model_status where model = ${request.model}), true) as switched_on,
-                   coalesce((select retry_after_seconds from model_status where model = ${request.model}), 0)
-                     as retry_after_seconds,
-                   (select open_until from model_circuits
-                    where model = ${request.model} and open_until > ${nowIso}::timestamptz) as open_until
-          ),
-          model as (
-            select switched_on and open_until is null as available,
-                   case when not switched_on then retry_after_seconds
-                        else ceil(extract(epoch from (open_until - ${nowIso}::timestamptz)))::int end
-                     as retry_after_seconds
-            from switch
-          ),
-          -- The counter row first, then the account row: the order of every statement that takes
-          -- both (a completing task frees its slot, then its event's foreign key takes a key share
-          -- of the account; a refund frees the slot, then credits the account). "No key update"
-          -- is the mode of the updates that follow, and lets those key shares through.
-          slot as (
-            select subject, pending from credential_inflight
-            where subject = ${principal.subject} for no key update
-          ),
-          prev as (
-            select a.id, a.subscription_credits as s, a.onetime_credits as o, a.credit_alert_threshold as t,
-                   a.credit_alert_armed as armed, ${price}::int as price
-            from accounts a, slot
-            where a.id = ${principal.accountId} for no key update of a
-          ),
-          debit as (
-            update accounts a
-            set subscription_credits = prev.s - least(prev.s, ${price}),
-                onetime_credits = prev.o - (${price} - least(prev.s, ${price})),
-                credit_alert_armed = ${writes.literal(armedAfter(debitAlert))},
-                updated_at = ${nowIso}::timestamptz
-            from prev, model, slot
-            where a.id = prev.id and model.available and slot.pending < ${principal.concurrencyLimit}
-              and prev.s + prev.o >= ${price}
-            returning a.subscription_credits as s_after, a.onetime_credits as o_after,
-                      least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
-                      prev.t as threshold, ${writes.literal(alertFires(debitAlert))} as alert
-          ),
-          admitted as (
-            update credential_inflight c set pending = c.pending + 1
-            from debit where c.subject = ${principal.subject}
-          ),
-          low as (
-            insert into outbox_events (id, account_id, type, payload, created_at)
-            select ${lowEventId}, ${principal.accountId}, 'credits.low',
-                   ${writes.literal(creditsLowPayload("threshold", "s_after", "o_after"))}, ${nowIso}::timestamptz
-            from debit where alert
-          ),
-          task as (
-            insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
-              debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
-              submission_state, trace_context)
-            select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
-                   ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
-                   ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting', ${traceContext}::text
-            from debit
-            returning id
-          ),
-          ledger as (
-            insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
-              subscription_after, onetime_after, created_at)
-            select ${ledgerId}, ${principal.accountId}, 'debit', task.id, -s_take, -o_take, s_after, o_after,
-                   ${nowIso}::timestamptz
-            from debit, task
-          )${claim}
-          select model.available, model.retry_after_seconds, (select pending from slot) as pending,
-                 coalesce((select s + o from prev), 0)::int as balance,
-                 exists (select 1 from task) as debited
-          from model`
-
-        /** A credential whose counter row is missing gets one (at zero) and is charged again. */
-        const ensureSlot = writes`
-          insert into credential_inflight (subject) values (${principal.subject}) on conflict do nothing`.pipe(
-          Effect.orDie
-        )
-
-        /** What a charge's outcome answers: the 202, or why nothing was charged, in the check order. */
-        const answerOf = (outcome: ChargeOutcome | undefined): Effect.Effect<CreateOutcome, CreateError> => {
-          if (outcome === undefined || !outcome.available) {
-            return Effect.fail(new ModelUnavailable({
-              message: `The ${request.model} model is temporarily unavailable. Retry later or choose another model.`,
-              model: request.model,
-              retryAfterSeconds: outcome?.retry_after_seconds ?? 60
-            }))
-          }
-          if (!outcome.debited && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
-            return Effect.fail(new ConcurrentLimitExceeded({
-              message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
-              retryAfterSeconds: concurrencyRetryAfterSeconds
-            }))
-          }
-          if (!outcome.debited) {
-            return Effect.fail(new InsufficientCredits({
-              message: `The ${request.model} model costs ${price} credits; the balance is ${outcome.balance}.`
-            }))
-          }
-          metrics.taskCreated(request.model, price)
-          return Effect.succeed({ status: 202, body, replayed: false })
-        }
-
-        /** The charge; `held` when its claim met a key already held (and so it charged nothing). */
-        const attempt = charge.pipe(
-          Effect.map(([outcome]) => ({ held: false as const, outcome })),
-          Effect.catchIf(
-            (error) => error.reason._tag === "UniqueViolation" && idempotencyKey !== undefined,
-            () => Effect.succeed({ held: true as const, outcome: undefined })
-          ),
-          Effect.orDie
-        )
-
-        /**
-         * At most three charges: after a counter row is made, and after a key past its window
-         * is removed. A held key answers first, whatever this request would have met.
-         */
-        const chargeOrFail = Effect.gen(function*() {
-          for (let tries = 1; ; tries++) {
-            const { held, outcome } = yield* attempt
-            if (idempotencyKey !== undefined && (held || outcome?.debited !== true)) {
-              const answer = yield* heldAnswer(principal.accountId, idempotencyKey, requestHash, now)
-              if (answer !== undefined) return answer
-            }
-            const again = tries < 3 && (held || (outcome !== undefined && outcome.available && outcome.pending === null))
-            if (again) {
-              if (!held) yield* ensureSlot
-              continue
-            }
-            if (held) return yield* Effect.die(new Error("An idempotency key stayed held with no row to answer from."))
-            return yield* answerOf(outcome)
-          }
+        const created = yield* charge(writes, {
+          principal,
+          model: request.model,
+          price,
+          nowMillis: now,
+          ledgerId,
+          lowEventId,
+          work,
+          ledgerColumn: "task_id",
+          body,
+          idempotency: idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash },
+          priceText: `The ${request.model} model costs`
         })
-
-        const created = yield* chargeOrFail
         if (created.replayed) return created
-        const outcome = yield* provider.submit(submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken)))
+        metrics.taskCreated(request.model, price)
+        const outcome = yield* provider.submit(
+          submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), extension)
+        )
         yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
           ? undefined
           : { accountId: principal.accountId, key: idempotencyKey })
@@ -508,9 +311,16 @@ export class Generations extends Context.Service<Generations, {
         }
       })
 
-      const markReady = Effect.fnUntraced(function*(taskId: string, tracks: ReadonlyArray<Track>) {
+      const markReady = Effect.fnUntraced(function*(taskId: string, finished: ReadonlyArray<FinishedTrack>) {
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const eventId = yield* ids.make("event")
+        const tracks = finished.map((f) => f.track)
+        const trackRows = finished.map((f) => ({
+          id: f.track.id,
+          index: f.track.index,
+          duration: f.track.duration,
+          provider_track_id: f.providerTrackId
+        }))
         const rows = yield* writes<{ model: string }>`
           with done as (
             update generation_tasks
@@ -522,6 +332,12 @@ export class Generations extends Context.Service<Generations, {
           freed as (
             update credential_inflight c set pending = c.pending - 1
             from done where c.subject = done.credential_subject
+          ),
+          kept as (
+            insert into tracks (id, task_id, account_id, track_index, provider_track_id, duration, created_at)
+            select t.id, done.id, done.account_id, t.index, t.provider_track_id, t.duration, ${now}::timestamptz
+            from done, jsonb_to_recordset(${JSON.stringify(trackRows)}::jsonb)
+              as t(id text, index integer, provider_track_id text, duration double precision)
           ),
           event as (
             insert into outbox_events (id, account_id, type, payload, created_at)

@@ -7,7 +7,7 @@
  */
 import { Context, Effect } from "effect"
 
-export type ProviderCall = "submit" | "record-info"
+export type ProviderCall = "submit" | "record-info" | "export-submit" | "export-record-info"
 export type CallbackResult = "accepted" | "ignored" | "progress" | "refused"
 export type RehostKind = "audio" | "cover"
 export type DeliveryOutcome = "succeeded" | "retrying" | "dead"
@@ -23,6 +23,10 @@ export interface MetricsShape {
   readonly taskReady: (model: string) => void
   /** A task failed with `code` and `creditsRefunded` went back to the account. */
   readonly taskFailed: (model: string, code: string, creditsRefunded: number) => void
+  /** An export (song tools) was created and charged; one became ready; one failed (and was refunded). */
+  readonly exportCreated: (format: string) => void
+  readonly exportReady: (format: string) => void
+  readonly exportFailed: (format: string, code: string) => void
   /** One call to the provider; `result` is the outcome's tag in lower case (accepted, pending, unknown...). */
   readonly providerCall: (call: ProviderCall, result: string, seconds: number) => void
   /** A provider failure opened the model's circuit. */
@@ -50,6 +54,9 @@ export const noopMetrics: MetricsShape = {
   taskCreated: ignore,
   taskReady: ignore,
   taskFailed: ignore,
+  exportCreated: ignore,
+  exportReady: ignore,
+  exportFailed: ignore,
   providerCall: ignore,
   circuitOpened: ignore,
   callback: ignore,

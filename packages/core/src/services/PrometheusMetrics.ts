@@ -40,6 +40,7 @@ const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 
 interface ServiceGauges {
   readonly pending: number
+  readonly exports_pending: number
   readonly oldest_deadline_in: number | null
   readonly backlog: number
   readonly oldest_due_for: number | null
@@ -84,6 +85,24 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     labelNames: ["model", "code"] as const,
     registers
   })
+  const exportsCreated = new Counter({
+    name: "lyre_exports_created_total",
+    help: "Exports (song tools) created and charged, by format.",
+    labelNames: ["format"] as const,
+    registers
+  })
+  const exportsReady = new Counter({
+    name: "lyre_exports_ready_total",
+    help: "Exports that became ready, by format.",
+    labelNames: ["format"] as const,
+    registers
+  })
+  const exportsFailed = new Counter({
+    name: "lyre_exports_failed_total",
+    help: "Exports that failed (and were refunded), by format and error code.",
+    labelNames: ["format", "code"] as const,
+    registers
+  })
   const creditsDebited = new Counter({
     name: "lyre_credits_debited_total",
     help: "Credits charged by creates, by model.",
@@ -98,7 +117,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   })
   const providerDuration = new Histogram({
     name: "lyre_provider_call_duration_seconds",
-    help: "Calls to the music provider by call (submit, record-info) and result, with their latency.",
+    help: "Calls to the music provider by call (submit, record-info, export-submit, export-record-info) and result, with their latency.",
     labelNames: ["call", "result"] as const,
     buckets: latencyBuckets,
     registers
@@ -148,6 +167,11 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     registers
   })
   const pending = new Gauge({ name: "lyre_tasks_pending", help: "Tasks pending in the whole service (read from the database at scrape).", registers })
+  const exportsPending = new Gauge({
+    name: "lyre_exports_pending",
+    help: "Exports pending in the whole service (read from the database at scrape).",
+    registers
+  })
   const pendingAge = new Gauge({
     name: "lyre_tasks_pending_oldest_age_seconds",
     help: "Age of the oldest pending task, 0 when none (read from the database at scrape).",
@@ -190,6 +214,9 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   const ready = cached1((model) => tasksReady.labels(model))
   const failed = cached2((model, code) => tasksFailed.labels(model, code))
   const refunded = cached1((model) => creditsRefunded.labels(model))
+  const exportCreated = cached1((format) => exportsCreated.labels(format))
+  const exportReady = cached1((format) => exportsReady.labels(format))
+  const exportFailed = cached2((format, code) => exportsFailed.labels(format, code))
   const provider = cached2((call, result) => providerDuration.labels(call, result))
   const opened = cached1((model) => circuitsOpened.labels(model))
   const callback = cached1((result) => callbacks.labels(result))
@@ -201,6 +228,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   const readGauges = sql<ServiceGauges>`
     select
       (select count(*) from generation_tasks where status = 'pending')::int as pending,
+      (select count(*) from exports where status = 'pending')::int as exports_pending,
       extract(epoch from (select min(deadline_at) from generation_tasks where status = 'pending') - now())::float8
         as oldest_deadline_in,
       (select count(*) from webhook_deliveries where status = 'pending')::int as backlog,
@@ -213,6 +241,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     const [gauges] = yield* readGauges.pipe(Effect.orElseSucceed(() => []))
     if (gauges !== undefined) {
       pending.set(gauges.pending)
+      exportsPending.set(gauges.exports_pending)
       pendingAge.set(
         gauges.oldest_deadline_in === null ? 0 : Math.max(0, settings.generationTimeoutSeconds - gauges.oldest_deadline_in)
       )
@@ -245,6 +274,9 @@ export const makePrometheusMetrics = Effect.gen(function*() {
       failed(model, code).inc()
       if (creditsRefunded > 0) refunded(model).inc(creditsRefunded)
     },
+    exportCreated: (format) => exportCreated(format).inc(),
+    exportReady: (format) => exportReady(format).inc(),
+    exportFailed: (format, code) => exportFailed(format, code).inc(),
     providerCall: (call, result, seconds) => provider(call, result).observe(seconds),
     circuitOpened: (model) => opened(model).inc(),
     callback: (result) => callback(result).inc(),

@@ -317,6 +317,83 @@ const m0007_task_trace = Effect.gen(function*() {
   yield* sql`alter table generation_tasks add column trace_context text`
 })
 
+/**
+ * Song tools (DESIGN.md section 9, docs/decisions.md "Song tools"). Tracks get a row each beside
+ * the task's `tracks` json (which stays the interface's shape): found by id, owned by the task's
+ * account, and keeping the provider's id of the track (the upstream's `audioId`). An extension is
+ * a generation task naming its source track. An export is a task of its own, charged, leased,
+ * polled and refunded as a generation task is, in the same in-flight counter; its ledger rows
+ * and events are once per export as a task's are once per task.
+ */
+const m0008_song_tools = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table tracks (
+      id text primary key,
+      task_id text not null references generation_tasks (id),
+      account_id text not null references accounts (id),
+      track_index integer not null,
+      provider_track_id text,
+      duration double precision,
+      created_at timestamptz not null,
+      unique (task_id, track_index)
+    )`
+  // Tracks of tasks finished before this migration; their provider ids were never kept.
+  yield* sql`
+    insert into tracks (id, task_id, account_id, track_index, provider_track_id, duration, created_at)
+    select t.id, g.id, g.account_id, t.index, null, t.duration, g.updated_at
+    from generation_tasks g, jsonb_to_recordset(g.tracks) as t(id text, index integer, duration double precision)
+    where g.status = 'ready'`
+  yield* sql`
+    alter table generation_tasks
+      add column source_track_id text references tracks (id),
+      add column continue_at double precision`
+  yield* sql`
+    create table exports (
+      id text primary key,
+      account_id text not null references accounts (id),
+      credential_subject text not null,
+      track_id text not null references tracks (id),
+      task_id text not null references generation_tasks (id),
+      format text not null check (format in ('wav', 'midi', 'stems', 'timed_lyrics')),
+      model text not null,
+      status text not null check (status in ('pending', 'ready', 'failed')),
+      credits_used integer not null,
+      credits_refunded integer not null default 0,
+      debit_subscription integer not null,
+      debit_onetime integer not null,
+      error_code text,
+      error_message text,
+      files jsonb not null default '[]',
+      timed_lyrics jsonb,
+      deadline_at timestamptz not null,
+      provider_export_id text,
+      callback_token text,
+      submission_state text not null default 'submitting'
+        check (submission_state in ('submitting', 'accepted', 'unknown')),
+      attempts integer not null default 0,
+      hints integer not null default 0,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      next_poll_at timestamptz,
+      last_error text,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`create index exports_account_recent on exports (account_id, created_at desc, id desc)`
+  yield* sql`create index exports_ready_by_track on exports (account_id, track_id, format) where status = 'ready'`
+  yield* sql`
+    create index exports_due on exports (next_poll_at)
+    where status = 'pending' and submission_state = 'accepted'`
+  yield* sql`create index exports_deadline on exports (deadline_at) where status = 'pending'`
+  yield* sql`alter table credit_ledger add column export_id text references exports (id)`
+  yield* sql`
+    create unique index credit_ledger_once_per_export on credit_ledger (export_id, kind) where export_id is not null`
+  yield* sql`
+    create unique index outbox_events_once_per_export on outbox_events ((payload ->> 'id'), type)
+    where type in ('export.completed', 'export.failed')`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -324,7 +401,8 @@ export const migrations = Migrator.fromRecord({
   "0004_inflight_counter": m0004_inflight_counter,
   "0005_oauth": m0005_oauth,
   "0006_dashboard": m0006_dashboard,
-  "0007_task_trace": m0007_task_trace
+  "0007_task_trace": m0007_task_trace,
+  "0008_song_tools": m0008_song_tools
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

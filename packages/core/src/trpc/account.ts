@@ -66,6 +66,9 @@ export const accountRouter = t.router({
     )
   ),
 
+  /** The overview's chart: credits spent per day by model and song tool, generations ready and failed. */
+  usage: signedIn.query(({ ctx }) => runProcedure(ctx, AccountConsole.use((console) => console.usage(ctx.accountId)))),
+
   /** Every grant, debit, refund and adjustment, newest first. */
   ledger: signedIn.query(({ ctx }) =>
     runProcedure(

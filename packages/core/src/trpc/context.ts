@@ -15,6 +15,7 @@ import type { OAuth } from "../services/OAuth.ts"
 import type { Sessions } from "../services/Sessions.ts"
 import type { Settings } from "../services/Settings.ts"
 import type { SigningKeys } from "../services/SigningKeys.ts"
+import type { SongTools } from "../services/SongTools.ts"
 import type { Webhooks } from "../services/Webhooks.ts"
 import type { WebhookSignal } from "../services/WebhookSignal.ts"
 import { trpcCodeFor } from "./errors.ts"
@@ -30,6 +31,7 @@ export type CoreServices =
   | OAuth
   | Sessions
   | SigningKeys
+  | SongTools
   | AccountConsole
   | Settings
   | Webhooks

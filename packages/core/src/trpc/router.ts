@@ -7,14 +7,21 @@ import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server"
 import { z } from "zod"
 import {
   Account,
+  Export,
+  ExportList,
+  ExportRequest,
+  ExtendRequest,
   GenerateRequest,
   GenerationTask,
   GenerationTaskList,
+  GetExportParams,
   GetGenerationParams,
+  ListExportsQuery,
   ListGenerationsQuery
 } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../services/Generations.ts"
+import { SongTools } from "../services/SongTools.ts"
 import { accountRouter } from "./account.ts"
 import { runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
@@ -128,6 +135,110 @@ export const appRouter = t.router({
           ctx,
           Generations.use((generations) =>
             generations.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
+          )
+        )
+      )
+  }),
+
+  /** Song tools (DESIGN.md section 9): paid at accept like a generation, in the same check order. */
+  tracks: t.router({
+    extend: withBody
+      .meta({
+        openapi: {
+          method: "POST",
+          path: "/v1/music/tracks/{track_id}/extensions",
+          summary: "Extend a track",
+          description: "A generation that continues a track of a ready task: the source up to `continue_at`, then " +
+            "the continuation. Any GenerateRequest field may be given (absent: the source's); priced and listed as a " +
+            "generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header to retry safely.",
+          tags: ["song tools"],
+          protect: true,
+          successDescription: "The extension's task, accepted and pending."
+        },
+        scope: "music:generate",
+        successStatus: 202
+      })
+      .input(ExtendRequest)
+      .output(GenerationTask)
+      .mutation(async ({ ctx, input }) => {
+        const outcome = await runProcedure(
+          ctx,
+          SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey))
+        )
+        ctx.response.status = outcome.status
+        if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
+        return outcome.body
+      }),
+
+    export: withBody
+      .meta({
+        openapi: {
+          method: "POST",
+          path: "/v1/music/tracks/{track_id}/exports",
+          summary: "Export a track",
+          description: "WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5) of a track of a ready task. " +
+            "Answers 202 with the pending export, or 200 with the account's ready export of that track and format, " +
+            "charged nothing. Send an `Idempotency-Key` header to retry safely.",
+          tags: ["song tools"],
+          protect: true,
+          successDescription: "The export: pending (202), or the ready one the account already has (200)."
+        },
+        scope: "music:generate",
+        successStatus: 202
+      })
+      .input(ExportRequest)
+      .output(Export)
+      .mutation(async ({ ctx, input }) => {
+        const outcome = await runProcedure(
+          ctx,
+          SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey))
+        )
+        ctx.response.status = outcome.status
+        if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
+        return outcome.body
+      })
+  }),
+
+  exports: t.router({
+    get: admitted
+      .meta({
+        openapi: {
+          method: "GET",
+          path: "/v1/music/exports/{id}",
+          summary: "Get an export",
+          tags: ["song tools"],
+          protect: true
+        },
+        scope: "music:generate"
+      })
+      .input(GetExportParams)
+      .output(Export)
+      .query(({ ctx, input }) => runProcedure(ctx, SongTools.use((tools) => tools.getExport(ctx.principal, input.id)))),
+
+    list: admitted
+      .meta({
+        openapi: {
+          method: "GET",
+          path: "/v1/music/exports",
+          summary: "List exports",
+          description: "The account's exports, newest first, of one track when `track_id` is given. " +
+            "Page with `starting_after` set to the last id seen.",
+          tags: ["song tools"],
+          protect: true
+        },
+        scope: "music:generate"
+      })
+      .input(ListExportsQuery)
+      .output(ExportList)
+      .query(({ ctx, input }) =>
+        runProcedure(
+          ctx,
+          SongTools.use((tools) =>
+            tools.listExports(ctx.principal, {
+              trackId: input.track_id,
+              limit: input.limit,
+              startingAfter: input.starting_after
+            })
           )
         )
       )

@@ -1,8 +1,9 @@
-/** Plan, balances, limits, the credit alert, the ledger and the latest songs. */
+/** Plan, balances, limits, the credit alert, the latest songs, the usage chart and the ledger beneath it. */
 import { useState } from "preact/hooks"
 import { api, formatDate } from "../api.ts"
 import type { ApiProblem, Outputs } from "../api.ts"
 import { Problem, ScrollRegion, Show, attempt, useQuery } from "../ui.tsx"
+import { UsageChart } from "../UsageChart.tsx"
 
 type OverviewData = Outputs["account"]["overview"]
 
@@ -95,7 +96,7 @@ const Ledger = () => {
                   <th scope="col">Subscription</th>
                   <th scope="col">One-time</th>
                   <th scope="col">Balance after</th>
-                  <th scope="col">Task or reason</th>
+                  <th scope="col">Task, export or reason</th>
                 </tr>
               </thead>
               <tbody>
@@ -106,7 +107,7 @@ const Ledger = () => {
                     <td class="num">{entry.subscription_delta}</td>
                     <td class="num">{entry.onetime_delta}</td>
                     <td class="num">{entry.subscription_after + entry.onetime_after}</td>
-                    <td>{entry.task_id === null ? entry.reason ?? "" : <code>{entry.task_id}</code>}</td>
+                    <td>{(entry.task_id ?? entry.export_id) === null ? entry.reason ?? "" : <code>{entry.task_id ?? entry.export_id}</code>}</td>
                   </tr>
                 ))}
               </tbody>
@@ -159,6 +160,7 @@ export const Overview = () => {
           </div>
           <CreditAlert overview={data} onChange={reload} />
           <RecentSongs />
+          <UsageChart />
           <Ledger />
         </>
       )}

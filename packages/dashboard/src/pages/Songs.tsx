@@ -1,8 +1,9 @@
 /**
  * Songs: generate (validated here with core's own schema, so the messages are the API's), follow
- * the task until it is ready or failed in a box of fixed size, and the history with players.
+ * the task until it is ready or failed in a box of fixed size, and the history with players and,
+ * under each ready track, the song tools (extend, export, karaoke, stems mixer).
  */
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import { errorTable } from "@lyre/core/domain/errors"
 import { deprecatedModels, GenerateRequest, modelNames } from "@lyre/core/domain/models"
 import type { ModelName } from "@lyre/core/domain/models"
@@ -11,12 +12,13 @@ import { validationErrorFrom } from "@lyre/core/domain/validation"
 import { api, formatDate } from "../api.ts"
 import type { ApiProblem, Outputs } from "../api.ts"
 import { attempt, Problem, Show, useQuery } from "../ui.tsx"
+import { TrackTools } from "../tools/TrackTools.tsx"
 
 type Task = Outputs["generations"]["get"]
 
 const followEveryMillis = 1_500
 
-const TaskView = (props: { readonly task: Task }) => {
+const TaskView = (props: { readonly task: Task; readonly onExtended?: (task: Task) => void }) => {
   const { task } = props
   return (
     <article class="task" data-task-id={task.id} data-status={task.status}>
@@ -31,7 +33,7 @@ const TaskView = (props: { readonly task: Task }) => {
       {task.error !== null && <p class="problem">{task.error.message} <code>{task.error.code}</code></p>}
       <ul class="plain tracks">
         {task.tracks.map((track) => (
-          <li key={track.id} class="track">
+          <li key={track.id} class="track" data-track-id={track.id}>
             {track.image_url === null
               ? <span class="cover placeholder" aria-hidden="true" />
               : <img class="cover" src={track.image_url} width={96} height={96} alt={`Cover of ${track.title ?? "track"}`} />}
@@ -39,6 +41,9 @@ const TaskView = (props: { readonly task: Task }) => {
               <p><strong>{track.title ?? "Untitled"}</strong> {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}</p>
               <audio controls preload="none" src={track.audio_url} aria-label={`Play ${track.title ?? "track"} ${track.index + 1}`} />
               <p><a href={track.audio_url} download>Download<span class="sr-only"> {track.title ?? "track"} {track.index + 1}</span></a></p>
+              {task.status === "ready" && props.onExtended !== undefined && (
+                <TrackTools task={task} track={track} onExtended={props.onExtended} />
+              )}
             </div>
           </li>
         ))}
@@ -50,6 +55,9 @@ const TaskView = (props: { readonly task: Task }) => {
 /** Polls a pending task until it settles; the box keeps its size so nothing around it moves. */
 const Following = (props: { readonly task: Task; readonly onSettled: () => void }) => {
   const [task, setTask] = useState(props.task)
+  const box = useRef<HTMLElement>(null)
+  // An extension is started from the history below: bring the task being followed into view.
+  useEffect(() => box.current?.scrollIntoView({ block: "nearest" }), [props.task.id])
   const [problem, setProblem] = useState<ApiProblem | null>(null)
   useEffect(() => {
     setTask(props.task)
@@ -76,7 +84,7 @@ const Following = (props: { readonly task: Task; readonly onSettled: () => void 
     }
   }, [props.task.id])
   return (
-    <section class="card following" aria-labelledby="following-title" aria-live="polite">
+    <section class="card following" aria-labelledby="following-title" aria-live="polite" ref={box}>
       <h2 id="following-title">{task.status === "pending" ? "Generating…" : task.status === "ready" ? "Ready" : "Failed"}</h2>
       <TaskView task={task} />
       <Problem problem={problem} />
@@ -181,12 +189,14 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
 export const Songs = () => {
   const [history, reload] = useQuery(() => api.generations.list.query({ limit: 20 }))
   const [following, setFollowing] = useState<Task | null>(null)
+  // A new generation and an extension are followed alike, in the box at the top.
+  const onCreated = (task: Task) => {
+    setFollowing(task)
+    reload()
+  }
   return (
     <>
-      <GenerateForm onCreated={(task) => {
-        setFollowing(task)
-        reload()
-      }} />
+      <GenerateForm onCreated={onCreated} />
       {following !== null && <Following task={following} onSettled={reload} />}
       <section aria-labelledby="history-title" class="card">
         <h2 id="history-title">History</h2>
@@ -194,7 +204,11 @@ export const Songs = () => {
           {(list) =>
             list.data.length === 0
               ? <p class="muted">No songs yet.</p>
-              : <ul class="plain">{list.data.map((task) => <li key={task.id}><TaskView task={task} /></li>)}</ul>}
+              : (
+                <ul class="plain">
+                  {list.data.map((task) => <li key={task.id}><TaskView task={task} onExtended={onCreated} /></li>)}
+                </ul>
+              )}
         </Show>
       </section>
     </>

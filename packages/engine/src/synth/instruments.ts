@@ -18,34 +18,24 @@ export interface InstrumentContext {
 
 const CONTROL = 32
 
-/** Two-pole resonant low-pass state-variable filter (TPT form), coefficients set per block. */
-class Svf {
-  ic1 = 0
-  ic2 = 0
-  a1 = 1
-  a2 = 0
-  a3 = 0
-  set(hz: number, q: number): void {
-    const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
-    const k = 1 / q
-    this.a1 = 1 / (1 + g * (g + k))
-    this.a2 = g * this.a1
-    this.a3 = g * this.a2
-  }
-  lp(x: number): number {
-    const v3 = x - this.ic2
-    const v1 = this.a1 * this.ic1 + this.a2 * v3
-    const v2 = this.ic2 + this.a2 * this.ic1 + this.a3 * v3
-    this.ic1 = 2 * v1 - this.ic1
-    this.ic2 = 2 * v2 - this.ic2
-    return v2
-  }
-  reset(): void {
-    this.ic1 = 0
-    this.ic2 = 0
-  }
+const coefs: [number, number, number] = [1, 0, 0]
+/**
+ * Two-pole resonant low-pass state-variable filter (TPT form): its coefficients (a1, a2, a3)
+ * for a cutoff and Q, set once per control block. The filter itself runs inline in each
+ * instrument's loop with its two state variables in locals:
+ *   v3 = x - ic2; v1 = a1 ic1 + a2 v3; v2 = ic2 + a2 ic1 + a3 v3; ic1 = 2 v1 - ic1; ic2 = 2 v2 - ic2; out = v2.
+ * The returned tuple is reused by every call.
+ */
+function svfCoefs(hz: number, q: number): [number, number, number] {
+  const g = Math.tan((Math.PI * Math.min(hz, SR * 0.45)) / SR)
+  const k = 1 / q
+  const a1 = 1 / (1 + g * (g + k))
+  const a2 = g * a1
+  coefs[0] = a1
+  coefs[1] = a2
+  coefs[2] = g * a2
+  return coefs
 }
-const svf = new Svf()
 
 /** Release tail (seconds) each instrument rings on after its note-off. */
 export function releaseOf(inst: Instrument): number {
@@ -84,32 +74,77 @@ export function renderNote(inst: Instrument, n: NoteEvent, buf: Float32Array, ct
   }
 }
 
+/** Per piano partial: start amplitude, cos and sin of the step, decay per sample while held, last sample. */
+const PARTIAL = new Float64Array(6 * 5)
+
 /** Piano: inharmonic partials as damped rotators (no sin calls per sample), plus a hammer thump. */
 function piano(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   const partials = f > 1200 ? 3 : 6
   const baseDecay = 2.6 * Math.pow(220 / f, 0.45)
   const amp = 0.32 * vel
+  const rOff = Math.exp(-INV_SR / 0.09)
+  let count = 0
   for (let k = 1; k <= partials; k++) {
     const fk = k * f * Math.sqrt(1 + 0.0004 * k * k)
     if (fk > SR * 0.45) break
     const w = 2 * Math.PI * fk * INV_SR
-    const c = Math.cos(w)
-    const s = Math.sin(w)
     const tau = baseDecay / (1 + 0.5 * (k - 1))
     const r = Math.exp(-INV_SR / tau)
-    const rOff = Math.exp(-INV_SR / 0.09)
-    let x = amp * Math.pow(k, -1.1) * (0.6 + 0.4 * vel * (k < 3 ? 1 : ctx.bright))
-    let y = 0
     // Stop once the partial has decayed by 80 dB: upper partials die long before the note ends.
     const audible = start + Math.ceil(Math.log(1e-4) / Math.log(r))
-    const stop = Math.min(end, audible)
-    for (let i = start; i < stop; i++) {
-      const d = i - start < hold ? r : rOff
-      const nx = d * (x * c - y * s)
-      y = d * (x * s + y * c)
-      x = nx
-      buf[i] = (buf[i] as number) + y
+    const o = count * 5
+    PARTIAL[o] = amp * Math.pow(k, -1.1) * (0.6 + 0.4 * vel * (k < 3 ? 1 : ctx.bright))
+    PARTIAL[o + 1] = Math.cos(w)
+    PARTIAL[o + 2] = Math.sin(w)
+    PARTIAL[o + 3] = r
+    PARTIAL[o + 4] = Math.min(end, audible)
+    count++
+  }
+  // Two partials per pass: each rotator is a chain of dependent multiplies, and two independent
+  // chains in one loop run in about the time of one. Each sample still adds partial k before
+  // partial k + 1, rounding in between, so the sum is the same to the bit as one pass each.
+  const held = start + hold
+  for (let p = 0; p < count; p += 2) {
+    const o = p * 5
+    if (p + 1 === count) {
+      rotator(buf, start, PARTIAL[o + 4] as number, held, PARTIAL[o] as number, 0, PARTIAL[o + 1] as number, PARTIAL[o + 2] as number, PARTIAL[o + 3] as number, rOff)
+      continue
     }
+    let x1 = PARTIAL[o] as number
+    const c1 = PARTIAL[o + 1] as number
+    const s1 = PARTIAL[o + 2] as number
+    const r1 = PARTIAL[o + 3] as number
+    const stop1 = PARTIAL[o + 4] as number
+    let x2 = PARTIAL[o + 5] as number
+    const c2 = PARTIAL[o + 6] as number
+    const s2 = PARTIAL[o + 7] as number
+    const r2 = PARTIAL[o + 8] as number
+    const stop2 = PARTIAL[o + 9] as number
+    let y1 = 0
+    let y2 = 0
+    const both = Math.min(stop1, stop2)
+    const heldBoth = Math.min(both, held)
+    let i = start
+    for (; i < heldBoth; i++) {
+      const nx1 = r1 * (x1 * c1 - y1 * s1)
+      y1 = r1 * (x1 * s1 + y1 * c1)
+      x1 = nx1
+      const nx2 = r2 * (x2 * c2 - y2 * s2)
+      y2 = r2 * (x2 * s2 + y2 * c2)
+      x2 = nx2
+      buf[i] = Math.fround((buf[i] as number) + y1) + y2
+    }
+    for (; i < both; i++) {
+      const nx1 = rOff * (x1 * c1 - y1 * s1)
+      y1 = rOff * (x1 * s1 + y1 * c1)
+      x1 = nx1
+      const nx2 = rOff * (x2 * c2 - y2 * s2)
+      y2 = rOff * (x2 * s2 + y2 * c2)
+      x2 = nx2
+      buf[i] = Math.fround((buf[i] as number) + y1) + y2
+    }
+    if (stop1 > both) rotator(buf, i, stop1, held, x1, y1, c1, s1, r1, rOff)
+    else if (stop2 > both) rotator(buf, i, stop2, held, x2, y2, c2, s2, r2, rOff)
   }
   // Hammer: a few ms of low-passed noise.
   const hn = Math.min(end, start + 220)
@@ -117,6 +152,24 @@ function piano(buf: Float32Array, start: number, hold: number, end: number, f: n
   for (let i = start; i < hn; i++) {
     lp += 0.3 * (ctx.noise.next() - lp)
     buf[i] = (buf[i] as number) + lp * 0.08 * vel * (1 - (i - start) / 220)
+  }
+}
+
+/** One damped rotator from sample `from` (state x, y) to `to`: decay r before `held`, rOff after. */
+function rotator(buf: Float32Array, from: number, to: number, held: number, x: number, y: number, c: number, s: number, r: number, rOff: number): void {
+  let i = from
+  const h = Math.min(to, held)
+  for (; i < h; i++) {
+    const nx = r * (x * c - y * s)
+    y = r * (x * s + y * c)
+    x = nx
+    buf[i] = (buf[i] as number) + y
+  }
+  for (; i < to; i++) {
+    const nx = rOff * (x * c - y * s)
+    y = rOff * (x * s + y * c)
+    x = nx
+    buf[i] = (buf[i] as number) + y
   }
 }
 
@@ -175,33 +228,45 @@ function pluckString(buf: Float32Array, start: number, hold: number, end: number
 }
 
 /** Detuned saw ensemble through a low-pass: strings (fewer, brighter, faster) and pads. */
-function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: number, cutoff: number): void {
+function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: 2, cutoff: number): void {
+  // The busiest loop of the engine (pads and strings hold long chords): oscillators and filter
+  // state live in locals, the detune is worked out once per control block.
   const det = 0.004 + 0.01 * ctx.weird
-  const dts = [f * INV_SR, f * (1 + det) * INV_SR, f * (1 - det * 0.7) * INV_SR]
-  const ph = [0, 0.33, 0.71]
+  const dt0 = f * INV_SR
+  const dt1 = f * (1 + det) * INV_SR
+  let p0 = 0
+  let p1 = 0.33
   const att = Math.max(1, attack * SR)
   const relK = Math.exp(-INV_SR / (release / 4))
   const amp = (0.16 / voices) * vel * 2
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   let vib = 0
   for (let i = start; i < end; i += CONTROL) {
     const lfo = tsin(vib)
-    svf.set(cutoff * (0.6 + 0.5 * vel) * (1 + 0.1 * lfo), 0.8)
+    const [a1, a2, a3] = svfCoefs(cutoff * (0.6 + 0.5 * vel) * (1 + 0.1 * lfo), 0.8)
+    const d0 = dt0 * (1 + 0.0015 * lfo)
+    const d1 = dt1 * (1 + 0.0015 * lfo)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
       const t = j - start
       if (t < hold) env = t < att ? t / att : env + (1 - env) * 0.0005
       else env *= relK
-      let s = 0
-      for (let v = 0; v < voices; v++) {
-        const d = (dts[v] as number) * (1 + 0.0015 * lfo)
-        let p = (ph[v] as number) + d
-        if (p >= 1) p -= 1
-        ph[v] = p
-        s += 2 * p - 1 - polyBlep(p, d)
-      }
-      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+      p0 += d0
+      if (p0 >= 1) p0 -= 1
+      p1 += d1
+      if (p1 >= 1) p1 -= 1
+      let x = 0
+      x += 2 * p0 - 1 - polyBlep(p0, d0)
+      x += 2 * p1 - 1 - polyBlep(p1, d1)
+      // The state-variable low-pass (see svfCoefs), inline.
+      const v3 = x - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
     vib += (CONTROL * 5) / SR
   }
@@ -212,7 +277,8 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
   const dt1 = f * INV_SR
   let p1 = 0
   let p2 = 0.5
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.22 * vel
   const relK = Math.exp(-INV_SR / 0.05)
@@ -220,7 +286,7 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
     const fenv = Math.exp(-t / 0.25)
-    svf.set(700 + 3800 * ctx.bright * vel * (0.35 + fenv), 1.6)
+    const [a1, a2, a3] = svfCoefs(700 + 3800 * ctx.bright * vel * (0.35 + fenv), 1.6)
     const vibDepth = Math.min(1, Math.max(0, (t - 0.25) * 3)) * 0.006
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
@@ -235,8 +301,16 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
       p2 += d * 0.5
       if (p2 >= 1) p2 -= 1
       const saw = 2 * p1 - 1 - polyBlep(p1, d)
-      const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep((p2 + 0.5) % 1, d * 0.5)
-      buf[j] = (buf[j] as number) + svf.lp(saw + 0.5 * sq) * env * amp
+      // (p2 + 0.5) % 1, exactly, without the modulo.
+      let q2 = p2 + 0.5
+      if (q2 >= 1) q2 -= 1
+      const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep(q2, d * 0.5)
+      const v3 = (saw + 0.5 * sq) - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -245,7 +319,8 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
 function brass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   let p1 = 0
   let p2 = 0.3
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.2 * vel
   const relK = Math.exp(-INV_SR / 0.06)
@@ -253,7 +328,7 @@ function brass(buf: Float32Array, start: number, hold: number, end: number, f: n
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
     const open = Math.min(1, t / 0.06) * (0.7 + 0.3 * Math.exp(-t / 0.3))
-    svf.set(300 + 3000 * open * (0.5 + 0.5 * vel) * (0.6 + 0.4 * ctx.bright), 1.1)
+    const [a1, a2, a3] = svfCoefs(300 + 3000 * open * (0.5 + 0.5 * vel) * (0.6 + 0.4 * ctx.bright), 1.1)
     const scoop = 1 - 0.02 * Math.exp(-t / 0.03)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
@@ -267,7 +342,12 @@ function brass(buf: Float32Array, start: number, hold: number, end: number, f: n
       p2 += d * 1.003
       if (p2 >= 1) p2 -= 1
       const s = 2 * p1 - 1 - polyBlep(p1, d) + 2 * p2 - 1 - polyBlep(p2, d)
-      buf[j] = (buf[j] as number) + svf.lp(s) * env * amp
+      const v3 = s - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -338,19 +418,25 @@ function bell(buf: Float32Array, start: number, end: number, f: number, vel: num
 function pluckSynth(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   const dt = f * INV_SR
   let p = 0
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   const amp = 0.25 * vel
   const decay = Math.exp(-INV_SR / 0.18)
   let env = 1
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
-    svf.set(300 + 5000 * ctx.bright * Math.exp(-t / 0.07), 2.2)
+    const [a1, a2, a3] = svfCoefs(300 + 5000 * ctx.bright * Math.exp(-t / 0.07), 2.2)
     const stop = Math.min(end, i + CONTROL)
     for (let j = i; j < stop; j++) {
       env *= j - start < hold ? decay : decay * decay
       p += dt
       if (p >= 1) p -= 1
-      buf[j] = (buf[j] as number) + svf.lp(2 * p - 1 - polyBlep(p, dt)) * env * amp
+      const v3 = (2 * p - 1 - polyBlep(p, dt)) - ic2
+      const v1 = a1 * ic1 + a2 * v3
+      const v2 = ic2 + a2 * ic1 + a3 * v3
+      ic1 = 2 * v1 - ic1
+      ic2 = 2 * v2 - ic2
+      buf[j] = (buf[j] as number) + v2 * env * amp
     }
   }
 }
@@ -359,16 +445,16 @@ function pluckSynth(buf: Float32Array, start: number, hold: number, end: number,
 function bass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
   const kind = ctx.bass
   let p = 0
-  svf.reset()
+  let ic1 = 0
+  let ic2 = 0
   let env = 0
   const amp = 0.5 * vel
   const relK = Math.exp(-INV_SR / 0.03)
   const decay = Math.exp(-INV_SR / (kind === "upright" ? 0.5 : kind === "sub" ? 1.5 : kind === "electric" ? 1.0 : 3))
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
-    if (kind === "synth") svf.set(180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel, 1.8)
-    else if (kind === "electric") svf.set(500 + 900 * Math.exp(-t / 0.08), 0.9)
-    else svf.set(900, 0.7)
+    const [a1, a2, a3] = svfCoefs(kind === "synth" ? 180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel : kind === "electric" ? 500 + 900 * Math.exp(-t / 0.08) : 900,
+      kind === "synth" ? 1.8 : kind === "electric" ? 0.9 : 0.7)
     const drop = kind === "sub" ? 1 + 0.6 * Math.exp(-t / 0.02) : 1
     const dt = f * drop * INV_SR
     const stop = Math.min(end, i + CONTROL)
@@ -380,9 +466,18 @@ function bass(buf: Float32Array, start: number, hold: number, end: number, f: nu
       if (p >= 1) p -= 1
       let s: number
       if (kind === "sub") s = softClip(1.6 * tsin(p)) * 0.9
-      else if (kind === "synth") s = svf.lp(2 * p - 1 - polyBlep(p, dt))
-      else if (kind === "upright") s = svf.lp(tsin(p) + 0.3 * tsin(2 * p) + 0.1 * tsin(3 * p))
-      else s = svf.lp(0.8 * tsin(p) + 0.5 * (2 * p - 1 - polyBlep(p, dt)))
+      else {
+        let x: number
+        if (kind === "synth") x = 2 * p - 1 - polyBlep(p, dt)
+        else if (kind === "upright") x = tsin(p) + 0.3 * tsin(2 * p) + 0.1 * tsin(3 * p)
+        else x = 0.8 * tsin(p) + 0.5 * (2 * p - 1 - polyBlep(p, dt))
+        const v3 = x - ic2
+        const v1 = a1 * ic1 + a2 * v3
+        const v2 = ic2 + a2 * ic1 + a3 * v3
+        ic1 = 2 * v1 - ic1
+        ic2 = 2 * v2 - ic2
+        s = v2
+      }
       buf[j] = (buf[j] as number) + s * env * amp
     }
   }

@@ -26,6 +26,7 @@ import {
   SetPasswordBody,
   RouteNotFound,
   SigningKeys,
+  SongTools,
   runToResult,
   UpdateAccountBody,
   UpdateWebhookEndpointBody,
@@ -33,7 +34,7 @@ import {
   Webhooks
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/rest"
+import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
 
 export interface AdminOptions {
   readonly runtime: CoreRuntime
@@ -44,7 +45,7 @@ export interface AdminOptions {
 type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
   readonly [number, unknown],
   ApiError,
-  Accounts | ApiKeys | Models | OAuth | SigningKeys | Webhooks
+  Accounts | ApiKeys | Models | OAuth | SigningKeys | SongTools | Webhooks
 >
 
 interface AdminRoute {
@@ -220,6 +221,16 @@ const routes: ReadonlyArray<AdminRoute> = [
     pattern: new RegExp(`^/accounts/${id}/ledger$`),
     handler: ([accountId = ""]) =>
       Effect.map(Accounts.use((accounts) => accounts.ledger(accountId)), (data) => [200, { data }] as const)
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/accounts/${id}/exports$`),
+    handler: ([accountId = ""]) =>
+      Effect.gen(function*() {
+        yield* Accounts.use((accounts) => accounts.get(accountId))
+        const data = yield* SongTools.use((tools) => tools.exportsOfAccount(accountId, 100))
+        return [200, { data }] as const
+      })
   },
   {
     method: "POST",

@@ -13,12 +13,14 @@ export interface DiscoveryOptions {
   readonly maxAgeSeconds?: number
   /** A `Link` header sent with GET and HEAD (the API catalog announces itself with one). */
   readonly link?: string
+  /** A `Vary` header, for a document chosen by a request header (the agent card by `A2A-Version`). */
+  readonly vary?: string
 }
 
 const corsHeaders = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, HEAD, OPTIONS",
-  "access-control-allow-headers": "Accept, Content-Type, MCP-Protocol-Version"
+  "access-control-allow-headers": "Accept, Content-Type, MCP-Protocol-Version, A2A-Version"
 } as const
 
 /**
@@ -47,6 +49,7 @@ export const sendDiscoveryDocument = (
     "cache-control": `public, max-age=${options.maxAgeSeconds ?? 3600}`
   }
   if (options.link !== undefined) headers["link"] = options.link
+  if (options.vary !== undefined) headers["vary"] = options.vary
   res.writeHead(200, headers)
   res.end(method === "HEAD" ? undefined : body)
   return true

@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises"
 import { Cause, Effect, Exit } from "effect"
 import type { ManagedRuntime } from "effect"
 import { renderError, ServiceUnavailable } from "@lyre/core"
-import { sendJson } from "@lyre/rest"
+import { sendJson } from "@lyre/http"
 import { isStorageKey, Storage, StorageError } from "@lyre/worker"
 
 type Range = { readonly start: number; readonly end: number } | "unsatisfiable" | null

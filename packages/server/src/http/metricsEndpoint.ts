@@ -8,7 +8,7 @@ import { timingSafeEqual } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { InvalidCredential, MethodNotAllowed, MissingCredential, renderError, RouteNotFound } from "@lyre/core"
 import type { ApiError, MetricsShape } from "@lyre/core"
-import { sendJson } from "@lyre/rest"
+import { sendJson } from "@lyre/http"
 
 const loopback = (address: string | undefined): boolean =>
   address !== undefined && (address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127."))

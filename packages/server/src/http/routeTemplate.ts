@@ -14,7 +14,7 @@ export interface RouteLabel {
 
 /** Words of the service's routes. A surface that adds routes adds its words here. */
 const vocabulary = new Set([
-  "v1", "me", "music", "generations", "openapi.json", "docs",
+  "v1", "me", "music", "generations", "tracks", "extensions", "exports", "openapi.json", "docs",
   "accounts", "keys", "credits", "ledger", "models", "webhook-endpoints", "webhook-deliveries", "deliveries",
   "attempts", "redeliver", "rotate-secret", "ping",
   "oauth-protected-resource", "oauth-authorization-server", "api-catalog", "mcp", "server-card.json",

@@ -7,7 +7,7 @@ import { createServer } from "node:http"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { nodeHTTPRequestHandler } from "@trpc/server/adapters/node-http"
-import { agentCard, agentCardPath, makeA2aHandler } from "@lyre/a2a"
+import { agentCardDocuments, agentCardPath, makeA2aHandler } from "@lyre/a2a"
 import {
   appRouter,
   databaseUnavailable,
@@ -20,7 +20,8 @@ import {
   SigningKeys
 } from "@lyre/core"
 import { makeMcpHandler, serverCard, serverCardMediaType, serverCardPath } from "@lyre/mcp"
-import { makeRestHandler, sendApiError, sendJson } from "@lyre/rest"
+import { sendApiError, sendJson } from "@lyre/http"
+import { makeRestHandler } from "@lyre/rest"
 import { makeAdminHandler } from "../admin/handler.ts"
 import { makeAuthorizeHandler } from "../oauth/authorize.ts"
 import { authorizationServerMetadata } from "../oauth/metadata.ts"
@@ -72,7 +73,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   const mcp = makeMcpHandler({ runtime, publicUrl })
   const mcpServerCard = JSON.stringify(serverCard(publicUrl))
   const a2a = makeA2aHandler({ runtime, publicUrl })
-  const a2aAgentCard = JSON.stringify(agentCard(publicUrl))
+  const a2aAgentCards = agentCardDocuments(publicUrl)
   const signIn = makeSignInHandler({ runtime, publicUrl })
   const authorize = makeAuthorizeHandler({ runtime, publicUrl })
   const token = makeTokenHandler({ runtime })
@@ -107,7 +108,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     if (path === serverCardPath &&
       sendDiscoveryDocument(req, res, mcpServerCard, { mediaType: serverCardMediaType(req.headers.accept) })) return
     if (path === "/a2a") return a2a(req, res)
-    if (path === agentCardPath && sendDiscoveryDocument(req, res, a2aAgentCard)) return
+    if (path === agentCardPath) {
+      const header = req.headers["a2a-version"]
+      const card = a2aAgentCards.for(Array.isArray(header) ? header[0] : header)
+      if (sendDiscoveryDocument(req, res, card, { vary: a2aAgentCards.vary })) return
+    }
     if (path.startsWith("/admin/v1/")) return admin(req, res, path.slice("/admin/v1".length))
     if ((path === "/signin" || path === "/signout") && await signIn(req, res, url)) return
     if (path === "/oauth/authorize" && await authorize(req, res, url)) return

@@ -31,6 +31,10 @@ export const describeEvent = (event: LyreWebhookEvent): string => {
       return `balance ${event.data.balance} < ${event.data.threshold}`
     case "key.expiring":
       return `${event.data.api_key_id} in ${event.data.days_until_expiry} days`
+    case "export.completed":
+      return `${event.data.id}: ${event.data.files.map((file) => file.url).join(", ")}`
+    case "export.failed":
+      return `${event.data.id}: ${event.data.error.code}`
     case "ping":
       return event.data.webhook_endpoint_id
   }

@@ -1,7 +1,7 @@
 /** What the A2A tests share: the SDK's client with a credential, and raw JSON-RPC over fetch. */
 import { randomUUID } from "node:crypto"
-import type { MessageSendParams, Part } from "@a2a-js/sdk"
-import { A2AClient } from "@a2a-js/sdk/client"
+import type { MessageSendParams, Part } from "@a2a-js/sdk-0.3"
+import { A2AClient } from "@a2a-js/sdk-0.3/client"
 import type { Json, TestServer } from "./harness.ts"
 
 /** The SDK's client, from the agent card, sending `Authorization: Bearer <key>` on every call. */

@@ -6,6 +6,11 @@
  * the task's callback URL exactly as the upstream would, so the worker looks at once instead of
  * at its next poll. Output is deterministic (same request and task id, same bytes), so a
  * process that restarts mid-render simply renders again from the request it staged.
+ *
+ * Song tools ride the same path: an extension is a submission with `extend` (the engine renders
+ * the source up to `continue_at` and then its continuation); an export is staged under its own
+ * id, rendered again from the track's source (its request, task id, index and extension chain,
+ * all the engine needs), and handed over as `file:` URLs, or for timed lyrics as the words alone.
  */
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -13,9 +18,18 @@ import { pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
 import { Metrics, Provider } from "@lyre/core"
 import type { MetricsShape } from "@lyre/core"
-import type { PollOutcome, ProviderSubmission, ProviderTrack } from "@lyre/core/provider/outcomes"
+import type {
+  ExportPollOutcome,
+  ExportSubmission,
+  PollOutcome,
+  ProviderExportFile,
+  ProviderSubmission,
+  ProviderTrack,
+  SourceTrack,
+  TimedWord
+} from "@lyre/core/provider/outcomes"
 import { makeEngine } from "@lyre/engine"
-import type { Engine, EngineRequest } from "@lyre/engine"
+import type { Engine, EngineRequest, ExportFormat, TrackSource } from "@lyre/engine"
 import { parseCallback } from "./sunoCallback.ts"
 
 export interface EngineProviderOptions {
@@ -29,14 +43,31 @@ type RenderState =
   | { readonly status: "done"; readonly tracks: ReadonlyArray<ProviderTrack> }
   | { readonly status: "failed"; readonly message: string }
 
+type ExportState =
+  | { readonly status: "rendering" }
+  | {
+    readonly status: "done"
+    readonly files: ReadonlyArray<ProviderExportFile>
+    readonly timedLyrics: ReadonlyArray<TimedWord> | null
+  }
+  | { readonly status: "failed"; readonly message: string }
+
 interface StagedRequest {
   readonly request: EngineRequest
+  readonly callbackUrl: string | null
+  /** An extension: the track it continues, and from which second. */
+  readonly extend?: { readonly source: TrackSource; readonly continueAt: number } | undefined
+}
+
+interface StagedExport {
+  readonly source: TrackSource
+  readonly format: ExportFormat
   readonly callbackUrl: string | null
 }
 
 const stagingMaxAgeMs = 60 * 60 * 1000
 
-const engineRequestOf = (submission: ProviderSubmission): EngineRequest => ({
+const engineRequestOf = (submission: SourceTrack["request"]): EngineRequest => ({
   style: submission.style,
   title: submission.title,
   lyrics: submission.instrumental ? null : submission.lyrics,
@@ -49,12 +80,23 @@ const engineRequestOf = (submission: ProviderSubmission): EngineRequest => ({
   audio_weight: submission.audio_weight
 })
 
+/** What the engine needs to render a track again: the request and task id that seeded it, and its chain. */
+export const trackSourceOf = (source: SourceTrack): TrackSource => ({
+  request: engineRequestOf(source.request),
+  taskId: source.taskId,
+  index: source.index,
+  extends: source.extends === null
+    ? undefined
+    : { source: trackSourceOf(source.extends.source), continueAt: source.extends.continueAt }
+})
+
 /** The upstream's callback shape, so the one callback parser serves both providers. */
 const completionCallback = (taskId: string, ok: boolean) =>
   JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
 
 const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape) => {
   const renders = new Map<string, RenderState>()
+  const exports = new Map<string, ExportState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
 
   const sweep = async () => {
@@ -64,6 +106,7 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       const info = await stat(folder).catch(() => null)
       if (info !== null && now - info.mtimeMs > stagingMaxAgeMs) {
         renders.delete(entry)
+        exports.delete(entry)
         await rm(folder, { recursive: true, force: true })
       }
     }
@@ -84,7 +127,9 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
     void (async () => {
       try {
         const started = performance.now()
-        const takes = await engine.render(staged.request, taskId)
+        const takes = staged.extend === undefined
+          ? await engine.render(staged.request, taskId)
+          : await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
         metrics.engineRender((performance.now() - started) / 1000, takes.reduce((sum, take) => sum + take.duration, 0))
         const folder = folderOf(taskId)
         const tracks: Array<ProviderTrack> = []
@@ -114,7 +159,13 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
 
   const submit = (submission: ProviderSubmission) =>
     Effect.promise(async () => {
-      const staged: StagedRequest = { request: engineRequestOf(submission), callbackUrl: submission.callbackUrl }
+      const staged: StagedRequest = {
+        request: engineRequestOf(submission),
+        callbackUrl: submission.callbackUrl,
+        extend: submission.extend === undefined
+          ? undefined
+          : { source: trackSourceOf(submission.extend.source), continueAt: submission.extend.continueAt }
+      }
       await mkdir(folderOf(submission.taskId), { recursive: true })
       await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
       if (!renders.has(submission.taskId)) render(submission.taskId, staged)
@@ -140,7 +191,64 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       return { _tag: "Succeeded", tracks: state.tracks }
     })
 
-  return Provider.of({ name: "engine", submit, poll, parseCallback })
+  const renderExport = (exportId: string, staged: StagedExport) => {
+    exports.set(exportId, { status: "rendering" })
+    void (async () => {
+      try {
+        const result = await engine.export(staged.source, staged.format)
+        const folder = folderOf(exportId)
+        const files: Array<ProviderExportFile> = []
+        for (const [index, file] of result.files.entries()) {
+          const path = join(folder, `${index}-${file.name.replace(/[^A-Za-z0-9._-]/g, "_")}`)
+          await writeFile(path, file.bytes)
+          files.push({
+            name: file.name,
+            contentType: file.contentType,
+            stem: file.stem,
+            content: { _tag: "Url", url: pathToFileURL(path).toString() }
+          })
+        }
+        exports.set(exportId, { status: "done", files, timedLyrics: result.timedLyrics })
+        await notify(staged.callbackUrl, exportId, true)
+      } catch (cause) {
+        exports.set(exportId, { status: "failed", message: `The engine could not render this export: ${String(cause)}` })
+        await notify(staged.callbackUrl, exportId, false)
+      }
+    })()
+  }
+
+  const submitExport = (submission: ExportSubmission) =>
+    Effect.promise(async () => {
+      const staged: StagedExport = {
+        source: trackSourceOf(submission.source),
+        format: submission.format,
+        callbackUrl: submission.callbackUrl
+      }
+      await mkdir(folderOf(submission.exportId), { recursive: true })
+      await writeFile(join(folderOf(submission.exportId), "export.json"), JSON.stringify(staged))
+      if (!exports.has(submission.exportId)) renderExport(submission.exportId, staged)
+      void sweep()
+      return { _tag: "Accepted", providerTaskId: submission.exportId } as const
+    })
+
+  const pollExport = (providerExportId: string) =>
+    Effect.promise(async (): Promise<ExportPollOutcome> => {
+      const state = exports.get(providerExportId)
+      if (state === undefined) {
+        const staged = await readFile(join(folderOf(providerExportId), "export.json"), "utf8").then(
+          (text) => JSON.parse(text) as StagedExport,
+          () => null
+        )
+        if (staged === null) return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this export." }
+        renderExport(providerExportId, staged)
+        return { _tag: "Pending" }
+      }
+      if (state.status === "rendering") return { _tag: "Pending" }
+      if (state.status === "failed") return { _tag: "Failed", code: "provider_error", message: state.message }
+      return { _tag: "Succeeded", files: state.files, timedLyrics: state.timedLyrics }
+    })
+
+  return Provider.of({ name: "engine", submit, poll, parseCallback, submitExport, pollExport })
 }
 
 /** The engine as the provider; its worker threads live as long as the layer. */

@@ -1,14 +1,39 @@
 import { Agent as HttpAgent, request as httpRequest } from "node:http"
 import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
-import type { PollOutcome, ProviderSubmission, SubmitOutcome } from "@lyre/core/provider/outcomes"
+import type {
+  ExportFormat,
+  ExportPollOutcome,
+  ExportSubmission,
+  PollOutcome,
+  ProviderSubmission,
+  SubmitOutcome
+} from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { interpretRecordInfo, interpretSubmit } from "./sunoAnswers.ts"
-import type { RawAnswer } from "./sunoAnswers.ts"
+import {
+  interpretMidiRecordInfo,
+  interpretRecordInfo,
+  interpretSeparationRecordInfo,
+  interpretSubmit,
+  interpretTimestampedLyrics,
+  interpretWavRecordInfo
+} from "./sunoAnswers.ts"
+import type { MidiRecordOutcome, RawAnswer } from "./sunoAnswers.ts"
 import { parseCallback } from "./sunoCallback.ts"
 import type { ProviderCallback } from "./sunoCallback.ts"
-import { defaultModelMap, generateBody } from "./sunoRequest.ts"
+import { transcriptionFile } from "./sunoMidi.ts"
+import {
+  decodeExportId,
+  defaultModelMap,
+  encodeExportId,
+  extendBody,
+  generateBody,
+  midiBody,
+  separationBody,
+  timestampedLyricsBody,
+  wavBody
+} from "./sunoRequest.ts"
 import type { ModelCodename } from "./sunoRequest.ts"
 
 export interface SunoHttpProviderConfig {
@@ -29,6 +54,8 @@ export interface SunoHttpProviderConfig {
 export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   submit(submission: ProviderSubmission): Effect.Effect<SubmitOutcome>
   poll(providerTaskId: string): Effect.Effect<PollOutcome>
+  submitExport(submission: ExportSubmission): Effect.Effect<SubmitOutcome>
+  pollExport(providerExportId: string, format: ExportFormat): Effect.Effect<ExportPollOutcome>
   parseCallback(body: unknown): ProviderCallback | null
 }>()("lyre/worker/provider/SunoHttpProvider") {
   static readonly layer = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
@@ -157,14 +184,9 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
       })
     })
 
-  const submit = Effect.fn("SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
-    yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
-    const outgoing: Outgoing = {
-      method: "POST",
-      url: new URL(`${baseUrl}/api/v1/generate`),
-      body: JSON.stringify(generateBody(submission, modelMap))
-    }
-    return yield* exchange(outgoing).pipe(
+  /** POSTs a body that creates an upstream task, and reads the answer as a submission's outcome. */
+  const create = (path: string, body: unknown): Effect.Effect<SubmitOutcome> =>
+    exchange({ method: "POST", url: new URL(`${baseUrl}${path}`), body: JSON.stringify(body) }).pipe(
       Effect.map(interpretSubmit),
       Effect.catch((failure) =>
         Effect.succeed<SubmitOutcome>(
@@ -175,20 +197,120 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
         )
       )
     )
+
+  /** GETs a record-info and reads it; a time-out or broken connection is Unknown. */
+  const recordInfo = <A>(path: string, taskId: string, read: (answer: RawAnswer) => A, unknown: (message: string) => A) =>
+    exchange({ method: "GET", url: new URL(`${baseUrl}${path}?taskId=${encodeURIComponent(taskId)}`), body: null }).pipe(
+      Effect.map(read),
+      Effect.catch((failure) => Effect.succeed(unknown(failure.message)))
+    )
+
+  const submit = Effect.fn("SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
+    yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
+    // An extension is a generation of the upstream's own, polled through the same record-info.
+    return yield* submission.extend === undefined
+      ? create("/api/v1/generate", generateBody(submission, modelMap))
+      : create("/api/v1/generate/extend", extendBody(submission, submission.extend, modelMap))
+  })
+
+  /** Tags an accepted upstream task with the stage it stands for. */
+  const accepted = (outcome: SubmitOutcome, stage: (upstreamTaskId: string) => string): SubmitOutcome =>
+    outcome._tag === "Accepted" ? { _tag: "Accepted", providerTaskId: stage(outcome.providerTaskId) } : outcome
+
+  const submitExport = Effect.fn("SunoHttpProvider.submitExport")(function*(submission: ExportSubmission) {
+    yield* Effect.annotateCurrentSpan({ exportId: submission.exportId, format: submission.format })
+    const { source, callbackUrl } = submission
+    switch (submission.format) {
+      case "wav":
+        return accepted(
+          yield* create("/api/v1/wav/generate", wavBody(source, callbackUrl)),
+          (upstreamTaskId) => encodeExportId({ stage: "wav", upstreamTaskId })
+        )
+      case "stems":
+        return accepted(
+          yield* create("/api/v1/vocal-removal/generate", separationBody(source, callbackUrl)),
+          (upstreamTaskId) => encodeExportId({ stage: "stems", upstreamTaskId })
+        )
+      case "midi":
+        // The upstream transcribes separated parts: separation first, transcription once it is done.
+        return accepted(
+          yield* create("/api/v1/vocal-removal/generate", separationBody(source, callbackUrl)),
+          (upstreamTaskId) => encodeExportId({ stage: "midi-separation", upstreamTaskId, callbackUrl })
+        )
+      case "timed_lyrics":
+        // Answered at once by the upstream, so there is nothing to create: each poll asks.
+        return {
+          _tag: "Accepted",
+          providerTaskId: encodeExportId({ stage: "lyrics", taskId: source.providerTaskId, audioId: source.providerTrackId })
+        } as const
+    }
+  })
+
+  const unknownExport = (message: string): ExportPollOutcome => ({ _tag: "Unknown", message })
+
+  /** A finished separation moves a MIDI export on to its transcription, submitted now. */
+  const transcribe = (separationTaskId: string, callbackUrl: string | null): Effect.Effect<ExportPollOutcome> =>
+    Effect.map(create("/api/v1/midi/generate", midiBody(separationTaskId, callbackUrl)), (outcome): ExportPollOutcome => {
+      switch (outcome._tag) {
+        case "Accepted":
+          return { _tag: "Pending", providerExportId: encodeExportId({ stage: "midi", upstreamTaskId: outcome.providerTaskId }) }
+        case "Rejected":
+          // Too frequent or maintenance passes: the separation stays, and the next poll asks again.
+          return outcome.countsTowardCircuit
+            ? { _tag: "Unknown", message: outcome.message }
+            : { _tag: "Failed", code: outcome.code, message: outcome.message }
+        case "Unknown":
+          return outcome
+      }
+    })
+
+  const pollExport = Effect.fnUntraced(function*(providerExportId: string, format: ExportFormat) {
+    const stage = decodeExportId(providerExportId)
+    const expected = stage === null ? null : stage.stage === "lyrics" ? "timed_lyrics" : stage.stage === "midi-separation" ? "midi" : stage.stage
+    if (stage === null || expected !== format) {
+      // The id itself stays out of the message: it may hold the export's callback token.
+      return { _tag: "Failed", code: "provider_error", message: `The upstream has no ${format} export under this id` } as const
+    }
+    switch (stage.stage) {
+      case "wav":
+        return yield* recordInfo("/api/v1/wav/record-info", stage.upstreamTaskId, interpretWavRecordInfo, unknownExport)
+      case "stems":
+        return yield* recordInfo("/api/v1/vocal-removal/record-info", stage.upstreamTaskId, interpretSeparationRecordInfo, unknownExport)
+      case "midi-separation": {
+        const separation = yield* recordInfo(
+          "/api/v1/vocal-removal/record-info",
+          stage.upstreamTaskId,
+          interpretSeparationRecordInfo,
+          unknownExport
+        )
+        return separation._tag === "Succeeded" ? yield* transcribe(stage.upstreamTaskId, stage.callbackUrl) : separation
+      }
+      case "midi": {
+        const transcription = yield* recordInfo(
+          "/api/v1/midi/record-info",
+          stage.upstreamTaskId,
+          interpretMidiRecordInfo,
+          (message): MidiRecordOutcome => ({ _tag: "Unknown", message })
+        )
+        return transcription._tag === "Transcribed"
+          ? { _tag: "Succeeded", files: [transcriptionFile(transcription.instruments)], timedLyrics: null } as const
+          : transcription
+      }
+      case "lyrics":
+        return yield* exchange({
+          method: "POST",
+          url: new URL(`${baseUrl}/api/v1/generate/get-timestamped-lyrics`),
+          body: JSON.stringify(timestampedLyricsBody(stage.taskId, stage.audioId))
+        }).pipe(
+          Effect.map(interpretTimestampedLyrics),
+          Effect.catch((failure) => Effect.succeed(unknownExport(failure.message)))
+        )
+    }
   })
 
   // Untraced: every worker poll of every task comes through here.
-  const poll = Effect.fnUntraced(function*(providerTaskId: string) {
-    const outgoing: Outgoing = {
-      method: "GET",
-      url: new URL(`${baseUrl}/api/v1/generate/record-info?taskId=${encodeURIComponent(providerTaskId)}`),
-      body: null
-    }
-    return yield* exchange(outgoing).pipe(
-      Effect.map(interpretRecordInfo),
-      Effect.catch((failure) => Effect.succeed<PollOutcome>({ _tag: "Unknown", message: failure.message }))
-    )
-  })
+  const poll = (providerTaskId: string): Effect.Effect<PollOutcome> =>
+    recordInfo("/api/v1/generate/record-info", providerTaskId, interpretRecordInfo, (message): PollOutcome => ({ _tag: "Unknown", message }))
 
-  return SunoHttpProvider.of({ submit, poll, parseCallback })
+  return SunoHttpProvider.of({ submit, poll, submitExport, pollExport, parseCallback })
 })

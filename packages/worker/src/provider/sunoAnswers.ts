@@ -1,4 +1,11 @@
-import type { PollOutcome, ProviderTrack, SubmitOutcome } from "@lyre/core/provider/outcomes"
+import type {
+  ExportPollOutcome,
+  PollOutcome,
+  ProviderExportFile,
+  ProviderTrack,
+  SubmitOutcome,
+  TimedWord
+} from "@lyre/core/provider/outcomes"
 import { Option, Schema } from "effect"
 
 /**
@@ -136,4 +143,217 @@ export const interpretRecordInfo = (answer: RawAnswer): PollOutcome => {
     default:
       return { _tag: "Unknown", message: `Upstream reported an unknown status ${data.status}` }
   }
+}
+
+/** A record-info of the song tools' own endpoints: `successFlag` rather than `status`. */
+const ToolRecord = <S extends Schema.Constraint>(response: S) =>
+  Schema.Struct({
+    code: Schema.Number,
+    msg: maybeText,
+    data: maybe(Schema.Struct({
+      successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
+      response: maybe(response),
+      errorMessage: maybeText,
+      error_message: maybeText
+    }))
+  })
+
+const decodeWavRecord = Schema.decodeUnknownOption(ToolRecord(Schema.Struct({ audioWavUrl: maybeText, audio_wav_url: maybeText })))
+const decodeSeparationRecord = Schema.decodeUnknownOption(ToolRecord(Schema.Record(Schema.String, Schema.Unknown)))
+
+/** A note as the upstream writes it: times are numbers in record-info, sometimes strings in callbacks. */
+const Seconds = Schema.Union([Schema.Finite, Schema.FiniteFromString])
+const MidiInstrument = Schema.Struct({
+  name: maybeText,
+  notes: maybe(Schema.Array(Schema.Struct({ pitch: Schema.Number, start: Seconds, end: Seconds, velocity: maybe(Schema.Number) })))
+})
+export type MidiInstrument = typeof MidiInstrument.Type
+
+const MidiRecord = Schema.Struct({
+  code: Schema.Number,
+  msg: maybeText,
+  data: maybe(Schema.Struct({
+    successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
+    midiData: maybe(Schema.Struct({ instruments: maybe(Schema.Array(MidiInstrument)) })),
+    errorMessage: maybeText,
+    error_message: maybeText
+  }))
+})
+const decodeMidiRecord = Schema.decodeUnknownOption(MidiRecord)
+
+const LyricsAnswer = Schema.Struct({
+  code: Schema.Number,
+  msg: maybeText,
+  data: maybe(Schema.Struct({
+    alignedWords: maybe(Schema.Array(Schema.Struct({ word: maybeText, startS: maybe(Schema.Number), endS: maybe(Schema.Number) })))
+  }))
+})
+const decodeLyricsAnswer = Schema.decodeUnknownOption(LyricsAnswer)
+
+const unreadable = (answer: RawAnswer): ExportPollOutcome => ({
+  _tag: "Unknown",
+  message: `Upstream answered HTTP ${answer.status} without a readable record`
+})
+
+const notAnswered = (code: number, msg: string | null | undefined): ExportPollOutcome => ({
+  _tag: "Unknown",
+  message: `Upstream record-info answered code ${code}${msg ? `: ${msg}` : ""}`
+})
+
+const failed = (reason: string): ExportPollOutcome => ({ _tag: "Failed", code: "provider_error", message: `Upstream failed: ${reason}` })
+
+/**
+ * The status table the WAV and separation record-infos share: PENDING, SUCCESS, a failure of
+ * creation or of the work itself, and CALLBACK_EXCEPTION, which says nothing about the work (done
+ * when its result is there, as for generation).
+ */
+const byFlag = (
+  flag: string | number,
+  files: ReadonlyArray<ProviderExportFile>,
+  reason: string
+): ExportPollOutcome => {
+  switch (flag) {
+    case "PENDING":
+      return { _tag: "Pending" }
+    case "SUCCESS":
+    case "CALLBACK_EXCEPTION":
+      return files.length > 0
+        ? { _tag: "Succeeded", files, timedLyrics: null }
+        : failed(flag === "SUCCESS" ? "success without any file" : reason)
+    case "CREATE_TASK_FAILED":
+    case "GENERATE_WAV_FAILED":
+    case "GENERATE_AUDIO_FAILED":
+      return failed(reason)
+    default:
+      return { _tag: "Unknown", message: `Upstream reported an unknown status ${flag}` }
+  }
+}
+
+/** `GET /api/v1/wav/record-info`: one WAV of the whole track. */
+export const interpretWavRecordInfo = (answer: RawAnswer): ExportPollOutcome => {
+  const decoded = decodeWavRecord(parseJson(answer.text))
+  if (Option.isNone(decoded)) return unreadable(answer)
+  const { code, msg, data } = decoded.value
+  if (code !== 200 || data?.successFlag == null) return notAnswered(code, msg)
+  const url = data.response?.audioWavUrl || data.response?.audio_wav_url
+  const files: ReadonlyArray<ProviderExportFile> = url
+    ? [{ name: "track.wav", contentType: "audio/wav", stem: null, content: { _tag: "Url", url } }]
+    : []
+  return byFlag(data.successFlag, files, data.errorMessage || data.error_message || String(data.successFlag))
+}
+
+/**
+ * The separation's parts, by the record-info field that carries each (camelCase as documented,
+ * snake_case as its callbacks write them). `originUrl` is the mix itself, not a part.
+ */
+const STEM_FIELDS: ReadonlyArray<readonly [field: string, stem: string]> = [
+  ["vocalUrl", "vocals"],
+  ["instrumentalUrl", "instrumental"],
+  ["backingVocalsUrl", "backing_vocals"],
+  ["drumsUrl", "drums"],
+  ["bassUrl", "bass"],
+  ["guitarUrl", "guitar"],
+  ["pianoUrl", "piano"],
+  ["keyboardUrl", "keyboard"],
+  ["percussionUrl", "percussion"],
+  ["stringsUrl", "strings"],
+  ["synthUrl", "synth"],
+  ["fxUrl", "fx"],
+  ["brassUrl", "brass"],
+  ["woodwindsUrl", "woodwinds"]
+]
+
+const snakeOf = (field: string): string => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+
+const stemFiles = (response: Readonly<Record<string, unknown>>): ReadonlyArray<ProviderExportFile> =>
+  STEM_FIELDS.flatMap(([field, stem]) => {
+    const url = response[field] ?? response[snakeOf(field)]
+    return typeof url === "string" && url !== ""
+      ? [{ name: `${stem}.mp3`, contentType: "audio/mpeg", stem, content: { _tag: "Url", url } } as const]
+      : []
+  })
+
+/** `GET /api/v1/vocal-removal/record-info`: the separated parts, each an MP3 as the upstream makes them. */
+export const interpretSeparationRecordInfo = (answer: RawAnswer): ExportPollOutcome => {
+  const decoded = decodeSeparationRecord(parseJson(answer.text))
+  if (Option.isNone(decoded)) return unreadable(answer)
+  const { code, msg, data } = decoded.value
+  if (code !== 200 || data?.successFlag == null) return notAnswered(code, msg)
+  const files = stemFiles(data.response ?? {})
+  return byFlag(data.successFlag, files, data.errorMessage || data.error_message || String(data.successFlag))
+}
+
+/** Where a transcription stands: its parts once done. */
+export type MidiRecordOutcome =
+  | Exclude<ExportPollOutcome, { readonly _tag: "Succeeded" }>
+  | { readonly _tag: "Transcribed"; readonly instruments: ReadonlyArray<MidiInstrument> }
+
+/**
+ * `GET /api/v1/midi/record-info`. Its `successFlag` is a number: 0 pending, 1 done, 2 the task
+ * could not be created, 3 the transcription failed (the status names are read too).
+ */
+export const interpretMidiRecordInfo = (answer: RawAnswer): MidiRecordOutcome => {
+  const decoded = decodeMidiRecord(parseJson(answer.text))
+  if (Option.isNone(decoded)) return { _tag: "Unknown", message: `Upstream answered HTTP ${answer.status} without a readable record` }
+  const { code, msg, data } = decoded.value
+  if (code !== 200 || data?.successFlag == null) {
+    return { _tag: "Unknown", message: `Upstream record-info answered code ${code}${msg ? `: ${msg}` : ""}` }
+  }
+  const reason = data.errorMessage || data.error_message || `successFlag ${data.successFlag}`
+  switch (data.successFlag) {
+    case 0:
+    case "0":
+    case "PENDING":
+      return { _tag: "Pending" }
+    case 1:
+    case "1":
+    case "SUCCESS": {
+      const instruments = (data.midiData?.instruments ?? []).filter((instrument) => (instrument.notes?.length ?? 0) > 0)
+      return instruments.length > 0
+        ? { _tag: "Transcribed", instruments }
+        : { _tag: "Failed", code: "provider_error", message: "Upstream transcribed no notes" }
+    }
+    case 2:
+    case 3:
+    case "2":
+    case "3":
+    case "CREATE_TASK_FAILED":
+    case "GENERATE_MIDI_FAILED":
+      return { _tag: "Failed", code: "provider_error", message: `Upstream failed: ${reason}` }
+    default:
+      return { _tag: "Unknown", message: `Upstream reported an unknown status ${data.successFlag}` }
+  }
+}
+
+/** Answer codes of the synchronous lyrics call that are a definite refusal; the rest may pass. */
+const REFUSALS = new Set([400, 401, 404, 405, 413, 429])
+
+/** A section tag such as `[Verse]` is not sung; the upstream glues it to the first word of its section. */
+const sungText = (word: string): string => word.replace(/\[[^\]]*\]/g, " ").replace(/\s+/g, " ").trim()
+
+/**
+ * `POST /api/v1/generate/get-timestamped-lyrics`, which answers at once. Each aligned word
+ * becomes a TimedWord, in order, without its section tags; times are clamped so that none runs
+ * backwards. A code that refuses for good fails the export; anything else may pass, so it is
+ * Unknown and the next poll asks again.
+ */
+export const interpretTimestampedLyrics = (answer: RawAnswer): ExportPollOutcome => {
+  const decoded = decodeLyricsAnswer(parseJson(answer.text))
+  if (Option.isNone(decoded)) return unreadable(answer)
+  const { code, msg, data } = decoded.value
+  if (code !== 200) {
+    return REFUSALS.has(code)
+      ? { _tag: "Failed", code: "provider_error", message: `Upstream refused the lyrics (code ${code}${msg ? `: ${msg}` : ""})` }
+      : notAnswered(code, msg)
+  }
+  const words: Array<TimedWord> = []
+  for (const aligned of data?.alignedWords ?? []) {
+    const text = sungText(aligned.word ?? "")
+    if (text === "" || aligned.startS == null || aligned.endS == null) continue
+    const start = Math.max(0, aligned.startS, words.at(-1)?.start ?? 0)
+    words.push({ text, start, end: Math.max(start, aligned.endS) })
+  }
+  return words.length > 0
+    ? { _tag: "Succeeded", files: [], timedLyrics: words }
+    : { _tag: "Failed", code: "provider_error", message: "Upstream has no timed lyrics for this track" }
 }

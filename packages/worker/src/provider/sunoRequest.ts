@@ -1,4 +1,4 @@
-import type { ProviderSubmission } from "@lyre/core/provider/outcomes"
+import type { ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
 
 export type ModelCodename = ProviderSubmission["model"]
 
@@ -50,4 +50,125 @@ export const generateBody = (
   if (submission.audio_weight !== undefined) body.audioWeight = submission.audio_weight
   if (submission.callbackUrl !== null) body.callBackUrl = submission.callbackUrl
   return body
+}
+
+/**
+ * An instrumental extension has no lyrics, but `prompt` is required with custom parameters: the
+ * upstream's own section tag for a part without singing stands in for them.
+ */
+export const INSTRUMENTAL_PROMPT = "[Instrumental]"
+
+/**
+ * The body of `POST /api/v1/generate/extend`: always custom parameters (`defaultParamFlag:
+ * true`), since core has already merged the extension's request over its source's, so what we
+ * send is what the task says. `audioId` is the upstream's id of the source track.
+ */
+export const extendBody = (
+  submission: ProviderSubmission,
+  extend: NonNullable<ProviderSubmission["extend"]>,
+  modelMap: Readonly<Record<ModelCodename, string>>
+): Record<string, unknown> => {
+  const body: Record<string, unknown> = {
+    defaultParamFlag: true,
+    audioId: extend.source.providerTrackId,
+    model: modelMap[submission.model],
+    prompt: submission.lyrics ?? INSTRUMENTAL_PROMPT,
+    style: submission.style,
+    title: shortenTitle(submission.title),
+    continueAt: extend.continueAt
+  }
+  if (submission.negative_tags !== undefined) body.negativeTags = submission.negative_tags
+  if (submission.vocal_gender !== undefined) body.vocalGender = submission.vocal_gender
+  if (submission.style_weight !== undefined) body.styleWeight = submission.style_weight
+  if (submission.weirdness_constraint !== undefined) body.weirdnessConstraint = submission.weirdness_constraint
+  if (submission.audio_weight !== undefined) body.audioWeight = submission.audio_weight
+  if (submission.callbackUrl !== null) body.callBackUrl = submission.callbackUrl
+  return body
+}
+
+/** The track a song tool works on, as the upstream names it: its generation task and audio id. */
+const sourceFields = (source: SourceTrack) => ({ taskId: source.providerTaskId, audioId: source.providerTrackId })
+
+const withCallback = (body: Record<string, unknown>, callbackUrl: string | null): Record<string, unknown> =>
+  callbackUrl === null ? body : { ...body, callBackUrl: callbackUrl }
+
+/** `POST /api/v1/wav/generate`. */
+export const wavBody = (source: SourceTrack, callbackUrl: string | null) => withCallback(sourceFields(source), callbackUrl)
+
+/**
+ * The separation the upstream offers for stems and, as its first step, for MIDI. `separate_vocal`
+ * (vocals and instrumental) rather than `split_stem`: its two parts add up to the mix, it costs
+ * the upstream's lower price, and the upstream warns that MIDI from a `split_stem` may be empty.
+ */
+export const SEPARATION_TYPE = "separate_vocal"
+
+/** `POST /api/v1/vocal-removal/generate`. */
+export const separationBody = (source: SourceTrack, callbackUrl: string | null) =>
+  withCallback({ ...sourceFields(source), type: SEPARATION_TYPE }, callbackUrl)
+
+/** `POST /api/v1/midi/generate`: the transcription of a finished separation, all its parts. */
+export const midiBody = (separationTaskId: string, callbackUrl: string | null) =>
+  withCallback({ taskId: separationTaskId }, callbackUrl)
+
+/** `POST /api/v1/generate/get-timestamped-lyrics`. */
+export const timestampedLyricsBody = (taskId: string, audioId: string) => ({ taskId, audioId })
+
+/**
+ * What the adapter keeps in `providerExportId` (opaque to core): the stage the export is at and
+ * what that stage's record-info needs.
+ * - `wav`, `stems`, `midi`: the upstream task to poll;
+ * - `midi-separation`: the separation MIDI waits for, and the callback URL the transcription
+ *   will be given once it is submitted (pollExport knows nothing else of the export);
+ * - `lyrics`: the source's generation task and audio id, asked again on every poll.
+ */
+export type ExportStage =
+  | { readonly stage: "wav" | "stems" | "midi"; readonly upstreamTaskId: string }
+  | { readonly stage: "midi-separation"; readonly upstreamTaskId: string; readonly callbackUrl: string | null }
+  | { readonly stage: "lyrics"; readonly taskId: string; readonly audioId: string }
+
+const partsOf = (stage: ExportStage): ReadonlyArray<string> => {
+  switch (stage.stage) {
+    case "wav":
+    case "stems":
+    case "midi":
+      return [stage.upstreamTaskId]
+    case "midi-separation":
+      return stage.callbackUrl === null ? [stage.upstreamTaskId] : [stage.upstreamTaskId, stage.callbackUrl]
+    case "lyrics":
+      return [stage.taskId, stage.audioId]
+  }
+}
+
+/** `stage:part:part`, each part URI-encoded so that no `:` inside one splits it. */
+export const encodeExportId = (stage: ExportStage): string =>
+  [stage.stage, ...partsOf(stage)].map(encodeURIComponent).join(":")
+
+const decodePart = (part: string): string | null => {
+  try {
+    const decoded = decodeURIComponent(part)
+    return decoded === "" ? null : decoded
+  } catch {
+    return null
+  }
+}
+
+/** Reads an id `encodeExportId` wrote; null for anything else. */
+export const decodeExportId = (providerExportId: string): ExportStage | null => {
+  const raw = providerExportId.split(":")
+  const parts = raw.map(decodePart)
+  if (parts.some((part) => part === null)) return null
+  const [stage, first, second, ...rest] = parts as ReadonlyArray<string>
+  if (first === undefined || rest.length > 0) return null
+  switch (stage) {
+    case "wav":
+    case "stems":
+    case "midi":
+      return second === undefined ? { stage, upstreamTaskId: first } : null
+    case "midi-separation":
+      return { stage, upstreamTaskId: first, callbackUrl: second ?? null }
+    case "lyrics":
+      return second === undefined ? null : { stage, taskId: first, audioId: second }
+    default:
+      return null
+  }
 }

@@ -32,7 +32,12 @@ export const contentTypes: Readonly<Record<string, string>> = {
   png: "image/png",
   jpg: "image/jpeg",
   webp: "image/webp",
-  gif: "image/gif"
+  gif: "image/gif",
+  mid: "audio/midi",
+  lrc: "text/plain; charset=utf-8",
+  vtt: "text/vtt; charset=utf-8",
+  json: "application/json",
+  zip: "application/zip"
 }
 
 /** Keys are `<segment>/<segment>.<ext>` of URL-safe characters; anything else is refused. */

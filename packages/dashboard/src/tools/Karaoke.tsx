@@ -1,0 +1,115 @@
+/**
+ * Karaoke: the track plays and the word being sung is highlighted, from the timed-lyrics export
+ * (the singer's own schedule on the built-in engine). The words are grouped into phrases by
+ * core's own rule, the one the `.lrc` and WebVTT files use.
+ */
+import { useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { lyricLines } from "@lyre/core/domain/exports"
+import type { TimedWord } from "@lyre/core/domain/models"
+import { exportPriceOf } from "@lyre/core/domain/pricing"
+import type { Outputs } from "../api.ts"
+import type { TrackExports } from "./exports.ts"
+
+type Track = Outputs["generations"]["get"]["tracks"][number]
+
+/** The index of the word being sung at `time`: the last one started, until the next begins. */
+export const wordAt = (words: ReadonlyArray<TimedWord>, time: number): number => {
+  let low = 0
+  let high = words.length - 1
+  let found = -1
+  while (low <= high) {
+    const mid = (low + high) >> 1
+    if ((words[mid]?.start ?? Infinity) <= time) {
+      found = mid
+      low = mid + 1
+    } else high = mid - 1
+  }
+  return found
+}
+
+const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<TimedWord> }) => {
+  const audio = useRef<HTMLAudioElement>(null)
+  const box = useRef<HTMLDivElement>(null)
+  const [current, setCurrent] = useState(-1)
+  const lines = useMemo(() => {
+    let n = 0
+    return lyricLines(props.words).map((line) => line.map((word) => ({ word, index: n++ })))
+  }, [props.words])
+  useEffect(() => {
+    const element = audio.current
+    if (element === null) return
+    let frame = 0
+    const update = () => setCurrent(wordAt(props.words, element.currentTime))
+    // timeupdate comes four times a second; while playing, every frame keeps the highlight on the beat.
+    const tick = () => {
+      update()
+      frame = requestAnimationFrame(tick)
+    }
+    const play = () => {
+      cancelAnimationFrame(frame)
+      frame = requestAnimationFrame(tick)
+    }
+    const stop = () => {
+      cancelAnimationFrame(frame)
+      update()
+    }
+    element.addEventListener("timeupdate", update)
+    element.addEventListener("seeked", update)
+    element.addEventListener("play", play)
+    element.addEventListener("pause", stop)
+    element.addEventListener("ended", stop)
+    return () => {
+      cancelAnimationFrame(frame)
+      element.removeEventListener("timeupdate", update)
+      element.removeEventListener("seeked", update)
+      element.removeEventListener("play", play)
+      element.removeEventListener("pause", stop)
+      element.removeEventListener("ended", stop)
+    }
+  }, [props.words])
+  useEffect(() => {
+    const line = box.current?.querySelector<HTMLElement>("[aria-current='true']")?.parentElement
+    const container = box.current
+    if (line === null || line === undefined || container === null) return
+    // Scrolls the lyrics box only, never the page.
+    container.scrollTop = line.offsetTop - container.offsetTop - container.clientHeight / 3
+  }, [current])
+  return (
+    <div class="karaoke">
+      <audio ref={audio} controls preload="metadata" src={props.track.audio_url} aria-label={`Play ${props.track.title ?? "the track"} with its lyrics`} />
+      <div class="lyrics" ref={box} data-testid="karaoke-lyrics" role="region" aria-label="Lyrics" tabIndex={0}>
+        {lines.map((line) => (
+          <p key={line[0]?.index}>
+            {line.map(({ word, index }) => (
+              <span
+                key={index}
+                class={index === current ? "word now" : index < current ? "word sung" : "word"}
+                aria-current={index === current ? "true" : undefined}
+                data-start={word.start}
+              >
+                {word.text}{" "}
+              </span>
+            ))}
+          </p>
+        ))}
+      </div>
+    </div>
+  )
+}
+
+export const Karaoke = (props: { readonly track: Track; readonly exports: TrackExports }) => {
+  const found = props.exports.latest("timed_lyrics")
+  if (props.exports.exports === undefined) return <p class="muted" aria-busy="true">Loading…</p>
+  if (found === undefined) {
+    return (
+      <p>
+        The karaoke view needs the track's timed lyrics.{" "}
+        <button type="button" onClick={() => void props.exports.create("timed_lyrics")}>
+          Make the timed lyrics for {exportPriceOf.timed_lyrics} credits
+        </button>
+      </p>
+    )
+  }
+  if (found.status === "pending") return <p class="muted" aria-busy="true">Timing the lyrics…</p>
+  return <Lyrics track={props.track} words={found.timed_lyrics ?? []} />
+}

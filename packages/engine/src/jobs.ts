@@ -1,0 +1,39 @@
+// The jobs the engine's worker threads run: a take, an extension's take or an export. Kept apart
+// from the worker entry so that benchmarks can run them on the calling thread.
+
+import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
+import { finishTrack, renderAudio } from "./render.ts"
+import { exportTrack, renderExtension } from "./song.ts"
+import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
+import { quantize, wavFile } from "./wav.ts"
+
+export type JobBody =
+  | { readonly kind: "render"; readonly request: EngineRequest; readonly taskId: string; readonly index: number }
+  | { readonly kind: "extend"; readonly source: TrackSource }
+  | { readonly kind: "export"; readonly source: TrackSource; readonly format: ExportFormat }
+
+export type JobMessage = JobBody & { readonly id: number; readonly options: RenderOptions; readonly cache: PcmCacheOptions | null }
+
+export type JobResult = { readonly kind: "track"; readonly track: EngineTrack } | { readonly kind: "export"; readonly export: EngineExport }
+
+export async function runJob(msg: JobMessage): Promise<JobResult> {
+  switch (msg.kind) {
+    case "render": {
+      const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
+      // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it again.
+      const written = writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
+      const track = await finishTrack(msg.request, msg.index, audio)
+      await written
+      return { kind: "track", track }
+    }
+    case "extend":
+      return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache) }
+    case "export":
+      return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
+  }
+}
+
+export function transferables(result: JobResult): ArrayBuffer[] {
+  const buffers = result.kind === "track" ? [result.track.mp3.buffer, result.track.png.buffer] : result.export.files.map((f) => f.bytes.buffer)
+  return [...new Set(buffers)].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer)
+}

@@ -1,0 +1,364 @@
+// Song tools: a track rendered again from its TrackSource alone, as WAV, stems, MIDI or timed
+// lyrics, and extensions (the source up to a second, then a continuation). A track is a chain
+// of takes: the original take, then one continuation per extension, each heard from the second
+// its extension continued at, on the same bar grid (all takes share the root's tempo).
+
+import { compose, type Part, type Score } from "./compose.ts"
+import { drawCover } from "./cover.ts"
+import { barSeconds, planContinuation } from "./form.ts"
+import type { Instrument } from "./genres.ts"
+import { parseLyrics } from "./lyrics.ts"
+import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
+import { encodeMp3 } from "./mp3.ts"
+import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
+import { bassVoiceFor, composeTake, knobs, mixTake, renderAudio, requestKey, songIdentity, type StemAudio, type Take } from "./render.ts"
+import { Rng } from "./rng.ts"
+import { PC_NAMES } from "./style.ts"
+import { SR } from "./synth/dsp.ts"
+import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource } from "./types.ts"
+import { dequantize, quantize, wavFile, wavSamples } from "./wav.ts"
+
+/** Seconds over which the source hands over to its continuation, just after `continueAt`. */
+export const CROSSFADE_SECONDS = 0.08
+/** A continuation runs at least this long after the second it continues at. */
+export const MIN_CONTINUATION_SECONDS = 24
+
+interface Segment {
+  readonly take: Take
+  /** Track time (s) of the take's own time 0. */
+  readonly offset: number
+  /** Track time (s) from which this take is heard. */
+  readonly from: number
+  /** Track time (s) up to which it is heard (the next take's `from`, or the end of its render). */
+  readonly until: number
+  /** The render options of this take: the original take is cut by maxSeconds, continuations never are. */
+  readonly options: RenderOptions
+}
+
+function rootOf(source: TrackSource): TrackSource {
+  return source.extends === undefined ? source : rootOf(source.extends.source)
+}
+
+/** Length in seconds of a take as the mixer renders it. */
+function renderedSeconds(score: Score, options: RenderOptions): number {
+  const seconds = Math.min(score.duration, options.maxSeconds ?? Infinity)
+  return Math.max(SR, Math.round(seconds * SR)) / SR
+}
+
+/** The takes a track is made of, in order. Composition only: no sound is made here. */
+export function segmentsOf(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
+  if (source.extends === undefined) {
+    const take = composeTake(source.request, source.taskId, source.index)
+    return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
+  }
+  if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
+  const parent = segmentsOf(source.extends.source, options)
+  const parentEnd = (parent[parent.length - 1] as Segment).until
+  const continueAt = Math.min(parentEnd, Math.max(1 / SR, source.extends.continueAt))
+  const { take, offset } = continuationTake(source, parent, continueAt)
+  const own: RenderOptions = { muteVoice: options.muteVoice }
+  const kept = parent.filter((s) => s.from < continueAt).map((s) => ({ ...s, until: Math.min(s.until, continueAt) }))
+  return [...kept, { take, offset, from: continueAt, until: offset + renderedSeconds(take.score, own), options: own }]
+}
+
+/** The continuation of an extension, composed on the source's bar grid from the bar `continueAt` falls in. */
+function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number): { take: Take; offset: number } {
+  const ext = source.extends as NonNullable<TrackSource["extends"]>
+  const root = rootOf(source)
+  const { spec, voice } = songIdentity(root.request, root.taskId)
+  const bar = barSeconds(spec.bpm)
+  const offset = Math.floor(continueAt / bar + 1e-9) * bar
+  const at = [...parent].reverse().find((s) => s.from <= continueAt) ?? (parent[0] as Segment)
+  const local = continueAt - at.offset
+  const leadIn = at.take.score.sections.find((s) => s.start <= local && local < s.end)?.kind ?? "verse"
+  const request = source.request
+  const given = request.lyrics !== null && request.lyrics.trim() !== "" && request.lyrics !== ext.source.request.lyrics
+  const sourceLyrics = parseLyrics(ext.source.request.lyrics)
+  const reprise = request.instrumental || sourceLyrics.sections.length === 0 ? [] :
+    ([...sourceLyrics.sections].reverse().find((s) => s.kind === "chorus" && s.lines.length > 0) ?? [...sourceLyrics.sections].reverse().find((s) => s.lines.length > 0))?.lines ?? []
+  const plan = planContinuation({
+    bpm: spec.bpm,
+    unit: spec.genre.progressions[0]?.length ?? 4,
+    leadIn,
+    lyrics: given ? parseLyrics(request.lyrics) : null,
+    reprise,
+    minSeconds: continueAt - offset + MIN_CONTINUATION_SECONDS
+  })
+  const rng = new Rng(`extend|${source.index}|${source.taskId}|${requestKey(request)}|${continueAt}`)
+  const k = knobs(request)
+  const score = compose({ spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, ...k, plan }, rng)
+  return { take: { spec, score, weirdness: k.weirdness, rng }, offset }
+}
+
+// ---------------------------------------------------------------- audio
+
+interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
+
+/**
+ * `head` up to `at` seconds, then `tail` (whose time 0 sits at `offset` seconds), crossfading
+ * linearly over CROSSFADE_SECONDS just after `at`: the head is exact up to `at`, and being linear
+ * the splice of stems adds up to the splice of their mix.
+ */
+function splice(head: Float32Array, tail: Float32Array, at: number, offset: number): Float32Array {
+  const a = Math.round(at * SR)
+  const o = Math.round(offset * SR)
+  const n = o + tail.length
+  const x = Math.round(CROSSFADE_SECONDS * SR)
+  const out = new Float32Array(n)
+  out.set(head.subarray(0, Math.min(a, head.length)))
+  for (let i = a; i < n; i++) {
+    const w = i - a >= x ? 1 : (i - a) / x
+    const h = i < head.length ? (head[i] as number) : 0
+    const t = i >= o ? (tail[i - o] as number) : 0
+    out[i] = h + (t - h) * w
+  }
+  return out
+}
+
+function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
+  return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
+}
+
+/**
+ * The track as a WAV file: the cached one when there is one, else rendered again (and cached).
+ * An extension starts from its source's 16-bit PCM, so its first seconds are the source's WAV
+ * sample for sample whether or not the source was cached.
+ */
+export async function trackWav(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Uint8Array> {
+  const key = cacheKey(source, options)
+  const cached = readCached(cache, key)
+  if (cached !== null) return cached
+  const pcm = source.extends === undefined ? renderOriginalPcm(source, options) : (await extensionAudio(source, options, cache)).pcm
+  const wav = wavFile(pcm)
+  await writeCached(cache, key, wav)
+  return wav
+}
+
+function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {
+  const audio = renderAudio(source.request, source.taskId, source.index, options)
+  return quantize(audio.left, audio.right)
+}
+
+async function extensionAudio(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<{ readonly mix: Stereo; readonly pcm: Int16Array; readonly segments: ReadonlyArray<Segment> }> {
+  const ext = source.extends as NonNullable<TrackSource["extends"]>
+  const segments = segmentsOf(source, options)
+  const last = segments[segments.length - 1] as Segment
+  const head = dequantize(wavSamples(await trackWav(ext.source, options, cache)))
+  const tail = mixTake(last.take, last.options, false)
+  const mix = spliceStereo(head, tail, last.from, last.offset)
+  return { mix, pcm: quantize(mix.left, mix.right), segments }
+}
+
+/** Renders one take of an extension, and leaves its PCM in the cache. */
+export async function renderExtension(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineTrack> {
+  const { mix, pcm, segments } = await extensionAudio(source, options, cache)
+  const written = writeCached(cache, cacheKey(source, options), wavFile(pcm))
+  const first = segments[0] as Segment
+  const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192)
+  await written
+  const root = rootOf(source)
+  const sung = segments.some((s) => s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until))
+  const vocalTag = sung ? [`${first.take.score.voice === "f" ? "female" : "male"} vocals`] : []
+  return {
+    index: source.index,
+    mp3,
+    png: drawCover(source.request.title, root.request.style, first.take.spec.genre.name, source.index),
+    duration: Math.round((mix.left.length / SR) * 1000) / 1000,
+    title: source.request.title,
+    lyrics: sung ? source.request.lyrics : null,
+    tags: [first.take.spec.tags, ...vocalTag].join(", ")
+  }
+}
+
+/** Each stem of the track as heard in it, adding up to its mix. */
+function trackStems(source: TrackSource, options: RenderOptions): ReadonlyArray<StemAudio> {
+  const segments = segmentsOf(source, options)
+  let stems: Map<string, Stereo> | null = null
+  let length = 0
+  for (const seg of segments) {
+    const rendered = mixTake(seg.take, seg.options, true)
+    const own = new Map((rendered.stems ?? []).map((s) => [s.name, { left: s.left, right: s.right }] as const))
+    if (stems === null) {
+      stems = own
+      length = rendered.left.length
+      continue
+    }
+    const silent = (n: number): Stereo => ({ left: new Float32Array(n), right: new Float32Array(n) })
+    const next = new Map<string, Stereo>()
+    const tailLength = rendered.left.length
+    for (const name of new Set([...stems.keys(), ...own.keys()])) {
+      next.set(name, spliceStereo(stems.get(name) ?? silent(length), own.get(name) ?? silent(tailLength), seg.from, seg.offset))
+    }
+    stems = next
+    length = Math.round(seg.offset * SR) + tailLength
+  }
+  const order = ["vocals", "drums", "bass", "harmony", "lead", "vinyl"]
+  return [...(stems ?? new Map<string, Stereo>()).entries()]
+    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .map(([name, s]) => ({ name, left: s.left, right: s.right }))
+}
+
+// ---------------------------------------------------------------- words and notes
+
+/** Every sung word with its start and end, in order, from the voice's own syllable schedule. */
+export function timedLyrics(source: TrackSource, options: RenderOptions): ReadonlyArray<TimedWord> {
+  const words: TimedWord[] = []
+  for (const seg of segmentsOf(source, options)) {
+    let current: { text: string; start: number; end: number } | null = null
+    const flush = (): void => {
+      if (current !== null && current.start >= seg.from) {
+        // Millisecond times; a word that would start (after rounding) where its take stops is not heard.
+        const start = round3(current.start)
+        const end = round3(Math.min(current.end, seg.until))
+        if (end > start) words.push({ text: current.text, start, end })
+      }
+      current = null
+    }
+    for (const note of seg.take.score.vocal) {
+      const start = seg.offset + note.start
+      const end = start + note.dur
+      if (note.syllable.wordStart || current === null) {
+        flush()
+        current = { text: note.syllable.word, start, end }
+      } else current.end = end
+      if (note.syllable.wordEnd) flush()
+    }
+    flush()
+  }
+  return words
+}
+
+const round3 = (x: number): number => Math.round(x * 1000) / 1000
+
+/** General MIDI programs (0-based) for the engine's instruments. */
+const PROGRAM: Readonly<Record<Instrument, number>> = {
+  piano: 0, epiano: 4, guitar: 25, eguitar: 29, strings: 48, synth: 81, bass: 33, drums: 0, pad: 89,
+  brass: 61, organ: 16, flute: 73, bells: 9, pluck: 46
+}
+const BASS_PROGRAM = { electric: 33, upright: 32, synth: 38, sub: 38 } as const
+/** General MIDI percussion keys for the drum kinds. */
+const DRUM_KEY = { kick: 36, snare: 38, clap: 39, hat: 42, ohat: 46, ride: 51, crash: 49, tom: 45, rim: 37, shaker: 70 } as const
+const TOM_KEYS = [41, 43, 45, 47, 48, 50] as const
+
+interface MidiTrackDraft {
+  readonly name: string
+  readonly program: number
+  readonly notes: MidiNoteInput[]
+  readonly lyrics: MidiLyricInput[] | null
+}
+
+/** Syllable texts of one word in its written case where the spelling split is known, else the word on its first syllable. */
+function syllableTexts(word: string, fragments: ReadonlyArray<string>): ReadonlyArray<string> {
+  const letters = [...word.normalize("NFC")].filter((ch) => /\p{L}/u.test(ch)).join("")
+  if (fragments.every((f) => f !== "") && letters.toLowerCase() === fragments.join("")) {
+    const out: string[] = []
+    let at = 0
+    for (const f of fragments) { out.push(letters.slice(at, at + f.length)); at += f.length }
+    return out
+  }
+  return fragments.map((_, i) => (i === 0 ? word : ""))
+}
+
+/** The score as a Standard MIDI File: one track per part, drums on channel 10, the sung syllables as lyrics. */
+export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Array {
+  const segments = segmentsOf(source, options)
+  const first = segments[0] as Segment
+  const spec = first.take.spec
+  const drafts = new Map<string, MidiTrackDraft>()
+  const draft = (key: string, name: string, program: number, lyrics: boolean): MidiTrackDraft => {
+    let d = drafts.get(key)
+    if (d === undefined) {
+      d = { name, program, notes: [], lyrics: lyrics ? [] : null }
+      drafts.set(key, d)
+    }
+    return d
+  }
+  const heard = (seg: Segment, start: number): boolean => start >= seg.from && start < seg.until
+  const velocity = (v: number): number => Math.max(1, Math.min(127, Math.round(v * 127)))
+  for (const seg of segments) {
+    const score = seg.take.score
+    const addPart = (p: Part, n: number): void => {
+      const program = p.instrument === "bass" ? BASS_PROGRAM[bassVoiceFor(score.genre)] : PROGRAM[p.instrument]
+      const d = draft(`${p.role}|${p.instrument}|${n}`, `${p.role} (${p.instrument})`, program, false)
+      for (const note of p.notes) {
+        const start = seg.offset + note.start
+        if (heard(seg, start)) d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: velocity(note.vel) })
+      }
+    }
+    // Parts of one role and instrument (a doubled guitar) stay apart, numbered in order.
+    const seen = new Map<string, number>()
+    for (const p of score.parts) {
+      const k = `${p.role}|${p.instrument}`
+      const n = seen.get(k) ?? 0
+      seen.set(k, n + 1)
+      addPart(p, n)
+    }
+    if (score.drums.length > 0) {
+      const d = draft("drums", "drums", 0, false)
+      for (const hit of score.drums) {
+        const start = seg.offset + hit.time
+        if (!heard(seg, start)) continue
+        const pitch = hit.kind === "tom" ? TOM_KEYS[Math.max(0, Math.min(TOM_KEYS.length - 1, Math.round(hit.tune) + 2))] ?? 45 : DRUM_KEY[hit.kind]
+        d.notes.push({ pitch, start, end: Math.min(start + 0.1, seg.until), velocity: velocity(hit.vel) })
+      }
+    }
+    for (const [key, name, notes] of [["vocals", "vocals", score.vocal], ["harmony vocals", "harmony vocals", score.harmony]] as const) {
+      if (notes.length === 0) continue
+      const d = draft(key, name, 53, key === "vocals")
+      let word: { readonly text: string; readonly notes: typeof notes[number][] } | null = null
+      const flushWord = (): void => {
+        if (word === null || d.lyrics === null) return
+        const texts = syllableTexts(word.text, word.notes.map((n) => n.syllable.text))
+        word.notes.forEach((n, i) => {
+          const text = texts[i] ?? ""
+          const last = i === (word?.notes.length ?? 0) - 1
+          if (text !== "") d.lyrics?.push({ text: last ? `${text} ` : text, time: seg.offset + n.start })
+        })
+        word = null
+      }
+      for (const note of notes) {
+        const start = seg.offset + note.start
+        if (!heard(seg, start)) continue
+        d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: velocity(note.vel) })
+        if (note.syllable.wordStart || word === null) { flushWord(); word = { text: note.syllable.word, notes: [] } }
+        word.notes.push(note)
+        if (note.syllable.wordEnd) flushWord()
+      }
+      flushWord()
+    }
+  }
+  const tracks: MidiTrackInput[] = []
+  let channel = 0
+  for (const [key, d] of drafts) {
+    if (d.notes.length === 0) continue
+    const isDrums = key === "drums"
+    if (!isDrums && channel === 9) channel++
+    tracks.push({ name: d.name, program: d.program, channel: isDrums ? 9 : Math.min(15, channel), notes: d.notes, lyrics: d.lyrics ?? undefined })
+    if (!isDrums) channel++
+  }
+  return writeMidi({ bpm: spec.bpm, key: `${PC_NAMES[spec.tonic] ?? "C"} ${spec.minor ? "minor" : "major"}`, title: source.request.title, tracks })
+}
+
+// ---------------------------------------------------------------- exports
+
+export async function exportTrack(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
+  switch (format) {
+    case "wav":
+      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+    case "stems": {
+      const files: EngineFile[] = trackStems(source, options).map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
+      return { files, timedLyrics: null }
+    }
+    case "midi":
+      return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: trackMidi(source, options) }], timedLyrics: null }
+    case "timed_lyrics":
+      return { files: [], timedLyrics: timedLyrics(source, options) }
+    default:
+      throw new Error(`unknown export format: ${String(format satisfies never)}`)
+  }
+}
+
+/** The TrackSources of an extension's takes. */
+export function extensionSources(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string, takes: number): ReadonlyArray<TrackSource> {
+  return Array.from({ length: takes }, (_, index) => ({ request, taskId, index, extends: { source, continueAt } }))
+}
