@@ -70,7 +70,7 @@ const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
       apiKey: config.providerApiKey ?? "",
       timeoutMs: config.providerTimeoutSeconds * 1000
     })
-    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") }))
+    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
 /** The label of the provider in use, for the start banner. */
 export const providerLabel = (config: ServerConfig): string => (config.provider === "http" ? "http" : "engine")
