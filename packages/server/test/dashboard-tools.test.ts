@@ -282,6 +282,10 @@ describe("the usage chart", () => {
       `document.getElementById("usage-title").compareDocumentPosition(document.getElementById("ledger-title"))`
     )
     expect(order & 4).toBe(4)
+    // An export's debit names the export in the ledger, as a generation's names its task.
+    const ledgerIds = await page.locator("section", { has: page.locator("#ledger-title") }).locator("td code").allTextContents()
+    expect(ledgerIds.filter((id) => id.startsWith("exp_"))).toHaveLength(2)
+    expect(ledgerIds.filter((id) => id.startsWith("gen_"))).toHaveLength(6)
     for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
       const shot = await open(charted, "/dashboard", viewport)
       await shot.getByTestId("usage-chart").waitFor()
