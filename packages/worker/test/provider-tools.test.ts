@@ -157,6 +157,20 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
         assert.strictEqual((upstream.control.submissions.at(-1)?.body as { prompt: string }).prompt, "[Instrumental]")
       }))
 
+    it.effect("an extension from the source's end (Lyre's default) asks for the last moment inside it, and is accepted", () =>
+      Effect.gen(function*() {
+        const upstream = yield* Upstream
+        const provider = yield* SunoHttpProvider
+        const source = yield* makeSource()
+        const duration = source.duration ?? 0
+        assert.isAbove(duration, 1)
+        const outcome = yield* provider.submit(request({ extend: { source, continueAt: duration } }))
+        acceptedId(outcome)
+        const sent = (upstream.control.submissions.at(-1)?.body as { continueAt: number }).continueAt
+        assert.isBelow(sent, duration)
+        assert.isAtLeast(sent, duration - 0.02)
+      }))
+
     for (const [name, change] of [
       ["an unknown audioId", (source: SourceTrack) => ({ source: { ...source, providerTrackId: "no-such-audio" }, continueAt: 30 })],
       ["continueAt past the source's end", (source: SourceTrack) => ({ source, continueAt: 10_000 })]
