@@ -25,10 +25,9 @@ import type { Extension, ProviderSubmission, SourceTrack } from "../provider/out
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "./charge.ts"
 import type { Charged, ChargeError } from "./charge.ts"
-import { Circuits } from "./Circuits.ts"
 import { Metrics } from "./Metrics.ts"
 import { currentTraceContext, TaskTraces } from "./TaskTraces.ts"
-import { recordSubmission as recordSubmissionWith } from "./submission.ts"
+import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "./WriteSql.ts"
 import { Settings } from "./Settings.ts"
@@ -135,15 +134,10 @@ export class Generations extends Context.Service<Generations, {
       const ids = yield* Ids
       const settings = yield* Settings
       const provider = yield* Provider
-      const circuits = yield* Circuits
       const signal = yield* WebhookSignal
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
-      const recordSubmission = recordSubmissionWith({
-        writes,
-        circuits,
-        providerPollSeconds: settings.providerPollSeconds
-      })
+      const recordSubmission = yield* submissionRecorder
 
       const taskKind: SubmittedKind = {
         table: "generation_tasks",

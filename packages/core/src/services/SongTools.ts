@@ -43,13 +43,12 @@ import type { SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "./charge.ts"
 import type { Charged, ChargeError } from "./charge.ts"
-import { Circuits } from "./Circuits.ts"
 import { Metrics } from "./Metrics.ts"
 import { callbackUrlFor, Generations, providerFailure, providerRequestOf, refundAlert } from "./Generations.ts"
 import type { CreateOutcome, TaskFailure } from "./Generations.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
-import { recordSubmission as recordSubmissionWith } from "./submission.ts"
+import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "./WriteSql.ts"
 
@@ -117,15 +116,10 @@ export class SongTools extends Context.Service<SongTools, {
       const ids = yield* Ids
       const settings = yield* Settings
       const provider = yield* Provider
-      const circuits = yield* Circuits
       const signal = yield* WebhookSignal
       const generations = yield* Generations
       const metrics = yield* Metrics
-      const recordSubmission = recordSubmissionWith({
-        writes,
-        circuits,
-        providerPollSeconds: settings.providerPollSeconds
-      })
+      const recordSubmission = yield* submissionRecorder
       const exportKind: SubmittedKind = {
         table: "exports",
         providerIdColumn: "provider_export_id",

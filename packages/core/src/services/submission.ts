@@ -8,13 +8,14 @@
  * may already have told us the provider's id.
  */
 import { Clock, Effect } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
 import { ProviderError, renderError } from "../domain/errors.ts"
 import { stillPending } from "../domain/tasks.ts"
 import type { SubmitOutcome } from "../provider/outcomes.ts"
 import { relaxedCommit } from "../sql/relaxedCommit.ts"
-import type { Circuits } from "./Circuits.ts"
+import { Circuits } from "./Circuits.ts"
 import type { TaskFailure } from "./Generations.ts"
+import { Settings } from "./Settings.ts"
+import { WriteSql } from "./WriteSql.ts"
 
 /** The kind of work a submission was for: where its row is and how it fails. */
 export interface SubmittedKind {
@@ -40,25 +41,26 @@ export interface SubmittedKey {
   readonly key: string
 }
 
-/** Records a submission's outcome; a rejection, once recorded, is the call's 500 `provider_error`. */
-export const recordSubmission = (deps: {
-  readonly writes: SqlClient
-  readonly circuits: Circuits["Service"]
-  readonly providerPollSeconds: number
-}) =>
-  Effect.fnUntraced(function*(
+/**
+ * Records a submission's outcome; a rejection, once recorded, is the call's 500 `provider_error`.
+ * Built in a service's layer: `const recordSubmission = yield* submissionRecorder`.
+ */
+export const submissionRecorder = Effect.gen(function*() {
+  const writes = yield* WriteSql
+  const circuits = yield* Circuits
+  const { providerPollSeconds } = yield* Settings
+  return Effect.fnUntraced(function*(
     kind: SubmittedKind,
     id: string,
     model: string,
     outcome: SubmitOutcome,
     idempotency: SubmittedKey | undefined
   ) {
-    const { circuits, writes } = deps
     const table = writes.literal(kind.table)
     switch (outcome._tag) {
       case "Accepted": {
         const now = yield* Clock.currentTimeMillis
-        const firstPoll = new Date(now + deps.providerPollSeconds * 1000).toISOString()
+        const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
         yield* writes`
           ${kind.relaxedAccept ? writes`with ${writes.literal(relaxedCommit.cte)}` : writes``}
           update ${table}
@@ -92,3 +94,4 @@ export const recordSubmission = (deps: {
       }
     }
   })
+})
