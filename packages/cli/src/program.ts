@@ -173,6 +173,31 @@ export const createProgram = (io: Io): Command => {
     return saved
   }
 
+  /**
+   * After a generation or an extension is created: print the pending task, or with `--wait` or
+   * `--download` follow it to the end, saving its files; a failed task exits with its error.
+   */
+  const finishCreated = async (
+    options: GlobalOptions,
+    client: LyreClient,
+    display: Display,
+    created: GenerationTask,
+    wait: boolean,
+    directory: string | undefined
+  ): Promise<void> => {
+    if (!wait && directory === undefined) {
+      write(options, created, formatTask(created))
+      return
+    }
+    const task = await waitFor(client, created.id, display)
+    if (task.status === "failed") {
+      write(options, task, formatTask(task))
+      throw failedTask(task)
+    }
+    if (directory !== undefined) await download(client, task, directory, display)
+    write(options, task, formatTask(task))
+  }
+
   // config ---------------------------------------------------------------------------------
   const config = program
     .command("config")
@@ -294,18 +319,7 @@ export const createProgram = (io: Io): Command => {
       const display = displayOf(options)
       const client = clientOf(options, display)
       const created = await client.generations.create(body)
-      const directory = text("download")
-      if (flags["wait"] !== true && directory === undefined) {
-        write(options, created, formatTask(created))
-        return
-      }
-      const task = await waitFor(client, created.id, display)
-      if (task.status === "failed") {
-        write(options, task, formatTask(task))
-        throw failedTask(task)
-      }
-      if (directory !== undefined) await download(client, task, directory, display)
-      write(options, task, formatTask(task))
+      await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
     })
 
   // get, wait, list, download -----------------------------------------------------------------
@@ -409,18 +423,7 @@ export const createProgram = (io: Io): Command => {
       const display = displayOf(options)
       const client = clientOf(options, display)
       const created = await client.tracks.extend(trackId, body)
-      const directory = text("download")
-      if (flags["wait"] !== true && directory === undefined) {
-        write(options, created, formatTask(created))
-        return
-      }
-      const task = await waitFor(client, created.id, display)
-      if (task.status === "failed") {
-        write(options, task, formatTask(task))
-        throw failedTask(task)
-      }
-      if (directory !== undefined) await download(client, task, directory, display)
-      write(options, task, formatTask(task))
+      await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
     })
 
   program

@@ -63,12 +63,17 @@ describe("LyreClient song tools", () => {
     expect((await client.exports.list({ trackId: track.id, startingAfter: lyrics.id })).data.map((e) => e.id)).toEqual([wav.id])
   }, 120_000)
 
-  it("extends a track from a point: a generation of the source's model, priced as one", async () => {
+  it("extends a track from a point: a generation of the source's model, priced as one; a repeated key charges once", async () => {
     const track = song.tracks[1]!
     const before = await credits()
-    const extension = await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" })
+    const idempotencyKey = `extend-${track.id}`
+    const extension = await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" }, { idempotencyKey })
     expect(extension).toMatchObject({ status: "pending", model: "aether", credits_used: 50 })
-    expect(await credits()).toBe(before - 50)
+    // The same key again (a retry after a lost answer): the same task, charged once.
+    expect((await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" }, { idempotencyKey })).id).toBe(extension.id)
+    const midi = await client.exports.create(track.id, "midi", { idempotencyKey: `midi-${track.id}` })
+    expect((await client.exports.create(track.id, "midi", { idempotencyKey: `midi-${track.id}` })).id).toBe(midi.id)
+    expect(await credits()).toBe(before - 55)
     const done = await client.waitForGeneration(extension.id, { intervalMs: 300 })
     expect(done.status).toBe("ready")
     expect(done.tracks[0]?.title).toBe("Home, Again")

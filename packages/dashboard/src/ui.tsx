@@ -1,6 +1,9 @@
 /** Small pieces every page uses: loading a query, showing an error envelope, a confirmation. */
 import type { ComponentChildren } from "preact"
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+import type { z } from "zod"
+import { errorTable } from "@lyre/core/domain/errors"
+import { validationErrorFrom } from "@lyre/core/domain/validation"
 import { isSignedOut, problemOf, signInUrl } from "./api.ts"
 import type { ApiProblem } from "./api.ts"
 
@@ -34,6 +37,24 @@ export const attempt = async <T,>(run: () => Promise<T>): Promise<{ ok: true; va
     const problem = problemOf(error)
     if (isSignedOut(problem)) location.assign(signInUrl())
     return { ok: false, problem }
+  }
+}
+
+/**
+ * Checks a form's body with the interface's own schema before it is sent: bad input gets the
+ * envelope the API would answer (the same rule, the same message) without a round trip.
+ */
+export const checkBody = <S extends z.ZodType>(
+  schema: S,
+  body: unknown
+): { ok: true; value: z.output<S> } | { ok: false; problem: ApiProblem } => {
+  const checked = schema.safeParse(body)
+  if (checked.success) return { ok: true, value: checked.data }
+  const error = validationErrorFrom(checked.error.issues, body)
+  const row = errorTable[error._tag]
+  return {
+    ok: false,
+    problem: { type: row.type, code: row.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) }
   }
 }
 

@@ -20,8 +20,9 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
   switch (msg.kind) {
     case "render": {
       const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
-      // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it again.
-      const written = writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
+      // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it
+      // again; with the cache off its WAV file (~0.1 s of CPU per take) is not built at all.
+      const written = msg.cache === null ? null : writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
       const track = await finishTrack(msg.request, msg.index, audio)
       await written
       return { kind: "track", track }

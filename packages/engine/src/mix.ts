@@ -1,7 +1,7 @@
 // The mixer: buses, reverb, sidechain pump, master colour, loudness and a look-ahead
 // peak limiter. Output peaks never exceed CEILING, so the MP3 never clips on decode.
 
-import { INV_SR, Noise, SR, biquadLowpassInPlace, lowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
+import { INV_SR, Noise, SR, biquadLowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
 
 /** -2 dBFS: leaves room for the MP3 encoder's overshoots on bright transients. */
 export const CEILING = 0.8
@@ -148,11 +148,19 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?
     }
   }
   if (o.lowpass > 0) {
-    // Two one-pole stages: a gentle 12 dB/oct roll-off.
-    lowpassInPlace(l, 0, n, o.lowpass)
-    lowpassInPlace(l, 0, n, o.lowpass)
-    lowpassInPlace(r, 0, n, o.lowpass)
-    lowpassInPlace(r, 0, n, o.lowpass)
+    // Two one-pole stages: a gentle 12 dB/oct roll-off. The four recursions (two stages, two
+    // channels) run in one loop, where the CPU overlaps them; each stage's output is rounded to
+    // float32 as when the stages ran as separate passes, so the result is the same to the bit.
+    const a = onePoleCoef(o.lowpass)
+    let l1 = 0, l2 = 0, r1 = 0, r2 = 0
+    for (let i = 0; i < n; i++) {
+      l1 += a * ((l[i] as number) - l1)
+      r1 += a * ((r[i] as number) - r1)
+      l2 += a * (Math.fround(l1) - l2)
+      r2 += a * (Math.fround(r1) - r2)
+      l[i] = l2
+      r[i] = r2
+    }
   }
   // Nothing above 16 kHz: the MP3 encoder drops it anyway, and leaving it in makes the
   // decoded waveform overshoot the limiter's ceiling on bright transients.

@@ -152,7 +152,7 @@ async function extensionAudio(source: TrackSource, options: RenderOptions, cache
 /** Renders one take of an extension, and leaves its PCM in the cache. */
 export async function renderExtension(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineTrack> {
   const { mix, pcm, segments } = await extensionAudio(source, options, cache)
-  const written = writeCached(cache, cacheKey(source, options), wavFile(pcm))
+  const written = cache === null ? null : writeCached(cache, cacheKey(source, options), wavFile(pcm))
   const first = segments[0] as Segment
   const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192)
   await written

@@ -1,3 +1,5 @@
+export { startCallbackReceiver } from "./receiver.ts"
+export type { CallbackReceiver } from "./receiver.ts"
 export { startFakeUpstream } from "./server.ts"
 export type { FakeUpstream, FakeUpstreamControl, FakeUpstreamOptions, JobView, TaskView } from "./server.ts"
 export type { Behaviour, CallbackStage, Outcome, PollBehaviour, SubmitBehaviour, UpstreamStatus } from "./behaviour.ts"

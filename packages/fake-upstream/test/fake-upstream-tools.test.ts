@@ -1,29 +1,18 @@
 /** The song tools' endpoints of the fake upstream, checked over real HTTP as a client sees them. */
-import { createServer } from "node:http"
-import type { Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { startFakeUpstream } from "../src/index.ts"
-import type { FakeUpstream } from "../src/index.ts"
+import { startCallbackReceiver, startFakeUpstream } from "../src/index.ts"
+import type { CallbackReceiver, FakeUpstream } from "../src/index.ts"
 
 const apiKey = "tools-key"
 let upstream: FakeUpstream
-let receiver: Server
+let receiver: CallbackReceiver
 let callbackUrl: string
 const received: Array<unknown> = []
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ apiKey, audioBytes: 4_096 })
-  receiver = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (chunk: Buffer) => chunks.push(chunk))
-    req.on("end", () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      res.writeHead(200).end("ok")
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback/exp_1?token=t`
+  receiver = await startCallbackReceiver((_path, body) => received.push(body))
+  callbackUrl = `${receiver.origin}/callback/exp_1?token=t`
 })
 
 afterEach(() => {
@@ -33,7 +22,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await upstream.close()
-  await new Promise((resolve) => receiver.close(resolve))
+  await receiver.close()
 })
 
 /** A parsed JSON answer, indexable to any depth; a test casts the leaf it computes with. */

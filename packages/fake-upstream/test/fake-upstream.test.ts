@@ -1,28 +1,17 @@
-import { createServer } from "node:http"
-import type { Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { startFakeUpstream } from "../src/index.ts"
-import type { FakeUpstream } from "../src/index.ts"
+import { startCallbackReceiver, startFakeUpstream } from "../src/index.ts"
+import type { CallbackReceiver, FakeUpstream } from "../src/index.ts"
 
 const apiKey = "test-key"
 let upstream: FakeUpstream
-let receiver: Server
+let receiver: CallbackReceiver
 let callbackUrl: string
 const received: Array<{ readonly path: string; readonly body: unknown }> = []
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ apiKey, audioBytes: 100_000 })
-  receiver = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (chunk: Buffer) => chunks.push(chunk))
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", body: JSON.parse(Buffer.concat(chunks).toString("utf8")) })
-      res.writeHead(200).end("ok")
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback/gen_1?token=t`
+  receiver = await startCallbackReceiver((path, body) => received.push({ path, body }))
+  callbackUrl = `${receiver.origin}/callback/gen_1?token=t`
 })
 
 afterEach(() => {
@@ -32,7 +21,7 @@ afterEach(() => {
 
 afterAll(async () => {
   await upstream.close()
-  await new Promise((resolve) => receiver.close(resolve))
+  await receiver.close()
 })
 
 const request = (title: string, extra: Record<string, unknown> = {}) => ({

@@ -123,7 +123,7 @@ const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
       apiKey: config.providerApiKey ?? "",
       timeoutMs: config.providerTimeoutSeconds * 1000
     })
-    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine") }))
+    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
 /** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
 const storageLayer = (config: ServerConfig) => {

@@ -10,8 +10,8 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, dataMessage, textMessage } from "./support/a2a.ts"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestAccount, TestServer } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import type { TestServer } from "./support/harness.ts"
 
 const upstreamKey = "a2a-client-key"
 let upstream: FakeUpstream
@@ -53,9 +53,6 @@ const pollToEnd = async (client: A2AClient, id: string): Promise<Task> => {
   }
 }
 
-const balance = async (account: TestAccount) =>
-  (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
-
 describe("the SDK client finds the agent", () => {
   it("resolves the card and its JSON-RPC endpoint", async () => {
     const account = await createAccount(server)
@@ -74,7 +71,7 @@ describe("message/send and tasks/get", () => {
     expect(sent).toMatchObject({ kind: "task", contextId: "ctx-mine", status: { state: "working" } })
     expect(sent.id).toMatch(/^gen_/)
     expect(sent.metadata?.["generation"]).toMatchObject({ id: sent.id, status: "pending", credits_used: 50 })
-    expect(await balance(account)).toBe(950)
+    expect(await balanceOf(server, account)).toBe(950)
 
     const done = await pollToEnd(client, sent.id)
     expect(done.status.state).toBe("completed")
@@ -128,7 +125,7 @@ describe("message/send and tasks/get", () => {
     expect(data).toMatchObject({ kind: "data", data: { error: { code: "provider_error" }, credits_refunded: 50 } })
     const text = done.status.message?.parts.find((p) => p.kind === "text")
     expect(text?.kind === "text" ? text.text : "").toContain("50 credits were refunded")
-    expect(await balance(account)).toBe(1_000)
+    expect(await balanceOf(server, account)).toBe(1_000)
   })
 })
 
@@ -216,7 +213,7 @@ describe("errors an agent meets", () => {
     const error = errorOf(await client.sendMessage(dataMessage(validSong)))
     expect(error.code).toBe(-32012)
     expect(error.data).toEqual({ error: { type: "insufficient_credits", code: "insufficient_credits", message: expect.any(String) } })
-    expect(await balance(poor)).toBe(10)
+    expect(await balanceOf(server, poor)).toBe(10)
   })
 
   it("429 concurrency: -32013 with retry_after_seconds", async () => {

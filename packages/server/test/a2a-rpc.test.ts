@@ -4,7 +4,7 @@
  * caller's, cancellation, and the agent card as a document.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 import { call, dataMessage, rpc, textMessage } from "./support/a2a.ts"
 
@@ -114,7 +114,7 @@ describe("bodies and shapes that are not A2A requests", () => {
   })
 
   it("-32602 with core's envelope for a generation request core refuses, and nothing is charged", async () => {
-    const before = (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total
+    const before = await balanceOf(server, account)
     const res = await rpc(server, call("message/send", dataMessage({ style: "jazz", title: "No lyrics" })), { key: account.key })
     expectError(res.body, -32602, 1)
     expect(res.body.error?.data).toEqual({
@@ -122,7 +122,7 @@ describe("bodies and shapes that are not A2A requests", () => {
     })
     const unknown = await rpc(server, call("message/send", dataMessage({ ...validSong, tempo: 120 })), { key: account.key })
     expect(unknown.body.error?.data).toMatchObject({ error: { code: "unknown_parameter", param: "tempo" } })
-    expect((await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total).toBe(before)
+    expect(await balanceOf(server, account)).toBe(before)
   })
 
   it("charges once for a message/send retried with the same messageId; another message under that id is refused", async () => {
@@ -132,7 +132,7 @@ describe("bodies and shapes that are not A2A requests", () => {
     const retried = await rpc(server, call("message/send", message, 2), { key: sender.key })
     expect(first.body.result?.["id"]).toBeDefined()
     expect(retried.body.result?.["id"]).toBe(first.body.result?.["id"])
-    const charged = (await api(server, "GET", "/api/v1/me", { key: sender.key })).body.credits?.total
+    const charged = await balanceOf(server, sender)
     expect(charged).toBe(1_000 - 100)
     const reused = await rpc(server, call("message/send", { message: { ...message.message, parts: [{ kind: "data", data: { ...validSong, title: "Other" } }] } }, 3), {
       key: sender.key
@@ -140,7 +140,7 @@ describe("bodies and shapes that are not A2A requests", () => {
     expectError(reused.body, -32602, 3)
     expect(reused.body.error?.data).toMatchObject({ error: { code: "idempotency_key_reused" } })
     expect(String(reused.body.error?.data?.error?.message)).toContain("messageId")
-    expect((await api(server, "GET", "/api/v1/me", { key: sender.key })).body.credits?.total).toBe(charged)
+    expect(await balanceOf(server, sender)).toBe(charged)
   })
 
   it("-32005 for a file part and -32004 for a message continuing a task", async () => {

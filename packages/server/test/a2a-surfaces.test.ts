@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestServer } from "./support/harness.ts"
 import { call, dataMessage, rpc, textMessage } from "./support/a2a.ts"
 
@@ -75,7 +75,7 @@ describe("one account across REST, A2A and MCP", () => {
     const a2aId = String(a2a.body.result?.id)
     const mcp = await mcpCall(account.key, "generate_music", { ...validSong, title: "Over MCP" })
     const mcpId = String((mcp.structuredContent as Json | undefined)?.id)
-    expect((await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total).toBe(300)
+    expect(await balanceOf(server, account)).toBe(300)
     const ledger = await server.admin("GET", `/accounts/${account.id}/ledger`)
     const debits = (ledger.body.data as unknown as Array<Json>).filter((row) => String(row.kind) === "debit")
     expect(debits.map((row) => row.task_id).sort()).toEqual([String(rest.body.id), a2aId, mcpId].sort())

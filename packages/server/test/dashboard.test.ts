@@ -4,67 +4,50 @@
  * local receiver takes the webhooks. Screenshots of every page at desktop and phone widths go
  * to `test-output/screenshots/dashboard/` (git-ignored), and axe-core checks every page.
  */
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhook } from "@lyre/webhooks"
 import { api, createAccount } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
 import { createHolder, startDashboardServer } from "./support/dashboard.ts"
-import type { Holder, Session } from "./support/dashboard.ts"
-import { launchBrowser, screenshotPath } from "./support/browser.ts"
+import type { Holder } from "./support/dashboard.ts"
+import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "./support/browser.ts"
+import type { Tabs } from "./support/browser.ts"
 import { startReceiver } from "./support/receiver.ts"
 import type { Receiver } from "./support/receiver.ts"
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
-const desktop = { width: 1280, height: 900 }
-const phone = { width: 390, height: 844 }
-
 let server: TestServer
-let signIn: (holder: Holder) => Promise<Session>
 let receiver: Receiver
 let browser: Browser
 let pro: Holder
-const contexts: Array<BrowserContext> = []
+let tabs: Tabs
 
 beforeAll(async () => {
   receiver = await startReceiver()
-  ;({ server, signIn } = await startDashboardServer({
+  const dashboard = await startDashboardServer({
     provider: "embedded",
     providerUrl: null,
     providerApiKey: null,
     worker: "inline",
     providerPollSeconds: 2,
     webhookAllowPrivate: true
-  }))
+  })
+  server = dashboard.server
   browser = await launchBrowser(["--autoplay-policy=no-user-gesture-required"])
+  tabs = dashboardTabs(browser, dashboard)
   pro = await createHolder(server, { plan: "pro", subscription: 1_000, onetime: 200 })
 }, 60_000)
 
 afterAll(async () => {
-  for (const context of contexts) await context.close()
+  await tabs?.close()
   await browser?.close()
   await receiver?.close()
   await server?.close()
 })
 
-/** A signed-in browser tab on a dashboard page. */
-const open = async (holder: Holder, path: string, viewport = desktop): Promise<Page> => {
-  const session = await signIn(holder)
-  const context = await browser.newContext({ viewport })
-  contexts.push(context)
-  const [name = "", value = ""] = session.cookie.split("=")
-  await context.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: "Lax" }])
-  const page = await context.newPage()
-  await page.goto(`${server.url}${path}`)
-  await page.getByRole("heading", { level: 1 }).waitFor()
-  return page
-}
-
 describe("signing in", () => {
   it("shows the overview: plan, balances and limits", async () => {
-    const page = await open(pro, "/dashboard")
+    const page = await tabs.open(pro, "/dashboard")
     await expect.poll(() => page.getByTestId("plan").textContent()).toBe("pro")
     expect(await page.getByTestId("credits-subscription").textContent()).toBe("1000")
     expect(await page.getByTestId("credits-onetime").textContent()).toBe("200")
@@ -73,8 +56,7 @@ describe("signing in", () => {
   })
 
   it("sends a browser without a session to sign in", async () => {
-    const context = await browser.newContext()
-    contexts.push(context)
+    const context = await tabs.context()
     const page = await context.newPage()
     await page.goto(`${server.url}/dashboard/keys`)
     await page.waitForURL((url) => url.pathname === "/signin")
@@ -84,7 +66,7 @@ describe("signing in", () => {
 
 describe("API keys", () => {
   it("creates a key shown once, which REST takes; revoked, REST refuses it at once", async () => {
-    const page = await open(pro, "/dashboard/keys")
+    const page = await tabs.open(pro, "/dashboard/keys")
     await page.getByLabel("Name").fill("laptop")
     await page.getByRole("button", { name: "Create key" }).click()
     const key = (await page.getByTestId("new-key").textContent()) ?? ""
@@ -106,7 +88,7 @@ describe("API keys", () => {
   })
 
   it("asks before revoking, and Escape leaves the key alone", async () => {
-    const page = await open(pro, "/dashboard/keys")
+    const page = await tabs.open(pro, "/dashboard/keys")
     await page.getByLabel("Name").fill("kept")
     await page.getByRole("button", { name: "Create key" }).click()
     await page.getByTestId("new-key").waitFor()
@@ -120,7 +102,7 @@ describe("API keys", () => {
 
 describe("webhooks", () => {
   it("adds an endpoint, receives the signed test event, logs the attempt, rotates the secret", async () => {
-    const page = await open(pro, "/dashboard/webhooks")
+    const page = await tabs.open(pro, "/dashboard/webhooks")
     await page.getByLabel("URL").fill(receiver.url)
     await page.getByRole("button", { name: "Add endpoint" }).click()
     const card = page.locator("article", { hasText: receiver.url })
@@ -171,7 +153,7 @@ describe("webhooks", () => {
 
 describe("the credit alert", () => {
   it("sets the threshold and shows whether it is armed", async () => {
-    const page = await open(pro, "/dashboard")
+    const page = await tabs.open(pro, "/dashboard")
     await page.getByLabel("Threshold (credits; empty for none)").fill("500")
     await page.getByRole("button", { name: "Save threshold" }).click()
     await expect.poll(() => page.getByTestId("alert-state").textContent()).toContain("Armed")
@@ -188,7 +170,7 @@ describe("the credit alert", () => {
 
 describe("songs", () => {
   it("validates like the API, generates, follows the task to ready without layout shift, and plays it", async () => {
-    const page = await open(pro, "/dashboard/songs")
+    const page = await tabs.open(pro, "/dashboard/songs")
     const model = page.getByLabel("Model")
     expect(await model.locator("option").allTextContents()).toEqual([
       "aether — 50 credits",
@@ -249,15 +231,15 @@ describe("songs", () => {
 describe("a lower-tier account", () => {
   it("signs in, sees its overview, and sees why it cannot create keys or generate", async () => {
     const basic = await createHolder(server, { plan: "basic", subscription: 300 })
-    const overview = await open(basic, "/dashboard")
+    const overview = await tabs.open(basic, "/dashboard")
     await expect.poll(() => overview.getByTestId("plan").textContent()).toBe("basic")
     expect(await overview.getByRole("note").first().textContent()).toContain("requires the Pro plan")
 
-    const keys = await open(basic, "/dashboard/keys")
+    const keys = await tabs.open(basic, "/dashboard/keys")
     await expect.poll(() => keys.getByTestId("keys-refused").textContent()).toContain("Upgrade to Pro")
     expect(await keys.getByRole("button", { name: "Create key" }).count()).toBe(0)
 
-    const songs = await open(basic, "/dashboard/songs")
+    const songs = await tabs.open(basic, "/dashboard/songs")
     await songs.getByLabel("Style").fill("ambient")
     await songs.getByLabel("Title").fill("Quiet")
     await songs.getByLabel("Lyrics").fill("la la")
@@ -278,7 +260,7 @@ describe("every page", () => {
   it("has no serious or critical axe violations, and is screenshot at desktop and phone widths", async () => {
     for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
       for (const [name, path] of pages) {
-        const page = await open(pro, path, viewport)
+        const page = await tabs.open(pro, path, viewport)
         await page.waitForLoadState("networkidle")
         await page.screenshot({ path: screenshotPath(`dashboard/${name}-${width}`), fullPage: true })
         await page.evaluate(axeSource)
@@ -307,7 +289,7 @@ describe("every page", () => {
   })
 
   it("can be reached by keyboard: a skip link first, focus visible", async () => {
-    const page = await open(pro, "/dashboard/keys")
+    const page = await tabs.open(pro, "/dashboard/keys")
     await page.keyboard.press("Tab")
     expect(await page.evaluate<string>("document.activeElement.textContent")).toBe("Skip to content")
     await page.keyboard.press("Tab")

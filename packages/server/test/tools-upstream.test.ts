@@ -8,7 +8,7 @@
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream, ToolKind } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 const apiKey = "tools-upstream-key"
@@ -59,9 +59,6 @@ const song = async (account: TestAccount, extra: Record<string, unknown> = {}) =
   return { title, taskId: String(done.id), trackId: String(done.tracks?.[0]?.id) }
 }
 
-const balance = async (account: TestAccount) =>
-  (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
-
 const exportRefunds = (exportId: string) =>
   server.query<{ n: number }>("select count(*)::int as n from credit_ledger where export_id = $1 and kind = 'refund'", exportId)
 
@@ -83,7 +80,7 @@ const exportBehaving = async (format: string, behaviours: Partial<Record<ToolKin
   const account = await createAccount(server)
   const source = await song(account, songExtra)
   for (const [kind, behaviour] of Object.entries(behaviours)) upstream.control.onTrackOf(source.title, kind as ToolKind, behaviour)
-  const before = await balance(account)
+  const before = await balanceOf(server, account)
   const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/exports`, { key: account.key, body: { format } })
   const id = await createdId(res, "exports", account)
   const done = await settled(exported(account, id))
@@ -176,7 +173,7 @@ describe("an extension on the upstream", () => {
     it(`${name}: failed ${code}, refunded once`, async () => {
       const account = await createAccount(server)
       const source = await song(account)
-      const before = await balance(account)
+      const before = await balanceOf(server, account)
       const title = `Extension ${++serial} ${Math.random().toString(36).slice(2, 8)}`
       upstream.control.onTitle(title, behaviour)
       const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/extensions`, { key: account.key, body: { continue_at: 30, title } })
@@ -186,7 +183,7 @@ describe("an extension on the upstream", () => {
       expect(done.error?.code).toBe(code)
       expect(done.credits_refunded).toBe(done.credits_used)
       expect((await taskRefunds(id))[0]?.n).toBe(1)
-      expect(await balance(account)).toBe(before)
+      expect(await balanceOf(server, account)).toBe(before)
     })
   }
 })
@@ -212,7 +209,7 @@ describe("every failure of an export on the upstream refunds exactly once", () =
       expect(done.error?.code).toBe(code)
       expect(done.credits_refunded).toBe(done.credits_used)
       expect((await exportRefunds(id))[0]?.n).toBe(1)
-      expect(await balance(account)).toBe(before)
+      expect(await balanceOf(server, account)).toBe(before)
       expect(await eventTypes(id)).toContain("export.failed")
     })
   }
@@ -222,7 +219,7 @@ describe("every failure of an export on the upstream refunds exactly once", () =
     expect(done.status).toBe("ready")
     await upstream.control.settled()
     expect((await exportRefunds(id))[0]?.n).toBe(0)
-    expect(await balance(account)).toBe(before - 5)
+    expect(await balanceOf(server, account)).toBe(before - 5)
     expect((await eventTypes(id)).filter((type) => type === "export.completed")).toHaveLength(1)
   })
 })

@@ -8,7 +8,7 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectServedWithRanges } from "./support/files.ts"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 const apiKey = "worker-paths-key"
@@ -55,9 +55,6 @@ const settled = async (server: TestServer, account: TestAccount, id: string, wit
   }
   return (await get(server, account, id)).body
 }
-
-const balance = async (server: TestServer, account: TestAccount) =>
-  (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
 
 const eventsOf = (server: TestServer, taskId: string) =>
   server.query<{ id: string; type: string; account_id: string; payload: Record<string, unknown> }>(
@@ -253,7 +250,7 @@ describe("failures", () => {
     expect(res.body.error?.code).toBe("provider_error")
     // The upstream's own words (its code, its account's credits) stay with the operator.
     expect(JSON.stringify(res.body)).not.toContain("credits exhausted")
-    expect(await balance(callbacks, account)).toBe(130)
+    expect(await balanceOf(callbacks, account)).toBe(130)
     const [task] = await callbacks.query<{ id: string; status: string; error_code: string; credits_refunded: number }>(
       "select id, status, error_code, credits_refunded from generation_tasks where account_id = $1",
       account.id
@@ -282,7 +279,7 @@ describe("failures", () => {
     expect(replay.status).toBe(500)
     expect(replay.body).toEqual(res.body)
     expect(upstream.control.submissionsFor(song.title)).toHaveLength(1)
-    expect(await balance(callbacks, account)).toBe(130)
+    expect(await balanceOf(callbacks, account)).toBe(130)
   })
 
   it("failure later (record-info GENERATE_AUDIO_FAILED): failed, refunded once, job.failed", async () => {
@@ -293,7 +290,7 @@ describe("failures", () => {
     expect(task.status).toBe("failed")
     expect(task.error?.code).toBe("provider_error")
     expect(task.credits_refunded).toBe(50)
-    expect(await balance(polling, account)).toBe(1_000)
+    expect(await balanceOf(polling, account)).toBe(1_000)
     expect((await refundsOf(polling, id))[0]?.n).toBe(1)
     expect((await eventsOf(polling, id)).map((e) => e.type)).toEqual(["job.failed"])
   })
@@ -327,7 +324,7 @@ describe("failures", () => {
     expect(task.status).toBe("failed")
     expect(task.error?.code).toBe("generation_timeout")
     expect(task.credits_refunded).toBe(50)
-    expect(await balance(polling, account)).toBe(1_000)
+    expect(await balanceOf(polling, account)).toBe(1_000)
     expect(upstream.control.submissionsFor(song.title)).toHaveLength(1)
     expect((await eventsOf(polling, id)).map((e) => e.type)).toEqual(["job.failed"])
   })
@@ -388,7 +385,7 @@ describe("model availability: the provider circuit", () => {
       expect(res.status).toBe(500)
       expect(res.body.error?.code).toBe("provider_error")
     }
-    expect(await balance(callbacks, account)).toBe(5_000)
+    expect(await balanceOf(callbacks, account)).toBe(5_000)
     const song = songBehaving({}, { model: "nocturne" })
     const refused = await create(callbacks, account, song)
     expect(refused.status).toBe(503)
@@ -397,7 +394,7 @@ describe("model availability: the provider circuit", () => {
     expect(retryAfter).toBeGreaterThan(55)
     expect(retryAfter).toBeLessThanOrEqual(60)
     expect(refused.body.error?.retry_after_seconds).toBe(retryAfter)
-    expect(await balance(callbacks, account)).toBe(5_000)
+    expect(await balanceOf(callbacks, account)).toBe(5_000)
     expect(upstream.control.submissionsFor(song.title)).toHaveLength(0)
 
     const other = await create(callbacks, account, songBehaving({}, { model: "echo" }))

@@ -15,21 +15,18 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { exportFailure, Ids, SongTools } from "@lyre/core"
+import { exportFailure, Ids, makeOutageBackoff, SongTools } from "@lyre/core"
 import type { ExportFormat, ExportPollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
+import { leaseQueue } from "./leaseQueue.ts"
+import type { Leased, LeaseOptions } from "./leaseQueue.ts"
 import { rehostExportFiles } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { timeoutFailure } from "./TaskWorker.ts"
 
-export interface ExportWorkerOptions {
-  readonly workerId: string
+export interface ExportWorkerOptions extends LeaseOptions {
   /** Where re-hosted files are served: `{publicUrl}/files/...`. */
   readonly publicUrl: string
-  /** The first delay between polls, doubled per poll up to `maxPollSeconds`. */
-  readonly pollSeconds: number
-  readonly maxPollSeconds?: number
-  readonly leaseSeconds: number
   readonly downloadTimeoutMs?: number
   /** Exports processed at once by this worker. */
   readonly concurrency?: number
@@ -38,12 +35,9 @@ export interface ExportWorkerOptions {
   readonly sweepMillis?: number
 }
 
-interface Claimed {
-  readonly id: string
+interface Claimed extends Leased {
   readonly provider_export_id: string
   readonly format: ExportFormat
-  readonly attempts: number
-  readonly hints: number
 }
 
 export class ExportWorker extends Context.Service<ExportWorker, {
@@ -65,44 +59,22 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const concurrency = options.concurrency ?? 8
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
-  const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
   const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 60_000 }
-  const iso = (millis: number) => new Date(millis).toISOString()
-
-  const claim = Effect.fnUntraced(function*(limit: number) {
-    const now = yield* Clock.currentTimeMillis
-    return yield* sql<Claimed>`
-      update exports e
-      set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
-          attempts = e.attempts + 1
-      from (
-        select id from exports
-        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${iso(now)}::timestamptz
-          and (lease_expires_at is null or lease_expires_at < ${iso(now)}::timestamptz)
-        order by next_poll_at
-        limit ${limit}
-        for update skip locked
-      ) due
-      where e.id = due.id
-      returning e.id, e.provider_export_id, e.format, e.attempts, e.hints`.pipe(Effect.orDie)
-  })
+  const queue = leaseQueue<Claimed>(sql, {
+    table: "exports",
+    noun: "export",
+    columns: ["provider_export_id", "format"],
+    relaxed: false
+  }, options)
+  const { claim } = queue
 
   /**
-   * Gives the export back, due after the backoff, or at once when a callback came meanwhile.
-   * `movedTo` is the provider's new id for it (a pending outcome's `providerExportId`), stored in
-   * the same statement, so only the lease holder moves it and it is polled under that id from now on.
+   * Gives the export back. `movedTo` is the provider's new id for it (a pending outcome's
+   * `providerExportId`), stored in the same statement, so only the lease holder moves it and it
+   * is polled under that id from now on.
    */
-  const release = Effect.fnUntraced(function*(claimed: Claimed, reason: string, movedTo: string | null = null) {
-    const now = yield* Clock.currentTimeMillis
-    const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, claimed.attempts - 1))
-    yield* sql`
-      update exports
-      set lease_owner = null, lease_expires_at = null, last_error = ${reason},
-          provider_export_id = coalesce(${movedTo}::text, provider_export_id),
-          next_poll_at = case when hints = ${claimed.hints} then ${iso(now + delay * 1000)}::timestamptz
-                              else ${iso(now)}::timestamptz end
-      where id = ${claimed.id} and status = 'pending' and lease_owner = ${options.workerId}`.pipe(Effect.orDie)
-  })
+  const release = (claimed: Claimed, reason: string, movedTo: string | null = null) =>
+    queue.release(claimed, reason, sql`provider_export_id = coalesce(${movedTo}::text, provider_export_id),`)
 
   const settle = Effect.fnUntraced(function*(claimed: Claimed, outcome: ExportPollOutcome) {
     switch (outcome._tag) {
@@ -133,27 +105,14 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   })
 
   const processExport = (claimed: Claimed) =>
-    Effect.flatMap(provider.pollExport(claimed.provider_export_id, claimed.format), (outcome) => settle(claimed, outcome)).pipe(
-      Effect.onInterrupt(() => release(claimed, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
-      Effect.catchCause((cause) =>
-        Effect.logError("worker: export processing failed", cause).pipe(
-          Effect.annotateLogs({ export_id: claimed.id }),
-          Effect.andThen(release(claimed, "internal error").pipe(Effect.catchCause(() => Effect.void)))
-        )
-      )
+    queue.guarded(
+      claimed,
+      Effect.flatMap(provider.pollExport(claimed.provider_export_id, claimed.format), (outcome) => settle(claimed, outcome))
     )
 
-  const sweep = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const late = yield* sql<{ id: string }>`
-      select id from exports where status = 'pending' and deadline_at <= ${iso(now)}::timestamptz
-      order by deadline_at limit 100`.pipe(Effect.orDie)
-    let failed = 0
-    for (const { id } of late) {
-      if (yield* tools.markExportFailed(id, { ...timeoutFailure, message: "The export did not finish in time; its credits were refunded." })) failed++
-    }
-    return failed
-  }).pipe(Effect.withSpan("ExportWorker.sweep"))
+  const sweep = queue.sweep((id) =>
+    tools.markExportFailed(id, { ...timeoutFailure, message: "The export did not finish in time; its credits were refunded." })
+  ).pipe(Effect.withSpan("ExportWorker.sweep"))
 
   const tick = Effect.gen(function*() {
     const claimed = yield* claim(concurrency)
@@ -168,16 +127,18 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
    */
   const run = Effect.gen(function*() {
     let lastSweep = 0
+    // As the task poller: a lost database is said once, waited out with growing pauses, resumed.
+    const outage = makeOutageBackoff("export worker", { baseMillis: idleMillis, maxMillis: 2_000 })
     while (true) {
       const now = yield* Clock.currentTimeMillis
       if (now - lastSweep >= sweepMillis) {
         lastSweep = now
-        yield* sweep.pipe(Effect.catchCause((cause) => Effect.logError("worker: export sweep failed", cause)))
+        yield* outage.guard(sweep, "sweep", 0)
       }
-      const claimed = yield* tick.pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logError("worker: export claim failed", cause), 0))
-      )
-      if (claimed === 0) yield* Effect.sleep(idleMillis)
+      const claimed = yield* outage.guard(tick, "claim", 0)
+      const backoff = outage.delayMillis()
+      if (backoff > 0) yield* Effect.sleep(backoff)
+      else if (claimed === 0) yield* Effect.sleep(idleMillis)
     }
   })
 

@@ -17,32 +17,24 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
-  causeIsDatabaseUnavailable,
   Generations,
   Ids,
   makeOutageBackoff,
   providerFailure,
-  relaxedCommit,
-  stillPending,
   TaskTraces,
   traceParentOf
 } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
+import { leaseQueue } from "./leaseQueue.ts"
+import type { Leased, LeaseOptions } from "./leaseQueue.ts"
 import { rehostTracks } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { Wakeup } from "./Wakeup.ts"
 
-export interface TaskWorkerOptions {
-  /** Names the leases this worker takes (host, pid and a random part). */
-  readonly workerId: string
+export interface TaskWorkerOptions extends LeaseOptions {
   /** Where re-hosted files are served: `{publicUrl}/files/...`. */
   readonly publicUrl: string
-  /** `PROVIDER_POLL_SECONDS`: the first delay between polls, doubled per poll up to `maxPollSeconds`. */
-  readonly pollSeconds: number
-  readonly maxPollSeconds?: number
-  /** How long a claim holds a task; a crashed worker's tasks come back after this. */
-  readonly leaseSeconds: number
   /** Limit for each file download. */
   readonly downloadTimeoutMs?: number
   /** Tasks processed at once by this worker. */
@@ -59,11 +51,8 @@ export interface TaskWorkerOptions {
   readonly claimGapMillis?: number
 }
 
-interface Claimed {
-  readonly id: string
+interface Claimed extends Leased {
   readonly provider_task_id: string
-  readonly attempts: number
-  readonly hints: number
   readonly trace_context: string | null
 }
 
@@ -95,50 +84,14 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
   const claimGapMillis = options.claimGapMillis ?? 10
-  const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
   const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 30_000 }
-
-  const iso = (millis: number) => new Date(millis).toISOString()
-
-  const claim = Effect.fnUntraced(function*(limit: number) {
-    const now = yield* Clock.currentTimeMillis
-    // Committed without waiting for the WAL flush (relaxed): a lease PostgreSQL loses in a crash
-    // only lets another worker take the task too, and every transition is conditional on
-    // `pending`, so nothing is applied twice; the flush wait per claim bought nothing.
-    return yield* sql<Claimed>`
-      with ${sql.literal(relaxedCommit.cte)}
-      update generation_tasks t
-      set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
-          attempts = t.attempts + 1
-      from (
-        select id from generation_tasks
-        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${iso(now)}::timestamptz
-          and (lease_expires_at is null or lease_expires_at < ${iso(now)}::timestamptz)
-        order by next_poll_at
-        limit ${limit}
-        for update skip locked
-      ) due
-      where t.id = due.id and ${sql.literal(relaxedCommit.applied)}
-      returning t.id, t.provider_task_id, t.attempts, t.hints, t.trace_context`.pipe(Effect.orDie)
-  })
-
-  /**
-   * Gives the task back, due again after the backoff; a callback that came during the lease
-   * (the hint count moved) keeps it due now. Relaxed like the claim: a release lost in a crash
-   * leaves the lease to expire.
-   */
-  const release = Effect.fnUntraced(function*(task: Claimed, reason: string) {
-    const now = yield* Clock.currentTimeMillis
-    const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, task.attempts - 1))
-    yield* sql`
-      with ${sql.literal(relaxedCommit.cte)}
-      update generation_tasks
-      set lease_owner = null, lease_expires_at = null, last_error = ${reason},
-          next_poll_at = case when hints = ${task.hints} then ${iso(now + delay * 1000)}::timestamptz
-                              else ${iso(now)}::timestamptz end
-      where id = ${task.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
-        and ${sql.literal(relaxedCommit.applied)}`.pipe(Effect.orDie)
-  })
+  const queue = leaseQueue<Claimed>(sql, {
+    table: "generation_tasks",
+    noun: "task",
+    columns: ["provider_task_id", "trace_context"],
+    relaxed: true
+  }, options)
+  const { claim, release } = queue
 
   const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {
     switch (outcome._tag) {
@@ -181,30 +134,9 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   }
 
   const processTask = (task: Claimed) =>
-    inTaskTrace(task, Effect.flatMap(provider.poll(task.provider_task_id), (outcome) => settle(task, outcome))).pipe(
-      // A worker stopping gracefully hands its tasks back at once rather than at lease expiry.
-      Effect.onInterrupt(() => release(task, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
-      Effect.catchCause((cause) =>
-        // In an outage the loop has said so once; the release fails too, and the lease expires.
-        (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError("worker: task processing failed", cause)).pipe(
-          Effect.annotateLogs({ task_id: task.id }),
-          Effect.andThen(release(task, "internal error").pipe(Effect.catchCause(() => Effect.void)))
-        )
-      )
-    )
+    queue.guarded(task, inTaskTrace(task, Effect.flatMap(provider.poll(task.provider_task_id), (outcome) => settle(task, outcome))))
 
-  const sweep = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const late = yield* sql<{ id: string }>`
-      select id from generation_tasks
-      where status = 'pending' and deadline_at <= ${iso(now)}::timestamptz
-      order by deadline_at limit 100`.pipe(Effect.orDie)
-    let failed = 0
-    for (const { id } of late) {
-      if (yield* generations.markFailed(id, timeoutFailure)) failed++
-    }
-    return failed
-  }).pipe(Effect.withSpan("TaskWorker.sweep"))
+  const sweep = queue.sweep((id) => generations.markFailed(id, timeoutFailure)).pipe(Effect.withSpan("TaskWorker.sweep"))
 
   /**
    * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes

@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ProviderSubmission } from "@lyre/core/provider/outcomes"
-import { startFakeUpstream } from "@lyre/fake-upstream"
+import { startCallbackReceiver, startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { Context, Effect, Layer } from "effect"
 import { SunoHttpProvider } from "../src/provider/SunoHttpProvider.ts"
@@ -273,11 +273,11 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider", (it) => {
         const { outcome } = yield* submitWith({ callbacks: "none", pollsBeforeDone: Infinity })
         const providerTaskId = outcome._tag === "Accepted" ? outcome.providerTaskId : ""
         const receiver = yield* Effect.acquireRelease(
-          Effect.promise(() => startReceiver(received)),
+          Effect.promise(() => startCallbackReceiver((_path, body) => received.push(body))),
           (server) => Effect.promise(() => server.close())
         )
         for (const stage of ["text", "first", "complete", "error"] as const) {
-          yield* Effect.promise(() => upstream.control.sendCallback(providerTaskId, stage, { url: receiver.url }))
+          yield* Effect.promise(() => upstream.control.sendCallback(providerTaskId, stage, { url: `${receiver.origin}/callback` }))
         }
         assert.deepStrictEqual(received.map((body) => provider.parseCallback(body)), [
           { providerTaskId, stage: "text" },
@@ -297,23 +297,6 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider", (it) => {
       }))
   })
 })
-
-/** A bare receiver collecting callback bodies, standing in for the service's callback route. */
-const startReceiver = async (received: Array<unknown>) => {
-  const { createServer } = await import("node:http")
-  const server = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (chunk: Buffer) => chunks.push(chunk))
-    req.on("end", () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      res.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return { url: `http://127.0.0.1:${port}/callback`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
-}
 
 /**
  * An upstream that answers the first request of each connection (kept alive) and closes the

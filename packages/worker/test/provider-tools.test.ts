@@ -1,6 +1,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ExportFormat, ExportPollOutcome, ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
-import { startFakeUpstream } from "@lyre/fake-upstream"
+import { startCallbackReceiver, startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream, ToolKind } from "@lyre/fake-upstream"
 import { Midi } from "@tonejs/midi"
 import { Context, Effect, Layer } from "effect"
@@ -155,6 +155,20 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
         const outcome = yield* provider.submit(request({ instrumental: true, lyrics: null, extend: { source, continueAt: 30 } }))
         acceptedId(outcome)
         assert.strictEqual((upstream.control.submissions.at(-1)?.body as { prompt: string }).prompt, "[Instrumental]")
+      }))
+
+    it.effect("an extension from the source's end (Lyre's default) asks for the last moment inside it, and is accepted", () =>
+      Effect.gen(function*() {
+        const upstream = yield* Upstream
+        const provider = yield* SunoHttpProvider
+        const source = yield* makeSource()
+        const duration = source.duration ?? 0
+        assert.isAbove(duration, 1)
+        const outcome = yield* provider.submit(request({ extend: { source, continueAt: duration } }))
+        acceptedId(outcome)
+        const sent = (upstream.control.submissions.at(-1)?.body as { continueAt: number }).continueAt
+        assert.isBelow(sent, duration)
+        assert.isAtLeast(sent, duration - 0.02)
       }))
 
     for (const [name, change] of [
@@ -475,7 +489,7 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
         const provider = yield* SunoHttpProvider
         const received: Array<unknown> = []
         const receiver = yield* Effect.acquireRelease(
-          Effect.promise(() => startReceiver(received)),
+          Effect.promise(() => startCallbackReceiver((_path, body) => received.push(body))),
           (server) => Effect.promise(() => server.close())
         )
         const wav = yield* exportWith("wav")
@@ -489,7 +503,7 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
           decodeExportId(seen.flatMap((polled) => (polled._tag === "Pending" && polled.providerExportId !== undefined ? [polled.providerExportId] : []))[0] ?? "")
         ].map((decoded) => (decoded !== null && "upstreamTaskId" in decoded ? decoded.upstreamTaskId : ""))
         for (const upstreamTaskId of upstreamIds) {
-          yield* Effect.promise(() => upstream.control.sendCallback(upstreamTaskId, "complete", { url: receiver.url }))
+          yield* Effect.promise(() => upstream.control.sendCallback(upstreamTaskId, "complete", { url: `${receiver.origin}/callback` }))
         }
         assert.deepStrictEqual(
           received.map((body) => provider.parseCallback(body)),
@@ -499,19 +513,3 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider song tools", (
   })
 })
 
-/** A bare receiver collecting callback bodies. */
-const startReceiver = async (received: Array<unknown>) => {
-  const { createServer } = await import("node:http")
-  const server = createServer((req, res) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (chunk: Buffer) => chunks.push(chunk))
-    req.on("end", () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-      res.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return { url: `http://127.0.0.1:${port}/callback`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
-}

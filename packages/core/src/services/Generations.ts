@@ -14,21 +14,21 @@ import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { armedAfter } from "../domain/creditAlert.ts"
-import { InvalidParameter, ProviderError, renderError, TaskNotFound } from "../domain/errors.ts"
+import { InvalidParameter, TaskNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "../domain/tasks.ts"
-import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import type { TaskRow } from "../domain/tasks.ts"
-import type { Extension, ProviderSubmission, SourceTrack, SubmitOutcome } from "../provider/outcomes.ts"
+import type { Extension, ProviderSubmission, SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "./charge.ts"
 import type { Charged, ChargeError } from "./charge.ts"
-import { Circuits } from "./Circuits.ts"
 import { Metrics } from "./Metrics.ts"
 import { currentTraceContext, TaskTraces } from "./TaskTraces.ts"
+import { submissionRecorder } from "./submission.ts"
+import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "./WriteSql.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
@@ -134,10 +134,18 @@ export class Generations extends Context.Service<Generations, {
       const ids = yield* Ids
       const settings = yield* Settings
       const provider = yield* Provider
-      const circuits = yield* Circuits
       const signal = yield* WebhookSignal
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
+      const recordSubmission = yield* submissionRecorder
+
+      const taskKind: SubmittedKind = {
+        table: "generation_tasks",
+        providerIdColumn: "provider_task_id",
+        relaxedAccept: true,
+        failureOf: providerFailure,
+        markFailed: (id, failure) => markFailed(id, failure)
+      }
 
       const create = Effect.fn("Generations.create")(function*(
         principal: Principal,
@@ -205,65 +213,10 @@ export class Generations extends Context.Service<Generations, {
         const outcome = yield* provider.submit(
           submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), extension)
         )
-        yield* recordSubmission(taskId, request.model, outcome, idempotencyKey === undefined
+        yield* recordSubmission(taskKind, taskId, request.model, outcome, idempotencyKey === undefined
           ? undefined
           : { accountId: principal.accountId, key: idempotencyKey })
-        if (outcome._tag === "Rejected") {
-          return yield* new ProviderError({ message: providerFailure(outcome.code, outcome.message).message })
-        }
         return created
-      })
-
-      /**
-       * Applies what the submission told us. Accepted and unknown only move the submission
-       * state forward (a callback may already have told us the provider's task id); rejected
-       * fails the task, with its refund and event, and makes the stored idempotent answer the 500.
-       */
-      const recordSubmission = Effect.fnUntraced(function*(
-        taskId: string,
-        model: string,
-        outcome: SubmitOutcome,
-        idempotency: { readonly accountId: string; readonly key: string } | undefined
-      ) {
-        const now = yield* Clock.currentTimeMillis
-        switch (outcome._tag) {
-          case "Accepted": {
-            const firstPoll = new Date(now + settings.providerPollSeconds * 1000).toISOString()
-            // Committed without waiting for the WAL flush: if PostgreSQL itself crashed and lost
-            // this, the task would be as after a lost answer (submission unknown, never resent),
-            // which a callback or the deadline already settles. The charge before it is durable.
-            yield* writes`
-              with ${writes.literal(relaxedCommit.cte)}
-              update generation_tasks
-              set provider_task_id = ${outcome.providerTaskId}, submission_state = 'accepted',
-                  next_poll_at = ${firstPoll}::timestamptz
-              where id = ${taskId} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
-                and ${writes.literal(relaxedCommit.applied)}`.pipe(Effect.orDie)
-            return
-          }
-          case "Unknown": {
-            yield* sql`
-              update generation_tasks set submission_state = 'unknown', last_error = ${outcome.message}
-              where id = ${taskId} and submission_state = 'submitting'`.pipe(Effect.orDie)
-            yield* circuits.recordFailure(model)
-            return
-          }
-          case "Rejected": {
-            const failure = providerFailure(outcome.code, outcome.message)
-            const error = new ProviderError({ message: failure.message })
-            yield* writes.withTransaction(Effect.gen(function*() {
-              yield* markFailed(taskId, failure)
-              if (idempotency !== undefined) {
-                yield* writes`
-                  update idempotency_keys
-                  set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
-                  where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
-              }
-            })).pipe(Effect.orDie)
-            if (outcome.countsTowardCircuit) yield* circuits.recordFailure(model)
-            return
-          }
-        }
       })
 
       const get = Effect.fnUntraced(function*(principal: Principal, id: string) {

@@ -17,8 +17,6 @@ import {
   ExportNotFound,
   InvalidParameter,
   MissingParameter,
-  ProviderError,
-  renderError,
   TrackHasNoLyrics,
   TrackNotFound
 } from "../domain/errors.ts"
@@ -41,16 +39,17 @@ import type { Principal } from "../domain/principal.ts"
 import { exportPriceOf } from "../domain/pricing.ts"
 import { stillPending } from "../domain/tasks.ts"
 import { validationErrorFrom } from "../domain/validation.ts"
-import type { SourceTrack, SubmitOutcome } from "../provider/outcomes.ts"
+import type { SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "./charge.ts"
 import type { Charged, ChargeError } from "./charge.ts"
-import { Circuits } from "./Circuits.ts"
 import { Metrics } from "./Metrics.ts"
 import { callbackUrlFor, Generations, providerFailure, providerRequestOf, refundAlert } from "./Generations.ts"
 import type { CreateOutcome, TaskFailure } from "./Generations.ts"
 import { Settings } from "./Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
+import { submissionRecorder } from "./submission.ts"
+import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "./WriteSql.ts"
 
 export type ExtendError = ChargeError | TrackNotFound | RequestValidationError
@@ -117,10 +116,17 @@ export class SongTools extends Context.Service<SongTools, {
       const ids = yield* Ids
       const settings = yield* Settings
       const provider = yield* Provider
-      const circuits = yield* Circuits
       const signal = yield* WebhookSignal
       const generations = yield* Generations
       const metrics = yield* Metrics
+      const recordSubmission = yield* submissionRecorder
+      const exportKind: SubmittedKind = {
+        table: "exports",
+        providerIdColumn: "provider_export_id",
+        relaxedAccept: false,
+        failureOf: exportFailure,
+        markFailed: (id, failure) => markExportFailed(id, failure)
+      }
 
       const trackNotFound = (trackId: string) =>
         new TrackNotFound({ message: `No ready track ${trackId}.`, param: "track_id" })
@@ -296,56 +302,10 @@ export class SongTools extends Context.Service<SongTools, {
           source: found.source,
           callbackUrl: callbackUrlFor(settings.publicUrl, exportId, callbackToken)
         })
-        yield* recordSubmission(exportId, found.model, outcome, idempotency === undefined
+        yield* recordSubmission(exportKind, exportId, found.model, outcome, idempotency === undefined
           ? undefined
           : { accountId: principal.accountId, key: idempotency.key })
-        if (outcome._tag === "Rejected") {
-          return yield* new ProviderError({ message: exportFailure(outcome.code, outcome.message).message })
-        }
         return created
-      })
-
-      /** As for a task: accepted stores the provider's id; rejected fails and refunds; unknown waits for the deadline. */
-      const recordSubmission = Effect.fnUntraced(function*(
-        exportId: string,
-        model: ModelName,
-        outcome: SubmitOutcome,
-        idempotency: { readonly accountId: string; readonly key: string } | undefined
-      ) {
-        const now = yield* Clock.currentTimeMillis
-        switch (outcome._tag) {
-          case "Accepted": {
-            const firstPoll = new Date(now + settings.providerPollSeconds * 1000).toISOString()
-            yield* writes`
-              update exports
-              set provider_export_id = ${outcome.providerTaskId}, submission_state = 'accepted',
-                  next_poll_at = ${firstPoll}::timestamptz
-              where id = ${exportId} and ${writes.literal(stillPending())} and submission_state <> 'accepted'`.pipe(Effect.orDie)
-            return
-          }
-          case "Unknown": {
-            yield* writes`
-              update exports set submission_state = 'unknown', last_error = ${outcome.message}
-              where id = ${exportId} and submission_state = 'submitting'`.pipe(Effect.orDie)
-            yield* circuits.recordFailure(model)
-            return
-          }
-          case "Rejected": {
-            const failure = exportFailure(outcome.code, outcome.message)
-            const error = new ProviderError({ message: failure.message })
-            yield* writes.withTransaction(Effect.gen(function*() {
-              yield* markExportFailed(exportId, failure)
-              if (idempotency !== undefined) {
-                yield* writes`
-                  update idempotency_keys
-                  set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
-                  where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
-              }
-            })).pipe(Effect.orDie)
-            if (outcome.countsTowardCircuit) yield* circuits.recordFailure(model)
-            return
-          }
-        }
       })
 
       const getExport = Effect.fnUntraced(function*(principal: Principal, id: string) {

@@ -8,6 +8,7 @@ import type { AccessTokens } from "../services/AccessTokens.ts"
 import type { AccountConsole } from "../services/AccountConsole.ts"
 import type { Accounts } from "../services/Accounts.ts"
 import type { ApiKeys } from "../services/ApiKeys.ts"
+import type { Charged } from "../services/charge.ts"
 import type { Generations } from "../services/Generations.ts"
 import type { Guard } from "../services/Guard.ts"
 import type { Models } from "../services/Models.ts"
@@ -108,4 +109,18 @@ export const runProcedure = async <A>(
   const result = await runToResult(ctx.runtime, program)
   if (result.ok) return result.value
   throw new TRPCError({ code: trpcCodeFor(result.error), message: result.error.message, cause: result.error })
+}
+
+/**
+ * Runs a paid call (a generation, an extension, an export): its status is the charge's (202,
+ * or 200 for an export the account already has), and a replayed `Idempotency-Key` answer says so.
+ */
+export const runPaid = async <B>(
+  ctx: CallContext,
+  program: Effect.Effect<Charged<B>, ApiError, CoreServices>
+): Promise<B> => {
+  const outcome = await runProcedure(ctx, program)
+  ctx.response.status = outcome.status
+  if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
+  return outcome.body
 }

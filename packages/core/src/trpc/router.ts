@@ -23,7 +23,7 @@ import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../services/Generations.ts"
 import { SongTools } from "../services/SongTools.ts"
 import { accountRouter } from "./account.ts"
-import { runProcedure } from "./context.ts"
+import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
 
 const renderAccount = (principal: Principal): Account => ({
@@ -89,15 +89,9 @@ export const appRouter = t.router({
       })
       .input(GenerateRequest)
       .output(GenerationTask)
-      .mutation(async ({ ctx, input }) => {
-        const outcome = await runProcedure(
-          ctx,
-          Generations.use((generations) => generations.create(ctx.principal, input, ctx.idempotencyKey))
-        )
-        ctx.response.status = outcome.status
-        if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
-        return outcome.body
-      }),
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, Generations.use((generations) => generations.create(ctx.principal, input, ctx.idempotencyKey)))
+      ),
 
     get: admitted
       .meta({
@@ -160,15 +154,9 @@ export const appRouter = t.router({
       })
       .input(ExtendRequest)
       .output(GenerationTask)
-      .mutation(async ({ ctx, input }) => {
-        const outcome = await runProcedure(
-          ctx,
-          SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey))
-        )
-        ctx.response.status = outcome.status
-        if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
-        return outcome.body
-      }),
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey)))
+      ),
 
     export: withBody
       .meta({
@@ -188,15 +176,9 @@ export const appRouter = t.router({
       })
       .input(ExportRequest)
       .output(Export)
-      .mutation(async ({ ctx, input }) => {
-        const outcome = await runProcedure(
-          ctx,
-          SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey))
-        )
-        ctx.response.status = outcome.status
-        if (outcome.replayed) ctx.response.headers["idempotent-replayed"] = "true"
-        return outcome.body
-      })
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey)))
+      )
   }),
 
   exports: t.router({

@@ -4,14 +4,12 @@
  * under each ready track, the song tools (extend, export, karaoke, stems mixer).
  */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { errorTable } from "@lyre/core/domain/errors"
 import { deprecatedModels, GenerateRequest, modelNames } from "@lyre/core/domain/models"
 import type { ModelName } from "@lyre/core/domain/models"
 import { priceOf } from "@lyre/core/domain/pricing"
-import { validationErrorFrom } from "@lyre/core/domain/validation"
 import { api, formatDate } from "../api.ts"
 import type { ApiProblem, Outputs } from "../api.ts"
-import { attempt, Problem, Show, useQuery } from "../ui.tsx"
+import { attempt, checkBody, Problem, Show, useQuery } from "../ui.tsx"
 import { TrackTools } from "../tools/TrackTools.tsx"
 
 type Task = Outputs["generations"]["get"]
@@ -126,15 +124,13 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
   const submit = async (event: Event) => {
     event.preventDefault()
     const body = requestOf(draft)
-    const checked = GenerateRequest.safeParse(body)
-    if (!checked.success) {
-      const error = validationErrorFrom(checked.error.issues, body)
-      const row = errorTable[error._tag]
-      setProblem({ type: row.type, code: row.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) })
+    const checked = checkBody(GenerateRequest, body)
+    if (!checked.ok) {
+      setProblem(checked.problem)
       return
     }
     setBusy(true)
-    const result = await attempt(() => api.generations.create.mutate(checked.data))
+    const result = await attempt(() => api.generations.create.mutate(checked.value))
     setBusy(false)
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated(result.value)

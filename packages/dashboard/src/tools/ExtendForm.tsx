@@ -4,14 +4,12 @@
  * Checked with core's own schema before it is sent, as the generate form is.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { errorTable } from "@lyre/core/domain/errors"
 import { ExtendRequest, modelNames } from "@lyre/core/domain/models"
 import type { ModelName } from "@lyre/core/domain/models"
 import { priceOf } from "@lyre/core/domain/pricing"
-import { validationErrorFrom } from "@lyre/core/domain/validation"
 import { api } from "../api.ts"
 import type { ApiProblem, Outputs } from "../api.ts"
-import { attempt, Problem } from "../ui.tsx"
+import { attempt, checkBody, Problem } from "../ui.tsx"
 import { decodeUrl, peaksOf } from "./audio.ts"
 
 type Task = Outputs["generations"]["get"]
@@ -111,15 +109,13 @@ export const ExtendForm = (props: { readonly task: Task; readonly track: Track; 
       ...(draft.style === "" ? {} : { style: draft.style }),
       ...(draft.model === "" ? {} : { model: draft.model })
     }
-    const checked = ExtendRequest.safeParse(body)
-    if (!checked.success) {
-      const error = validationErrorFrom(checked.error.issues, body)
-      const row = errorTable[error._tag]
-      setProblem({ type: row.type, code: row.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) })
+    const checked = checkBody(ExtendRequest, body)
+    if (!checked.ok) {
+      setProblem(checked.problem)
       return
     }
     setBusy(true)
-    const result = await attempt(() => api.tracks.extend.mutate(checked.data))
+    const result = await attempt(() => api.tracks.extend.mutate(checked.value))
     setBusy(false)
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated(result.value)

@@ -12,8 +12,11 @@ import type { TrackExports } from "./exports.ts"
 
 type Track = Outputs["generations"]["get"]["tracks"][number]
 
-/** The index of the word being sung at `time`: the last one started, until the next begins. */
-export const wordAt = (words: ReadonlyArray<TimedWord>, time: number): number => {
+/** How long a word stays lit after its end when the next has not begun (a held note, a breath). */
+const holdSeconds = 0.75
+
+/** The index of the last word started by `time` (-1 before the first). */
+const lastStarted = (words: ReadonlyArray<TimedWord>, time: number): number => {
   let low = 0
   let high = words.length - 1
   let found = -1
@@ -27,10 +30,20 @@ export const wordAt = (words: ReadonlyArray<TimedWord>, time: number): number =>
   return found
 }
 
+/**
+ * The words sung by `time` and the one being sung now: the last one started, until the next
+ * begins or, in an instrumental passage, a little after its end (then none is lit).
+ */
+export const wordAt = (words: ReadonlyArray<TimedWord>, time: number): { readonly reached: number; readonly now: number } => {
+  const reached = lastStarted(words, time)
+  const word = words[reached]
+  return { reached, now: word !== undefined && time <= word.end + holdSeconds ? reached : -1 }
+}
+
 const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<TimedWord> }) => {
   const audio = useRef<HTMLAudioElement>(null)
   const box = useRef<HTMLDivElement>(null)
-  const [current, setCurrent] = useState(-1)
+  const [position, setPosition] = useState({ reached: -1, now: -1 })
   const lines = useMemo(() => {
     let n = 0
     return lyricLines(props.words).map((line) => line.map((word) => ({ word, index: n++ })))
@@ -39,7 +52,10 @@ const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<Ti
     const element = audio.current
     if (element === null) return
     let frame = 0
-    const update = () => setCurrent(wordAt(props.words, element.currentTime))
+    const update = () => {
+      const next = wordAt(props.words, element.currentTime)
+      setPosition((last) => (last.reached === next.reached && last.now === next.now ? last : next))
+    }
     // timeupdate comes four times a second; while playing, every frame keeps the highlight on the beat.
     const tick = () => {
       update()
@@ -73,7 +89,7 @@ const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<Ti
     if (line === null || line === undefined || container === null) return
     // Scrolls the lyrics box only, never the page.
     container.scrollTop = line.offsetTop - container.offsetTop - container.clientHeight / 3
-  }, [current])
+  }, [position.now])
   return (
     <div class="karaoke">
       <audio ref={audio} controls preload="metadata" src={props.track.audio_url} aria-label={`Play ${props.track.title ?? "the track"} with its lyrics`} />
@@ -83,9 +99,10 @@ const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<Ti
             {line.map(({ word, index }) => (
               <span
                 key={index}
-                class={index === current ? "word now" : index < current ? "word sung" : "word"}
-                aria-current={index === current ? "true" : undefined}
+                class={index === position.now ? "word now" : index <= position.reached ? "word sung" : "word"}
+                aria-current={index === position.now ? "true" : undefined}
                 data-start={word.start}
+                data-end={word.end}
               >
                 {word.text}{" "}
               </span>

@@ -204,4 +204,8 @@ export const api = async (
   return { status: response.status, headers: response.headers, body: text === "" ? {} : (JSON.parse(text) as Json) }
 }
 
+/** An account's credits in all, as its own key reads them (`GET /v1/me`). */
+export const balanceOf = async (server: TestServer, account: Pick<TestAccount, "key">): Promise<number> =>
+  (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
+
 export const validSong = { style: "synthwave, 110 bpm", title: "Night Drive", lyrics: "[Verse]\nNeon lights" }

@@ -28,13 +28,18 @@ import type {
   SourceTrack,
   TimedWord
 } from "@lyre/core/provider/outcomes"
-import { makeEngine } from "@lyre/engine"
+import { DEFAULT_PCM_CACHE, makeEngine } from "@lyre/engine"
 import type { Engine, EngineRequest, ExportFormat, TrackSource } from "@lyre/engine"
 import { parseCallback } from "./sunoCallback.ts"
 
 export interface EngineProviderOptions {
   /** Where renders wait for re-hosting; swept of anything older than an hour. */
   readonly stagingDir: string
+  /**
+   * Where the engine keeps each take's PCM for WAV exports (its own default is the system's
+   * temporary folder); the service keeps it with its data, so a restart keeps it too.
+   */
+  readonly pcmCacheDir?: string | undefined
   readonly threads?: number | undefined
 }
 
@@ -256,7 +261,12 @@ export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer
   Layer.effect(Provider)(Effect.gen(function*() {
     yield* Effect.promise(() => mkdir(options.stagingDir, { recursive: true }))
     const engine = yield* Effect.acquireRelease(
-      Effect.sync(() => makeEngine(options.threads === undefined ? undefined : { threads: options.threads })),
+      Effect.sync(() =>
+        makeEngine({
+          threads: options.threads,
+          ...(options.pcmCacheDir === undefined ? {} : { pcmCache: { ...DEFAULT_PCM_CACHE, dir: options.pcmCacheDir } })
+        })
+      ),
       (running) => Effect.promise(() => running.close())
     )
     return makeEngineProvider(engine, options, yield* Metrics)

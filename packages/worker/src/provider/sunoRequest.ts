@@ -59,6 +59,16 @@ export const generateBody = (
 export const INSTRUMENTAL_PROMPT = "[Instrumental]"
 
 /**
+ * Lyre's default `continue_at` is the source's whole length ("continue from its end"), but the
+ * upstream takes only a point strictly inside the track: the end becomes the last hundredth of a
+ * second before it. Any other point is sent as given (core has checked it is inside the track).
+ */
+const upstreamContinueAt = (extend: NonNullable<ProviderSubmission["extend"]>): number => {
+  const duration = extend.source.duration
+  return duration !== null && extend.continueAt === duration ? Math.floor((duration - 0.01) * 100) / 100 : extend.continueAt
+}
+
+/**
  * The body of `POST /api/v1/generate/extend`: always custom parameters (`defaultParamFlag:
  * true`), since core has already merged the extension's request over its source's, so what we
  * send is what the task says. `audioId` is the upstream's id of the source track.
@@ -75,7 +85,7 @@ export const extendBody = (
     prompt: submission.lyrics ?? INSTRUMENTAL_PROMPT,
     style: submission.style,
     title: shortenTitle(submission.title),
-    continueAt: extend.continueAt
+    continueAt: upstreamContinueAt(extend)
   }
   if (submission.negative_tags !== undefined) body.negativeTags = submission.negative_tags
   if (submission.vocal_gender !== undefined) body.vocalGender = submission.vocal_gender
