@@ -6,29 +6,18 @@
  */
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, dataMessage, textMessage } from "./support/a2a.ts"
 import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
 
-const upstreamKey = "a2a-client-key"
-let upstream: FakeUpstream
+// The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 16 * 1024 })
-  server = await startTestServer({
-    provider: "http",
-    providerUrl: upstream.url,
-    providerApiKey: upstreamKey,
-    worker: "inline",
-    providerPollSeconds: 0.2
-  })
+  server = await startTestServer({ worker: "inline", providerPollSeconds: 0.2 })
 })
 afterAll(async () => {
   await server?.close()
-  await upstream?.close()
 })
 
 const asTask = (response: Awaited<ReturnType<A2AClient["sendMessage"]>>): Task => {
@@ -96,7 +85,7 @@ describe("message/send and tasks/get", () => {
     const client = await a2aClient(server, account.key)
     const sent = asTask(await client.sendMessage(textMessage("dreamy synthwave at night, 110 bpm")))
     expect(sent.contextId).toBe(`ctx_${sent.id}`)
-    const submitted = upstream.control.submissionsFor("Dreamy Synthwave At Night 110")
+    const submitted = server.upstream.control.submissionsFor("Dreamy Synthwave At Night 110")
     expect(submitted[0]?.body).toMatchObject({ style: "dreamy synthwave at night, 110 bpm", instrumental: true })
     const rest = (await api(server, "GET", `/api/v1/music/generations/${sent.id}`, { key: account.key })).body
     expect(rest.id).toBe(sent.id)
@@ -116,7 +105,7 @@ describe("message/send and tasks/get", () => {
   it("a failed generation is failed, with our error code and the refund in its status message", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    upstream.control.onTitle("Doomed", { outcome: "GENERATE_AUDIO_FAILED" })
+    server.upstream.control.onTitle("Doomed", { outcome: "GENERATE_AUDIO_FAILED" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Doomed" })))
     const done = await pollToEnd(client, sent.id)
     expect(done.status.state).toBe("failed")
@@ -152,7 +141,7 @@ describe("message/stream and tasks/resubscribe", () => {
   it("resubscribe follows a pending task to its end, and a finished one answers at once", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    upstream.control.onTitle("Slow", { pollsBeforeDone: 4, callbacks: "none" })
+    server.upstream.control.onTitle("Slow", { pollsBeforeDone: 4, callbacks: "none" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Slow" })))
     const followed = await collect(client.resubscribeTask({ id: sent.id }))
     expect(followed.map((e) => e.kind)).toEqual(["task", "artifact-update", "artifact-update", "status-update"])
@@ -165,7 +154,7 @@ describe("message/stream and tasks/resubscribe", () => {
   it("a client that leaves a stream stops its polling", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    upstream.control.onTitle("Endless", { pollsBeforeDone: Infinity, callbacks: "none" })
+    server.upstream.control.onTitle("Endless", { pollsBeforeDone: Infinity, callbacks: "none" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Endless" })))
     const leave = new AbortController()
     const response = await fetch(`${server.url}/a2a`, {
@@ -188,7 +177,7 @@ describe("message/stream and tasks/resubscribe", () => {
   it("a quiet stream sends a working status-update every 15 s, so proxies keep it open", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    upstream.control.onTitle("Quiet", { pollsBeforeDone: Infinity, callbacks: "none" })
+    server.upstream.control.onTitle("Quiet", { pollsBeforeDone: Infinity, callbacks: "none" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Quiet" })))
     const started = Date.now()
     const events = client.resubscribeTask({ id: sent.id })
@@ -219,7 +208,7 @@ describe("errors an agent meets", () => {
   it("429 concurrency: -32013 with retry_after_seconds", async () => {
     const account = await createAccount(server, { concurrency_limit: 1 })
     const client = await a2aClient(server, account.key)
-    upstream.control.onTitle("Forever", { pollsBeforeDone: Infinity, callbacks: "none" })
+    server.upstream.control.onTitle("Forever", { pollsBeforeDone: Infinity, callbacks: "none" })
     asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Forever" })))
     const error = errorOf(await client.sendMessage(dataMessage(validSong)))
     expect(error.code).toBe(-32013)

@@ -14,29 +14,18 @@ import { A2AError } from "@a2a-js/sdk/errors"
 import type { Task as LegacyTask, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { exportPriceOf, priceOf } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, dataMessage } from "./support/a2a.ts"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
-const upstreamKey = "a2a-tools-key"
-let upstream: FakeUpstream
+// The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 16 * 1024 })
-  server = await startTestServer({
-    provider: "http",
-    providerUrl: upstream.url,
-    providerApiKey: upstreamKey,
-    worker: "inline",
-    providerPollSeconds: 0.2
-  })
+  server = await startTestServer({ worker: "inline", providerPollSeconds: 0.2 })
 })
 afterAll(async () => {
   await server?.close()
-  await upstream?.close()
 })
 
 const v1Client = (key: string): Promise<Client> => {
@@ -218,7 +207,7 @@ describe("a failed export", () => {
     const account = await createAccount(server)
     const title = `Doomed A2A export ${Math.random().toString(36).slice(2, 8)}`
     const trackId = await song(account, { title })
-    upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
+    server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
     const before = await balance(account)
     const client = await v1Client(account.key)
     const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true })))

@@ -11,29 +11,18 @@ import type { Message, Part, SendMessageRequest, StreamResponse, Task } from "@a
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
 import { A2AError } from "@a2a-js/sdk/errors"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, dataMessage, rpc } from "./support/a2a.ts"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
-const upstreamKey = "a2a-v1-key"
-let upstream: FakeUpstream
+// The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 16 * 1024 })
-  server = await startTestServer({
-    provider: "http",
-    providerUrl: upstream.url,
-    providerApiKey: upstreamKey,
-    worker: "inline",
-    providerPollSeconds: 0.2
-  })
+  server = await startTestServer({ worker: "inline", providerPollSeconds: 0.2 })
 })
 afterAll(async () => {
   await server?.close()
-  await upstream?.close()
 })
 
 /** The 1.x client from the card, with no compatibility layer, sending the key on every call. */
@@ -172,7 +161,7 @@ describe("SendMessage and GetTask on 1.0", () => {
   it("a failed generation is failed, with our code and the refund in its status message", async () => {
     const account = await createAccount(server)
     const client = await v1Client(account.key)
-    upstream.control.onTitle("Doomed v1", { outcome: "GENERATE_AUDIO_FAILED" })
+    server.upstream.control.onTitle("Doomed v1", { outcome: "GENERATE_AUDIO_FAILED" })
     const sent = asTask(await client.sendMessage(send({ ...validSong, title: "Doomed v1" })))
     const done = await pollToEnd(client, sent.id)
     expect(done.status?.state).toBe(TaskState.TASK_STATE_FAILED)

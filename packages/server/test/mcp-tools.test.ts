@@ -10,28 +10,17 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js"
 import { exportPriceOf, priceOf } from "@lyre/core"
-import { startFakeUpstream } from "@lyre/fake-upstream"
-import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
-const upstreamKey = "mcp-tools-key"
-let upstream: FakeUpstream
+// The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 16 * 1024 })
-  server = await startTestServer({
-    provider: "http",
-    providerUrl: upstream.url,
-    providerApiKey: upstreamKey,
-    worker: "inline",
-    providerPollSeconds: 0.2
-  })
+  server = await startTestServer({ worker: "inline", providerPollSeconds: 0.2 })
 })
 afterAll(async () => {
   await server?.close()
-  await upstream?.close()
 })
 
 const connect = async (key: string): Promise<Client> => {
@@ -256,7 +245,7 @@ describe("a failed export", () => {
     const client = await connect(account.key)
     const title = `Doomed export ${Math.random().toString(36).slice(2, 8)}`
     const trackId = await song(client, { title })
-    upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
+    server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
     const before = await balance(account)
     const created = structured(await callTool(client, "export_track", { track_id: trackId, format: "wav" }))
     const waited = await callTool(client, "wait_for_export", { id: String(created.id), timeout_seconds: 30 })
