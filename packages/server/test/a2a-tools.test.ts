@@ -10,13 +10,12 @@ import { Role, TaskState } from "@a2a-js/sdk"
 import type { Message, Part, SendMessageRequest, StreamResponse, Task } from "@a2a-js/sdk"
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
-import { A2AError } from "@a2a-js/sdk/errors"
 import type { Task as LegacyTask, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { exportPriceOf, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { a2aClient, dataMessage } from "./support/a2a.ts"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { a2aClient, asTask, dataMessage, detailOf, rejectionOf } from "./support/a2a.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
@@ -58,22 +57,6 @@ const send = (data: Record<string, unknown>, options: { readonly wait?: boolean;
   }
 }
 
-const asTask = (result: Message | Task): Task => {
-  if ("messageId" in result) throw new Error("expected a task")
-  return result
-}
-
-const rejectionOf = async (promise: Promise<unknown>): Promise<A2AError & { envelopeCode?: number; data?: unknown }> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
-  expect(error).toBeInstanceOf(A2AError)
-  return error as A2AError & { envelopeCode?: number; data?: unknown }
-}
-
-const detailOf = (data: unknown, domain: string): Record<string, unknown> | undefined =>
-  (Array.isArray(data) ? (data as Array<Record<string, unknown>>) : []).find((detail) => detail["domain"] === domain)
-
-const balance = async (account: TestAccount): Promise<number> =>
-  (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
 
 /** A ready song of the account (over REST: the song is not what is tested here); answers its first track's id. */
 const song = async (account: TestAccount, extra: Record<string, unknown> = {}): Promise<string> => {
@@ -120,7 +103,7 @@ describe("1.0: SendMessage with an operation", () => {
     const account = await createAccount(server)
     const client = await v1Client(account.key)
     const trackId = await song(account)
-    const before = await balance(account)
+    const before = await balanceOf(server, account)
     const messageId = randomUUID()
     const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true, messageId })))
     expect(task.id).toMatch(/^exp_/)
@@ -141,14 +124,14 @@ describe("1.0: SendMessage with an operation", () => {
     })
     const again = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { messageId })))
     expect(again.id).toBe(task.id)
-    expect(await balance(account)).toBe(before - exportPriceOf.wav)
+    expect(await balanceOf(server, account)).toBe(before - exportPriceOf.wav)
   })
 
   it("extend_track streams a gen_ task to its two whole songs, charged as a generation", async () => {
     const account = await createAccount(server)
     const client = await v1Client(account.key)
     const trackId = await song(account)
-    const before = await balance(account)
+    const before = await balanceOf(server, account)
     const events: Array<StreamResponse> = []
     for await (const event of client.sendMessageStream(send({ operation: "extend_track", track_id: trackId, continue_at: 30 }))) {
       events.push(event)
@@ -159,7 +142,7 @@ describe("1.0: SendMessage with an operation", () => {
     expect(first?.$case === "task" ? first.value.id : "").toMatch(/^gen_/)
     const last = events.at(-1)?.payload
     expect(last?.$case === "statusUpdate" ? last.value.status?.state : undefined).toBe(TaskState.TASK_STATE_COMPLETED)
-    expect(await balance(account)).toBe(before - priceOf.aether)
+    expect(await balanceOf(server, account)).toBe(before - priceOf.aether)
   })
 })
 
@@ -208,7 +191,7 @@ describe("a failed export", () => {
     const title = `Doomed A2A export ${Math.random().toString(36).slice(2, 8)}`
     const trackId = await song(account, { title })
     server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
-    const before = await balance(account)
+    const before = await balanceOf(server, account)
     const client = await v1Client(account.key)
     const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true })))
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED)
@@ -220,7 +203,7 @@ describe("a failed export", () => {
     const got = await legacy.getTask({ id: task.id })
     if ("error" in got) throw new Error(JSON.stringify(got.error))
     expect(got.result.status.state).toBe("failed")
-    expect(await balance(account)).toBe(before)
+    expect(await balanceOf(server, account)).toBe(before)
   })
 })
 
@@ -244,7 +227,7 @@ describe("refusals on both versions", () => {
     const unknown = await rejectionOf(client.sendMessage(send({ operation: "remix_track", track_id: trackId })))
     expect(unknown.envelopeCode).toBe(-32602)
     expect(detailOf(unknown.data, "lyre")).toMatchObject({ metadata: { param: "operation" } })
-    expect(await balance(account)).toBe(exportPriceOf.wav)
+    expect(await balanceOf(server, account)).toBe(exportPriceOf.wav)
   })
 
   it("another account's track is not found for both skills, and its export for GetTask, on both versions", async () => {
@@ -271,6 +254,6 @@ describe("refusals on both versions", () => {
     expect(notFound.envelopeCode).toBe(-32001)
     expect(detailOf(notFound.data, "lyre")).toMatchObject({ reason: "EXPORT_NOT_FOUND" })
     expect(legacyError(await legacy.getTask({ id: exported.id })).data?.error).toMatchObject({ code: "export_not_found" })
-    expect(await balance(stranger)).toBe(1_000)
+    expect(await balanceOf(server, stranger)).toBe(1_000)
   })
 })

@@ -10,9 +10,8 @@ import { Role, TaskState } from "@a2a-js/sdk"
 import type { Message, Part, SendMessageRequest, StreamResponse, Task } from "@a2a-js/sdk"
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
-import { A2AError } from "@a2a-js/sdk/errors"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { call, dataMessage, rpc } from "./support/a2a.ts"
+import { asTask, call, dataMessage, detailOf, rejectionOf, rpc } from "./support/a2a.ts"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
@@ -55,20 +54,6 @@ const send = (data: Record<string, unknown>, options: { readonly wait?: boolean;
   metadata: undefined
 })
 
-const asTask = (result: Message | Task): Task => {
-  if ("messageId" in result) throw new Error("expected a task")
-  return result
-}
-
-const rejectionOf = async (promise: Promise<unknown>): Promise<A2AError & { envelopeCode?: number; data?: unknown }> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
-  expect(error).toBeInstanceOf(A2AError)
-  return error as A2AError & { envelopeCode?: number; data?: unknown }
-}
-
-/** The ErrorInfo of a domain in a 1.0 error's details. */
-const detailOf = (data: unknown, domain: string): Record<string, unknown> | undefined =>
-  (Array.isArray(data) ? (data as Array<Record<string, unknown>>) : []).find((detail) => detail["domain"] === domain)
 
 const pollToEnd = async (client: Client, id: string): Promise<Task> => {
   const until = Date.now() + 20_000

@@ -2,6 +2,9 @@
 import { randomUUID } from "node:crypto"
 import type { MessageSendParams, Part } from "@a2a-js/sdk-0.3"
 import { A2AClient } from "@a2a-js/sdk-0.3/client"
+import type { Message, Task } from "@a2a-js/sdk"
+import { A2AError } from "@a2a-js/sdk/errors"
+import { expect } from "vitest"
 import type { Json, TestServer } from "./harness.ts"
 
 /** The SDK's client, from the agent card, sending `Authorization: Bearer <key>` on every call. */
@@ -40,3 +43,20 @@ export const rpc = async (
 }
 
 export const call = (method: string, params: unknown, id: string | number = 1) => ({ jsonrpc: "2.0", id, method, params })
+
+/** A 1.x client's send answer as the Task it must be. */
+export const asTask = (result: Message | Task): Task => {
+  if ("messageId" in result) throw new Error("expected a task")
+  return result
+}
+
+/** The A2AError a 1.x client call rejects with (its `data` is the error's details). */
+export const rejectionOf = async (promise: Promise<unknown>): Promise<A2AError & { envelopeCode?: number; data?: unknown }> => {
+  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  expect(error).toBeInstanceOf(A2AError)
+  return error as A2AError & { envelopeCode?: number; data?: unknown }
+}
+
+/** The ErrorInfo of a domain in a 1.0 error's details. */
+export const detailOf = (data: unknown, domain: string): Record<string, unknown> | undefined =>
+  (Array.isArray(data) ? (data as Array<Record<string, unknown>>) : []).find((detail) => detail["domain"] === domain)
