@@ -26,7 +26,10 @@ export type CallbackStage = "text" | "first" | "complete" | "error"
  * - `{ httpStatus }`: that HTTP status with `body` (default: an HTML error page, no body code);
  * - `"hang"`: never answers (until the server closes), and creates nothing;
  * - `"accept-then-hang"`: creates the task (its callbacks will come) but never answers;
- * - `"drop"`: destroys the connection without answering.
+ * - `"drop"`: destroys the connection without answering;
+ * - `{ acceptWhen }`: creates the task at once (its callbacks come as the behaviour says) and
+ *   answers as `"accept"` does once `acceptWhen` resolves: a test holds the answer while it
+ *   changes the world (stops the caller's database) between the upstream's accept and its answer.
  */
 export type SubmitBehaviour =
   | "accept"
@@ -35,6 +38,7 @@ export type SubmitBehaviour =
   | "drop"
   | { readonly code: number; readonly msg?: string }
   | { readonly httpStatus: number; readonly body?: string }
+  | { readonly acceptWhen: Promise<void> }
 
 /** How `GET /api/v1/generate/record-info` answers for this task. */
 export type PollBehaviour =

@@ -139,6 +139,23 @@ describe("POST /api/v1/generate", () => {
     }))
   })
 
+  it("can take the task at once and hold its answer until told", async () => {
+    let answer = (): void => undefined
+    upstream.control.next({ submit: { acceptWhen: new Promise<void>((resolve) => (answer = resolve)) } })
+    let answered = false
+    const submitted = submit(request("Held")).then((result) => {
+      answered = true
+      return result
+    })
+    while (upstream.control.submissionsFor("Held").length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    const taskId = upstream.control.submissionsFor("Held")[0]?.taskId
+    expect(upstream.control.task(taskId ?? "")?.title).toBe("Held")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(answered).toBe(false)
+    answer()
+    expect((await submitted).body).toMatchObject({ code: 200, data: { taskId } })
+  })
+
   it("drops the connection when told to", async () => {
     upstream.control.next({ submit: "drop" })
     await expect(submit(request("Drop"))).rejects.toThrow()
