@@ -11,6 +11,7 @@ import { SigningKeys } from "./services/SigningKeys.ts"
 import { Models } from "./services/Models.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { Sessions } from "./services/Sessions.ts"
+import { SubmissionBacklog } from "./services/SubmissionBacklog.ts"
 import { SongTools } from "./services/SongTools.ts"
 import { Webhooks } from "./services/Webhooks.ts"
 import { WebhookSignal } from "./services/WebhookSignal.ts"
@@ -23,6 +24,6 @@ export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongT
   Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
   Layer.provideMerge(AccessTokens.layer),
   Layer.provideMerge(SigningKeys.layer),
-  Layer.provideMerge(Layer.merge(Circuits.layer, WebhookSignal.layer)),
+  Layer.provideMerge(Layer.mergeAll(Circuits.layer, WebhookSignal.layer, SubmissionBacklog.layer())),
   Layer.provide(Ids.layer)
 )

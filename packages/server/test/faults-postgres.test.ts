@@ -168,3 +168,108 @@ describe("PostgreSQL stopped under load", () => {
     }
   }, 75_000)
 })
+
+/** Polls `check` until it answers true or `withinMs` passes; answers whether it did. */
+const eventually = async (check: () => Promise<boolean> | boolean, withinMs: number): Promise<boolean> => {
+  const deadline = Date.now() + withinMs
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await sleep(100)
+  }
+  return check()
+}
+
+describe("PostgreSQL stopped between the provider's accept and its record", () => {
+  it("the API process keeps the accepted submissions (a generation, an export) and records them when the database answers: ready within a minute, charged once, said once", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const { postgres, upstream } = bed
+    // The default deadline (15 minutes) and no callbacks: only the kept record can finish these.
+    const api = spawnEntry("main", bed.env(port))
+    const worker = spawnEntry("worker-main", bed.env(port))
+    try {
+      await waitReady(base)
+      const account = await loadAccount(base, bed.adminToken)
+      const headers = { authorization: `Bearer ${account.key}` }
+
+      // A ready track to export: the song tools share the recorder.
+      const source = await timedCreate(base, headers, "kept-source", "Kept source")
+      expect(source.status).toBe(202)
+      const sourceId = String((JSON.parse(source.body) as { id: string }).id)
+      let trackId = ""
+      expect(await eventually(async () => {
+        const task = JSON.parse((await timed("get", `${base}/api/v1/music/generations/${sourceId}`, { headers })).body) as {
+          status: string
+          tracks: Array<{ id: string }>
+        }
+        trackId = task.tracks[0]?.id ?? ""
+        return task.status === "ready"
+      }, 30_000)).toBe(true)
+
+      // The upstream takes both at once and holds its answers until the database is stopped.
+      let answer = (): void => undefined
+      const held = new Promise<void>((resolve) => (answer = resolve))
+      upstream.control.onTitle("Kept", { submit: { acceptWhen: held }, callbacks: "none" })
+      upstream.control.onTrackOf("Kept source", "wav", { submit: { acceptWhen: held }, callbacks: "none" })
+      const creating = timedCreate(base, headers, "kept-task", "Kept")
+      const exporting = timed("export", `${base}/api/v1/music/tracks/${trackId}/exports`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-export" },
+        body: JSON.stringify({ format: "wav" })
+      })
+      expect(await eventually(
+        () => upstream.control.submissionsFor("Kept").length === 1 && upstream.control.toolRequestsFor("wav").length === 1,
+        15_000
+      )).toBe(true)
+      await postgres.stop()
+      answer()
+      const [created, exported] = await Promise.all([creating, exporting])
+      // Charged and accepted upstream: the answer is the 202, not a 503 inviting a second charge.
+      expect([created.status, exported.status], `${created.body} ${exported.body}`).toEqual([202, 202])
+      const taskId = String((JSON.parse(created.body) as { id: string }).id)
+      const exportId = String((JSON.parse(exported.body) as { id: string }).id)
+      await sleep(3_000)
+      await postgres.start()
+      const recovered = Date.now()
+
+      const statusOf = async (table: "generation_tasks" | "exports", id: string) =>
+        (await queryOn<{ status: string }>(postgres.url, `select status from ${table} where id = $1`, id).catch(() => []))[0]?.status
+      expect(await eventually(
+        async () => (await statusOf("generation_tasks", taskId)) === "ready" && (await statusOf("exports", exportId)) === "ready",
+        60_000
+      )).toBe(true)
+      process.stdout.write(`kept submissions: both ready ${Date.now() - recovered} ms after PostgreSQL started again\n`)
+      expect(Date.now() - recovered).toBeLessThan(60_000)
+      expect(upstream.control.submissionsFor("Kept")).toHaveLength(1)
+      expect(upstream.control.toolRequestsFor("wav")).toHaveLength(1)
+
+      // Charged once each, never refunded; the ledger explains the balance.
+      const entries = await queryOn<{ kind: string; work: string }>(
+        postgres.url,
+        "select kind, coalesce(task_id, export_id) as work from credit_ledger where account_id = $1 order by created_at",
+        account.id
+      )
+      expect(entries.filter((e) => e.work === taskId || e.work === exportId).map((e) => `${e.kind} ${e.work}`).sort())
+        .toEqual([`debit ${exportId}`, `debit ${taskId}`].sort())
+      const [books] = await queryOn<{ deltas: number; balance: number }>(
+        postgres.url,
+        `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
+                (select subscription_credits + onetime_credits from accounts where id = $1)::int as balance`,
+        account.id
+      )
+      expect(books?.deltas).toBe(books?.balance)
+
+      // Said once for the outage (not per outcome, not per round), and once when settled; counted.
+      const output = api.output()
+      expect(output.match(/submissions: the database is out of reach/g)).toHaveLength(1)
+      expect(output.match(/submissions: every kept outcome is settled/g)).toHaveLength(1)
+      const metrics = await (await fetch(`${base}/metrics`)).text()
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="kept"\} 2$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="recorded"\} 2$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions 0$/m)
+    } finally {
+      upstream.control.reset()
+      await Promise.all([api.stop(), worker.stop()])
+    }
+  }, 120_000)
+})

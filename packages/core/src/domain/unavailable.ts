@@ -32,6 +32,13 @@ export const causeIsDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean
     (reason._tag === "Fail" && isDatabaseUnavailable(reason.error))
   )
 
+/** `effect`, with the database out of reach answered by `onOutage`; any other failure stays as it was. */
+export const onDatabaseOutage = <A, E, R, B, R2>(
+  effect: Effect.Effect<A, E, R>,
+  onOutage: Effect.Effect<B, never, R2>
+): Effect.Effect<A | B, E, R | R2> =>
+  Effect.catchCause(effect, (cause) => causeIsDatabaseUnavailable(cause) ? onOutage : Effect.failCause(cause))
+
 /** Seconds a client is told to wait: a restart or a fail-over takes a few. */
 export const databaseRetryAfterSeconds = 2
 

@@ -141,6 +141,7 @@ export class Generations extends Context.Service<Generations, {
 
       const taskKind: SubmittedKind = {
         table: "generation_tasks",
+        noun: "task",
         providerIdColumn: "provider_task_id",
         relaxedAccept: true,
         failureOf: providerFailure,

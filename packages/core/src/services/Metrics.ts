@@ -12,6 +12,8 @@ export type CallbackResult = "accepted" | "ignored" | "progress" | "refused"
 export type RehostKind = "audio" | "cover"
 export type DeliveryOutcome = "succeeded" | "retrying" | "dead"
 export type RedisFallbackUse = "rate_limit" | "deny_list"
+/** What became of a submission outcome the database did not take (SubmissionBacklog). */
+export type KeptSubmissionResult = "kept" | "recorded" | "past_deadline" | "turned_away" | "failed"
 
 export interface MetricsShape {
   /** False for the no-op: callers may skip work done only to measure (timers). */
@@ -41,6 +43,10 @@ export interface MetricsShape {
   readonly redisFallback: (active: boolean) => void
   /** One answer given by a process-local fallback because Redis was away. */
   readonly redisFallbackAnswer: (use: RedisFallbackUse) => void
+  /** A submission outcome the database did not take was kept, or one kept was settled (or turned away at the cap). */
+  readonly keptSubmission: (result: KeptSubmissionResult) => void
+  /** How many such outcomes this process keeps now. */
+  readonly keptSubmissions: (count: number) => void
   /** The Prometheus text of every metric, database gauges read now. */
   readonly render: Effect.Effect<string>
   readonly contentType: string
@@ -65,6 +71,8 @@ export const noopMetrics: MetricsShape = {
   webhookAttempt: ignore,
   redisFallback: ignore,
   redisFallbackAnswer: ignore,
+  keptSubmission: ignore,
+  keptSubmissions: ignore,
   render: Effect.succeed(""),
   contentType: "text/plain; version=0.0.4; charset=utf-8"
 }

@@ -207,6 +207,20 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     registers
   })
   const fallbackAnswer = cached1((use) => redisFallbackAnswers.labels(use))
+  const keptSubmissions = new Gauge({
+    name: "lyre_kept_submissions",
+    help: "Submission outcomes this process keeps because the database did not take their record, to record when it answers.",
+    registers
+  })
+  keptSubmissions.set(0)
+  const keptSubmissionResults = new Counter({
+    name: "lyre_kept_submissions_total",
+    help: "Submission outcomes the database did not take, by what became of them " +
+      "(kept, recorded, past_deadline, turned_away at the cap, failed).",
+    labelNames: ["result"] as const,
+    registers
+  })
+  const keptResult = cached1((result) => keptSubmissionResults.labels(result))
 
   /** Route, then method, then status: no key is built per request. */
   const http = new Map<string, Map<string, Map<number, Histogram.Internal<string>>>>()
@@ -292,6 +306,8 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     webhookAttempt: (outcome, seconds) => attempts(outcome).observe(seconds),
     redisFallback: (active) => redisFallback.set(active ? 1 : 0),
     redisFallbackAnswer: (use) => fallbackAnswer(use).inc(),
+    keptSubmission: (result) => keptResult(result).inc(),
+    keptSubmissions: (count) => keptSubmissions.set(count),
     render,
     contentType: registry.contentType
   }

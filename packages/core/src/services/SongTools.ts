@@ -122,6 +122,7 @@ export class SongTools extends Context.Service<SongTools, {
       const recordSubmission = yield* submissionRecorder
       const exportKind: SubmittedKind = {
         table: "exports",
+        noun: "export",
         providerIdColumn: "provider_export_id",
         relaxedAccept: false,
         failureOf: exportFailure,

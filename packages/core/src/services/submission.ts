@@ -6,20 +6,30 @@
  * (its refund and event) and makes the key's stored answer the 500 in one transaction, and the
  * call answers that 500. Accepted and unknown only move the submission state forward: a callback
  * may already have told us the provider's id.
+ *
+ * The database can go away between the provider's answer and its record. An accepted or rejected
+ * outcome is then kept by this process and recorded when the database answers (SubmissionBacklog),
+ * and the call answers as the outcome says (202, or the 500), not 503: the work was charged and
+ * the provider has it, so a retry without a key would pay twice. An unknown outcome needs no
+ * record (a row still `submitting` is read as unknown), nor does the circuit during an outage.
  */
 import { Clock, Effect } from "effect"
 import { ProviderError, renderError } from "../domain/errors.ts"
 import { stillPending } from "../domain/tasks.ts"
+import { onDatabaseOutage } from "../domain/unavailable.ts"
 import type { SubmitOutcome } from "../provider/outcomes.ts"
 import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import { Circuits } from "./Circuits.ts"
 import type { TaskFailure } from "./Generations.ts"
 import { Settings } from "./Settings.ts"
+import { SubmissionBacklog } from "./SubmissionBacklog.ts"
 import { WriteSql } from "./WriteSql.ts"
 
 /** The kind of work a submission was for: where its row is and how it fails. */
 export interface SubmittedKind {
   readonly table: "generation_tasks" | "exports"
+  /** What it is called in log lines: `task_id`, `export_id`. */
+  readonly noun: "task" | "export"
   /** The column that holds the provider's id of the work. */
   readonly providerIdColumn: "provider_task_id" | "provider_export_id"
   /**
@@ -48,7 +58,20 @@ export interface SubmittedKey {
 export const submissionRecorder = Effect.gen(function*() {
   const writes = yield* WriteSql
   const circuits = yield* Circuits
-  const { providerPollSeconds } = yield* Settings
+  const backlog = yield* SubmissionBacklog
+  const { providerPollSeconds, generationTimeoutSeconds } = yield* Settings
+
+  /** Runs `record`; with the database out of reach, keeps it to run when the database answers. */
+  const recordOrKeep = (kind: SubmittedKind, id: string, record: Effect.Effect<void>) =>
+    onDatabaseOutage(
+      record,
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        backlog.keep({ noun: kind.noun, id, until: now + generationTimeoutSeconds * 1000, record }))
+    ).pipe(Effect.asVoid)
+
+  /** A provider failure for the model's circuit, which an outage lets go uncounted. */
+  const countFailure = (model: string) => onDatabaseOutage(circuits.recordFailure(model), Effect.void)
+
   return Effect.fnUntraced(function*(
     kind: SubmittedKind,
     id: string,
@@ -59,37 +82,47 @@ export const submissionRecorder = Effect.gen(function*() {
     const table = writes.literal(kind.table)
     switch (outcome._tag) {
       case "Accepted": {
-        const now = yield* Clock.currentTimeMillis
-        const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
-        yield* writes`
-          ${kind.relaxedAccept ? writes`with ${writes.literal(relaxedCommit.cte)}` : writes``}
-          update ${table}
-          set ${writes.literal(kind.providerIdColumn)} = ${outcome.providerTaskId}, submission_state = 'accepted',
-              next_poll_at = ${firstPoll}::timestamptz
-          where id = ${id} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
-          ${kind.relaxedAccept ? writes`and ${writes.literal(relaxedCommit.applied)}` : writes``}`.pipe(Effect.orDie)
-        return
+        // The first poll counts from when the record commits, which may be after an outage.
+        const record = Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
+          yield* writes`
+            ${kind.relaxedAccept ? writes`with ${writes.literal(relaxedCommit.cte)}` : writes``}
+            update ${table}
+            set ${writes.literal(kind.providerIdColumn)} = ${outcome.providerTaskId}, submission_state = 'accepted',
+                next_poll_at = ${firstPoll}::timestamptz
+            where id = ${id} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
+            ${kind.relaxedAccept ? writes`and ${writes.literal(relaxedCommit.applied)}` : writes``}`.pipe(Effect.orDie)
+        })
+        return yield* recordOrKeep(kind, id, record)
       }
       case "Unknown": {
-        yield* writes`
-          update ${table} set submission_state = 'unknown', last_error = ${outcome.message}
-          where id = ${id} and submission_state = 'submitting'`.pipe(Effect.orDie)
-        yield* circuits.recordFailure(model)
+        yield* onDatabaseOutage(
+          writes`
+            update ${table} set submission_state = 'unknown', last_error = ${outcome.message}
+            where id = ${id} and submission_state = 'submitting'`.pipe(Effect.orDie),
+          Effect.void
+        )
+        yield* countFailure(model)
         return
       }
       case "Rejected": {
         const failure = kind.failureOf(outcome.code, outcome.message)
         const error = new ProviderError({ message: failure.message })
-        yield* writes.withTransaction(Effect.gen(function*() {
-          yield* kind.markFailed(id, failure)
-          if (idempotency !== undefined) {
-            yield* writes`
-              update idempotency_keys
-              set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
-              where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
-          }
-        })).pipe(Effect.orDie)
-        if (outcome.countsTowardCircuit) yield* circuits.recordFailure(model)
+        yield* recordOrKeep(
+          kind,
+          id,
+          writes.withTransaction(Effect.gen(function*() {
+            yield* kind.markFailed(id, failure)
+            if (idempotency !== undefined) {
+              yield* writes`
+                update idempotency_keys
+                set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
+                where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
+            }
+          })).pipe(Effect.asVoid, Effect.orDie)
+        )
+        if (outcome.countsTowardCircuit) yield* countFailure(model)
         return yield* error
       }
     }
