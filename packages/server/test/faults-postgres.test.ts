@@ -1,11 +1,13 @@
 /**
  * A PostgreSQL outage, on a cluster of the test's own: `pnpm start` (API) and `pnpm worker`
  * under a steady load of creates and reads, with the database stopped (`pg_ctl stop -m fast`)
- * for 4 s and started again. Every answer is 200, 202 or a 503 `service_unavailable` with
+ * for 8 s and started again. Every answer is 200, 202 or a 503 `service_unavailable` with
  * `Retry-After`, each 503 within a second; `/readyz` is 503 while the database is away and 200
  * after, with no restart. A client that retries its create with the same `Idempotency-Key` gets
- * one task; every task ends, is charged once, the ledger sums to the balance, and every task's
- * webhook event reaches the receiver.
+ * one task; every task ends `ready` soon after (none is left to its deadline), is charged once,
+ * the ledger sums to the balance, and every task's webhook event reaches the receiver. Then the
+ * exact moment the issue's lost task met: the database stopped between the provider's accept
+ * and its record.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
@@ -39,10 +41,11 @@ describe("PostgreSQL stopped under load", () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const postgres = bed.postgres
-    // A submission the upstream accepted while its record could not be written is settled by the
-    // task's callback; one that came during the outage is gone (the fake sends each once), so
-    // such a task ends at its deadline, failed and refunded: 15 s here, not 15 minutes.
-    const deadline = { GENERATION_TIMEOUT_SECONDS: "15" }
+    // A submission the upstream accepted while its record could not be written is kept by the
+    // API process and recorded when the database answers (its callback, sent once, may have come
+    // during the outage). The deadline is long enough that a task left to it stays pending
+    // past the wait below, where it fails the test.
+    const deadline = { GENERATION_TIMEOUT_SECONDS: "120" }
     const api = spawnEntry("main", { ...bed.env(port), ...deadline })
     const worker = spawnEntry("worker-main", { ...bed.env(port), ...deadline })
     try {
@@ -82,7 +85,7 @@ describe("PostgreSQL stopped under load", () => {
       await postgres.stop()
       await sleep(1_500)
       readyz.push({ phase: "during", status: (await timed("readyz", `${base}/readyz`)).status })
-      await sleep(2_500)
+      await sleep(6_500)
       await postgres.start()
       outage.startedAt = Date.now()
       await sleep(2_500)
@@ -114,6 +117,7 @@ describe("PostgreSQL stopped under load", () => {
         open = row?.n ?? 0
         if (open > 0) await sleep(250)
       }
+      process.stdout.write(`postgres outage: ${ids.length} tasks, ${open} pending ${Date.now() - outage.startedAt} ms after the restart\n`)
       expect(open).toBe(0)
       const tasks = await queryOn<{ id: string; status: string; error_code: string | null }>(
         postgres.url,
@@ -124,6 +128,9 @@ describe("PostgreSQL stopped under load", () => {
         `postgres outage: ${tasks.filter((t) => t.status === "ready").length} ready, ` +
           `${tasks.filter((t) => t.error_code === "generation_timeout").length} failed at their deadline\n`
       )
+      const kept = (await (await fetch(`${base}/metrics`)).text()).match(/^lyre_kept_submissions_total\{.*$/gm) ?? []
+      process.stdout.write(`postgres outage: kept submissions ${kept.join(", ") || "none"}\n`)
+      expect(tasks.filter((t) => t.status !== "ready")).toEqual([])
       // One task per key: the retries of a key found its first answer, never a second task.
       expect(tasks.map((t) => t.id).sort()).toEqual([...ids].sort())
       const [charges] = await queryOn<{ debits: number; tasks: number }>(
@@ -163,10 +170,12 @@ describe("PostgreSQL stopped under load", () => {
       // The export poller shares the rule; it says so at most once (it may sleep through a short outage).
       expect(workerOutput.match(/export worker: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
       expect(workerOutput.match(/webhooks: the database is out of reach/g)?.length).toBe(1)
+      // The API process said at most once that it kept outcomes (none when no create met the stop).
+      expect(api.output().match(/submissions: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
     } finally {
       await Promise.all([api.stop(), worker.stop()])
     }
-  }, 75_000)
+  }, 90_000)
 })
 
 /** Polls `check` until it answers true or `withinMs` passes; answers whether it did. */
