@@ -141,7 +141,7 @@ describe("POST /api/v1/generate", () => {
 
   it("can take the task at once and hold its answer until told", async () => {
     let answer = (): void => undefined
-    upstream.control.next({ submit: { acceptWhen: new Promise<void>((resolve) => (answer = resolve)) } })
+    upstream.control.next({ submit: { answerWhen: new Promise<void>((resolve) => (answer = resolve)) } })
     let answered = false
     const submitted = submit(request("Held")).then((result) => {
       answered = true
@@ -154,6 +154,16 @@ describe("POST /api/v1/generate", () => {
     expect(answered).toBe(false)
     answer()
     expect((await submitted).body).toMatchObject({ code: 200, data: { taskId } })
+  })
+
+  it("can hold a refusal the same way", async () => {
+    let answer = (): void => undefined
+    upstream.control.next({ submit: { answerWhen: new Promise<void>((resolve) => (answer = resolve)), code: 455 } })
+    const submitted = submit(request("Held refusal"))
+    while (upstream.control.submissionsFor("Held refusal").length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(upstream.control.submissionsFor("Held refusal")[0]).toMatchObject({ answer: "rejected", taskId: null, code: 455 })
+    answer()
+    expect((await submitted).body).toMatchObject({ code: 455, data: null })
   })
 
   it("drops the connection when told to", async () => {

@@ -189,7 +189,7 @@ const eventually = async (check: () => Promise<boolean> | boolean, withinMs: num
 }
 
 describe("PostgreSQL stopped between the provider's accept and its record", () => {
-  it("the API process keeps the accepted submissions (a generation, an export) and records them when the database answers: ready within a minute, charged once, said once", async () => {
+  it("the API process keeps the provider's answers (a generation, an extension, an export, a refusal) and records them when the database answers: ready within a minute, charged once, said once", async () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const { postgres, upstream } = bed
@@ -215,28 +215,43 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
         return task.status === "ready"
       }, 30_000)).toBe(true)
 
-      // The upstream takes both at once and holds its answers until the database is stopped.
+      // The upstream decides on all three at once and holds its answers until the database is stopped.
       let answer = (): void => undefined
       const held = new Promise<void>((resolve) => (answer = resolve))
-      upstream.control.onTitle("Kept", { submit: { acceptWhen: held }, callbacks: "none" })
-      upstream.control.onTrackOf("Kept source", "wav", { submit: { acceptWhen: held }, callbacks: "none" })
+      upstream.control.onTitle("Kept", { submit: { answerWhen: held }, callbacks: "none" })
+      upstream.control.onTitle("Kept refused", { submit: { answerWhen: held, code: 500 } })
+      upstream.control.onTitle("Kept extension", { submit: { answerWhen: held }, callbacks: "none" })
+      upstream.control.onTrackOf("Kept source", "wav", { submit: { answerWhen: held }, callbacks: "none" })
       const creating = timedCreate(base, headers, "kept-task", "Kept")
+      const refusing = timedCreate(base, headers, "kept-refused", "Kept refused")
+      const extending = timed("extend", `${base}/api/v1/music/tracks/${trackId}/extensions`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-extension" },
+        body: JSON.stringify({ title: "Kept extension", continue_at: 30 })
+      })
       const exporting = timed("export", `${base}/api/v1/music/tracks/${trackId}/exports`, {
         method: "POST",
         headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-export" },
         body: JSON.stringify({ format: "wav" })
       })
       expect(await eventually(
-        () => upstream.control.submissionsFor("Kept").length === 1 && upstream.control.toolRequestsFor("wav").length === 1,
+        () =>
+          ["Kept", "Kept refused", "Kept extension"].every((title) => upstream.control.submissionsFor(title).length === 1) &&
+          upstream.control.toolRequestsFor("wav").length === 1,
         15_000
       )).toBe(true)
       await postgres.stop()
       answer()
-      const [created, exported] = await Promise.all([creating, exporting])
-      // Charged and accepted upstream: the answer is the 202, not a 503 inviting a second charge.
-      expect([created.status, exported.status], `${created.body} ${exported.body}`).toEqual([202, 202])
+      const [created, exported, refused, extended] = await Promise.all([creating, exporting, refusing, extending])
+      // Charged and accepted upstream: the answer is the 202, not a 503 inviting a second charge;
+      // refused upstream: the 500 the refusal is, its refund to come.
+      expect([created.status, exported.status, extended.status], `${created.body} ${exported.body} ${extended.body}`)
+        .toEqual([202, 202, 202])
+      expect(refused.status, refused.body).toBe(500)
+      expect(envelopeOf(refused.body)).toMatchObject({ type: "api_error", code: "provider_error" })
       const taskId = String((JSON.parse(created.body) as { id: string }).id)
       const exportId = String((JSON.parse(exported.body) as { id: string }).id)
+      const extensionId = String((JSON.parse(extended.body) as { id: string }).id)
       await sleep(3_000)
       await postgres.start()
       const recovered = Date.now()
@@ -244,22 +259,37 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       const statusOf = async (table: "generation_tasks" | "exports", id: string) =>
         (await queryOn<{ status: string }>(postgres.url, `select status from ${table} where id = $1`, id).catch(() => []))[0]?.status
       expect(await eventually(
-        async () => (await statusOf("generation_tasks", taskId)) === "ready" && (await statusOf("exports", exportId)) === "ready",
+        async () =>
+          (await statusOf("generation_tasks", taskId)) === "ready" && (await statusOf("generation_tasks", extensionId)) === "ready" &&
+          (await statusOf("exports", exportId)) === "ready",
         60_000
       )).toBe(true)
-      process.stdout.write(`kept submissions: both ready ${Date.now() - recovered} ms after PostgreSQL started again\n`)
+      process.stdout.write(`kept submissions: all ready ${Date.now() - recovered} ms after PostgreSQL started again\n`)
       expect(Date.now() - recovered).toBeLessThan(60_000)
       expect(upstream.control.submissionsFor("Kept")).toHaveLength(1)
+      expect(upstream.control.submissionsFor("Kept extension")).toHaveLength(1)
       expect(upstream.control.toolRequestsFor("wav")).toHaveLength(1)
+      // The refusal: failed and refunded by then, and the key now replays the 500, as without an outage.
+      const [refusedTask] = await queryOn<{ id: string; status: string; error_code: string | null }>(
+        postgres.url,
+        "select id, status, error_code from generation_tasks where account_id = $1 and request->>'title' = 'Kept refused'",
+        account.id
+      )
+      expect(refusedTask).toMatchObject({ status: "failed", error_code: "provider_error" })
+      const replayed = await timedCreate(base, headers, "kept-refused", "Kept refused")
+      expect([replayed.status, envelopeOf(replayed.body).code]).toEqual([500, "provider_error"])
+      expect(upstream.control.submissionsFor("Kept refused")).toHaveLength(1)
 
-      // Charged once each, never refunded; the ledger explains the balance.
+      // Charged once each, only the refusal refunded; the ledger explains the balance.
       const entries = await queryOn<{ kind: string; work: string }>(
         postgres.url,
         "select kind, coalesce(task_id, export_id) as work from credit_ledger where account_id = $1 order by created_at",
         account.id
       )
-      expect(entries.filter((e) => e.work === taskId || e.work === exportId).map((e) => `${e.kind} ${e.work}`).sort())
-        .toEqual([`debit ${exportId}`, `debit ${taskId}`].sort())
+      const refusedId = refusedTask?.id ?? ""
+      expect(
+        entries.filter((e) => [taskId, extensionId, exportId, refusedId].includes(e.work)).map((e) => `${e.kind} ${e.work}`).sort()
+      ).toEqual([`debit ${exportId}`, `debit ${taskId}`, `debit ${extensionId}`, `debit ${refusedId}`, `refund ${refusedId}`].sort())
       const [books] = await queryOn<{ deltas: number; balance: number }>(
         postgres.url,
         `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
@@ -273,8 +303,8 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       expect(output.match(/submissions: the database is out of reach/g)).toHaveLength(1)
       expect(output.match(/submissions: every kept outcome is settled/g)).toHaveLength(1)
       const metrics = await (await fetch(`${base}/metrics`)).text()
-      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="kept"\} 2$/m)
-      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="recorded"\} 2$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="kept"\} 4$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="recorded"\} 4$/m)
       expect(metrics).toMatch(/^lyre_kept_submissions 0$/m)
     } finally {
       upstream.control.reset()
