@@ -118,7 +118,8 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
       }
       const exit = yield* Effect.exit(outcome.record)
       if (Exit.isFailure(exit) && causeIsDatabaseUnavailable(exit.cause)) return false
-      kept.delete(id)
+      // Only this outcome: a newer one kept for the same work while it ran stays.
+      if (kept.get(id) === outcome) kept.delete(id)
       if (Exit.isSuccess(exit)) {
         tally.recorded++
         counted("recorded")
