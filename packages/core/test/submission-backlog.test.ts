@@ -98,7 +98,7 @@ describe("outcomes kept while the database is away", () => {
     expect(bed.tries.get("gen_a")).toBeGreaterThan(2)
     expect(bed.recorded).toEqual([])
     expect(messages(bed.lines)).toEqual([
-      "submissions: the database is out of reach; keeping the provider's answers to record when it answers"
+      "submissions: the database is out of reach; keeping what it did not record, to record when it answers"
     ])
     expect(bed.lines[0]).toMatchObject({ level: "Warn", annotations: { task_id: "gen_a" } })
     bed.database.up = true
@@ -130,7 +130,7 @@ describe("the bound", () => {
     const answers = [await bed.keep("gen_a"), await bed.keep("gen_b"), await bed.keep("gen_c"), await bed.keep("gen_d")]
     expect(answers).toEqual([true, true, false, false])
     expect(messages(bed.lines)).toEqual([
-      "submissions: the database is out of reach; keeping the provider's answers to record when it answers",
+      "submissions: the database is out of reach; keeping what it did not record, to record when it answers",
       "submissions: 2 outcomes kept, the most this process holds; the rest are left to their callbacks and deadlines"
     ])
     expect(bed.lines[1]).toMatchObject({ level: "Warn", annotations: { task_id: "gen_c" } })

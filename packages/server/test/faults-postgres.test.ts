@@ -10,7 +10,18 @@
  * and its record.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import {
+  describeAnswers,
+  loadAccount,
+  queryOn,
+  sleep,
+  startAnswerLosingProxy,
+  startServiceBed,
+  steadyLoad,
+  timed,
+  timedCreate,
+  waitReady
+} from "./support/faults.ts"
 import type { Answer, ServiceBed } from "./support/faults.ts"
 import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
 import { startReceiver } from "./support/receiver.ts"
@@ -311,4 +322,73 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       await Promise.all([api.stop(), worker.stop()])
     }
   }, 120_000)
+})
+
+describe("a charge that committed while its answer was lost", () => {
+  it("is sent when the database answers if its call had a key (the retry replays the 202), else failed and refunded at once; never sent twice", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const { postgres, upstream } = bed
+    const proxy = await startAnswerLosingProxy(postgres)
+    // Only the API process goes through the proxy; the worker reaches the database directly.
+    const api = spawnEntry("main", { ...bed.env(port), DATABASE_URL: proxy.url })
+    const worker = spawnEntry("worker-main", bed.env(port))
+    try {
+      await waitReady(base)
+      const account = await loadAccount(base, bed.adminToken)
+      const headers = { authorization: `Bearer ${account.key}` }
+      const tasksTitled = (title: string) =>
+        queryOn<{ id: string; status: string; error_code: string | null }>(
+          postgres.url,
+          "select id, status, error_code from generation_tasks where account_id = $1 and request->>'title' = $2",
+          account.id,
+          title
+        )
+
+      // With a key: 503, and the retry finds the committed task, which is sent once and finishes.
+      const lostKeyed = proxy.loseAnswerTo("insert into generation_tasks")
+      const first = await timedCreate(base, headers, "unsure-keyed", "Unsure keyed")
+      await lostKeyed
+      expect(first.status, first.body).toBe(503)
+      const retried = await timedCreate(base, headers, "unsure-keyed", "Unsure keyed")
+      expect(retried.status, retried.body).toBe(202)
+      const keyedId = String((JSON.parse(retried.body) as { id: string }).id)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyed"))[0]?.status === "ready", 30_000)).toBe(true)
+      expect((await tasksTitled("Unsure keyed")).map((t) => t.id)).toEqual([keyedId])
+      expect(upstream.control.submissionsFor("Unsure keyed")).toHaveLength(1)
+
+      // Without a key: nobody can find it, so it is failed and refunded at once, never sent.
+      const lostKeyless = proxy.loseAnswerTo("insert into generation_tasks")
+      const keyless = await timed("create", `${base}/api/v1/music/generations`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ style: "lo-fi piano", title: "Unsure keyless", instrumental: true })
+      })
+      await lostKeyless
+      expect(keyless.status, keyless.body).toBe(503)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyless"))[0]?.status === "failed", 10_000)).toBe(true)
+      const [undone] = await tasksTitled("Unsure keyless")
+      expect(undone?.error_code).toBe("service_unavailable")
+      expect(upstream.control.submissionsFor("Unsure keyless")).toHaveLength(0)
+
+      const entries = await queryOn<{ kind: string; task_id: string }>(
+        postgres.url,
+        "select kind, task_id from credit_ledger where account_id = $1 and task_id is not null",
+        account.id
+      )
+      expect(entries.map((e) => `${e.kind} ${e.task_id}`).sort())
+        .toEqual([`debit ${keyedId}`, `debit ${undone?.id}`, `refund ${undone?.id}`].sort())
+      const [books] = await queryOn<{ deltas: number; balance: number }>(
+        postgres.url,
+        `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
+                (select subscription_credits + onetime_credits from accounts where id = $1)::int as balance`,
+        account.id
+      )
+      expect(books?.deltas).toBe(books?.balance)
+      expect(api.output()).not.toContain("unexpected failure")
+    } finally {
+      await Promise.all([api.stop(), worker.stop()])
+      await proxy.close()
+    }
+  }, 90_000)
 })

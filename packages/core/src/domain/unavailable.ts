@@ -32,6 +32,16 @@ export const causeIsDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean
     (reason._tag === "Fail" && isDatabaseUnavailable(reason.error))
   )
 
+/**
+ * Whether a statement lost to an outage may have committed: the database went away while it ran,
+ * so its answer may be what was lost. A connect that failed (`operation: "connect"`) sent nothing.
+ */
+export const causeMayHaveCommitted = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => {
+    const error = reason._tag === "Die" ? reason.defect : reason._tag === "Fail" ? reason.error : undefined
+    return isDatabaseUnavailable(error) && isSqlError(error) && error.reason.operation !== "connect"
+  })
+
 /** `effect`, with the database out of reach answered by `onOutage`; any other failure stays as it was. */
 export const onDatabaseOutage = <A, E, R, B, R2>(
   effect: Effect.Effect<A, E, R>,

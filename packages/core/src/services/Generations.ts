@@ -137,7 +137,7 @@ export class Generations extends Context.Service<Generations, {
       const signal = yield* WebhookSignal
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
-      const recordSubmission = yield* submissionRecorder
+      const submissions = yield* submissionRecorder
 
       const taskKind: SubmittedKind = {
         table: "generation_tasks",
@@ -196,27 +196,30 @@ export class Generations extends Context.Service<Generations, {
           from debit
           returning id`
 
-        const created = yield* charge(writes, {
-          principal,
-          model: request.model,
-          price,
-          nowMillis: now,
-          ledgerId,
-          lowEventId,
-          work,
-          ledgerColumn: "task_id",
-          body,
-          idempotency: idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash },
-          priceText: `The ${request.model} model costs`
-        })
-        if (created.replayed) return created
-        metrics.taskCreated(request.model, price)
-        const outcome = yield* provider.submit(
+        const key = idempotencyKey === undefined ? undefined : { accountId: principal.accountId, key: idempotencyKey }
+        const counted = Effect.sync(() => metrics.taskCreated(request.model, price))
+        const submit = provider.submit(
           submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), extension)
         )
-        yield* recordSubmission(taskKind, taskId, request.model, outcome, idempotencyKey === undefined
-          ? undefined
-          : { accountId: principal.accountId, key: idempotencyKey })
+        const created = yield* submissions.charged(
+          charge(writes, {
+            principal,
+            model: request.model,
+            price,
+            nowMillis: now,
+            ledgerId,
+            lowEventId,
+            work,
+            ledgerColumn: "task_id",
+            body,
+            idempotency: idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash },
+            priceText: `The ${request.model} model costs`
+          }),
+          { kind: taskKind, id: taskId, model: request.model, idempotency: key, counted, submit }
+        )
+        if (created.replayed) return created
+        yield* counted
+        yield* submissions.record(taskKind, taskId, request.model, yield* submit, key)
         return created
       })
 

@@ -119,7 +119,7 @@ export class SongTools extends Context.Service<SongTools, {
       const signal = yield* WebhookSignal
       const generations = yield* Generations
       const metrics = yield* Metrics
-      const recordSubmission = yield* submissionRecorder
+      const submissions = yield* submissionRecorder
       const exportKind: SubmittedKind = {
         table: "exports",
         noun: "export",
@@ -282,30 +282,33 @@ export class SongTools extends Context.Service<SongTools, {
                  ${callbackToken}, ${nowIso}::timestamptz, ${nowIso}::timestamptz
           from debit
           returning id`
-        const created = yield* charge(writes, {
-          principal,
-          model: found.model,
-          price,
-          nowMillis: now,
-          ledgerId: yield* ids.make("ledgerEntry"),
-          lowEventId: yield* ids.make("event"),
-          work,
-          ledgerColumn: "export_id",
-          body,
-          idempotency,
-          priceText: `A ${input.format} export costs`
-        })
-        if (created.replayed) return created
-        metrics.exportCreated(input.format)
-        const outcome = yield* provider.submitExport({
+        const key = idempotency === undefined ? undefined : { accountId: principal.accountId, key: idempotency.key }
+        const counted = Effect.sync(() => metrics.exportCreated(input.format))
+        const submit = provider.submitExport({
           exportId,
           format: input.format,
           source: found.source,
           callbackUrl: callbackUrlFor(settings.publicUrl, exportId, callbackToken)
         })
-        yield* recordSubmission(exportKind, exportId, found.model, outcome, idempotency === undefined
-          ? undefined
-          : { accountId: principal.accountId, key: idempotency.key })
+        const created = yield* submissions.charged(
+          charge(writes, {
+            principal,
+            model: found.model,
+            price,
+            nowMillis: now,
+            ledgerId: yield* ids.make("ledgerEntry"),
+            lowEventId: yield* ids.make("event"),
+            work,
+            ledgerColumn: "export_id",
+            body,
+            idempotency,
+            priceText: `A ${input.format} export costs`
+          }),
+          { kind: exportKind, id: exportId, model: found.model, idempotency: key, counted, submit }
+        )
+        if (created.replayed) return created
+        yield* counted
+        yield* submissions.record(exportKind, exportId, found.model, yield* submit, key)
         return created
       })
 

@@ -3,7 +3,9 @@
  * answers again (docs/decisions/kept-submission-outcomes.md). Between the provider's answer and
  * its record the database can go away; the provider has then started (or refused) work that only
  * this process knows of, and the Suno-style contract has no lookup by our id. So the record is
- * kept here and tried again, growing the wait between rounds up to 2 s, until it commits.
+ * kept here and tried again, growing the wait between rounds up to 2 s, until it commits. The
+ * same holds the check of a charge whose answer was lost (submission.ts): only this process knows
+ * the work's id, and only it can tell that the work was never sent.
  *
  * Bounded: at most `maxKept` at once, each kept until its work's deadline (past which the deadline
  * sweep has settled the work, and recording it would change nothing). An outcome turned away at
@@ -100,7 +102,7 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
       counted("kept")
       const announce = first
         ? Effect.logWarning(
-          "submissions: the database is out of reach; keeping the provider's answers to record when it answers"
+          "submissions: the database is out of reach; keeping what it did not record, to record when it answers"
         ).pipe(Effect.annotateLogs(annotations))
         : Effect.void
       return Effect.andThen(announce, Effect.as(signal.notify, true))

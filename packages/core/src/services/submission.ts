@@ -12,11 +12,13 @@
  * and the call answers as the outcome says (202, or the 500), not 503: the work was charged and
  * the provider has it, so a retry without a key would pay twice. An unknown outcome needs no
  * record (a row still `submitting` is read as unknown), nor does the circuit during an outage.
+ * A charge whose answer the outage took is checked the same way once the database answers
+ * (`charged`). See docs/decisions/kept-submission-outcomes.md.
  */
 import { Clock, Effect } from "effect"
 import { ProviderError, renderError } from "../domain/errors.ts"
 import { stillPending } from "../domain/tasks.ts"
-import { onDatabaseOutage } from "../domain/unavailable.ts"
+import { causeMayHaveCommitted, onDatabaseOutage } from "../domain/unavailable.ts"
 import type { SubmitOutcome } from "../provider/outcomes.ts"
 import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import { Circuits } from "./Circuits.ts"
@@ -51,11 +53,54 @@ export interface SubmittedKey {
   readonly key: string
 }
 
+/** A paid call's work, as a charge the database may have taken without saying so needs it. */
+export interface ChargedWork {
+  readonly kind: SubmittedKind
+  readonly id: string
+  readonly model: string
+  readonly idempotency: SubmittedKey | undefined
+  /** Counts the work created (metrics), as the call does once its charge answers. */
+  readonly counted: Effect.Effect<void>
+  /** The submission the call would have made. */
+  readonly submit: Effect.Effect<SubmitOutcome>
+}
+
+/** The row of a work whose charge may have committed: whether it is there, still never sent. */
+interface ChargedRow {
+  readonly status: string
+  readonly submission_state: string
+}
+
+export interface SubmissionRecorder {
+  /** Records a submission's outcome; a rejection, once recorded, is the call's 500 `provider_error`. */
+  readonly record: (
+    kind: SubmittedKind,
+    id: string,
+    model: string,
+    outcome: SubmitOutcome,
+    idempotency: SubmittedKey | undefined
+  ) => Effect.Effect<void, ProviderError>
+  /**
+   * The charge of `work`, failing as it fails. When the database went away while its statement
+   * ran (not before: a connect that failed sent nothing), the charge may have committed with its
+   * answer lost, and the call answers 503 before submitting. Then this process keeps a check to
+   * run when the database answers: a row still `submitting` is work nobody sent (only this process
+   * knew its id), so it is sent and recorded if the call had a key (whose retry replays the 202
+   * and follows the work), and otherwise failed and refunded at once (the caller was told 503 and
+   * retries as a new call).
+   */
+  readonly charged: <A, E, R>(charging: Effect.Effect<A, E, R>, work: ChargedWork) => Effect.Effect<A, E, R>
+}
+
 /**
- * Records a submission's outcome; a rejection, once recorded, is the call's 500 `provider_error`.
- * Built in a service's layer: `const recordSubmission = yield* submissionRecorder`.
+ * What follows a paid call's charge: its submission's record and the check of a charge whose
+ * answer was lost. Built in a service's layer: `const submissions = yield* submissionRecorder`.
  */
-export const submissionRecorder = Effect.gen(function*() {
+export const submissionRecorder: Effect.Effect<
+  SubmissionRecorder,
+  never,
+  WriteSql | Circuits | SubmissionBacklog | Settings
+> = Effect.gen(function*() {
   const writes = yield* WriteSql
   const circuits = yield* Circuits
   const backlog = yield* SubmissionBacklog
@@ -72,7 +117,7 @@ export const submissionRecorder = Effect.gen(function*() {
   /** A provider failure for the model's circuit, which an outage lets go uncounted. */
   const countFailure = (model: string) => onDatabaseOutage(circuits.recordFailure(model), Effect.void)
 
-  return Effect.fnUntraced(function*(
+  const record = Effect.fnUntraced(function*(
     kind: SubmittedKind,
     id: string,
     model: string,
@@ -127,4 +172,41 @@ export const submissionRecorder = Effect.gen(function*() {
       }
     }
   })
+
+  /** Runs once the database answers; only ever sends work whose row says nobody sent it. */
+  const settleUnsureCharge = (work: ChargedWork): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      const [row] = yield* writes<ChargedRow>`
+        select status, submission_state from ${writes.literal(work.kind.table)} where id = ${work.id}`.pipe(Effect.orDie)
+      if (row === undefined || row.status !== "pending" || row.submission_state !== "submitting") return
+      yield* work.counted
+      if (work.idempotency === undefined) {
+        yield* work.kind.markFailed(work.id, lostChargeFailure(work.kind.noun))
+        return
+      }
+      // From here on nothing fails for an outage (the record keeps itself), so this never runs twice.
+      const outcome = yield* work.submit
+      yield* record(work.kind, work.id, work.model, outcome, work.idempotency).pipe(Effect.ignore)
+    })
+
+  const charged = <A, E, R>(charging: Effect.Effect<A, E, R>, work: ChargedWork): Effect.Effect<A, E, R> =>
+    Effect.catchCause(charging, (cause) =>
+      causeMayHaveCommitted(cause)
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          backlog.keep({
+            noun: work.kind.noun,
+            id: work.id,
+            until: now + generationTimeoutSeconds * 1000,
+            record: settleUnsureCharge(work)
+          })).pipe(Effect.andThen(Effect.failCause(cause)))
+        : Effect.failCause(cause))
+
+  return { record, charged }
+})
+
+/** A charge that committed while its call answered 503, undone because no key can find it. */
+export const lostChargeFailure = (noun: "task" | "export"): TaskFailure => ({
+  code: "service_unavailable",
+  message: `The service lost its database while accepting this ${noun}, before it reached the provider; ` +
+    "its credits were refunded."
 })
