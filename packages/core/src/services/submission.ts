@@ -106,13 +106,14 @@ export const submissionRecorder: Effect.Effect<
   const backlog = yield* SubmissionBacklog
   const { providerPollSeconds, generationTimeoutSeconds } = yield* Settings
 
-  /** Runs `record`; with the database out of reach, keeps it to run when the database answers. */
+  /** Keeps `record` for when the database answers, until the work's deadline settles it instead. */
+  const keep = (kind: SubmittedKind, id: string, record: Effect.Effect<void>) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      backlog.keep({ noun: kind.noun, id, until: now + generationTimeoutSeconds * 1000, record }))
+
+  /** Runs `record`; with the database out of reach, keeps it. */
   const recordOrKeep = (kind: SubmittedKind, id: string, record: Effect.Effect<void>) =>
-    onDatabaseOutage(
-      record,
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        backlog.keep({ noun: kind.noun, id, until: now + generationTimeoutSeconds * 1000, record }))
-    ).pipe(Effect.asVoid)
+    onDatabaseOutage(record, keep(kind, id, record)).pipe(Effect.asVoid)
 
   /** A provider failure for the model's circuit, which an outage lets go uncounted. */
   const countFailure = (model: string) => onDatabaseOutage(circuits.recordFailure(model), Effect.void)
@@ -128,7 +129,7 @@ export const submissionRecorder: Effect.Effect<
     switch (outcome._tag) {
       case "Accepted": {
         // The first poll counts from when the record commits, which may be after an outage.
-        const record = Effect.gen(function*() {
+        const accepted = Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
           yield* writes`
@@ -139,7 +140,7 @@ export const submissionRecorder: Effect.Effect<
             where id = ${id} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
             ${kind.relaxedAccept ? writes`and ${writes.literal(relaxedCommit.applied)}` : writes``}`.pipe(Effect.orDie)
         })
-        return yield* recordOrKeep(kind, id, record)
+        return yield* recordOrKeep(kind, id, accepted)
       }
       case "Unknown": {
         yield* onDatabaseOutage(
@@ -179,11 +180,11 @@ export const submissionRecorder: Effect.Effect<
       const [row] = yield* writes<ChargedRow>`
         select status, submission_state from ${writes.literal(work.kind.table)} where id = ${work.id}`.pipe(Effect.orDie)
       if (row === undefined || row.status !== "pending" || row.submission_state !== "submitting") return
-      yield* work.counted
       if (work.idempotency === undefined) {
         yield* work.kind.markFailed(work.id, lostChargeFailure(work.kind.noun))
-        return
+        return yield* work.counted
       }
+      yield* work.counted
       // From here on nothing fails for an outage (the record keeps itself), so this never runs twice.
       const outcome = yield* work.submit
       yield* record(work.kind, work.id, work.model, outcome, work.idempotency).pipe(Effect.ignore)
@@ -192,13 +193,7 @@ export const submissionRecorder: Effect.Effect<
   const charged = <A, E, R>(charging: Effect.Effect<A, E, R>, work: ChargedWork): Effect.Effect<A, E, R> =>
     Effect.catchCause(charging, (cause) =>
       causeMayHaveCommitted(cause)
-        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          backlog.keep({
-            noun: work.kind.noun,
-            id: work.id,
-            until: now + generationTimeoutSeconds * 1000,
-            record: settleUnsureCharge(work)
-          })).pipe(Effect.andThen(Effect.failCause(cause)))
+        ? Effect.andThen(keep(work.kind, work.id, settleUnsureCharge(work)), Effect.failCause(cause))
         : Effect.failCause(cause))
 
   return { record, charged }
