@@ -15,7 +15,7 @@ import { hasIdShape } from "../domain/ids.ts"
 import { daysEnding, foldUsage } from "../domain/usage.ts"
 import type { OutcomeRow, SpentRow, Usage } from "../domain/usage.ts"
 import { Sessions } from "./Sessions.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 
 /** The first-party client a session speaks as, and what it may do (DESIGN.md section 5). */
 export const dashboardClientId = "dashboard"

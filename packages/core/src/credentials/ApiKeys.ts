@@ -21,7 +21,7 @@ import { principalOf } from "../domain/principal.ts"
 import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { requireAccessTier } from "../domain/access.ts"
 import { AccessTokens, jwtShape } from "./AccessTokens.ts"
-import { baseUrlOf, Settings } from "./Settings.ts"
+import { baseUrlOf, Settings } from "../platform/Settings.ts"
 
 export const apiKeyPrefix = "lyr_live_"
 const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/

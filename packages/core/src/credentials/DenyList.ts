@@ -16,7 +16,7 @@
  * and from then on every process refuses it.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { RedisGate } from "./RedisGate.ts"
+import { RedisGate } from "../platform/RedisGate.ts"
 
 /**
  * What the Redis deny-list needs of a client, as ioredis's `Redis` has them. Named structurally

@@ -11,8 +11,8 @@ import type { Scope } from "../domain/models.ts"
 import { hasScope } from "../domain/principal.ts"
 import type { Principal } from "../domain/principal.ts"
 import { ApiKeys } from "./ApiKeys.ts"
-import { RateLimiter } from "./RateLimiter.ts"
-import type { RateLimitDecision } from "./RateLimiter.ts"
+import { RateLimiter } from "../platform/RateLimiter.ts"
+import type { RateLimitDecision } from "../platform/RateLimiter.ts"
 
 export interface Admission {
   readonly principal: Principal

@@ -20,9 +20,9 @@ import {
   refreshAbsoluteSeconds,
   refreshIdleSeconds,
   resourcesOf
-} from "../domain/oauth.ts"
+} from "./domain/oauth.ts"
 import { AccessTokens, jwtShape, oauthSubject } from "./AccessTokens.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 
 export interface OAuthClient {
   readonly client_id: string

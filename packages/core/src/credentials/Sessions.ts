@@ -10,7 +10,7 @@ import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Ids, randomBase62 } from "../domain/ids.ts"
 import { decoyPasswordHash, verifyPassword } from "../domain/passwords.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 
 /** A session lives this long from sign-in, whatever its use. */
 export const sessionLifetimeMillis = 12 * 60 * 60 * 1000

@@ -9,8 +9,8 @@ import type { JsonWebKey, KeyObject } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "../domain/ids.ts"
-import { accessTokenLifetimeSeconds } from "../domain/oauth.ts"
-import { Settings } from "./Settings.ts"
+import { accessTokenLifetimeSeconds } from "./domain/oauth.ts"
+import { Settings } from "../platform/Settings.ts"
 
 /** How long a process trusts what it loaded before it looks again (another process may rotate). */
 const reloadAfterMillis = 30_000

@@ -6,7 +6,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Metrics } from "./Metrics.ts"
+import { Metrics } from "../observability/Metrics.ts"
 
 export const circuitPolicy = {
   /** Failures within `windowSeconds` that open the circuit. */

@@ -19,19 +19,19 @@ import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
-import { renderTask, stillPending } from "../domain/tasks.ts"
-import type { TaskRow } from "../domain/tasks.ts"
+import { renderTask, stillPending } from "./domain/tasks.ts"
+import type { TaskFailure, TaskRow } from "./domain/tasks.ts"
 import type { Extension, ProviderSubmission, SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
-import { canonicalJson, charge } from "./charge.ts"
-import type { Charged, ChargeError } from "./charge.ts"
-import { Metrics } from "./Metrics.ts"
-import { currentTraceContext, TaskTraces } from "./TaskTraces.ts"
+import { canonicalJson, charge } from "../money/charge.ts"
+import type { Charged, ChargeError } from "../money/charge.ts"
+import { Metrics } from "../observability/Metrics.ts"
+import { currentTraceContext, TaskTraces } from "../observability/TaskTraces.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
-import { WriteSql } from "./WriteSql.ts"
-import { Settings } from "./Settings.ts"
-import { WebhookSignal } from "./WebhookSignal.ts"
+import { WriteSql } from "../platform/WriteSql.ts"
+import { Settings } from "../platform/Settings.ts"
+import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
 export type CreateOutcome = Charged<GenerationTask>
@@ -43,14 +43,6 @@ export interface FinishedTrack {
   readonly track: Track
   /** The upstream's `audioId`: what a song tool on this track names it by. */
   readonly providerTrackId: string | null
-}
-
-/** A task's error as stored and sent in `job.failed`. */
-export interface TaskFailure {
-  readonly code: string
-  readonly message: string
-  /** What the provider said, for operators (kept in `last_error`); never shown to clients. */
-  readonly detail?: string | undefined
 }
 
 /**

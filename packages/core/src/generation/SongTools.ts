@@ -4,7 +4,7 @@
  * its row in `tracks`; anything else (another account's, unknown, malformed, not ready) is 404
  * `track_not_found`. An extension is a generation (Generations.create with the source attached,
  * so its price, limits, key and events are a generation's). An export is charged by the same
- * statement as a generation (services/charge.ts), submitted after the commit, and moved out of
+ * statement as a generation (money/charge.ts), submitted after the commit, and moved out of
  * `pending` only by conditional updates that free its slot, and on failure refund it and write
  * `export.failed` in the same transaction, so a second worker or a duplicate callback applies
  * nothing twice.
@@ -37,20 +37,21 @@ import type {
 } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { exportPriceOf } from "../domain/pricing.ts"
-import { stillPending } from "../domain/tasks.ts"
+import { stillPending } from "./domain/tasks.ts"
+import type { TaskFailure } from "./domain/tasks.ts"
 import { validationErrorFrom } from "../domain/validation.ts"
 import type { SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
-import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "./charge.ts"
-import type { Charged, ChargeError } from "./charge.ts"
-import { Metrics } from "./Metrics.ts"
+import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "../money/charge.ts"
+import type { Charged, ChargeError } from "../money/charge.ts"
+import { Metrics } from "../observability/Metrics.ts"
 import { callbackUrlFor, Generations, providerFailure, providerRequestOf, refundAlert } from "./Generations.ts"
-import type { CreateOutcome, TaskFailure } from "./Generations.ts"
-import { Settings } from "./Settings.ts"
-import { WebhookSignal } from "./WebhookSignal.ts"
+import type { CreateOutcome } from "./Generations.ts"
+import { Settings } from "../platform/Settings.ts"
+import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
-import { WriteSql } from "./WriteSql.ts"
+import { WriteSql } from "../platform/WriteSql.ts"
 
 export type ExtendError = ChargeError | TrackNotFound | RequestValidationError
 export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics

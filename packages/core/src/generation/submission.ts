@@ -9,13 +9,13 @@
  */
 import { Clock, Effect } from "effect"
 import { ProviderError, renderError } from "../domain/errors.ts"
-import { stillPending } from "../domain/tasks.ts"
+import { stillPending } from "./domain/tasks.ts"
+import type { TaskFailure } from "./domain/tasks.ts"
 import type { SubmitOutcome } from "../provider/outcomes.ts"
 import { relaxedCommit } from "../sql/relaxedCommit.ts"
 import { Circuits } from "./Circuits.ts"
-import type { TaskFailure } from "./Generations.ts"
-import { Settings } from "./Settings.ts"
-import { WriteSql } from "./WriteSql.ts"
+import { Settings } from "../platform/Settings.ts"
+import { WriteSql } from "../platform/WriteSql.ts"
 
 /** The kind of work a submission was for: where its row is and how it fails. */
 export interface SubmittedKind {

@@ -11,7 +11,7 @@ import { hasIdShape, Ids } from "../domain/ids.ts"
 import { hashPassword } from "../domain/passwords.ts"
 import type { Plan } from "../domain/models.ts"
 import { defaultConcurrencyLimit } from "../domain/pricing.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 
 export interface AdminAccountView {
   readonly id: string

@@ -11,7 +11,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { Metrics } from "./Metrics.ts"
 import type { MetricsShape } from "./Metrics.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 
 /**
  * Children by label values, kept: prom-client's `labels(...)` validates and builds a label object

@@ -10,8 +10,8 @@
  * while it lasts, and `lyre_redis_fallback_total` counts the answers the fallbacks gave.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import { Metrics } from "./Metrics.ts"
-import type { RedisFallbackUse } from "./Metrics.ts"
+import { Metrics } from "../observability/Metrics.ts"
+import type { RedisFallbackUse } from "../observability/Metrics.ts"
 
 export interface RedisGateOptions {
   /** Longest a call may take before its fallback answers (the client's own command time-out should match). */

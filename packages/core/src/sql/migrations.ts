@@ -311,7 +311,7 @@ const m0006_dashboard = Effect.gen(function*() {
   yield* sql`alter table api_keys add column last_used_at timestamptz`
 })
 
-/** The trace a task was created in, when traces are exported (see services/TaskTraces.ts). */
+/** The trace a task was created in, when traces are exported (see observability/TaskTraces.ts). */
 const m0007_task_trace = Effect.gen(function*() {
   const sql = yield* SqlClient
   yield* sql`alter table generation_tasks add column trace_context text`

@@ -5,7 +5,7 @@
  */
 import { Context, Layer } from "effect"
 import type { Effect } from "effect"
-import { makeLocalSignal } from "./LocalSignal.ts"
+import { makeLocalSignal } from "../platform/LocalSignal.ts"
 
 export class WebhookSignal extends Context.Service<WebhookSignal, {
   readonly notify: Effect.Effect<void>

@@ -18,7 +18,7 @@ import { causeIsDatabaseUnavailable, makeOutageBackoff } from "../domain/unavail
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
 import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
-import { Settings } from "./Settings.ts"
+import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
 export interface WebhookWorkerOptions {

@@ -19,8 +19,8 @@ import type { WebhookEventType } from "../domain/admin.ts"
 import { InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
 import { keyExpiringPayload } from "../domain/keyExpiring.ts"
-import { Metrics } from "./Metrics.ts"
-import { Settings } from "./Settings.ts"
+import { Metrics } from "../observability/Metrics.ts"
+import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
 export interface WebhookEndpointView {

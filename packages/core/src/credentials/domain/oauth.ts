@@ -3,8 +3,8 @@
  * be for, PKCE. docs/decisions.md ("OAuth") says why each number is what it is.
  */
 import { createHash } from "node:crypto"
-import { scopeNames } from "./models.ts"
-import type { Scope } from "./models.ts"
+import { scopeNames } from "../../domain/models.ts"
+import type { Scope } from "../../domain/models.ts"
 
 /** Access tokens (RFC 9068 JWTs) live 15 minutes. */
 export const accessTokenLifetimeSeconds = 15 * 60

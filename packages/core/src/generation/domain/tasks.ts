@@ -1,4 +1,12 @@
-import type { GenerationTask, ModelName, TaskStatus, Track } from "./models.ts"
+import type { GenerationTask, ModelName, TaskStatus, Track } from "../../domain/models.ts"
+
+/** A task's error as stored and sent in `job.failed`. */
+export interface TaskFailure {
+  readonly code: string
+  readonly message: string
+  /** What the provider said, for operators (kept in `last_error`); never shown to clients. */
+  readonly detail?: string | undefined
+}
 
 /** A generation task as stored. */
 export interface TaskRow {
