@@ -8,7 +8,7 @@
  * Submission follows the commit, never inside the transaction: accepted stores the provider's
  * task id; a definite rejection fails the task with its refund and its `job.failed` event in one
  * statement and answers 500 `provider_error` (kept as the idempotent answer); an unknown outcome
- * leaves the task pending for the worker, which never submits it again (docs/decisions.md).
+ * leaves the task pending for the worker, which never submits it again (docs/decisions/0012-worker-submission-at-most-once.md).
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"

@@ -1,6 +1,6 @@
 /**
  * What a submission's outcome does to the work it submitted, for every paid call that submits
- * after its charge commits (a generation, an extension, an export; docs/decisions.md):
+ * after its charge commits (a generation, an extension, an export; docs/decisions/0012-worker-submission-at-most-once.md):
  * accepted stores the provider's id and the first poll; unknown leaves the work pending for the
  * worker, which never submits it again, and tells the model's circuit; rejected fails the work
  * (its refund and event) and makes the key's stored answer the 500 in one transaction, and the

@@ -1,6 +1,6 @@
 /**
  * The authorization server's fixed rules: lifetimes, scopes in words, the resources a token may
- * be for, PKCE. docs/decisions.md ("OAuth") says why each number is what it is.
+ * be for, PKCE. docs/decisions/0039-oauth-lifetimes-audience-revocation-sessions.md says why each number is what it is.
  */
 import { createHash } from "node:crypto"
 import { scopeNames } from "../../domain/models.ts"
