@@ -62,6 +62,8 @@ interface OutageTally {
   failed: number
 }
 
+const freshTally = (): OutageTally => ({ recorded: 0, pastDeadline: 0, turnedAway: 0, failed: 0 })
+
 export class SubmissionBacklog extends Context.Service<SubmissionBacklog, {
   /** Keeps an outcome to record when the database answers; false when the cap turned it away. */
   readonly keep: (outcome: KeptOutcome) => Effect.Effect<boolean>
@@ -86,7 +88,7 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
   const keep = (outcome: KeptOutcome): Effect.Effect<boolean> =>
     Effect.suspend(() => {
       const first = outage === null
-      const tally: OutageTally = outage ??= { recorded: 0, pastDeadline: 0, turnedAway: 0, failed: 0 }
+      const tally: OutageTally = outage ??= freshTally()
       const annotations = { [`${outcome.noun}_id`]: outcome.id }
       if (kept.size >= policy.maxKept && !kept.has(outcome.id)) {
         tally.turnedAway++
@@ -111,17 +113,18 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
   /** One attempt at every kept outcome, oldest first; false when the database is still away. */
   const round = Effect.gen(function*() {
     for (const [id, outcome] of [...kept]) {
-      const tally = outage ??= { recorded: 0, pastDeadline: 0, turnedAway: 0, failed: 0 }
+      const tally = outage ??= freshTally()
+      // Only this outcome is let go or removed: a newer one kept for the same work stays.
+      const settled = () => kept.get(id) === outcome && kept.delete(id)
       if ((yield* Clock.currentTimeMillis) >= outcome.until) {
-        kept.delete(id)
+        settled()
         tally.pastDeadline++
         counted("past_deadline")
         continue
       }
       const exit = yield* Effect.exit(outcome.record)
       if (Exit.isFailure(exit) && causeIsDatabaseUnavailable(exit.cause)) return false
-      // Only this outcome: a newer one kept for the same work while it ran stays.
-      if (kept.get(id) === outcome) kept.delete(id)
+      settled()
       if (Exit.isSuccess(exit)) {
         tally.recorded++
         counted("recorded")
