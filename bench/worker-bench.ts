@@ -19,9 +19,9 @@
  * Beside each throughput figure is a baseline measured in the same run, just before it: the CPU
  * the kernel takes to create what a task stores (a directory and four files, written with the
  * storage's own synchronous calls) on the file system of the data directory. On this machine's
- * ext4 that was most of the worker's CPU (about 0.5 ms per file created, against 0.02 ms on a
- * tmpfs), so the service's CPU is also printed without it. TMPDIR moves the data directories
- * (and the baseline) to another file system.
+ * ext4 it swung within one morning from 0.05 to 0.55 ms per file created (0.02 ms on a tmpfs),
+ * at its worst half the worker's CPU, so the service's CPU is also printed without it. TMPDIR
+ * moves the data directories (and the baseline) to another file system.
  */
 import type { ChildProcess } from "node:child_process"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
