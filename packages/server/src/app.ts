@@ -17,10 +17,21 @@ import {
   RateLimiter,
   RedisGate,
   Settings,
+  Uploads,
   WebhookWorker
 } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
-import { engineProviderLayer, ExportWorker, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import {
+  engineProviderLayer,
+  ExportWorker,
+  ListenWorker,
+  ProviderCallbacks,
+  Storage,
+  SunoHttpProvider,
+  TaskWorker,
+  uploadFilesLayer,
+  Wakeup
+} from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
@@ -126,7 +137,7 @@ const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
     : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
 /** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
-const storageLayer = (config: ServerConfig) => {
+const storageLayer = (config: ServerConfig): Layer.Layer<Storage, unknown> => {
   const storage = storageOf(config)
   if ("problem" in storage) return Layer.effect(Storage)(Effect.fail(new ConfigurationError({ message: storage.problem })))
   return storage.bucket === null ? Storage.layerFiles(join(config.dataDir, "files")) : Storage.layerS3(storage.bucket)
@@ -156,6 +167,13 @@ const inlineWorker = (config: ServerConfig) =>
       Layer.provide(ExportWorker.layer({
         workerId,
         publicUrl: config.publicUrl,
+        pollSeconds: config.providerPollSeconds,
+        leaseSeconds: config.workerLeaseSeconds
+      }))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(ListenWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(ListenWorker.layer({
+        workerId,
         pollSeconds: config.providerPollSeconds,
         leaseSeconds: config.workerLeaseSeconds
       }))
@@ -221,7 +239,10 @@ export const appLayer = (
       readiness
     ).pipe(Layer.provide(RedisGate.layer()))
   }))
-  const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
+  // Uploads reach storage through the UploadFiles port, so they sit above it; core sits below both.
+  const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
+  const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
+    Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),

@@ -54,6 +54,8 @@ export class Storage extends Context.Service<Storage, {
   readonly stat: (key: string) => Effect.Effect<StoredObject | null>
   /** Bytes `start..end` (inclusive) of a stored object; a failure midway destroys the stream with its error. */
   readonly read: (key: string, range: { readonly start: number; readonly end: number }) => Readable
+  /** Removes a stored object (a deleted upload's file); one already gone is no error. */
+  readonly remove: (key: string) => Effect.Effect<void, StorageError>
 }>()("lyre/worker/storage/Storage") {
   /** Files under `directory` (the composition root passes `DATA_DIR/files`). */
   static readonly layerFiles = (directory: string) => Layer.succeed(Storage)(makeFileStorage(directory))
@@ -227,6 +229,14 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
       const path = pathOf(key)
       if (path === null) return Readable.from([])
       return createReadStream(path, { start: range.start, end: range.end })
-    }
+    },
+    remove: (key) =>
+      Effect.try({
+        try: () => {
+          const path = pathOf(key)
+          if (path !== null) rmSync(path, { force: true })
+        },
+        catch: (cause) => new StorageError({ message: `Could not remove ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
+      })
   }
 }
