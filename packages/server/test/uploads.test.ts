@@ -291,6 +291,14 @@ describe("GET, list and DELETE", () => {
     expect(none.body.data).toEqual([])
   })
 
+  it("the admin API lists an account's kept uploads, newest first", async () => {
+    const listed = await server.admin("GET", `/accounts/${account.id}/uploads`)
+    expect(listed.status).toBe(200)
+    const ids = (listed.body.data as unknown as Array<Json>).map((u) => u.id)
+    expect(ids.slice(0, 2)).toEqual([second.id, first.id])
+    expect((await server.admin("GET", "/accounts/acct_000000000000000000000000/uploads")).status).toBe(404)
+  })
+
   it("DELETE: another account's is 404; the owner's file leaves storage and the upload is then 404", async () => {
     const theirs = await api(server, "DELETE", `/api/v1/music/uploads/${String(first.id)}`, { key: other.key })
     expect(theirs.status).toBe(404)
