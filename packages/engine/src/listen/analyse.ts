@@ -80,7 +80,7 @@ const spellChord = (chord: string): string => {
 function beatsAndTempo(mono: Float32Array): { readonly bpm: number; readonly beats: Array<number> } {
   const { api } = essentia()
   const v = api.arrayToVector(mono)
-  const r = api.RhythmExtractor2013(v, 208, "multifeature", 40)
+  const r = api.RhythmExtractor2013(v, 208, "degara", 40)
   const beats = Array.from(api.vectorToArray(r.ticks))
   v.delete()
   r.ticks.delete()
@@ -102,7 +102,7 @@ function keyOf(mono: Float32Array): string {
 }
 
 const chordFrame = 4096
-const chordHop = 2048
+const chordHop = 4096
 
 function chordsOn(mono: Float32Array, beats: ReadonlyArray<number>, duration: number): Array<ChordSpan> {
   if (beats.length < 2) return []

@@ -71,18 +71,46 @@ export function monoAtModelRate(audio: DecodedUpload): Float32Array {
   return out
 }
 
-/** Basic Pitch's frames, onsets and contours, then its own note extraction with its default thresholds. */
-export async function transcribe(audio: DecodedUpload): Promise<Transcription> {
-  const pitch = await basicPitch()
+/** Windows of audio the model evaluates at once: one per call spends most of its time on per-call overhead. */
+const windowsPerBatch = 8
+/** The model's output rate (frames per second) and its output names, as Basic Pitch defines them. */
+const framesPerSecond = Math.floor(22_050 / 256)
+const outputs = ["Identity_1", "Identity_2", "Identity"] as const
+
+/**
+ * Basic Pitch's own steps (prepareData, the model, unwrapOutput) with the windows in batches;
+ * every tensor made is freed at the end of the scope (the package's own loop keeps them all).
+ */
+async function modelOutputs(pitch: BasicPitch, mono: Float32Array) {
+  const model = await pitch.model
   const frames: Array<Array<number>> = []
   const onsets: Array<Array<number>> = []
   const contours: Array<Array<number>> = []
-  await pitch.evaluateModel(monoAtModelRate(audio), (f, o, c) => {
-    frames.push(...f)
-    onsets.push(...o)
-    contours.push(...c)
-  }, () => undefined)
-  const events = noteFramesToTime(addPitchBendsToNoteEvents(contours, outputToNotesPoly(frames, onsets, 0.5, 0.3, 5)))
+  tf.engine().startScope()
+  try {
+    const [windows, length] = await pitch.prepareData(mono)
+    const wanted = Math.floor(length * framesPerSecond / modelRate)
+    const count = windows.shape[0]
+    for (let start = 0; start < count && frames.length < wanted; start += windowsPerBatch) {
+      const batch = tf.slice(windows, start, Math.min(windowsPerBatch, count - start))
+      const results = model.execute(batch, [...outputs]) as Array<tf.Tensor3D>
+      const [f, o, c] = await Promise.all(results.map((r) => pitch.unwrapOutput(r).array()))
+      frames.push(...(f ?? []))
+      onsets.push(...(o ?? []))
+      contours.push(...(c ?? []))
+      tf.dispose([batch, ...results])
+    }
+    return { frames: frames.slice(0, wanted), onsets: onsets.slice(0, wanted), contours: contours.slice(0, wanted) }
+  } finally {
+    tf.engine().endScope()
+  }
+}
+
+/** Basic Pitch's frames, onsets and contours, then its own note extraction with its default thresholds. */
+export async function transcribe(audio: DecodedUpload): Promise<Transcription> {
+  const pitch = await basicPitch()
+  const { frames, onsets, contours } = await modelOutputs(pitch, monoAtModelRate(audio))
+  const events = noteFramesToTime(addPitchBendsToNoteEvents(contours, outputToNotesPoly(frames, onsets, 0.5, 0.3, 5, true, null, null, false)))
   const notes: Array<TranscribedNote> = events
     .map((e) => ({
       pitch: e.pitchMidi,
