@@ -127,7 +127,7 @@ export type AppServices = CoreServices | Readiness | SqlClient | Provider | Stor
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
-const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
+const providerLayer = (config: ServerConfig): Layer.Layer<Provider, never, Storage> =>
   measuredProvider(config.provider === "http"
     ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
@@ -239,13 +239,14 @@ export const appLayer = (
       readiness
     ).pipe(Layer.provide(RedisGate.layer()))
   }))
-  // Uploads reach storage through the UploadFiles port, so they sit above it; core sits below both.
+  // Uploads reach storage through the UploadFiles port (core knows no storage).
   const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
   const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
-    Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),
+    // The engine reads uploads' files, and uploads keep them: both sit above storage.
+    Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )

@@ -438,6 +438,12 @@ const m0009_uploads = Effect.gen(function*() {
       alter column task_id drop not null,
       add column upload_id text references uploads (id),
       add constraint tracks_root check ((task_id is null) <> (upload_id is null))`
+  // An export of an upload's track is made from the upload, not from a task.
+  yield* sql`
+    alter table exports
+      alter column task_id drop not null,
+      add column upload_id text references uploads (id),
+      add constraint exports_root check ((task_id is null) <> (upload_id is null))`
   yield* sql`
     create unique index outbox_events_once_per_upload on outbox_events ((payload ->> 'id'), type)
     where type in ('upload.ready', 'upload.failed')`
