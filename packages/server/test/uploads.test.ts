@@ -12,6 +12,7 @@ import { createEncoder } from "wasm-media-encoders"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { writeOutsideSong } from "./support/outsideSong.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")
@@ -50,7 +51,12 @@ let server: TestServer
 let account: TestAccount
 let other: TestAccount
 let wav: Buffer
+/** A FLAC and an Ogg Vorbis file, rendered by FluidSynth. */
+let flac: Buffer
+let ogg: Buffer
 beforeAll(async () => {
+  flac = writeOutsideSong("flac").wav
+  ogg = writeOutsideSong("oga").wav
   server = await startTestServer({ worker: "inline", providerPollSeconds: 1 })
   account = await createAccount(server)
   other = await createAccount(server)
@@ -137,6 +143,15 @@ describe("POST /v1/music/uploads", () => {
     expect(res.body.content_type).toBe("audio/mpeg")
     expect(Number(res.body.duration)).toBeGreaterThan(5.4)
   })
+
+  it("202: FLAC and Ogg Vorbis bodies", async () => {
+    for (const [body, type] of [[flac, "audio/flac"], [ogg, "audio/ogg"]] as const) {
+      const res = await upload(body, type)
+      expect(res.status).toBe(202)
+      expect(res.body.content_type).toBe(type)
+      expect(Number(res.body.duration)).toBeGreaterThan(20)
+    }
+  })
 })
 
 describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
@@ -148,6 +163,8 @@ describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
       const mp3 = await mp3Of(tone(12))
       return upload(mp3.subarray(0, Math.floor(mp3.length * 0.7) + 5), "audio/mpeg")
     }],
+    ["a truncated FLAC", () => upload(flac.subarray(0, Math.floor(flac.length * 0.6) + 3), "audio/flac")],
+    ["a truncated Ogg Vorbis", () => upload(ogg.subarray(0, Math.floor(ogg.length * 0.6) + 3), "audio/ogg")],
     ["a WAV header that lies about its sizes", async () => {
       const lying = Buffer.from(wav)
       lying.writeUInt32LE(lying.length * 4, 4)

@@ -5,6 +5,7 @@
 
 import { createRequire } from "node:module"
 import CodecParser from "codec-parser"
+import type { CodecFrame, OggPage } from "codec-parser"
 import { FLACDecoder } from "@wasm-audio-decoders/flac"
 import { OggVorbisDecoder } from "@wasm-audio-decoders/ogg-vorbis"
 import { MPEGDecoder } from "mpg123-decoder"
@@ -82,29 +83,60 @@ async function decodeMpeg(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Pro
   return samples
 }
 
+/**
+ * The total samples a FLAC file's STREAMINFO declares (the first metadata block, which the format
+ * requires: 36 bits from its byte 13); 0 when the encoder did not know, or the file is not FLAC.
+ */
+const declaredFlacSamples = (head: Uint8Array): number => {
+  if (head.length < 42 || String.fromCharCode(...head.subarray(0, 4)) !== "fLaC" || ((head[4] ?? 0) & 0x7f) !== 0) return 0
+  const info = head.subarray(8)
+  return ((info[13] ?? 0) & 0x0f) * 2 ** 32 + (((info[14] ?? 0) << 24) >>> 0) + ((info[15] ?? 0) << 16) + ((info[16] ?? 0) << 8) + (info[17] ?? 0)
+}
+
+/**
+ * FLAC: libFLAC decodes the frames that are there and waits for the rest; a file cut short
+ * decodes fewer samples than its STREAMINFO block declares.
+ */
 async function decodeFlac(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Promise<number> {
   const decoder = new FLACDecoder()
   await decoder.ready
   let samples = 0
+  let head = new Uint8Array(0)
   try {
-    for await (const chunk of chunks) samples += deliver(await decoder.decode(chunk), sink)
+    for await (const chunk of chunks) {
+      if (head.length < 42) head = Buffer.concat([head, chunk.subarray(0, 42)])
+      samples += deliver(await decoder.decode(chunk), sink)
+    }
     samples += deliver(await decoder.flush(), sink)
   } finally {
     decoder.free()
   }
+  const declared = declaredFlacSamples(head)
+  if (declared > 0 && samples < declared) throw new UndecodableAudio("the FLAC file ends before the samples it declares: it is truncated")
   return samples
 }
 
+/** Ogg Vorbis: a stream's last page says so; a file whose last page does not is cut short. */
 async function decodeVorbis(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Promise<number> {
   const decoder = new OggVorbisDecoder()
+  const parser = new CodecParser("audio/ogg", { enableLogging: false })
   await decoder.ready
   let samples = 0
+  let ended = false
+  const look = (pages: Iterable<CodecFrame | OggPage>): void => {
+    for (const page of pages) if ("isLastPage" in page) ended = page.isLastPage
+  }
   try {
-    for await (const chunk of chunks) samples += deliver(await decoder.decode(chunk), sink)
+    for await (const chunk of chunks) {
+      look(walk(parser.parseChunk(chunk)))
+      samples += deliver(await decoder.decode(chunk), sink)
+    }
+    look(walk(parser.flush()))
     samples += deliver(await decoder.flush(), sink)
   } finally {
     decoder.free()
   }
+  if (samples > 0 && !ended) throw new UndecodableAudio("the Ogg stream has no last page: it is truncated")
   return samples
 }
 

@@ -20,6 +20,7 @@ export interface WrittenNote {
 }
 
 export interface OutsideSong {
+  /** The rendering, in the container asked for (WAV unless told otherwise). */
   readonly wav: Buffer
   readonly bpm: number
   /** `G major`. */
@@ -28,7 +29,7 @@ export interface OutsideSong {
 }
 
 /** G major at 100 bpm: I - vi - IV - V, twice, a lead line of quarters and eighths over it. */
-export const writeOutsideSong = (): OutsideSong => {
+export const writeOutsideSong = (format: "wav" | "flac" | "oga" = "wav"): OutsideSong => {
   const bpm = 100
   const beat = 60 / bpm
   const midi = new Midi()
@@ -84,9 +85,9 @@ export const writeOutsideSong = (): OutsideSong => {
   const dir = mkdtempSync(join(tmpdir(), "lyre-outside-"))
   try {
     const midPath = join(dir, "song.mid")
-    const wavPath = join(dir, "song.wav")
+    const wavPath = join(dir, `song.${format}`)
     writeFileSync(midPath, midi.toArray())
-    execFileSync(fluidsynthPath, ["-ni", "-q", "-g", "0.6", "-r", "44100", "-F", wavPath, soundFontPath, midPath], { stdio: "ignore" })
+    execFileSync(fluidsynthPath, ["-ni", "-q", "-g", "0.6", "-r", "44100", "-T", format, "-F", wavPath, soundFontPath, midPath], { stdio: "ignore" })
     return { wav: readFileSync(wavPath), bpm, key: "G major", melody }
   } finally {
     rmSync(dir, { recursive: true, force: true })
