@@ -445,7 +445,7 @@ export class SongTools extends Context.Service<SongTools, {
                      subscription_credits, onetime_credits, ${nowIso}::timestamptz
               from refunded
             )
-            select ${writes.literal(exportColumns)}, account_id from failed`
+            select * from failed`
           if (row === undefined) return null
           yield* writeEvent(row.account_id, "export.failed", row, nowIso)
           return row.format
