@@ -150,7 +150,7 @@ export const providerLabel = (config: ServerConfig): string => (config.provider 
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 
 /**
- * The task worker, the export worker and the webhook deliverer, running for as long as the layer lives.
+ * The task worker, the export worker, the listening worker (uploads) and the webhook deliverer, running for as long as the layer lives.
  * `pnpm start` includes them unless `WORKER=off`; `pnpm worker` is this alone.
  */
 const inlineWorker = (config: ServerConfig) =>
