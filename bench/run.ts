@@ -159,7 +159,8 @@ const extras = process.env["BENCH_EXTRAS"] === "0" ? [] : [
   "bench/oauth-bench.ts",
   "packages/engine/bench/engine-bench.ts",
   "bench/engine-e2e-bench.ts",
-  "bench/engine-tools-bench.ts"
+  "bench/engine-tools-bench.ts",
+  "bench/listen-bench.ts"
 ]
 for (const extra of extras) {
   if (!existsSync(join(repositoryRoot, extra))) continue

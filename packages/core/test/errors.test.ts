@@ -36,6 +36,7 @@ describe("the error table", () => {
       403: "permission_error",
       404: "not_found",
       405: "invalid_request_error",
+      413: "invalid_request_error",
       429: "rate_limit_error",
       500: "api_error",
       503: "service_unavailable"
@@ -43,9 +44,13 @@ describe("the error table", () => {
     for (const row of Object.values(errorTable)) expect(row.type).toBe(typeByStatus[row.status])
   })
 
-  it("has one code per error", () => {
+  it("has one code per error, request_too_large being 400 for a JSON body and 413 for an upload (DESIGN.md 11)", () => {
     const codes = Object.values(errorTable).map((row) => row.code)
-    expect(new Set(codes).size).toBe(codes.length)
+    expect(new Set(codes).size).toBe(codes.length - 1)
+    expect([errorTable.RequestTooLarge, errorTable.UploadTooLarge].map((row) => [row.status, row.code])).toEqual([
+      [400, "request_too_large"],
+      [413, "request_too_large"]
+    ])
   })
 
   it("renders the envelope with only the interface's fields", () => {

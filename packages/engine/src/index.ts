@@ -7,6 +7,8 @@ import { join } from "node:path"
 import type { PcmCacheOptions } from "./pcm-cache.ts"
 import { RenderPool } from "./pool.ts"
 import type { JobResult } from "./jobs.ts"
+import type { AudioType } from "./listen/decode.ts"
+import type { Listening } from "./listen/types.ts"
 import { extensionSources } from "./song.ts"
 import type { Engine, EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 
@@ -27,6 +29,24 @@ export interface EngineOptions {
   readonly render?: RenderOptions | undefined
   /** The PCM cache (see pcm-cache.ts); `null` turns it off (every `wav` export renders again). */
   readonly pcmCache?: PcmCacheOptions | null | undefined
+}
+
+/** Listens to uploads in worker threads of its own, so no request or render waits on it. */
+export interface Listener {
+  listen(bytes: Uint8Array, type: AudioType): Promise<Listening>
+  close(): Promise<void>
+}
+
+export function makeListener(options?: { readonly threads?: number | undefined }): Listener {
+  const pool = new RenderPool(options?.threads ?? 1, {}, null)
+  return {
+    async listen(bytes: Uint8Array, type: AudioType): Promise<Listening> {
+      const result = await pool.run({ kind: "listen", bytes, type })
+      if (result.kind !== "listening") throw new Error("engine worker answered a listening with something else")
+      return result.listening
+    },
+    close: () => pool.close()
+  }
 }
 
 function track(result: JobResult): EngineTrack {
@@ -53,3 +73,7 @@ export function makeEngine(options?: EngineOptions): Engine {
     close: () => pool.close()
   }
 }
+export { decodeAudio, UndecodableAudio } from "./listen/decode.ts"
+export { listen } from "./listen/analyse.ts"
+export type { Analysis, ChordSpan, Listening, TranscribedNote, Transcription } from "./listen/types.ts"
+export type { AudioType, PcmSink } from "./listen/decode.ts"

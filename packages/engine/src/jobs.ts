@@ -1,6 +1,10 @@
 // The jobs the engine's worker threads run: a take, an extension's take or an export. Kept apart
 // from the worker entry so that benchmarks can run them on the calling thread.
 
+import { listen } from "./listen/analyse.ts"
+import type { AudioType } from "./listen/decode.ts"
+import { transcribe } from "./listen/transcribe.ts"
+import type { Listening } from "./listen/types.ts"
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { finishTrack, renderAudio } from "./render.ts"
 import { exportTrack, renderExtension } from "./song.ts"
@@ -11,10 +15,14 @@ export type JobBody =
   | { readonly kind: "render"; readonly request: EngineRequest; readonly taskId: string; readonly index: number }
   | { readonly kind: "extend"; readonly source: TrackSource }
   | { readonly kind: "export"; readonly source: TrackSource; readonly format: ExportFormat }
+  | { readonly kind: "listen"; readonly bytes: Uint8Array; readonly type: AudioType }
 
 export type JobMessage = JobBody & { readonly id: number; readonly options: RenderOptions; readonly cache: PcmCacheOptions | null }
 
-export type JobResult = { readonly kind: "track"; readonly track: EngineTrack } | { readonly kind: "export"; readonly export: EngineExport }
+export type JobResult =
+  | { readonly kind: "track"; readonly track: EngineTrack }
+  | { readonly kind: "export"; readonly export: EngineExport }
+  | { readonly kind: "listening"; readonly listening: Listening }
 
 export async function runJob(msg: JobMessage): Promise<JobResult> {
   switch (msg.kind) {
@@ -31,10 +39,13 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
       return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache) }
     case "export":
       return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
+    case "listen":
+      return { kind: "listening", listening: await listen(msg.bytes, msg.type, transcribe) }
   }
 }
 
 export function transferables(result: JobResult): ArrayBuffer[] {
+  if (result.kind === "listening") return []
   const buffers = result.kind === "track" ? [result.track.mp3.buffer, result.track.png.buffer] : result.export.files.map((f) => f.bytes.buffer)
   return [...new Set(buffers)].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer)
 }

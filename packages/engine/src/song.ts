@@ -4,6 +4,7 @@
 // its extension continued at, on the same bar grid (all takes share the root's tempo).
 
 import { compose, type Part, type Score } from "./compose.ts"
+import { uploadGridStart, uploadMidi, uploadPcm } from "./listen/uploadRoot.ts"
 import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
 import type { Instrument } from "./genres.ts"
@@ -47,6 +48,12 @@ function renderedSeconds(score: Score, options: RenderOptions): number {
 
 /** The takes a track is made of, in order. Composition only: no sound is made here. */
 export function segmentsOf(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
+  if (source.extends === undefined && source.upload !== undefined) {
+    // An upload's audio is not a take: this one, composed in its tempo and key, only gives a
+    // continuation its bar grid and the section it leads on from. It is never heard.
+    const take = composeTake(source.request, source.taskId, source.index)
+    return [{ take, offset: 0, from: 0, until: source.upload.duration, options }]
+  }
   if (source.extends === undefined) {
     const take = composeTake(source.request, source.taskId, source.index)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
@@ -67,7 +74,9 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
   const root = rootOf(source)
   const { spec, voice } = songIdentity(root.request, root.taskId)
   const bar = barSeconds(spec.bpm)
-  const offset = Math.floor(continueAt / bar + 1e-9) * bar
+  // An upload's bars start at its first beat; the engine's own songs at 0.
+  const grid = root.upload === undefined ? 0 : uploadGridStart(root.upload)
+  const offset = grid + Math.floor(Math.max(0, continueAt - grid) / bar + 1e-9) * bar
   const at = [...parent].reverse().find((s) => s.from <= continueAt) ?? (parent[0] as Segment)
   const local = continueAt - at.offset
   const leadIn = at.take.score.sections.find((s) => s.start <= local && local < s.end)?.kind ?? "verse"
@@ -128,7 +137,11 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const key = cacheKey(source, options)
   const cached = readCached(cache, key)
   if (cached !== null) return cached
-  const pcm = source.extends === undefined ? renderOriginalPcm(source, options) : (await extensionAudio(source, options, cache)).pcm
+  const pcm = source.extends !== undefined
+    ? (await extensionAudio(source, options, cache)).pcm
+    : source.upload !== undefined
+    ? await uploadPcm(source.upload)
+    : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
   return wav
@@ -342,6 +355,7 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
 // ---------------------------------------------------------------- exports
 
 export async function exportTrack(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
+  if (source.upload !== undefined && source.extends === undefined) return exportUpload(source, format, options, cache)
   switch (format) {
     case "wav":
       return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
@@ -353,6 +367,26 @@ export async function exportTrack(source: TrackSource, format: ExportFormat, opt
       return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: trackMidi(source, options) }], timedLyrics: null }
     case "timed_lyrics":
       return { files: [], timedLyrics: timedLyrics(source, options) }
+    default:
+      throw new Error(`unknown export format: ${String(format satisfies never)}`)
+  }
+}
+
+/**
+ * An upload's own track: its audio as WAV (and as its one stem), its transcription as MIDI; it
+ * has no words to time (the service refuses that before asking).
+ */
+async function exportUpload(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
+  const root = source.upload as NonNullable<TrackSource["upload"]>
+  switch (format) {
+    case "wav":
+      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+    case "stems":
+      return { files: [{ name: "mix.wav", contentType: "audio/wav", stem: "mix", bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+    case "midi":
+      return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: uploadMidi(root, source.request.title) }], timedLyrics: null }
+    case "timed_lyrics":
+      throw new Error("an upload has no timed words")
     default:
       throw new Error(`unknown export format: ${String(format satisfies never)}`)
   }

@@ -49,6 +49,31 @@ export interface RenderOptions {
 }
 
 /**
+ * A track whose root is an upload (ENGINE-SEAMS.md rule 3): its audio (a file the engine reads)
+ * and what listening heard in it, stored with it. The TrackSource's request carries the upload's
+ * tempo and key in its style, so a continuation is composed in them.
+ */
+export interface UploadRoot {
+  readonly id: string
+  /** The upload's file on this machine. */
+  readonly audioPath: string
+  readonly contentType: "audio/mpeg" | "audio/wav" | "audio/flac" | "audio/ogg"
+  /** Seconds. */
+  readonly duration: number
+  readonly analysis: {
+    readonly bpm: number
+    readonly key: string
+    readonly time_signature: string
+    readonly loudness_lufs: number
+    readonly beats: ReadonlyArray<number>
+    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
+  }
+  readonly transcription: {
+    readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+  }
+}
+
+/**
  * How one track was made, which is all the engine needs to render it again sample for sample:
  * the request and task id seed every choice, and an extension names the track it continued.
  */
@@ -57,6 +82,8 @@ export interface TrackSource {
   readonly taskId: string
   readonly index: number
   readonly extends?: { readonly source: TrackSource; readonly continueAt: number } | undefined
+  /** The track is an upload's audio (its request's style names the upload's tempo and key). */
+  readonly upload?: UploadRoot | undefined
 }
 
 export type ExportFormat = "wav" | "midi" | "stems" | "timed_lyrics"

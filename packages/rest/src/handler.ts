@@ -15,7 +15,7 @@ import {
   RouteNotFound
 } from "@lyre/core"
 import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
+import { incomingAudio, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { openApiDocument } from "./openapi.ts"
 import { matchRoute, routesOf } from "./routes.ts"
 
@@ -73,7 +73,11 @@ export const makeRestHandler = (options: RestOptions) => {
 
     let bodyError: ValidationError | undefined
     let input: unknown
-    if (match.route.type === "mutation") {
+    // An upload's body is core's to read, after the guard; its own fields come in the query.
+    const audio = match.route.meta.requestBody === "audio" ? incomingAudio(req) : undefined
+    if (audio !== undefined) {
+      input = { ...queryObject(search), ...match.params }
+    } else if (match.route.type === "mutation") {
       const body = await readJsonBody(req)
       if (body.ok) input = withPathParams(body.value, match.params)
       else bodyError = body.error
@@ -92,7 +96,8 @@ export const makeRestHandler = (options: RestOptions) => {
     const ctx = makeCallContext(options.runtime, {
       authorization: req.headers.authorization,
       idempotencyKey: typeof idempotencyKey === "string" && idempotencyKey !== "" ? idempotencyKey : undefined,
-      bodyError
+      bodyError,
+      audio
     })
     ctx.response.headers["x-request-id"] = requestId
     try {
@@ -108,7 +113,9 @@ export const makeRestHandler = (options: RestOptions) => {
       sendJson(res, ctx.response.status ?? match.route.meta.successStatus ?? 200, output, ctx.response.headers)
     } catch (cause) {
       const error = apiErrorFromTrpc(getTRPCErrorFromUnknown(cause), input)
-      sendApiError(res, error, resourceMetadataUrl, ctx.response.headers)
+      // An upload refused before its end leaves bytes on the connection: it is not reused.
+      const unread = audio !== undefined && !req.complete
+      sendApiError(res, error, resourceMetadataUrl, unread ? { ...ctx.response.headers, connection: "close" } : ctx.response.headers)
     }
   }
 }

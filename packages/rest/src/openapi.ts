@@ -5,7 +5,7 @@
  */
 import { generateOpenApiDocument } from "trpc-to-openapi"
 import type { OpenAPIObject } from "trpc-to-openapi"
-import { appRouter, ErrorEnvelope, errorTable, modelNames, scopeDescriptions } from "@lyre/core"
+import { appRouter, ErrorEnvelope, errorTable, modelNames, scopeDescriptions, uploadContentTypes } from "@lyre/core"
 import type { LyreMeta } from "@lyre/core"
 import { routesOf } from "./routes.ts"
 
@@ -19,7 +19,11 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   "tracks.extend": [400, 401, 402, 403, 404, 429, 500, 503],
   "tracks.export": [400, 401, 402, 403, 404, 429, 500, 503],
   "exports.get": [401, 403, 404, 429, 500, 503],
-  "exports.list": [400, 401, 403, 429, 500, 503]
+  "exports.list": [400, 401, 403, 429, 500, 503],
+  "uploads.create": [400, 401, 403, 413, 429, 500, 503],
+  "uploads.get": [401, 403, 404, 429, 500, 503],
+  "uploads.list": [400, 401, 403, 429, 500, 503],
+  "uploads.delete": [401, 403, 404, 429, 500, 503]
 }
 
 /** Operations that take an `Idempotency-Key`: every paid call. */
@@ -29,8 +33,9 @@ const errorDescriptions: Readonly<Record<number, string>> = {
   400: "Invalid request body or parameters.",
   401: "Missing, invalid, expired or revoked credential.",
   402: "Not enough credits.",
-  403: "Valid credential, but the account is below the Pro tier (`tier_insufficient`) or the credential lacks the scope (`insufficient_scope`).",
-  404: "Task, track or export not found or not accessible by this credential.",
+  403: "Valid credential, but the account is below the Pro tier (`tier_insufficient`), the credential lacks the scope (`insufficient_scope`), or the account keeps as many uploads as its plan allows (`upload_quota_exceeded`).",
+  404: "Task, track, export or upload not found or not accessible by this credential.",
+  413: "The upload is larger than 50 MB: refused on its declared length before it is read, or cut while streamed.",
   429: "Requests-per-minute (`rpm_exceeded`) or concurrent generation (`concurrent_limit_exceeded`) limit exceeded.",
   500: "Internal error or upstream provider failure.",
   503: "Selected model temporarily unavailable (`model_unavailable`, create only), or the service's database out of reach for a moment (`service_unavailable`)."
@@ -88,6 +93,39 @@ const completeGenerateRequest = (schema: unknown): void => {
     )
     model["x-deprecated-values"] = ["nocturne"]
   }
+}
+
+/**
+ * An upload's body is its file (trpc-to-openapi knows JSON bodies only): the raw audio in one of
+ * its types, or a multipart form with `file` and `title`. `title` may also come in the query.
+ */
+const describeAudioBody = (operation: Json): void => {
+  const binary = { schema: { type: "string", format: "binary" } }
+  operation["requestBody"] = {
+    required: true,
+    description: "The audio file (at most 50 MB; 5 s to 8 min once decoded), as the body or as a form's `file`.",
+    content: {
+      ...Object.fromEntries(uploadContentTypes.map((type) => [type, binary])),
+      "multipart/form-data": {
+        schema: {
+          type: "object",
+          properties: {
+            file: { type: "string", format: "binary", description: "The audio file." },
+            title: { type: "string", maxLength: 200, description: "A name for the upload." }
+          },
+          required: ["file"]
+        }
+      }
+    }
+  }
+  const existing = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+  operation["parameters"] = [...existing, {
+    name: "title",
+    in: "query",
+    required: false,
+    description: "A name for the upload when the body is the raw file (a form's `title` field wins).",
+    schema: { type: "string", maxLength: 200 }
+  }]
 }
 
 export const openApiDocument = (publicUrl: string): OpenAPIObject => {
@@ -170,6 +208,7 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
         responses["200"] = { ...ready, description: "The ready export of this track and format the account already has, charged nothing." }
       }
     }
+    if (route.meta.requestBody === "audio") describeAudioBody(operation)
     if (route.procedurePath === "generations.create") {
       const body = operation["requestBody"]
       const content = isJson(body) ? body["content"] : undefined

@@ -17,10 +17,21 @@ import {
   RateLimiter,
   RedisGate,
   Settings,
+  Uploads,
   WebhookWorker
 } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
-import { engineProviderLayer, ExportWorker, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
+import {
+  engineProviderLayer,
+  ExportWorker,
+  ListenWorker,
+  ProviderCallbacks,
+  Storage,
+  SunoHttpProvider,
+  TaskWorker,
+  uploadFilesLayer,
+  Wakeup
+} from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
@@ -125,7 +136,7 @@ export type AppServices = CoreServices | Readiness | SqlClient | Provider | Stor
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
-const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
+const providerLayer = (config: ServerConfig): Layer.Layer<Provider, never, Storage> =>
   measuredProvider(config.provider === "http"
     ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
@@ -135,7 +146,7 @@ const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
     : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
 /** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
-const storageLayer = (config: ServerConfig) => {
+const storageLayer = (config: ServerConfig): Layer.Layer<Storage, unknown> => {
   const storage = storageOf(config)
   if ("problem" in storage) return Layer.effect(Storage)(Effect.fail(new ConfigurationError({ message: storage.problem })))
   return storage.bucket === null ? Storage.layerFiles(join(config.dataDir, "files")) : Storage.layerS3(storage.bucket)
@@ -148,7 +159,7 @@ export const providerLabel = (config: ServerConfig): string => (config.provider 
 export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 
 /**
- * The task worker, the export worker and the webhook deliverer, running for as long as the layer lives.
+ * The task worker, the export worker, the listening worker (uploads) and the webhook deliverer, running for as long as the layer lives.
  * `pnpm start` includes them unless `WORKER=off`; `pnpm worker` is this alone.
  */
 const inlineWorker = (config: ServerConfig) =>
@@ -165,6 +176,13 @@ const inlineWorker = (config: ServerConfig) =>
       Layer.provide(ExportWorker.layer({
         workerId,
         publicUrl: config.publicUrl,
+        pollSeconds: config.providerPollSeconds,
+        leaseSeconds: config.workerLeaseSeconds
+      }))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(ListenWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(ListenWorker.layer({
+        workerId,
         pollSeconds: config.providerPollSeconds,
         leaseSeconds: config.workerLeaseSeconds
       }))
@@ -230,10 +248,14 @@ export const appLayer = (
       readiness
     ).pipe(Layer.provide(RedisGate.layer()))
   }))
-  const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
+  // Uploads reach storage through the UploadFiles port (core knows no storage).
+  const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
+  const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),
+    // The engine reads uploads' files, and uploads keep them: both sit above storage.
+    Layer.provideMerge(storageLayer(config)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )

@@ -33,7 +33,9 @@ describe("GET /api/openapi.json", () => {
       "/v1/music/generations",
       "/v1/music/generations/{id}",
       "/v1/music/tracks/{track_id}/exports",
-      "/v1/music/tracks/{track_id}/extensions"
+      "/v1/music/tracks/{track_id}/extensions",
+      "/v1/music/uploads",
+      "/v1/music/uploads/{id}"
     ])
     expect(Object.keys(doc.paths?.["/v1/music/generations"] ?? {}).sort()).toEqual(["get", "post"])
   })
@@ -46,6 +48,17 @@ describe("GET /api/openapi.json", () => {
     expect(responses["401"]?.headers?.["WWW-Authenticate"]).toBeDefined()
     expect(responses["400"]?.content?.["application/json"]?.schema?.$ref).toBe("#/components/schemas/Error")
     expect(responses["202"]?.headers?.["X-RateLimit-Limit"]).toBeDefined()
+  })
+
+  it("an upload's body is the file itself or a multipart form, and 413 is listed", () => {
+    const post = operation("/v1/music/uploads", "post")
+    const content = post.requestBody && "content" in post.requestBody ? post.requestBody.content : {}
+    expect(Object.keys(content).sort()).toEqual(["audio/flac", "audio/mpeg", "audio/ogg", "audio/wav", "multipart/form-data"])
+    expect(content["audio/mpeg"]?.schema).toEqual({ type: "string", format: "binary" })
+    const form = content["multipart/form-data"]?.schema
+    expect(form && "required" in form ? form.required : undefined).toEqual(["file"])
+    expect(Object.keys(post.responses ?? {}).sort()).toEqual(["202", "400", "401", "403", "413", "429", "500", "503"])
+    expect(Object.keys(doc.paths?.["/v1/music/uploads/{id}"] ?? {}).sort()).toEqual(["delete", "get"])
   })
 
   it("get lists 401, 403, 404; me lists 401, 403, 429", () => {

@@ -140,7 +140,16 @@ describe("admin API: webhook endpoints", () => {
     expect(keysOf(res.body)).toEqual(["enabled", "events", "id", "secret", "url"])
     expect(String(res.body.id)).toMatch(/^whe_[0-9A-Za-z]{24}$/)
     expect(String(res.body.secret)).toMatch(/^whsec_[0-9A-Za-z]{32}$/)
-    expect(res.body.events).toEqual(["job.completed", "job.failed", "credits.low", "key.expiring", "export.completed", "export.failed"])
+    expect(res.body.events).toEqual([
+      "job.completed",
+      "job.failed",
+      "credits.low",
+      "key.expiring",
+      "export.completed",
+      "export.failed",
+      "upload.ready",
+      "upload.failed"
+    ])
     expect(res.body.enabled).toBe(true)
   })
 

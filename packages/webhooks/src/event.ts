@@ -51,6 +51,28 @@ export interface WebhookExport<Status extends "ready" | "failed"> {
   readonly updated_at: string
 }
 
+/** An Upload, as `upload.ready` and `upload.failed` carry it (DESIGN.md section 11). */
+export interface WebhookUpload<Status extends "ready" | "failed"> {
+  readonly id: string
+  readonly status: Status
+  readonly title: string | null
+  readonly content_type: "audio/mpeg" | "audio/wav" | "audio/flac" | "audio/ogg"
+  readonly bytes: number
+  readonly duration: number
+  readonly track_id: Status extends "ready" ? string : null
+  readonly analysis: Status extends "ready" ? {
+    readonly bpm: number
+    readonly key: string
+    readonly time_signature: string
+    readonly loudness_lufs: number
+    readonly beats: ReadonlyArray<number>
+    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
+  } : null
+  readonly error: Status extends "failed" ? { readonly code: string; readonly message: string } : null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
 /** `data` of each event kind the service sends (the interface's "Event kinds", and `ping`). */
 export interface LyreEventData {
   readonly "job.completed": {
@@ -84,6 +106,10 @@ export interface LyreEventData {
   readonly "export.completed": WebhookExport<"ready">
   /** An export moved to `failed`; its credits were refunded. */
   readonly "export.failed": WebhookExport<"failed">
+  /** An upload was listened to: its analysis is there, and its track takes every song tool. */
+  readonly "upload.ready": WebhookUpload<"ready">
+  /** Listening to an upload failed. */
+  readonly "upload.failed": WebhookUpload<"failed">
   /** Sent by the admin API's ping, to test an endpoint. */
   readonly ping: { readonly webhook_endpoint_id: string }
 }

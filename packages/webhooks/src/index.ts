@@ -9,7 +9,8 @@ export type {
   WebhookEvent,
   WebhookExport,
   WebhookExportFile,
-  WebhookTrack
+  WebhookTrack,
+  WebhookUpload
 } from "./event.ts"
 export { generateWebhookSecret } from "./secret.ts"
 export { signWebhook, verifyWebhook, WebhookVerificationError } from "./signature.ts"

@@ -36,9 +36,9 @@ export interface Leased {
 }
 
 export interface QueueShape {
-  readonly table: "generation_tasks" | "exports"
+  readonly table: "generation_tasks" | "exports" | "uploads"
   /** What it holds, in log lines and spans: `worker: task processing failed`, `task_id`. */
-  readonly noun: "task" | "export"
+  readonly noun: "task" | "export" | "upload"
   /** The columns a claim returns beside id, attempts and hints. */
   readonly columns: ReadonlyArray<string>
   /**

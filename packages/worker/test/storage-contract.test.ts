@@ -125,6 +125,15 @@ describe.each(implementations)("the storage port on %s", (_name, layer) => {
     expect(await stat("gen_other/0.bin")).toEqual({ size: 3, contentType: "application/octet-stream" })
   })
 
+  it("removes an object (a deleted upload's file); removing one never stored is no error", async () => {
+    await put("upl_gone/source.wav", Buffer.from("an upload"))
+    expect(await stat("upl_gone/source.wav")).toEqual({ size: 9, contentType: "audio/wav" })
+    await runtime.runPromise(Storage.use((storage) => storage.remove("upl_gone/source.wav")))
+    expect(await stat("upl_gone/source.wav")).toBeNull()
+    await runtime.runPromise(Storage.use((storage) => storage.remove("upl_never/source.wav")))
+    await runtime.runPromise(Storage.use((storage) => storage.remove("../escape.wav")))
+  })
+
   it("refuses keys outside the storage shape: nothing stored, nothing found, nothing read", async () => {
     for (const key of ["../escape.mp3", "gen_x/../../escape.mp3", "gen_x/0.MP3", "noslash.mp3", "a/b/c.mp3"]) {
       const exit = await put(key, Buffer.from("x"))

@@ -50,7 +50,9 @@ export const webhookEventTypes = [
   "credits.low",
   "key.expiring",
   "export.completed",
-  "export.failed"
+  "export.failed",
+  "upload.ready",
+  "upload.failed"
 ] as const
 export const WebhookEventType = z.enum(webhookEventTypes)
 export type WebhookEventType = z.infer<typeof WebhookEventType>

@@ -40,6 +40,15 @@ export class TrackHasNoLyrics extends Schema.TaggedError<TrackHasNoLyrics>()("Tr
   message: Schema.String,
   param: Param
 }) {}
+/** An upload that is not audio of its declared type, does not decode, is silent, or is too short or long. */
+export class InvalidAudio extends Schema.TaggedError<InvalidAudio>()("InvalidAudio", {
+  message: Schema.String,
+  param: Param
+}) {}
+/** An upload past its size limit: refused on its declared length before reading, or cut while streamed (413). */
+export class UploadTooLarge extends Schema.TaggedError<UploadTooLarge>()("UploadTooLarge", {
+  message: Schema.String
+}) {}
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
   message: Schema.String,
   allow: Schema.Array(Schema.String)
@@ -72,6 +81,10 @@ export class InsufficientScope extends Schema.TaggedError<InsufficientScope>()("
   message: Schema.String,
   scope: Schema.String
 }) {}
+/** The account keeps as many uploads as its plan allows (DESIGN.md section 11). */
+export class UploadQuotaExceeded extends Schema.TaggedError<UploadQuotaExceeded>()("UploadQuotaExceeded", {
+  message: Schema.String
+}) {}
 /** A browser page of another site calling an endpoint that checks Origin (MCP's transport rule). */
 export class OriginNotAllowed extends Schema.TaggedError<OriginNotAllowed>()("OriginNotAllowed", {
   message: Schema.String
@@ -90,6 +103,10 @@ export class TrackNotFound extends Schema.TaggedError<TrackNotFound>()("TrackNot
   param: Param
 }) {}
 export class ExportNotFound extends Schema.TaggedError<ExportNotFound>()("ExportNotFound", {
+  message: Schema.String,
+  param: Param
+}) {}
+export class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("UploadNotFound", {
   message: Schema.String,
   param: Param
 }) {}
@@ -153,6 +170,10 @@ export type AuthenticationError = MissingCredential | InvalidCredential | Creden
 export type ApiError =
   | ValidationError
   | TrackHasNoLyrics
+  | InvalidAudio
+  | UploadTooLarge
+  | UploadQuotaExceeded
+  | UploadNotFound
   | AuthenticationError
   | InsufficientCredits
   | TierInsufficient
@@ -203,6 +224,9 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   InvalidContentType: { status: 400, type: "invalid_request_error", code: "invalid_content_type" },
   IdempotencyKeyReused: { status: 400, type: "invalid_request_error", code: "idempotency_key_reused" },
   TrackHasNoLyrics: { status: 400, type: "invalid_request_error", code: "track_has_no_lyrics" },
+  InvalidAudio: { status: 400, type: "invalid_request_error", code: "invalid_audio" },
+  UploadTooLarge: { status: 413, type: "invalid_request_error", code: "request_too_large" },
+  UploadQuotaExceeded: { status: 403, type: "permission_error", code: "upload_quota_exceeded" },
   MethodNotAllowed: { status: 405, type: "invalid_request_error", code: "method_not_allowed" },
   MissingCredential: { status: 401, type: "authentication_error", code: "missing_credential" },
   InvalidCredential: { status: 401, type: "authentication_error", code: "invalid_credential" },
@@ -216,6 +240,7 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   TaskNotFound: { status: 404, type: "not_found", code: "task_not_found" },
   TrackNotFound: { status: 404, type: "not_found", code: "track_not_found" },
   ExportNotFound: { status: 404, type: "not_found", code: "export_not_found" },
+  UploadNotFound: { status: 404, type: "not_found", code: "upload_not_found" },
   RouteNotFound: { status: 404, type: "not_found", code: "route_not_found" },
   ResourceNotFound: { status: 404, type: "not_found", code: "resource_not_found" },
   AlreadyExists: { status: 400, type: "invalid_request_error", code: "already_exists" },

@@ -21,7 +21,8 @@ export interface ExportRow {
   readonly updated_at: Date
 }
 
-export const exportColumns = `id, track_id, task_id, format, status, credits_used, credits_refunded, error_code,
+/** `task_id` is the upload's id for an export of an upload's track (DESIGN.md section 11). */
+export const exportColumns = `id, track_id, coalesce(task_id, upload_id) as task_id, format, status, credits_used, credits_refunded, error_code,
   error_message, files, timed_lyrics, created_at, updated_at`
 
 export const renderExport = (row: ExportRow): Export => ({

@@ -11,6 +11,7 @@ export const idPrefixes = {
   task: "gen",
   track: "trk",
   export: "exp",
+  upload: "upl",
   event: "evt",
   webhookEndpoint: "whe",
   ledgerEntry: "led",

@@ -11,6 +11,12 @@ const planRank: { readonly [P in Plan]: number } = { free: 0, basic: 1, pro: 2, 
 /** Access requires the Pro plan or higher, checked on every request. */
 export const planAllowsAccess = (plan: Plan): boolean => planRank[plan] >= planRank.pro
 
+/**
+ * Uploads an account may keep at once, by plan (DESIGN.md section 11): one more is 403
+ * `upload_quota_exceeded` until one is deleted. Below Pro the API answers nothing at all.
+ */
+export const keptUploadsAllowed: { readonly [P in Plan]: number } = { free: 0, basic: 0, pro: 50, ultra: 500 }
+
 /** In-flight generations per credential unless the account has an override. */
 export const defaultConcurrencyLimit = (plan: Plan): number => (plan === "ultra" ? 20 : 10)
 

@@ -52,6 +52,7 @@ import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
+import { uploadTrackOf } from "../uploads/uploadTracks.ts"
 
 export type ExtendError = ChargeError | TrackNotFound | RequestValidationError
 export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics
@@ -146,8 +147,14 @@ export class SongTools extends Context.Service<SongTools, {
           let extendsFrom: SourceTrack["extends"] = null
           if (row.source_track_id !== null && depth < maxChain) {
             const [parent] = yield* sourceRow(row.source_track_id)
+            // A chain may begin at an upload's track rather than at a task's.
+            const root = parent === undefined
+              ? yield* uploadTrackOf(sql, row.source_track_id, null, providerRequestOf)
+              : null
             if (parent !== undefined) {
               extendsFrom = { source: yield* sourceOf(parent, depth + 1), continueAt: row.continue_at ?? 0 }
+            } else if (root !== null) {
+              extendsFrom = { source: root.source, continueAt: row.continue_at ?? 0 }
             }
           }
           return {
@@ -170,7 +177,11 @@ export class SongTools extends Context.Service<SongTools, {
                  t.duration, g.model, g.request, g.source_track_id, g.continue_at, t.account_id
           from tracks t join generation_tasks g on g.id = t.task_id
           where t.id = ${trackId} and t.account_id = ${accountId} and g.status = 'ready'`.pipe(Effect.orDie)
-        if (row === undefined) return yield* trackNotFound(trackId)
+        if (row === undefined) {
+          const uploaded = yield* uploadTrackOf(sql, trackId, accountId, providerRequestOf)
+          if (uploaded === null) return yield* trackNotFound(trackId)
+          return uploaded satisfies FoundTrack
+        }
         return { source: yield* sourceOf(row, 0), model: row.model, request: row.request } satisfies FoundTrack
       })
 
@@ -276,9 +287,10 @@ export class SongTools extends Context.Service<SongTools, {
           updated_at: new Date(now)
         })
         const work = writes`
-          insert into exports (id, account_id, credential_subject, track_id, task_id, format, model, status,
+          insert into exports (id, account_id, credential_subject, track_id, task_id, upload_id, format, model, status,
             credits_used, debit_subscription, debit_onetime, deadline_at, callback_token, created_at, updated_at)
-          select ${exportId}, ${principal.accountId}, ${principal.subject}, ${input.track_id}, ${found.source.taskId},
+          select ${exportId}, ${principal.accountId}, ${principal.subject}, ${input.track_id},
+                 ${found.source.upload === undefined ? found.source.taskId : null}, ${found.source.upload?.uploadId ?? null},
                  ${input.format}, ${found.model}, 'pending', ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
                  ${callbackToken}, ${nowIso}::timestamptz, ${nowIso}::timestamptz
           from debit
@@ -438,7 +450,7 @@ export class SongTools extends Context.Service<SongTools, {
                      subscription_credits, onetime_credits, ${nowIso}::timestamptz
               from refunded
             )
-            select ${writes.literal(exportColumns)}, account_id from failed`
+            select * from failed`
           if (row === undefined) return null
           yield* writeEvent(row.account_id, "export.failed", row, nowIso)
           return row.format

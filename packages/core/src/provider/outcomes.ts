@@ -83,6 +83,28 @@ export interface SourceTrack {
   readonly request: Omit<ProviderSubmission, "taskId" | "callbackUrl" | "extend">
   /** When that task was an extension: the track it continued, and from which second. */
   readonly extends: Extension | null
+  /** When the track is an upload's: its file and what listening heard (DESIGN.md section 11). */
+  readonly upload?: UploadSource | undefined
+}
+
+/** An upload at the root of a track: where its file is kept, and its stored listening. */
+export interface UploadSource {
+  readonly uploadId: string
+  /** Its key in storage (`upl_.../source.mp3`). */
+  readonly storageKey: string
+  readonly contentType: "audio/mpeg" | "audio/wav" | "audio/flac" | "audio/ogg"
+  readonly duration: number
+  readonly analysis: {
+    readonly bpm: number
+    readonly key: string
+    readonly time_signature: string
+    readonly loudness_lufs: number
+    readonly beats: ReadonlyArray<number>
+    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
+  }
+  readonly transcription: {
+    readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+  }
 }
 
 /** Where an extension starts: the source track and the second its continuation begins at. */

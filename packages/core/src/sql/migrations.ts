@@ -394,6 +394,61 @@ const m0008_song_tools = Effect.gen(function*() {
     where type in ('export.completed', 'export.failed')`
 })
 
+/**
+ * Uploads (DESIGN.md section 11): an account's own audio, listened to once by a worker that
+ * leases it as tasks and exports are leased (the same claim, release and sweep columns). Its
+ * track is a row of `tracks` whose root is the upload rather than a task. A deleted upload keeps
+ * its row (tracks made from it point at it) without its file.
+ */
+const m0009_uploads = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table uploads (
+      id text primary key,
+      account_id text not null references accounts (id),
+      credential_subject text not null,
+      status text not null check (status in ('pending', 'ready', 'failed')),
+      title text,
+      content_type text not null,
+      bytes integer not null,
+      duration double precision not null,
+      storage_key text not null,
+      track_id text,
+      analysis jsonb,
+      transcription jsonb,
+      error_code text,
+      error_message text,
+      submission_state text not null default 'accepted' check (submission_state = 'accepted'),
+      attempts integer not null default 0,
+      hints integer not null default 0,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      next_poll_at timestamptz,
+      deadline_at timestamptz,
+      last_error text,
+      deleted_at timestamptz,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`create index uploads_account_recent on uploads (account_id, created_at desc, id desc) where deleted_at is null`
+  yield* sql`create index uploads_due on uploads (next_poll_at) where status = 'pending'`
+  yield* sql`create index uploads_deadline on uploads (deadline_at) where status = 'pending'`
+  yield* sql`
+    alter table tracks
+      alter column task_id drop not null,
+      add column upload_id text references uploads (id),
+      add constraint tracks_root check ((task_id is null) <> (upload_id is null))`
+  // An export of an upload's track is made from the upload, not from a task.
+  yield* sql`
+    alter table exports
+      alter column task_id drop not null,
+      add column upload_id text references uploads (id),
+      add constraint exports_root check ((task_id is null) <> (upload_id is null))`
+  yield* sql`
+    create unique index outbox_events_once_per_upload on outbox_events ((payload ->> 'id'), type)
+    where type in ('upload.ready', 'upload.failed')`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -402,7 +457,8 @@ export const migrations = Migrator.fromRecord({
   "0005_oauth": m0005_oauth,
   "0006_dashboard": m0006_dashboard,
   "0007_task_trace": m0007_task_trace,
-  "0008_song_tools": m0008_song_tools
+  "0008_song_tools": m0008_song_tools,
+  "0009_uploads": m0009_uploads
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

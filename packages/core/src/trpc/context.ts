@@ -19,6 +19,8 @@ import type { SigningKeys } from "../credentials/SigningKeys.ts"
 import type { SongTools } from "../generation/SongTools.ts"
 import type { Webhooks } from "../webhooks/Webhooks.ts"
 import type { WebhookSignal } from "../webhooks/WebhookSignal.ts"
+import type { IncomingAudio } from "../uploads/UploadFiles.ts"
+import type { Uploads } from "../uploads/Uploads.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
@@ -33,6 +35,7 @@ export type CoreServices =
   | Sessions
   | SigningKeys
   | SongTools
+  | Uploads
   | AccountConsole
   | Settings
   | Webhooks
@@ -52,6 +55,8 @@ export interface CallContext {
   readonly csrfToken: string | undefined
   /** A body the adapter could not read (bad JSON, too large, wrong type), judged at the body stage. */
   readonly bodyError: ValidationError | undefined
+  /** An upload's body, handed over unread (REST only): read by the procedure once the request is admitted. */
+  readonly audio: IncomingAudio | undefined
   /** Filled in by procedures: the status and headers the adapter answers with. */
   readonly response: { status: number | undefined; readonly headers: Record<string, string> }
 }
@@ -66,6 +71,7 @@ export const makeCallContext = (
     readonly sessionToken?: string | undefined
     readonly csrfToken?: string | undefined
     readonly bodyError?: ValidationError | undefined
+    readonly audio?: IncomingAudio | undefined
   }
 ): CallContext => ({
   runtime,
@@ -75,6 +81,7 @@ export const makeCallContext = (
   sessionToken: request.sessionToken,
   csrfToken: request.csrfToken,
   bodyError: request.bodyError,
+  audio: request.audio,
   response: { status: undefined, headers: {} }
 })
 

@@ -27,6 +27,8 @@ export interface LyreMeta {
   readonly scope?: Scope
   /** The REST status of a success when it is not 200. */
   readonly successStatus?: number
+  /** `audio`: the body is an upload's file (raw or multipart), handed over unread rather than parsed as JSON. */
+  readonly requestBody?: "audio"
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../generation/Generations.ts"
 import { SongTools } from "../generation/SongTools.ts"
+import { uploadsRouter } from "../uploads/router.ts"
 import { accountRouter } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
@@ -180,6 +181,8 @@ export const appRouter = t.router({
         runPaid(ctx, SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey)))
       )
   }),
+
+  uploads: uploadsRouter,
 
   exports: t.router({
     get: admitted

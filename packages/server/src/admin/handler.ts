@@ -30,6 +30,7 @@ import {
   runToResult,
   UpdateAccountBody,
   UpdateWebhookEndpointBody,
+  Uploads,
   validationErrorFrom,
   Webhooks
 } from "@lyre/core"
@@ -45,7 +46,7 @@ export interface AdminOptions {
 type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
   readonly [number, unknown],
   ApiError,
-  Accounts | ApiKeys | Models | OAuth | SigningKeys | SongTools | Webhooks
+  Accounts | ApiKeys | Models | OAuth | SigningKeys | SongTools | Uploads | Webhooks
 >
 
 interface AdminRoute {
@@ -229,6 +230,16 @@ const routes: ReadonlyArray<AdminRoute> = [
       Effect.gen(function*() {
         yield* Accounts.use((accounts) => accounts.get(accountId))
         const data = yield* SongTools.use((tools) => tools.exportsOfAccount(accountId, 100))
+        return [200, { data }] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/accounts/${id}/uploads$`),
+    handler: ([accountId = ""]) =>
+      Effect.gen(function*() {
+        yield* Accounts.use((accounts) => accounts.get(accountId))
+        const data = yield* Uploads.use((uploads) => uploads.uploadsOfAccount(accountId, 100))
         return [200, { data }] as const
       })
   },

@@ -16,11 +16,12 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   accounts credits ACCOUNT_ID [--subscription N] [--onetime N] [--reason TEXT]
   accounts ledger ACCOUNT_ID
   accounts exports ACCOUNT_ID   (the account's exports, newest first: WAV, MIDI, stems, timed lyrics)
+  accounts uploads ACCOUNT_ID   (the account's kept uploads, newest first, with what listening heard)
   accounts set-password ACCOUNT_ID (--password W | --password-stdin)   (8 to 200 characters)
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
   models set MODEL (--available | --unavailable) [--retry-after SECONDS]
-  webhooks create ACCOUNT_ID --url URL [--events job.completed,job.failed,credits.low,key.expiring,export.completed,export.failed]
+  webhooks create ACCOUNT_ID --url URL [--events job.completed,job.failed,credits.low,key.expiring,export.completed,export.failed,upload.ready,upload.failed]
   webhooks list ACCOUNT_ID
   webhooks update ENDPOINT_ID [--url URL] [--events a,b] [--enable | --disable]
   webhooks delete ENDPOINT_ID
@@ -178,6 +179,8 @@ const run = async (): Promise<unknown> => {
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/ledger`)
     case "accounts exports":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/exports`)
+    case "accounts uploads":
+      return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/uploads`)
     case "accounts set-password": {
       const accountId = argument(2, "ACCOUNT_ID")
       await request("PUT", `/accounts/${accountId}/password`, { password: await password(o) })

@@ -35,6 +35,10 @@ export const describeEvent = (event: LyreWebhookEvent): string => {
       return `${event.data.id}: ${event.data.files.map((file) => file.url).join(", ")}`
     case "export.failed":
       return `${event.data.id}: ${event.data.error.code}`
+    case "upload.ready":
+      return `${event.data.id}: ${event.data.analysis.key}, ${event.data.track_id}`
+    case "upload.failed":
+      return `${event.data.id}: ${event.data.error.code}`
     case "ping":
       return event.data.webhook_endpoint_id
   }

@@ -14,6 +14,7 @@
  */
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { buffer } from "node:stream/consumers"
 import { pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
 import { Metrics, Provider } from "@lyre/core"
@@ -26,10 +27,12 @@ import type {
   ProviderSubmission,
   ProviderTrack,
   SourceTrack,
-  TimedWord
+  TimedWord,
+  UploadSource
 } from "@lyre/core/provider/outcomes"
 import { DEFAULT_PCM_CACHE, makeEngine } from "@lyre/engine"
 import type { Engine, EngineRequest, ExportFormat, TrackSource } from "@lyre/engine"
+import { Storage } from "../storage/Storage.ts"
 import { parseCallback } from "./sunoCallback.ts"
 
 export interface EngineProviderOptions {
@@ -85,24 +88,58 @@ const engineRequestOf = (submission: SourceTrack["request"]): EngineRequest => (
   audio_weight: submission.audio_weight
 })
 
-/** What the engine needs to render a track again: the request and task id that seeded it, and its chain. */
-export const trackSourceOf = (source: SourceTrack): TrackSource => ({
+/** Where an upload's file is staged for the engine, in the folder of the job that needs it. */
+const uploadPathIn = (folder: string, upload: UploadSource): string =>
+  join(folder, `${upload.uploadId}.${upload.storageKey.slice(upload.storageKey.lastIndexOf(".") + 1)}`)
+
+/**
+ * What the engine needs to render a track again: the request and task id that seeded it, and its
+ * chain; an upload at its root is read from `folder`, where `stageUploads` put its file.
+ */
+export const trackSourceOf = (source: SourceTrack, folder = ""): TrackSource => ({
   request: engineRequestOf(source.request),
   taskId: source.taskId,
   index: source.index,
   extends: source.extends === null
     ? undefined
-    : { source: trackSourceOf(source.extends.source), continueAt: source.extends.continueAt }
+    : { source: trackSourceOf(source.extends.source, folder), continueAt: source.extends.continueAt },
+  upload: source.upload === undefined ? undefined : {
+    id: source.upload.uploadId,
+    audioPath: uploadPathIn(folder, source.upload),
+    contentType: source.upload.contentType,
+    duration: source.upload.duration,
+    analysis: source.upload.analysis,
+    transcription: source.upload.transcription
+  }
 })
+
+/** The uploads at the roots of a chain. */
+const uploadsOf = (source: SourceTrack): ReadonlyArray<UploadSource> => [
+  ...(source.upload === undefined ? [] : [source.upload]),
+  ...(source.extends === null ? [] : uploadsOf(source.extends.source))
+]
 
 /** The upstream's callback shape, so the one callback parser serves both providers. */
 const completionCallback = (taskId: string, ok: boolean) =>
   JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
 
-const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape) => {
+const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape, storage: Storage["Service"]) => {
   const renders = new Map<string, RenderState>()
   const exports = new Map<string, ExportState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
+
+  /** Copies the files of the uploads a job starts from into its folder (they may be in a bucket). */
+  const stageUploads = (source: SourceTrack | undefined, folder: string) =>
+    Effect.forEach(source === undefined ? [] : uploadsOf(source), (upload) =>
+      Effect.gen(function*() {
+        const info = yield* storage.stat(upload.storageKey)
+        if (info === null || info.size === 0) return yield* Effect.die(new Error(`the upload ${upload.uploadId} has no file`))
+        const bytes = yield* Effect.promise(() => buffer(storage.read(upload.storageKey, { start: 0, end: info.size - 1 })))
+        yield* Effect.promise(async () => {
+          await mkdir(folder, { recursive: true })
+          await writeFile(uploadPathIn(folder, upload), bytes)
+        })
+      }), { discard: true })
 
   const sweep = async () => {
     const now = Date.now()
@@ -163,20 +200,20 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   }
 
   const submit = (submission: ProviderSubmission) =>
-    Effect.promise(async () => {
+    stageUploads(submission.extend?.source, folderOf(submission.taskId)).pipe(Effect.andThen(Effect.promise(async () => {
       const staged: StagedRequest = {
         request: engineRequestOf(submission),
         callbackUrl: submission.callbackUrl,
         extend: submission.extend === undefined
           ? undefined
-          : { source: trackSourceOf(submission.extend.source), continueAt: submission.extend.continueAt }
+          : { source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)), continueAt: submission.extend.continueAt }
       }
       await mkdir(folderOf(submission.taskId), { recursive: true })
       await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
       if (!renders.has(submission.taskId)) render(submission.taskId, staged)
       void sweep()
       return { _tag: "Accepted", providerTaskId: submission.taskId } as const
-    })
+    })))
 
   const poll = (providerTaskId: string) =>
     Effect.promise(async (): Promise<PollOutcome> => {
@@ -223,9 +260,9 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   }
 
   const submitExport = (submission: ExportSubmission) =>
-    Effect.promise(async () => {
+    stageUploads(submission.source, folderOf(submission.exportId)).pipe(Effect.andThen(Effect.promise(async () => {
       const staged: StagedExport = {
-        source: trackSourceOf(submission.source),
+        source: trackSourceOf(submission.source, folderOf(submission.exportId)),
         format: submission.format,
         callbackUrl: submission.callbackUrl
       }
@@ -234,7 +271,7 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       if (!exports.has(submission.exportId)) renderExport(submission.exportId, staged)
       void sweep()
       return { _tag: "Accepted", providerTaskId: submission.exportId } as const
-    })
+    })))
 
   const pollExport = (providerExportId: string) =>
     Effect.promise(async (): Promise<ExportPollOutcome> => {
@@ -257,7 +294,7 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
 }
 
 /** The engine as the provider; its worker threads live as long as the layer. */
-export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer<Provider> =>
+export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer<Provider, never, Storage> =>
   Layer.effect(Provider)(Effect.gen(function*() {
     yield* Effect.promise(() => mkdir(options.stagingDir, { recursive: true }))
     const engine = yield* Effect.acquireRelease(
@@ -269,5 +306,5 @@ export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer
       ),
       (running) => Effect.promise(() => running.close())
     )
-    return makeEngineProvider(engine, options, yield* Metrics)
+    return makeEngineProvider(engine, options, yield* Metrics, yield* Storage)
   }))

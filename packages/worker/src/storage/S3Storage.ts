@@ -9,7 +9,7 @@
  */
 import { PassThrough, Readable, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3"
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3"
 import { Upload } from "@aws-sdk/lib-storage"
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -188,6 +188,14 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
           (cause: unknown) => out.destroy(new Error(`Could not read ${key}: ${describe(cause, options)}`))
         )
         return out
+      },
+      remove: (key) => {
+        if (!isStorageKey(key)) return Effect.void
+        // S3 answers a delete of a missing key with success, as the port asks.
+        return Effect.tryPromise({
+          try: (signal) => client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal: signal }),
+          catch: (cause) => new StorageError({ message: `Could not remove ${key}: ${describe(cause, options)}` })
+        }).pipe(Effect.asVoid)
       }
     }
     return storage

@@ -188,6 +188,14 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
       const path = pathOf(key)
       if (path === null) return Readable.from([])
       return createReadStream(path, { start: range.start, end: range.end })
-    }
+    },
+    remove: (key) =>
+      Effect.try({
+        try: () => {
+          const path = pathOf(key)
+          if (path !== null) rmSync(path, { force: true })
+        },
+        catch: (cause) => new StorageError({ message: `Could not remove ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
+      })
   }
 }

@@ -49,6 +49,8 @@ export interface ObjectStore {
   readonly stat: (key: string) => Effect.Effect<StoredObject | null>
   /** Bytes `start..end` (inclusive) of a stored object; a failure midway destroys the stream with its error. */
   readonly read: (key: string, range: { readonly start: number; readonly end: number }) => Readable
+  /** Removes a stored object (a deleted upload's file); one already gone is no error. */
+  readonly remove: (key: string) => Effect.Effect<void, StorageError>
 }
 
 /** Largest object accepted (a long song in a lossless format is well below). */

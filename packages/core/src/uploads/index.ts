@@ -1,0 +1,5 @@
+export * from "./model.ts"
+export * from "./rows.ts"
+export * from "./UploadFiles.ts"
+export * from "./Uploads.ts"
+export * from "./uploadTracks.ts"

@@ -1,0 +1,100 @@
+/**
+ * The Upload as the interface shows it (DESIGN.md section 11), its limits, and the schemas of its
+ * routes: one zod schema per shape, read by tRPC, the OpenAPI document and every adapter.
+ */
+import { z } from "zod"
+import { TaskError } from "../domain/models.ts"
+
+/** Largest upload: a declared length past it is refused unread, a streamed body cut one byte past it. */
+export const maxUploadBytes = 50 * 1024 * 1024
+/** Shortest and longest audio kept, once decoded (seconds). */
+export const minUploadSeconds = 5
+export const maxUploadSeconds = 8 * 60
+
+/** The audio types an upload may be, by their `Content-Type`. */
+export const uploadContentTypes = ["audio/mpeg", "audio/wav", "audio/flac", "audio/ogg"] as const
+export const UploadContentType = z.enum(uploadContentTypes)
+export type UploadContentType = z.infer<typeof UploadContentType>
+
+/** The file extension each type is stored under. */
+export const uploadExtensionOf: { readonly [T in UploadContentType]: string } = {
+  "audio/mpeg": "mp3",
+  "audio/wav": "wav",
+  "audio/flac": "flac",
+  "audio/ogg": "ogg"
+}
+
+/** Other names clients send for the same types (a browser's `audio/x-wav`, `audio/mp3`...). */
+const aliases: Readonly<Record<string, UploadContentType>> = {
+  "audio/mp3": "audio/mpeg",
+  "audio/x-wav": "audio/wav",
+  "audio/wave": "audio/wav",
+  "audio/vnd.wave": "audio/wav",
+  "audio/x-flac": "audio/flac",
+  "application/ogg": "audio/ogg",
+  "audio/vorbis": "audio/ogg"
+}
+
+/** The upload type a media type names, or null. */
+export const uploadContentTypeOf = (mediaType: string): UploadContentType | null => {
+  const type = mediaType.split(";")[0]?.trim().toLowerCase() ?? ""
+  const known = uploadContentTypes.find((t) => t === type)
+  return known ?? aliases[type] ?? null
+}
+
+export const UploadStatus = z.enum(["pending", "ready", "failed"])
+export type UploadStatus = z.infer<typeof UploadStatus>
+
+export const ChordSpan = z.object({
+  start: z.number().describe("Seconds."),
+  end: z.number().describe("Seconds."),
+  chord: z.string().describe("`C`, `Am`, `G7`, ... or `N` where no chord is heard.")
+})
+
+export const UploadAnalysis = z.object({
+  bpm: z.number(),
+  key: z.string().describe("Tonic and mode, e.g. `A minor`."),
+  time_signature: z.string().describe("E.g. `4/4`."),
+  loudness_lufs: z.number().describe("Integrated loudness (ITU-R BS.1770)."),
+  beats: z.array(z.number()).describe("Beat times in seconds."),
+  chords: z.array(ChordSpan).describe("Chords on the beat grid.")
+})
+export type UploadAnalysis = z.infer<typeof UploadAnalysis>
+
+/** The note transcription kept with an upload (not public): what later tasks compose from. */
+export interface Transcription {
+  readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+}
+
+export const Upload = z.object({
+  id: z.string().describe("Upload id (`upl_...`)."),
+  status: UploadStatus,
+  title: z.string().nullable(),
+  content_type: UploadContentType,
+  bytes: z.int(),
+  duration: z.number().describe("Seconds, once decoded."),
+  track_id: z.string().nullable().describe("Once `ready`: a track (`trk_...`) every song tool takes."),
+  analysis: UploadAnalysis.nullable().describe("Once `ready`: what listening heard."),
+  error: TaskError.nullable(),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime()
+})
+export type Upload = z.infer<typeof Upload>
+
+export const UploadList = z.object({ data: z.array(Upload), has_more: z.boolean() })
+export type UploadList = z.infer<typeof UploadList>
+
+export const DeletedUpload = z.object({ id: z.string(), deleted: z.literal(true) })
+export type DeletedUpload = z.infer<typeof DeletedUpload>
+
+/** The upload's own fields beside its file: `title` (a multipart form's field wins over the query's). */
+export const CreateUploadInput = z.strictObject({
+  title: z.string().max(200).optional().describe("A name for the upload (at most 200 characters).")
+})
+
+export const ListUploadsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  starting_after: z.string().optional()
+})
+
+export const UploadIdParams = z.strictObject({ id: z.string() })

@@ -1,0 +1,41 @@
+// What listening to an upload gives (ENGINE-SEAMS.md rule 5): the public analysis and, kept
+// beside it but not public, the note transcription later tasks compose from.
+
+export interface ChordSpan {
+  readonly start: number
+  readonly end: number
+  readonly chord: string
+}
+
+export interface Analysis {
+  readonly bpm: number
+  /** Tonic and mode: `A minor`. */
+  readonly key: string
+  readonly time_signature: string
+  readonly loudness_lufs: number
+  /** Seconds. */
+  readonly beats: ReadonlyArray<number>
+  readonly chords: ReadonlyArray<ChordSpan>
+}
+
+export interface TranscribedNote {
+  /** MIDI note number. */
+  readonly pitch: number
+  readonly start: number
+  readonly end: number
+  /** 0..1. */
+  readonly velocity: number
+}
+
+export interface Transcription {
+  readonly notes: ReadonlyArray<TranscribedNote>
+}
+
+export interface Listening {
+  readonly analysis: Analysis
+  readonly transcription: Transcription
+  /** Seconds. */
+  readonly duration: number
+  /** CPU milliseconds spent on each part, for the benchmark. */
+  readonly timings: { readonly decode: number; readonly beats: number; readonly key: number; readonly chords: number; readonly loudness: number; readonly transcription: number }
+}

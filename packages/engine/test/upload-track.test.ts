@@ -1,0 +1,106 @@
+// An upload as the root of a track, on the engine alone: its WAV export is its audio, its MIDI
+// export its transcription, and an extension of it is its audio sample for sample up to
+// continue_at, then a continuation composed in its tempo and key. The upload is a WAV written
+// here with wavefile; files are read back with wavefile and @tonejs/midi.
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Midi } from "@tonejs/midi"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { exportTrack, extensionSources, renderExtension, segmentsOf, trackWav } from "../src/song.ts"
+import type { TrackSource, UploadRoot } from "../src/types.ts"
+
+const require = createRequire(import.meta.url)
+const { WaveFile } = require("wavefile") as typeof import("wavefile")
+
+const rate = 44_100
+const seconds = 10
+let dir: string
+let samples: Int16Array
+let upload: TrackSource
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "lyre-upload-track-"))
+  samples = Int16Array.from({ length: rate * seconds * 2 }, (_, i) => Math.round(9000 * Math.sin((i >> 1) / 15) + 3000 * Math.sin((i >> 1) / 7)))
+  const wav = new WaveFile()
+  wav.fromScratch(2, rate, "16", Array.from(samples))
+  const path = join(dir, "source.wav")
+  writeFileSync(path, wav.toBuffer())
+  const root: UploadRoot = {
+    id: "upl_test",
+    audioPath: path,
+    contentType: "audio/wav",
+    duration: seconds,
+    analysis: {
+      bpm: 96,
+      key: "D minor",
+      time_signature: "4/4",
+      loudness_lufs: -14,
+      beats: Array.from({ length: 16 }, (_, i) => 0.25 + i * 0.625),
+      chords: [{ start: 0.25, end: 10, chord: "Dm" }]
+    },
+    transcription: { notes: [{ pitch: 62, start: 0.25, end: 0.8, velocity: 0.7 }, { pitch: 65, start: 0.875, end: 1.4, velocity: 0.6 }] }
+  }
+  upload = {
+    request: { style: "96 bpm, in D minor", title: "My upload", lyrics: null, instrumental: true, model: "aether" },
+    taskId: root.id,
+    index: 0,
+    upload: root
+  }
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const pcmOf = (bytes: Uint8Array): Int16Array => {
+  const wav = new WaveFile(bytes)
+  const data = (wav as unknown as { data: { samples: Uint8Array } }).data.samples
+  return new Int16Array(data.buffer, data.byteOffset, data.length >> 1)
+}
+
+describe("an upload's own track", () => {
+  it("its WAV export is its audio, within one step of 16 bits", async () => {
+    const exported = await exportTrack(upload, "wav", {}, null)
+    const pcm = pcmOf(exported.files[0]?.bytes ?? new Uint8Array(0))
+    expect(pcm.length).toBe(samples.length)
+    let worst = 0
+    for (let i = 0; i < pcm.length; i++) worst = Math.max(worst, Math.abs((pcm[i] ?? 0) - (samples[i] ?? 0)))
+    expect(worst).toBeLessThanOrEqual(1)
+  })
+
+  it("its MIDI export is its transcription, at its tempo", async () => {
+    const exported = await exportTrack(upload, "midi", {}, null)
+    const midi = new Midi(exported.files[0]?.bytes ?? new Uint8Array(0))
+    const notes = midi.tracks.flatMap((t) => t.notes)
+    expect(notes.map((n) => n.midi)).toEqual([62, 65])
+    expect(notes[0]?.time).toBeCloseTo(0.25, 2)
+    expect(midi.header.tempos[0]?.bpm).toBeCloseTo(96, 1)
+  })
+
+  it("has no words to time", async () => {
+    await expect(exportTrack(upload, "timed_lyrics", {}, null)).rejects.toThrow()
+  })
+})
+
+describe("an extension of an upload", { timeout: 120_000 }, () => {
+  it("is the upload sample for sample up to continue_at, then a continuation in its tempo and key on its bar grid", async () => {
+    const continueAt = 6
+    const [take] = extensionSources(upload, continueAt, upload.request, "gen_extension", 1)
+    if (take === undefined) throw new Error("no take")
+    const track = await renderExtension(take, {}, null)
+    expect(track.duration).toBeGreaterThan(continueAt + 20)
+    const source = pcmOf(await trackWav(upload, {}, null))
+    const extended = pcmOf(await trackWav(take, {}, null))
+    const cut = Math.round(continueAt * rate) * 2
+    let differing = 0
+    for (let i = 0; i < cut; i++) if (extended[i] !== source[i]) differing++
+    expect(differing).toBe(0)
+    const segments = segmentsOf(take, {})
+    const continuation = segments[segments.length - 1]
+    expect(continuation?.take.spec.bpm).toBe(96)
+    expect(continuation?.take.spec.tonic).toBe(2)
+    expect(continuation?.take.spec.minor).toBe(true)
+    // Its bars start on the upload's: the first beat (0.25 s) plus whole bars of 2.5 s.
+    expect(((continuation?.offset ?? 0) - 0.25) / 2.5).toBeCloseTo(Math.round(((continuation?.offset ?? 0) - 0.25) / 2.5), 6)
+  })
+})

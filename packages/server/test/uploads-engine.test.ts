@@ -1,0 +1,126 @@
+/**
+ * An upload's track on the built-in engine (the embedded default), through the API: exported as
+ * WAV (its audio) and MIDI (its transcription), refused timed lyrics, and extended: the
+ * extension is the upload sample for sample up to `continue_at`, then the engine's continuation.
+ * Another account's upload track is 404 to every song tool.
+ */
+import { createRequire } from "node:module"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { api, createAccount, startTestServer } from "./support/harness.ts"
+import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+
+const require = createRequire(import.meta.url)
+const { WaveFile } = require("wavefile") as typeof import("wavefile")
+const { Midi } = require("@tonejs/midi") as typeof import("@tonejs/midi")
+
+const rate = 44_100
+
+/** Ten seconds of a chord with a kick on every beat at 120 bpm, as a stereo 16-bit WAV. */
+const song = (): Buffer => {
+  const samples: Array<number> = []
+  for (let i = 0; i < rate * 10; i++) {
+    const t = i / rate
+    const beat = t % 0.5
+    const kick = beat < 0.06 ? Math.sin(2 * Math.PI * 70 * t) * (1 - beat / 0.06) * 0.5 : 0
+    const chord = (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 277.18 * t) + Math.sin(2 * Math.PI * 329.63 * t)) * 0.08
+    const v = Math.round((chord + kick) * 32767)
+    samples.push(v, v)
+  }
+  const wav = new WaveFile()
+  wav.fromScratch(2, rate, "16", samples)
+  return Buffer.from(wav.toBuffer())
+}
+
+let server: TestServer
+let account: TestAccount
+let other: TestAccount
+let trackId: string
+beforeAll(async () => {
+  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  account = await createAccount(server, { subscription: 1_000 })
+  other = await createAccount(server, { subscription: 1_000 })
+  const created = await fetch(`${server.url}/api/v1/music/uploads?title=Mine`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav" },
+    body: song()
+  }).then(async (res) => (await res.json()) as Json)
+  const ready = await settled(`/api/v1/music/uploads/${String(created.id)}`)
+  expect(ready.status).toBe("ready")
+  trackId = String(ready.track_id)
+}, 240_000)
+afterAll(() => server.close())
+
+async function settled(path: string, key = account.key, withinMs = 200_000): Promise<Json> {
+  const until = Date.now() + withinMs
+  let body = (await api(server, "GET", path, { key })).body
+  while (String(body.status) === "pending" && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    body = (await api(server, "GET", path, { key })).body
+  }
+  return body
+}
+
+const exported = async (track: string, format: string): Promise<Json> => {
+  const res = await api(server, "POST", `/api/v1/music/tracks/${track}/exports`, { key: account.key, body: { format } })
+  // 200: the account's ready export of that track and format, made by an earlier case.
+  expect([200, 202]).toContain(res.status)
+  return settled(`/api/v1/music/exports/${String(res.body.id)}`)
+}
+
+const fileBytes = async (exportBody: Json): Promise<Buffer> => {
+  const files = exportBody.files as unknown as Array<Json>
+  return Buffer.from(await (await fetch(String(files[0]?.url))).arrayBuffer())
+}
+
+const pcmOf = (bytes: Buffer): Int16Array => {
+  const data = (new WaveFile(bytes) as unknown as { data: { samples: Uint8Array } }).data.samples
+  return new Int16Array(data.buffer, data.byteOffset, data.length >> 1)
+}
+
+describe("song tools on an upload's track (built-in engine)", { timeout: 240_000 }, () => {
+  it("WAV: the upload's audio; MIDI: its transcription; timed lyrics: 400 track_has_no_lyrics", async () => {
+    const wav = await exported(trackId, "wav")
+    expect(wav.status).toBe("ready")
+    expect(String(wav.task_id)).toMatch(/^upl_/)
+    const pcm = pcmOf(await fileBytes(wav))
+    const original = pcmOf(song())
+    expect(pcm.length).toBe(original.length)
+    let worst = 0
+    for (let i = 0; i < pcm.length; i++) worst = Math.max(worst, Math.abs((pcm[i] ?? 0) - (original[i] ?? 0)))
+    expect(worst).toBeLessThanOrEqual(1)
+
+    const midi = await exported(trackId, "midi")
+    expect(midi.status).toBe("ready")
+    const parsed = new Midi(await fileBytes(midi))
+    const [row] = await server.query<{ transcription: { notes: Array<unknown> } }>("select transcription from uploads where track_id = $1", trackId)
+    expect(parsed.tracks.flatMap((t) => t.notes).length).toBe(row?.transcription.notes.length)
+
+    const lyrics = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format: "timed_lyrics" } })
+    expect([lyrics.status, lyrics.body.error?.code]).toEqual([400, "track_has_no_lyrics"])
+  })
+
+  it("an extension is the upload sample for sample up to continue_at, then the engine's continuation", async () => {
+    const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/extensions`, {
+      key: account.key,
+      body: { continue_at: 6, style: "synthwave" }
+    })
+    expect(res.status).toBe(202)
+    const task = await settled(`/api/v1/music/generations/${String(res.body.id)}`)
+    expect(task.status).toBe("ready")
+    const extended = (task.tracks as unknown as Array<Json>)[0] ?? {}
+    expect(Number(extended.duration)).toBeGreaterThan(6 + 20)
+    const source = pcmOf(await fileBytes(await exported(trackId, "wav")))
+    const wav = pcmOf(await fileBytes(await exported(String(extended.id), "wav")))
+    const cut = 6 * rate * 2
+    let differing = 0
+    for (let i = 0; i < cut; i++) if (wav[i] !== source[i]) differing++
+    expect(differing).toBe(0)
+  })
+
+  it("another account's upload track is 404 to every song tool", async () => {
+    for (const [path, body] of [["exports", { format: "wav" }], ["extensions", { continue_at: 4 }]] as const) {
+      const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/${path}`, { key: other.key, body })
+      expect([res.status, res.body.error?.code]).toEqual([404, "track_not_found"])
+    }
+  })
+})
