@@ -12,6 +12,9 @@
  * BENCH_SECONDS (default 3) sets each turn's length, BENCH_ROUNDS (default 3) the turns each
  * side takes per endpoint; DATABASE_URL / REDIS_URL default to the machine's local servers;
  * BENCH_MODES=pglite,postgres picks the modes; BENCH_EXTRAS=0 skips the other benchmarks.
+ * BENCH_RATE (requests per second, unset: as fast as each side answers) offers both sides the
+ * same load: at full speed the faster side batches more (socket writes, pipelined statements
+ * and Redis commands) and so pays less CPU per request for its speed alone.
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
@@ -25,6 +28,7 @@ import type { BenchMode } from "./service.ts"
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "3")
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? "3")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
+const overallRate = process.env["BENCH_RATE"] === undefined ? undefined : Number(process.env["BENCH_RATE"])
 const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",").map(parseBenchMode)
 const keyCount = 32 // accounts, one key each
 
@@ -61,7 +65,7 @@ const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoin
 
 /** Both sides under the same load, in turns (the order alternating), their figures summed over the turns. */
 const compare = async (sides: readonly [Side, Side], requestFor: (connection: number) => BenchRequest) => {
-  const run = (side: Side, duration: number) => loadPerConnection(side.url, { connections, duration }, requestFor)
+  const run = (side: Side, duration: number) => loadPerConnection(side.url, { connections, duration, overallRate }, requestFor)
   // A short warm-up first, so neither side is measured while its JIT is still cold.
   for (const side of sides) await run(side, 2)
   const totals = sides.map(() => ({ cpuMillis: 0, requests: 0, seconds: 0, errors: 0 }))
@@ -132,7 +136,7 @@ const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
 const goalOf = (endpoint: Endpoint) => (endpoint === "POST create" ? 1.1 : 1.15)
 
 process.stdout.write(
-  `Lyre API benchmark: ${connections} connections, ${rounds} turns of ${seconds} s per side and endpoint, ${keyCount} keys; ` +
+  `Lyre API benchmark: ${connections} connections${overallRate === undefined ? "" : ` offering ${overallRate} requests/s`}, ${rounds} turns of ${seconds} s per side and endpoint, ${keyCount} keys; ` +
     "CPU is the service process's, per request\n"
 )
 for (const mode of modes) {

@@ -4,6 +4,7 @@
  * guarantee, so the window is a log of accepted request times: a ring per subject in memory,
  * a sorted set updated by one atomic script in Redis (with a window in memory while Redis is away).
  */
+import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { randomBase62 } from "../domain/ids.ts"
 import { RedisGate } from "./RedisGate.ts"
@@ -21,11 +22,29 @@ export interface RateLimitDecision {
 }
 
 /**
- * What the Redis limiter needs of a client: the `eval` of an ioredis `Redis`.
+ * What the Redis limiter needs of a client: the `eval` (and `evalsha`) of an ioredis `Redis`.
  * Named structurally so that core's declarations need no Redis client installed.
  */
 export interface RedisScripting {
   readonly eval: (script: string, numKeys: number, ...args: Array<string | number>) => Promise<unknown>
+  /**
+   * With it, a call names the script by its SHA1 and sends it whole only when Redis lacks it
+   * (NOSCRIPT: a restart or SCRIPT FLUSH): not ~700 bytes to write and parse on every request.
+   */
+  readonly evalsha?: (sha1: string, numKeys: number, ...args: Array<string | number>) => Promise<unknown>
+}
+
+const isNoScript = (error: unknown): boolean => error instanceof Error && error.message.startsWith("NOSCRIPT")
+
+/** Runs `script` by its SHA1 when the client can, falling back to the whole script once Redis has lost it. */
+const scriptRunner = (redis: RedisScripting, script: string) => {
+  const evalsha = redis.evalsha
+  if (evalsha === undefined) return (numKeys: number, ...args: Array<string | number>) => redis.eval(script, numKeys, ...args)
+  const sha1 = createHash("sha1").update(script).digest("hex")
+  return (numKeys: number, ...args: Array<string | number>) =>
+    evalsha.call(redis, sha1, numKeys, ...args).catch((error: unknown) =>
+      isNoScript(error) ? redis.eval(script, numKeys, ...args) : Promise.reject(error)
+    )
 }
 
 /** Sliding windows in this process's memory: a log of accepted request times per subject. */
@@ -67,6 +86,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
     Layer.effect(RateLimiter)(Effect.gen(function*() {
       const gate = yield* RedisGate
       const windows = makeWindows()
+      const slidingWindow = scriptRunner(redis, slidingWindowScript)
       return RateLimiter.of({
         hit: (subject, limit) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -74,7 +94,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
               "rate_limit",
               async () => {
                 const member = randomBase62(12)
-                const reply = await redis.eval(slidingWindowScript, 1, keyPrefix + subject, windowMillis, limit, member)
+                const reply = await slidingWindow(1, keyPrefix + subject, windowMillis, limit, member)
                 const [allowed, count, oldest, redisNow] = reply as [number, number, number, number]
                 return decide(allowed === 1, limit, count, oldest, redisNow)
               },
