@@ -64,7 +64,7 @@ export class AccessTokens extends Context.Service<AccessTokens, {
   /** Signature, type, issuer and expiry, any audience: for revocation. */
   readonly inspect: (token: string) => Effect.Effect<VerifiedClaims | undefined>
   readonly deny: (jti: string, expiresAtMillis: number) => Effect.Effect<void>
-}>()("lyre/core/services/AccessTokens") {
+}>()("lyre/core/credentials/AccessTokens") {
   static readonly layer = Layer.effect(
     AccessTokens,
     Effect.gen(function*() {

@@ -85,7 +85,7 @@ export class AccountConsole extends Context.Service<AccountConsole, {
   readonly endpointSecret: (accountId: string, endpointId: string) => Effect.Effect<string, ResourceNotFound>
   /** The overview's chart: the last 30 days' spending by model and song tool, and generations' outcomes. */
   readonly usage: (accountId: string) => Effect.Effect<Usage>
-}>()("lyre/core/services/AccountConsole") {
+}>()("lyre/core/credentials/AccountConsole") {
   static readonly layer = Layer.effect(
     AccountConsole,
     Effect.gen(function*() {

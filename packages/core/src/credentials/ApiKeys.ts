@@ -74,7 +74,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
     authorization: string | undefined,
     resource?: string | undefined
   ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
-}>()("lyre/core/services/ApiKeys") {
+}>()("lyre/core/credentials/ApiKeys") {
   static readonly layer = Layer.effect(
     ApiKeys,
     Effect.gen(function*() {

@@ -76,7 +76,7 @@ export class DenyList extends Context.Service<DenyList, {
   /** Denies `jti` until `expiresAtMillis` (the token's own `exp`). */
   readonly add: (jti: string, expiresAtMillis: number) => Effect.Effect<void>
   readonly has: (jti: string) => Effect.Effect<boolean>
-}>()("lyre/core/services/DenyList") {
+}>()("lyre/core/credentials/DenyList") {
   static readonly layerMemory = Layer.sync(DenyList)(() => {
     const denied = makeDenied()
     return DenyList.of({

@@ -36,7 +36,7 @@ export class Guard extends Context.Service<Guard, {
     principal: Principal,
     requiredScope: Scope | undefined
   ) => Effect.Effect<Admission, TierInsufficient | InsufficientScope | RpmExceeded>
-}>()("lyre/core/services/Guard") {
+}>()("lyre/core/credentials/Guard") {
   static readonly layer = Layer.effect(
     Guard,
     Effect.gen(function*() {

@@ -115,7 +115,7 @@ export class OAuth extends Context.Service<OAuth, {
   }) => Effect.Effect<TokenResponse, OAuthProtocolError>
   /** RFC 7009: revokes a token of this client; an unknown token, or another client's, is ignored. */
   readonly revoke: (clientId: string, token: string) => Effect.Effect<void>
-}>()("lyre/core/services/OAuth") {
+}>()("lyre/core/credentials/OAuth") {
   static readonly layer = Layer.effect(
     OAuth,
     Effect.gen(function*() {

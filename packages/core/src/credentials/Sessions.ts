@@ -70,7 +70,7 @@ export class Sessions extends Context.Service<Sessions, {
   ) => Effect.Effect<SignedIn, SignInFailure>
   readonly resolve: (sessionToken: string) => Effect.Effect<Option.Option<ActiveSession>>
   readonly signOut: (sessionToken: string) => Effect.Effect<void>
-}>()("lyre/core/services/Sessions") {
+}>()("lyre/core/credentials/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function*() {

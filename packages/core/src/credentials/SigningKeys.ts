@@ -66,7 +66,7 @@ export class SigningKeys extends Context.Service<SigningKeys, {
   readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<PublicJwk> }>
   /** Retires the active key and makes a new one; answers the new key's id. */
   readonly rotate: Effect.Effect<{ readonly kid: string }>
-}>()("lyre/core/services/SigningKeys") {
+}>()("lyre/core/credentials/SigningKeys") {
   static readonly layer = Layer.effect(
     SigningKeys,
     Effect.gen(function*() {

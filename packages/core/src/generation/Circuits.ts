@@ -19,7 +19,7 @@ export const circuitPolicy = {
 export class Circuits extends Context.Service<Circuits, {
   /** Counts one provider failure for the model; true when this one opened its circuit. */
   readonly recordFailure: (model: string) => Effect.Effect<boolean>
-}>()("lyre/core/services/Circuits") {
+}>()("lyre/core/generation/Circuits") {
   static readonly layer = Layer.effect(
     Circuits,
     Effect.gen(function*() {

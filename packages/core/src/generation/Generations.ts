@@ -117,7 +117,7 @@ export class Generations extends Context.Service<Generations, {
    * statement; false when not pending.
    */
   readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
-}>()("lyre/core/services/Generations") {
+}>()("lyre/core/generation/Generations") {
   static readonly layer = Layer.effect(
     Generations,
     Effect.gen(function*() {

@@ -20,7 +20,7 @@ export class Models extends Context.Service<Models, {
     model: string,
     change: { readonly available: boolean; readonly retry_after_seconds?: number | undefined }
   ) => Effect.Effect<ModelAvailabilityView, ResourceNotFound>
-}>()("lyre/core/services/Models") {
+}>()("lyre/core/generation/Models") {
   static readonly layer = Layer.effect(
     Models,
     Effect.gen(function*() {

@@ -109,7 +109,7 @@ export class SongTools extends Context.Service<SongTools, {
   ) => Effect.Effect<boolean>
   /** pending -> failed, refunded once, with `export.failed`; false when not pending. */
   readonly markExportFailed: (exportId: string, error: TaskFailure) => Effect.Effect<boolean>
-}>()("lyre/core/services/SongTools") {
+}>()("lyre/core/generation/SongTools") {
   static readonly layer = Layer.effect(
     SongTools,
     Effect.gen(function*() {

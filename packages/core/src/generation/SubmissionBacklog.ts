@@ -69,7 +69,7 @@ export class SubmissionBacklog extends Context.Service<SubmissionBacklog, {
   readonly keep: (outcome: KeptOutcome) => Effect.Effect<boolean>
   /** How many outcomes are kept now. */
   readonly size: Effect.Effect<number>
-}>()("lyre/core/services/SubmissionBacklog") {
+}>()("lyre/core/generation/SubmissionBacklog") {
   static readonly layer = (policy: BacklogPolicy = backlogPolicy) => Layer.effect(SubmissionBacklog, make(policy))
 }
 

@@ -86,7 +86,7 @@ export class Accounts extends Context.Service<Accounts, {
     change: CreditChange
   ) => Effect.Effect<AdminAccountView, ResourceNotFound | InvalidParameter>
   readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<LedgerEntry>, ResourceNotFound>
-}>()("lyre/core/services/Accounts") {
+}>()("lyre/core/money/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,
     Effect.gen(function*() {

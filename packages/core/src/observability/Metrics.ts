@@ -78,6 +78,6 @@ export const noopMetrics: MetricsShape = {
 }
 
 /** The metrics of this process; a no-op unless the composition root provides a registry. */
-export const Metrics = Context.Reference<MetricsShape>("lyre/core/services/Metrics", {
+export const Metrics = Context.Reference<MetricsShape>("lyre/core/observability/Metrics", {
   defaultValue: () => noopMetrics
 })

@@ -69,7 +69,7 @@ const makeWindows = () => {
 
 export class RateLimiter extends Context.Service<RateLimiter, {
   readonly hit: (subject: string, limit: number) => Effect.Effect<RateLimitDecision>
-}>()("lyre/core/services/RateLimiter") {
+}>()("lyre/core/platform/RateLimiter") {
   static readonly layerMemory = Layer.sync(RateLimiter)(() => {
     const windows = makeWindows()
     return RateLimiter.of({

@@ -29,7 +29,7 @@ export class RedisGate extends Context.Service<RedisGate, {
   readonly away: () => boolean
   /** Calls `f` each time Redis answers again after being away, for as long as the layer lives. */
   readonly whenBack: (f: () => void) => void
-}>()("lyre/core/services/RedisGate") {
+}>()("lyre/core/platform/RedisGate") {
   static readonly layer = (options: RedisGateOptions = defaultRedisGateOptions) =>
     Layer.effect(RedisGate)(Effect.gen(function*() {
       const metrics = yield* Metrics

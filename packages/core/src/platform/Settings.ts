@@ -21,7 +21,7 @@ export interface SettingsShape {
 /** DESIGN.md section 4: 1 m, 5 m, 30 m, 2 h, 5 h, 10 h, 10 h (about three days in all). */
 export const defaultWebhookRetryDelaysSeconds: ReadonlyArray<number> = [60, 300, 1800, 7200, 18000, 36000, 36000]
 
-export class Settings extends Context.Service<Settings, SettingsShape>()("lyre/core/services/Settings") {
+export class Settings extends Context.Service<Settings, SettingsShape>()("lyre/core/platform/Settings") {
   static readonly layer = (settings: SettingsShape) => Layer.succeed(Settings)(Settings.of(settings))
 }
 

@@ -12,7 +12,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export class WriteSql extends Context.Service<WriteSql, SqlClient>()("lyre/core/services/WriteSql") {
+export class WriteSql extends Context.Service<WriteSql, SqlClient>()("lyre/core/platform/WriteSql") {
   /** The one client there is, for both. */
   static readonly sameClient: Layer.Layer<WriteSql, never, SqlClient> = Layer.effect(
     WriteSql,

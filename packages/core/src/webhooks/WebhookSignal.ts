@@ -11,6 +11,6 @@ export class WebhookSignal extends Context.Service<WebhookSignal, {
   readonly notify: Effect.Effect<void>
   /** Returns at the next notification (at once if one came since the last wait), or after `millis`. */
   readonly wait: (millis: number) => Effect.Effect<void>
-}>()("lyre/core/services/WebhookSignal") {
+}>()("lyre/core/webhooks/WebhookSignal") {
   static readonly layer = Layer.sync(WebhookSignal)(() => WebhookSignal.of(makeLocalSignal()))
 }

@@ -53,7 +53,7 @@ export const envelopeOf = (delivery: ClaimedDelivery): string =>
 export class WebhookWorker extends Context.Service<WebhookWorker, {
   /** Fans out, delivers, records and sweeps until interrupted. */
   readonly run: Effect.Effect<never>
-}>()("lyre/core/services/WebhookWorker") {
+}>()("lyre/core/webhooks/WebhookWorker") {
   static readonly layer = (options: WebhookWorkerOptions) => Layer.effect(WebhookWorker, make(options))
 }
 

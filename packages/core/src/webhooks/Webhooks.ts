@@ -178,7 +178,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   readonly release: (workerId: string, deliveryId: string) => Effect.Effect<void>
   /** `key.expiring` for every live key that came within 24 hours of its expiry; answers how many. */
   readonly sweepExpiringKeys: Effect.Effect<number>
-}>()("lyre/core/services/Webhooks") {
+}>()("lyre/core/webhooks/Webhooks") {
   static readonly layer = Layer.effect(
     Webhooks,
     Effect.gen(function*() {
