@@ -2,6 +2,7 @@
 // from the worker entry so that benchmarks can run them on the calling thread.
 
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
+import { renderArranged } from "./arrange/index.ts"
 import { finishTrack, renderAudio } from "./render.ts"
 import { exportTrack, renderExtension } from "./song.ts"
 import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
@@ -11,6 +12,8 @@ export type JobBody =
   | { readonly kind: "render"; readonly request: EngineRequest; readonly taskId: string; readonly index: number }
   | { readonly kind: "extend"; readonly source: TrackSource }
   | { readonly kind: "export"; readonly source: TrackSource; readonly format: ExportFormat }
+  /** A track made from another, or under a persona (src/arrange/). */
+  | { readonly kind: "arrange"; readonly source: TrackSource }
 
 export type JobMessage = JobBody & { readonly id: number; readonly options: RenderOptions; readonly cache: PcmCacheOptions | null }
 
@@ -31,6 +34,8 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
       return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache) }
     case "export":
       return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
+    case "arrange":
+      return { kind: "track", track: await renderArranged(msg.source, msg.options, msg.cache) }
   }
 }
 

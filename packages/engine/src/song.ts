@@ -11,7 +11,8 @@ import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
-import { bassVoiceFor, composeTake, knobs, mixTake, renderAudio, requestKey, songIdentity, type StemAudio, type Take } from "./render.ts"
+import { editPcm, editSegments, identityOf, sourceTake } from "./arrange/index.ts"
+import { bassVoiceFor, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
@@ -23,7 +24,7 @@ export const CROSSFADE_SECONDS = 0.08
 /** A continuation runs at least this long after the second it continues at. */
 export const MIN_CONTINUATION_SECONDS = 24
 
-interface Segment {
+export interface Segment {
   readonly take: Take
   /** Track time (s) of the take's own time 0. */
   readonly offset: number
@@ -47,25 +48,26 @@ function renderedSeconds(score: Score, options: RenderOptions): number {
 
 /** The takes a track is made of, in order. Composition only: no sound is made here. */
 export function segmentsOf(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
+  if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options)
   if (source.extends === undefined) {
-    const take = composeTake(source.request, source.taskId, source.index)
+    const take = sourceTake(source, options)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
   }
   if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
   const parent = segmentsOf(source.extends.source, options)
   const parentEnd = (parent[parent.length - 1] as Segment).until
   const continueAt = Math.min(parentEnd, Math.max(1 / SR, source.extends.continueAt))
-  const { take, offset } = continuationTake(source, parent, continueAt)
+  const { take, offset } = continuationTake(source, parent, continueAt, options)
   const own: RenderOptions = { muteVoice: options.muteVoice }
   const kept = parent.filter((s) => s.from < continueAt).map((s) => ({ ...s, until: Math.min(s.until, continueAt) }))
   return [...kept, { take, offset, from: continueAt, until: offset + renderedSeconds(take.score, own), options: own }]
 }
 
 /** The continuation of an extension, composed on the source's bar grid from the bar `continueAt` falls in. */
-function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number): { take: Take; offset: number } {
+function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number, options: RenderOptions): { take: Take; offset: number } {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const root = rootOf(source)
-  const { spec, voice } = songIdentity(root.request, root.taskId)
+  const { spec, voice } = identityOf(root, options)
   const bar = barSeconds(spec.bpm)
   const offset = Math.floor(continueAt / bar + 1e-9) * bar
   const at = [...parent].reverse().find((s) => s.from <= continueAt) ?? (parent[0] as Segment)
@@ -92,7 +94,7 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
 
 // ---------------------------------------------------------------- audio
 
-interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
+export interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
 
 /**
  * `head` up to `at` seconds, then `tail` (whose time 0 sits at `offset` seconds), crossfading
@@ -115,7 +117,7 @@ function splice(head: Float32Array, tail: Float32Array, at: number, offset: numb
   return out
 }
 
-function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
+export function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
   return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
 }
 
@@ -128,14 +130,16 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const key = cacheKey(source, options)
   const cached = readCached(cache, key)
   if (cached !== null) return cached
-  const pcm = source.extends === undefined ? renderOriginalPcm(source, options) : (await extensionAudio(source, options, cache)).pcm
+  const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
+    : source.derives?.kind === "edit" ? await editPcm(source, options, cache)
+    : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
   return wav
 }
 
 function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {
-  const audio = renderAudio(source.request, source.taskId, source.index, options)
+  const audio = mixTake(sourceTake(source, options), options, false)
   return quantize(audio.left, audio.right)
 }
 

@@ -18,19 +18,35 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   "generations.list": [400, 401, 403, 429, 500, 503],
   "tracks.extend": [400, 401, 402, 403, 404, 429, 500, 503],
   "tracks.export": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.cover": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.vocals": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.instrumental": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.edit": [400, 401, 402, 403, 404, 429, 500, 503],
+  "personas.create": [400, 401, 403, 404, 429, 500, 503],
+  "personas.get": [401, 403, 404, 429, 500, 503],
+  "personas.list": [400, 401, 403, 429, 500, 503],
+  "personas.delete": [401, 403, 404, 429, 500, 503],
   "exports.get": [401, 403, 404, 429, 500, 503],
   "exports.list": [400, 401, 403, 429, 500, 503]
 }
 
 /** Operations that take an `Idempotency-Key`: every paid call. */
-const keyedOperations = new Set(["generations.create", "tracks.extend", "tracks.export"])
+const keyedOperations = new Set([
+  "generations.create",
+  "tracks.extend",
+  "tracks.export",
+  "tracks.cover",
+  "tracks.vocals",
+  "tracks.instrumental",
+  "tracks.edit"
+])
 
 const errorDescriptions: Readonly<Record<number, string>> = {
   400: "Invalid request body or parameters.",
   401: "Missing, invalid, expired or revoked credential.",
   402: "Not enough credits.",
   403: "Valid credential, but the account is below the Pro tier (`tier_insufficient`) or the credential lacks the scope (`insufficient_scope`).",
-  404: "Task, track or export not found or not accessible by this credential.",
+  404: "Task, track, export or persona not found or not accessible by this credential.",
   429: "Requests-per-minute (`rpm_exceeded`) or concurrent generation (`concurrent_limit_exceeded`) limit exceeded.",
   500: "Internal error or upstream provider failure.",
   503: "Selected model temporarily unavailable (`model_unavailable`, create only), or the service's database out of reach for a moment (`service_unavailable`)."

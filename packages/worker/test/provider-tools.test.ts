@@ -57,7 +57,8 @@ const makeSource = Effect.fnUntraced(function*(overrides: Partial<ProviderSubmis
     index: 0,
     duration: track?.duration ?? null,
     request: rest,
-    extends: null
+    extends: null,
+    derives: null
   }
   return source
 })

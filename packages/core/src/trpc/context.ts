@@ -18,6 +18,8 @@ import type { Settings } from "../services/Settings.ts"
 import type { SigningKeys } from "../services/SigningKeys.ts"
 import type { SongTools } from "../services/SongTools.ts"
 import type { Webhooks } from "../services/Webhooks.ts"
+import type { TrackTasks } from "../generation/TrackTasks.ts"
+import type { Personas } from "../personas/Personas.ts"
 import type { WebhookSignal } from "../services/WebhookSignal.ts"
 import { trpcCodeFor } from "./errors.ts"
 
@@ -33,6 +35,8 @@ export type CoreServices =
   | Sessions
   | SigningKeys
   | SongTools
+  | TrackTasks
+  | Personas
   | AccountConsole
   | Settings
   | Webhooks

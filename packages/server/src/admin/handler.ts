@@ -20,6 +20,7 @@ import {
   MissingCredential,
   Models,
   OAuth,
+  Personas,
   RedeliverEventBody,
   RotateWebhookSecretBody,
   SetModelAvailabilityBody,
@@ -45,7 +46,7 @@ export interface AdminOptions {
 type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
   readonly [number, unknown],
   ApiError,
-  Accounts | ApiKeys | Models | OAuth | SigningKeys | SongTools | Webhooks
+  Accounts | ApiKeys | Models | OAuth | Personas | SigningKeys | SongTools | Webhooks
 >
 
 interface AdminRoute {
@@ -229,6 +230,16 @@ const routes: ReadonlyArray<AdminRoute> = [
       Effect.gen(function*() {
         yield* Accounts.use((accounts) => accounts.get(accountId))
         const data = yield* SongTools.use((tools) => tools.exportsOfAccount(accountId, 100))
+        return [200, { data }] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/accounts/${id}/personas$`),
+    handler: ([accountId = ""]) =>
+      Effect.gen(function*() {
+        yield* Accounts.use((accounts) => accounts.get(accountId))
+        const data = yield* Personas.use((personas) => personas.personasOfAccount(accountId, 100))
         return [200, { data }] as const
       })
   },

@@ -16,6 +16,7 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   accounts credits ACCOUNT_ID [--subscription N] [--onetime N] [--reason TEXT]
   accounts ledger ACCOUNT_ID
   accounts exports ACCOUNT_ID   (the account's exports, newest first: WAV, MIDI, stems, timed lyrics)
+  accounts personas ACCOUNT_ID  (the account's personas, newest first)
   accounts set-password ACCOUNT_ID (--password W | --password-stdin)   (8 to 200 characters)
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
@@ -178,6 +179,8 @@ const run = async (): Promise<unknown> => {
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/ledger`)
     case "accounts exports":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/exports`)
+    case "accounts personas":
+      return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/personas`)
     case "accounts set-password": {
       const accountId = argument(2, "ACCOUNT_ID")
       await request("PUT", `/accounts/${accountId}/password`, { password: await password(o) })

@@ -28,8 +28,8 @@ import type {
   SourceTrack,
   TimedWord
 } from "@lyre/core/provider/outcomes"
-import { DEFAULT_PCM_CACHE, makeEngine } from "@lyre/engine"
-import type { Engine, EngineRequest, ExportFormat, TrackSource } from "@lyre/engine"
+import { DEFAULT_PCM_CACHE, makeEngine, TAKES } from "@lyre/engine"
+import type { Engine, EngineRequest, ExportFormat, TrackDerivation, TrackSource } from "@lyre/engine"
 import { parseCallback } from "./sunoCallback.ts"
 
 export interface EngineProviderOptions {
@@ -62,6 +62,10 @@ interface StagedRequest {
   readonly callbackUrl: string | null
   /** An extension: the track it continues, and from which second. */
   readonly extend?: { readonly source: TrackSource; readonly continueAt: number } | undefined
+  /** A cover, vocals, an instrumental or an edit: what it is made from (src/arrange/ in the engine). */
+  readonly derives?: TrackDerivation | undefined
+  /** A persona's track, whose voice and palette the takes are sung and played with. */
+  readonly persona?: TrackSource | undefined
 }
 
 interface StagedExport {
@@ -85,6 +89,12 @@ const engineRequestOf = (submission: SourceTrack["request"]): EngineRequest => (
   audio_weight: submission.audio_weight
 })
 
+/** The engine's derivation of a track made from another. */
+const derivationOf = (derive: NonNullable<ProviderSubmission["derive"]>): TrackDerivation =>
+  derive.kind === "edit"
+    ? { kind: "edit", source: trackSourceOf(derive.source), start: derive.start, end: derive.end }
+    : { kind: derive.kind, source: trackSourceOf(derive.source) }
+
 /** What the engine needs to render a track again: the request and task id that seeded it, and its chain. */
 export const trackSourceOf = (source: SourceTrack): TrackSource => ({
   request: engineRequestOf(source.request),
@@ -92,7 +102,10 @@ export const trackSourceOf = (source: SourceTrack): TrackSource => ({
   index: source.index,
   extends: source.extends === null
     ? undefined
-    : { source: trackSourceOf(source.extends.source), continueAt: source.extends.continueAt }
+    : { source: trackSourceOf(source.extends.source), continueAt: source.extends.continueAt },
+  // Present only when set, so that a plain track's source (and its cache key) is what it was.
+  ...(source.derives === null ? {} : { derives: derivationOf(source.derives) }),
+  ...(source.request.persona === undefined ? {} : { persona: trackSourceOf(source.request.persona.source) })
 })
 
 /** The upstream's callback shape, so the one callback parser serves both providers. */
@@ -132,9 +145,18 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
     void (async () => {
       try {
         const started = performance.now()
-        const takes = staged.extend === undefined
-          ? await engine.render(staged.request, taskId)
-          : await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+        const arranged = staged.derives !== undefined || staged.persona !== undefined
+        const takes = staged.extend !== undefined
+          ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+          : arranged
+          ? await engine.arrange(Array.from({ length: TAKES }, (_, index) => ({
+            request: staged.request,
+            taskId,
+            index,
+            ...(staged.derives === undefined ? {} : { derives: staged.derives }),
+            ...(staged.persona === undefined ? {} : { persona: staged.persona })
+          })))
+          : await engine.render(staged.request, taskId)
         metrics.engineRender((performance.now() - started) / 1000, takes.reduce((sum, take) => sum + take.duration, 0))
         const folder = folderOf(taskId)
         const tracks: Array<ProviderTrack> = []
@@ -169,7 +191,9 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
         callbackUrl: submission.callbackUrl,
         extend: submission.extend === undefined
           ? undefined
-          : { source: trackSourceOf(submission.extend.source), continueAt: submission.extend.continueAt }
+          : { source: trackSourceOf(submission.extend.source), continueAt: submission.extend.continueAt },
+        derives: submission.derive === undefined ? undefined : derivationOf(submission.derive),
+        persona: submission.persona === undefined ? undefined : trackSourceOf(submission.persona.source)
       }
       await mkdir(folderOf(submission.taskId), { recursive: true })
       await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
@@ -253,7 +277,10 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       return { _tag: "Succeeded", files: state.files, timedLyrics: state.timedLyrics }
     })
 
-  return Provider.of({ name: "engine", submit, poll, parseCallback, submitExport, pollExport })
+  // The engine keeps nothing of a persona: a task naming one renders its track's voice again.
+  const createPersona = () => Effect.succeed({ _tag: "Created", providerPersonaId: null } as const)
+
+  return Provider.of({ name: "engine", submit, poll, parseCallback, submitExport, pollExport, createPersona })
 }
 
 /** The engine as the provider; its worker threads live as long as the layer. */

@@ -5,6 +5,8 @@ import type {
   ExportFormat,
   ExportPollOutcome,
   ExportSubmission,
+  PersonaOutcome,
+  PersonaSubmission,
   PollOutcome,
   ProviderSubmission,
   SubmitOutcome
@@ -13,6 +15,7 @@ import { Provider } from "@lyre/core/provider/Provider"
 import { Context, Effect, Layer, Redacted } from "effect"
 import {
   interpretMidiRecordInfo,
+  interpretPersona,
   interpretRecordInfo,
   interpretSeparationRecordInfo,
   interpretSubmit,
@@ -30,6 +33,7 @@ import {
   extendBody,
   generateBody,
   midiBody,
+  personaBody,
   separationBody,
   timestampedLyricsBody,
   wavBody
@@ -56,6 +60,7 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   poll(providerTaskId: string): Effect.Effect<PollOutcome>
   submitExport(submission: ExportSubmission): Effect.Effect<SubmitOutcome>
   pollExport(providerExportId: string, format: ExportFormat): Effect.Effect<ExportPollOutcome>
+  createPersona(submission: PersonaSubmission): Effect.Effect<PersonaOutcome>
   parseCallback(body: unknown): ProviderCallback | null
 }>()("lyre/worker/provider/SunoHttpProvider") {
   static readonly layer = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
@@ -312,5 +317,16 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const poll = (providerTaskId: string): Effect.Effect<PollOutcome> =>
     recordInfo("/api/v1/generate/record-info", providerTaskId, interpretRecordInfo, (message): PollOutcome => ({ _tag: "Unknown", message }))
 
-  return SunoHttpProvider.of({ submit, poll, submitExport, pollExport, parseCallback })
+  const createPersona = Effect.fn("SunoHttpProvider.createPersona")(function*(submission: PersonaSubmission) {
+    return yield* exchange({
+      method: "POST",
+      url: new URL(`${baseUrl}/api/v1/generate/generate-persona`),
+      body: JSON.stringify(personaBody(submission))
+    }).pipe(
+      Effect.map(interpretPersona),
+      Effect.catch((failure) => Effect.succeed<PersonaOutcome>({ _tag: "Rejected", message: failure.message }))
+    )
+  })
+
+  return SunoHttpProvider.of({ submit, poll, submitExport, pollExport, createPersona, parseCallback })
 })

@@ -1,4 +1,4 @@
-import type { ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
+import type { PersonaSubmission, ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
 
 export type ModelCodename = ProviderSubmission["model"]
 
@@ -182,3 +182,10 @@ export const decodeExportId = (providerExportId: string): ExportStage | null => 
       return null
   }
 }
+
+/** `POST /api/v1/generate/generate-persona`: the track's generation task and audio id, a name and a description. */
+export const personaBody = (submission: PersonaSubmission) => ({
+  ...sourceFields(submission.source),
+  name: submission.name,
+  description: submission.description
+})
