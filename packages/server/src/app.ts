@@ -17,6 +17,8 @@ import {
   RateLimiter,
   RedisGate,
   Settings,
+  signedFileSeconds,
+  signFileUrl,
   WebhookWorker
 } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
@@ -116,12 +118,15 @@ export type AppServices = CoreServices | Readiness | SqlClient | Provider | Stor
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
-const providerLayer = (config: ServerConfig): Layer.Layer<Provider> =>
+const providerLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<Provider> =>
   measuredProvider(config.provider === "http"
     ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
       apiKey: config.providerApiKey ?? "",
-      timeoutMs: config.providerTimeoutSeconds * 1000
+      timeoutMs: config.providerTimeoutSeconds * 1000,
+      // The upstream reads our tracks through signed addresses that expire within the hour.
+      signFileUrl: (url) =>
+        signFileUrl(url, config.publicUrl, secrets.secretKey, Math.floor(Date.now() / 1000) + signedFileSeconds)
     })
     : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
@@ -223,7 +228,7 @@ export const appLayer = (
   }))
   const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
     Layer.provideMerge(coreLayer),
-    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
+    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)

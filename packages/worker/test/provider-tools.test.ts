@@ -56,6 +56,7 @@ const makeSource = Effect.fnUntraced(function*(overrides: Partial<ProviderSubmis
     taskId: submission.taskId,
     index: 0,
     duration: track?.duration ?? null,
+    audioUrl: null,
     request: rest,
     extends: null,
     derives: null

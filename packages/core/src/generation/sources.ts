@@ -23,6 +23,7 @@ interface SourceRow {
   readonly model: ModelName
   readonly request: GenerateRequest
   readonly tags: string | null
+  readonly audio_url: string | null
   readonly source_track_id: string | null
   readonly continue_at: number | null
   readonly derivation: DerivationKind | null
@@ -52,6 +53,7 @@ const maxChain = 64
 const sourceColumns = `
   t.id as track_id, t.provider_track_id, g.id as task_id, g.provider_task_id, t.track_index, t.duration, g.model,
   g.request, (select tr ->> 'tags' from jsonb_array_elements(g.tracks) tr where tr ->> 'id' = t.id) as tags,
+  (select tr ->> 'audio_url' from jsonb_array_elements(g.tracks) tr where tr ->> 'id' = t.id) as audio_url,
   g.source_track_id, g.continue_at, g.derivation, g.span_start, g.span_end, g.persona_id`
 
 export const trackNotFound = (trackId: string, param = "track_id") =>
@@ -106,6 +108,7 @@ export const trackSources = Effect.gen(function*() {
         taskId: row.task_id,
         index: row.track_index,
         duration: row.duration,
+        audioUrl: row.audio_url,
         request: { ...providerRequestOf(row.request), persona },
         extends: parent !== null && row.derivation === null ? { source: parent, continueAt: row.continue_at ?? 0 } : null,
         derives

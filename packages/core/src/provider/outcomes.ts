@@ -83,6 +83,8 @@ export interface SourceTrack {
   readonly taskId: string
   readonly index: number
   readonly duration: number | null
+  /** The track's audio as Lyre hosts it (`{site_url}/files/...`): what an upstream is handed, signed, as `uploadUrl`. */
+  readonly audioUrl: string | null
   /** The request of that task, as its provider received it. */
   readonly request: Omit<ProviderSubmission, "taskId" | "callbackUrl" | "extend" | "derive">
   /** When that task was an extension: the track it continued, and from which second. */
