@@ -173,6 +173,45 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
   })
 })
 
+describe("a task on a track the engine does not finish in time", () => {
+  let hurried: TestServer
+  beforeAll(async () => {
+    hurried = await startTestServer({
+      provider: "embedded",
+      providerUrl: null,
+      providerApiKey: null,
+      worker: "inline",
+      providerPollSeconds: 0.2,
+      generationTimeoutSeconds: 1
+    })
+  })
+  afterAll(() => hurried?.close())
+
+  it("fails generation_timeout, refunded once; the render finishing later changes nothing", async () => {
+    const account = await createAccount(hurried, { subscription: 1_000 })
+    const source = await readyTrack(hurried, account)
+    const res = await api(hurried, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova" } })
+    expect(res.status).toBe(202)
+    const read = () => api(hurried, "GET", `/api/v1/music/generations/${String(res.body.id)}`, { key: account.key })
+    const until = Date.now() + 20_000
+    let body = (await read()).body
+    while (String(body.status) === "pending" && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      body = (await read()).body
+    }
+    expect(body).toMatchObject({ status: "failed", error: { code: "generation_timeout" }, credits_refunded: 50 })
+    // The engine's render goes on; once it has called back and been polled, the task stays failed.
+    await new Promise((resolve) => setTimeout(resolve, 8_000))
+    expect((await read()).body.status).toBe("failed")
+    const refunds = await hurried.query<{ n: number }>(
+      "select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'",
+      String(res.body.id)
+    )
+    expect(refunds[0]?.n).toBe(1)
+    expect(Number((await hurried.admin("GET", `/accounts/${account.id}`)).body.credits?.total)).toBe(1_000)
+  }, 60_000)
+})
+
 describe("personas", () => {
   const create = (account: TestAccount, body: unknown) => api(server, "POST", "/api/v1/personas", { key: account.key, body })
 
