@@ -127,6 +127,27 @@ describe("an edit of an engine track", { timeout: 300_000 }, () => {
     expect(changed).toBeGreaterThan(rate)
   })
 
+  it("its stems add up to its mix, the seams included", async () => {
+    const short = makeEngine({ threads: 2, pcmCache: null, render: { maxSeconds: 24 } })
+    try {
+      const [stems, wav] = await Promise.all([short.export(edit, "stems"), short.export(edit, "wav")])
+      const read = (bytes: Uint8Array) => new WaveFile(bytes).getSamples(true, Int16Array) as unknown as Int16Array
+      const mix = read(fileOf(wav, "track.wav"))
+      const parts = stems.files.map((f) => read(f.bytes))
+      let signal = 0
+      let residual = 0
+      for (let i = 0; i < mix.length; i++) {
+        let sum = 0
+        for (const p of parts) sum += p[i] as number
+        signal += (mix[i] as number) ** 2
+        residual += (sum - (mix[i] as number)) ** 2
+      }
+      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
+    } finally {
+      await short.close()
+    }
+  })
+
   it("sings the new words in the span", async () => {
     const words = (await engine.export(edit, "timed_lyrics")).timedLyrics ?? []
     const inSpan = words.filter((w) => w.start >= 8 && w.start < 14).map((w) => w.text)

@@ -88,7 +88,10 @@ export function editSegments(source: TrackSource, options: RenderOptions): Reado
   const { take, from, until } = editTake(source, edit, options)
   const resume = Math.min(end, until) - CROSSFADE_SECONDS
   const own: RenderOptions = { muteVoice: options.muteVoice }
-  return [...clip(parent, 0, from), { take, offset: 0, from, until: resume, options: own }, ...clip(parent, resume, end)]
+  // The source's takes composed again for after the span: a take's rng is drawn on as it is
+  // mixed, so one take object mixed twice would not sound the same twice.
+  const after = segmentsOf(edit.source, options)
+  return [...clip(parent, 0, from), { take, offset: 0, from, until: resume, options: own }, ...clip(after, resume, end)]
 }
 
 /** The edited track's PCM: the source's own 16-bit PCM outside the span, so it is exact there. */
