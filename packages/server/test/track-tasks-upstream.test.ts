@@ -6,6 +6,8 @@
  * the upstream's own track. Each reaches `ready` with its tracks re-hosted, and every way the
  * upstream can fail one refunds it exactly once.
  */
+import { rmSync } from "node:fs"
+import { join } from "node:path"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -143,6 +145,21 @@ describe("tasks on a track on the upstream", () => {
     expired.searchParams.set("expires", "1000")
     expect((await fetch(expired)).status).toBe(404)
     expect((await fetch(source.audioUrl)).status).toBe(200)
+  })
+
+  it("a source whose file is gone: the upstream cannot fetch it and refuses, 500 provider_error, refunded once", async () => {
+    const account = await createAccount(server)
+    const source = await song(account)
+    const key = decodeURIComponent(new URL(source.audioUrl).pathname.slice("/files/".length))
+    rmSync(join(server.config.dataDir, "files", key))
+    const before = await balanceOf(server, account)
+    const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova" } })
+    expect([res.status, res.body.error?.code]).toEqual([500, "provider_error"])
+    const id = await createdId(res, account)
+    expect((await settled(task(account, id))).status).toBe("failed")
+    expect((await refunds(id))[0]?.n).toBe(1)
+    expect(await balanceOf(server, account)).toBe(before)
+    expect(lastSubmission("upload-cover")?.code).toBe(400)
   })
 
   for (const [segment] of kinds) {
