@@ -14,7 +14,7 @@ import { ExportWorker } from "@lyre/worker"
 import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
 import { readyTrack } from "./support/tracks.ts"
 import { parseMetrics, scrape, valueOf } from "./support/prometheus.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import type { Json, TestServer } from "./support/harness.ts"
 
 let engine: TestServer
 let upstream: TestServer
