@@ -26,20 +26,22 @@ beforeAll(async () => {
 }, 240_000)
 afterAll(() => server.close())
 
+/** Polls a task or an export until it leaves `pending`; an answer other than 200 (a loaded machine's 503) is asked again. */
 const settled = async (path: string, withinMs = 200_000): Promise<Json> => {
   const until = Date.now() + withinMs
-  let body = (await api(server, "GET", path, { key: account.key })).body
-  while (String(body.status) === "pending" && Date.now() < until) {
+  let res = await api(server, "GET", path, { key: account.key })
+  while ((res.status !== 200 || String(res.body.status) === "pending") && Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 250))
-    body = (await api(server, "GET", path, { key: account.key })).body
+    res = await api(server, "GET", path, { key: account.key })
   }
-  return body
+  return res.body
 }
 
 const firstTrack = (task: Json): Json => (task.tracks as unknown as Array<Json>)[0] ?? {}
 
 const run = async (path: string, body: unknown): Promise<Json> => {
   const res = await api(server, "POST", path, { key: account.key, body })
+  expect(res.body.error ?? null).toBeNull()
   expect(res.status).toBe(202)
   return settled(`/api/v1/music/generations/${String(res.body.id)}`)
 }
