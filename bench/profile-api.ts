@@ -6,8 +6,12 @@
  * PROFILE_ENDPOINT=me|task|create, PROFILE_SECONDS (default 8), PROFILE_DIR (write CPU
  * profiles there), PROFILE_BARE=1 (measure bench/bare-server.ts instead), PROFILE_ROLES=1 (CPU
  * per PostgreSQL process role, HOT updates, transactions per request), PROFILE_EXPLAIN=3ms (log
- * the plans of statements slower than that through auto_explain, when the server has it).
+ * the plans of statements slower than that through auto_explain, when the server has it),
+ * PROFILE_RATE (requests per second, for profiles of two services under the same load),
+ * PROFILE_INTERVAL (the profiler's sampling interval in microseconds), PROFILE_STRACE=1 (system calls per request of the service, counted by `strace -c`: socket
+ * writes and reads are most of a request's CPU, so their count says where it goes).
  */
+import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -41,7 +45,13 @@ const childEnv = {
     RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn"
 }
 const launch = (entry: string) =>
-  launchService({ entry, env: childEnv, nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] })
+  launchService({
+    entry,
+    env: childEnv,
+    nodeArgs: profileDir
+      ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`]
+      : []
+  })
 let child = launch("packages/server/src/main.ts")
 await waitUntilServing(child, url, "/readyz")
 const keys = await createAccountKeys(adminOf(url, adminToken), 32, ["music:generate"])
@@ -49,9 +59,10 @@ const auth = (key: string) => ({ authorization: `Bearer ${key}` })
 const task = (await (await fetch(`${url}/api/v1/music/generations`, {
   method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body: JSON.stringify({ style: "a", title: "t", instrumental: true })
 })).json()) as { id: string }
-if (bare) {
+const entry = bare ? "bench/bare-server.ts" : process.env["PROFILE_ENTRY"]
+if (entry !== undefined) {
   await stopProcess(child)
-  child = launch("bench/bare-server.ts")
+  child = launch(entry)
   await waitUntilServing(child, url, "/api/v1/me")
 }
 const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
@@ -63,9 +74,15 @@ const requestFor = (i: number) => {
     ? { method: "GET" as const, path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") }
     : { method: "POST" as const, path: "/api/v1/music/generations", headers: { ...auth(key), "content-type": "application/json" }, body }
 }
-const run = (duration: number) => loadPerConnection(url, { connections: 32, duration }, requestFor)
+const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
+const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)
 const cpu = () => cpuMillisOf(child.pid)
+const mainThreadCpu = () => cpuMillisOf(child.pid, { mainThread: true })
 await run(2)
+// What the service spends with no request at all (timers, background fibers), per second.
+const idleBefore = cpu()
+await new Promise((resolve) => setTimeout(resolve, 3_000))
+process.stdout.write(`idle: service CPU ${((cpu() - idleBefore) / 3).toFixed(1)} ms/s\n`)
 /** Busy and idle jiffies of the whole machine, and CPU ms of every postgres and redis process. */
 const machine = () => {
   const [, ...fields] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/)
@@ -93,10 +110,31 @@ const commits = async () =>
   (await query<{ n: number }>(postgresUrl, `select (xact_commit + xact_rollback)::float8 as n from pg_stat_database where datname = '${databaseName}'`))[0]?.n ?? 0
 const commitsBefore = await commits()
 const machineBefore = machine()
+const strace = process.env["PROFILE_STRACE"] === "1"
+  ? spawn("strace", ["-c", "-f", "-p", String(child.pid)], { stdio: ["ignore", "ignore", "pipe"] })
+  : null
+const straceReport = strace === null ? null : new Promise<string>((resolve) => {
+  let text = ""
+  strace.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()))
+  strace.once("exit", () => resolve(text))
+})
 const before = cpu()
+const mainBefore = mainThreadCpu()
 const ownBefore = process.cpuUsage()
 const result = await run(seconds)
+if (strace !== null && straceReport !== null) {
+  strace.kill("SIGINT")
+  const report = await straceReport
+  const perRequest = report.split("\n").flatMap((line) => {
+    const fields = line.trim().split(/\s+/)
+    const name = fields.at(-1) ?? ""
+    const calls = Number(fields[3])
+    return fields.length >= 5 && Number.isFinite(calls) && /^[a-z_0-9]+$/.test(name) ? [`${name} ${(calls / result.requests.total).toFixed(2)}`] : []
+  })
+  process.stdout.write(`system calls per request (strace slows the service; counts, not CPU): ${perRequest.join(", ")}\n`)
+}
 const used = cpu() - before
+const mainUsed = mainThreadCpu() - mainBefore
 const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
 if (process.env["PROFILE_ROLES"]) {
@@ -108,7 +146,7 @@ if (process.env["PROFILE_ROLES"]) {
   const roles = Object.keys({ ...machineBefore.byRole, ...machineAfter.byRole })
   process.stdout.write(roles.map((r) => `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ") + " ms/request\n")
 }
-process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request, load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
+process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 await stopProcess(child)
 await upstream.close()
 await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)

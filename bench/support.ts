@@ -73,6 +73,8 @@ export const loadPerConnection = (
   options: {
     readonly connections: number
     readonly duration: number
+    /** Requests per second of all connections together; absent, as fast as the service answers. */
+    readonly overallRate?: number | undefined
     /** Sees every answer's body (to count errors a 200 carries, say). */
     readonly onBody?: (body: Buffer) => void
   },
@@ -84,6 +86,7 @@ export const loadPerConnection = (
     url,
     connections: options.connections,
     duration: options.duration,
+    ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
     setupClient: (client) => {
       const { freshBody, ...request } = requestFor(next++)
       client.setRequests([{

@@ -48,11 +48,16 @@ export const makeRestHandler = (options: RestOptions) => {
   const resourceMetadataUrl = `${options.publicUrl}/.well-known/oauth-protected-resource`
   let document: string | undefined
 
-  return async (req: IncomingMessage, res: ServerResponse, path: string, search: URLSearchParams) => {
+  /** `requestId` goes out with every answer's headers (X-Request-Id). */
+  return async (req: IncomingMessage, res: ServerResponse, path: string, search: URLSearchParams, requestId: string) => {
     const method = req.method ?? "GET"
     if (path === "/openapi.json" && (method === "GET" || method === "HEAD")) {
       document ??= JSON.stringify(openApiDocument(options.publicUrl))
-      res.writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=300" })
+      res.writeHead(200, {
+        "x-request-id": requestId,
+        "content-type": "application/json; charset=utf-8",
+        "cache-control": "public, max-age=300"
+      })
       res.end(method === "HEAD" ? undefined : document)
       return
     }
@@ -62,7 +67,7 @@ export const makeRestHandler = (options: RestOptions) => {
       const error = allowed.length > 0
         ? new MethodNotAllowed({ message: `${method} is not allowed on ${path}.`, allow: allowed })
         : new RouteNotFound({ message: `No route ${method} /api${path}.` })
-      sendApiError(res, error, resourceMetadataUrl)
+      sendApiError(res, error, resourceMetadataUrl, { "x-request-id": requestId })
       return
     }
 
@@ -89,6 +94,7 @@ export const makeRestHandler = (options: RestOptions) => {
       idempotencyKey: typeof idempotencyKey === "string" && idempotencyKey !== "" ? idempotencyKey : undefined,
       bodyError
     })
+    ctx.response.headers["x-request-id"] = requestId
     try {
       const output: unknown = await callTRPCProcedure({
         router: appRouter,

@@ -112,6 +112,15 @@ export interface AppSecrets {
   readonly secretKey: string
 }
 
+/**
+ * With no trace exporter, nothing reads a span: every statement and traced function would still
+ * make one (its clock readings, its attributes, the SQL text), so spans are switched off for the
+ * whole process, the request fibers and the worker's alike. With OTEL_EXPORTER_OTLP_ENDPOINT set
+ * they are all made and exported as before (docs/decisions/spans-only-when-exported.md).
+ */
+const untracedUnlessExported = (config: ServerConfig) =>
+  config.otlpEndpoint === null ? Layer.succeed(References.TracerEnabled)(false) : Layer.empty
+
 export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup
 
 /**
@@ -237,7 +246,10 @@ export const appLayer = (
   // the stopping worker still hands its leases back; provided, the worker stops first.
   const withWorker = runsWorker ? inlineWorker(config).pipe(Layer.provideMerge(services)) : services
   // Effect's own log lines (the worker's) are JSON lines like the server's.
-  return withWorker.pipe(Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson]))))
+  return withWorker.pipe(
+    Layer.provideMerge(untracedUnlessExported(config)),
+    Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson])))
+  )
 }
 
 export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>

@@ -16,7 +16,7 @@ import type { Principal } from "../domain/principal.ts"
 import { personaNotFound, trackSources } from "../generation/sources.ts"
 import type { FoundTrack } from "../generation/sources.ts"
 import { Provider } from "../provider/Provider.ts"
-import { WriteSql } from "../services/WriteSql.ts"
+import { WriteSql } from "../platform/WriteSql.ts"
 
 export const PersonaRequest = z.strictObject({
   track_id: z.string().describe("The track whose voice and arrangement palette the persona keeps (`trk_...`)."),

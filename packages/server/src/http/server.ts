@@ -86,10 +86,15 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     fail: (res, error) => sendApiError(res, error, resourceMetadataUrl)
   })
 
-  const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+  const route = async (req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<void> => {
     const path = url.pathname
+    const api = path === "/api" || path.startsWith("/api/")
+    // REST writes the request id with the rest of its answer's headers: set here, every answer
+    // would take Node's slower path of merging set headers with those of writeHead.
+    if (api && !path.startsWith("/api/docs")) return rest(req, res, path.slice(4), url.searchParams, requestId)
+    res.setHeader("x-request-id", requestId)
     if (path.startsWith("/api/docs") && docsPage(req, res, path.slice(4))) return
-    if (path === "/api" || path.startsWith("/api/")) return rest(req, res, path.slice(4), url.searchParams)
+    if (api) return rest(req, res, path.slice(4), url.searchParams, requestId)
     if (path.startsWith("/trpc/")) {
       return nodeHTTPRequestHandler({
         req,
@@ -157,7 +162,6 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   return async (req, res) => {
     const started = performance.now()
     const requestId = `req_${randomBase62(24)}`
-    res.setHeader("x-request-id", requestId)
     const url = new URL(req.url ?? "/", "http://localhost")
     const label = observed ? routeOf(url.pathname) : null
     const span = label === null ? null : tracing.begin(requestId, req.method ?? "GET", label.route)
@@ -180,12 +184,13 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       })
     }
     try {
-      await (span === null ? route(req, res, url) : span.run(() => route(req, res, url)))
+      await (span === null ? route(req, res, url, requestId) : span.run(() => route(req, res, url, requestId)))
     } catch (cause) {
       // The database out of reach is an outage, not a fault: 503 with Retry-After, no error logged.
       const outage = isDatabaseUnavailable(cause)
       if (!outage) logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
       if (!res.headersSent) {
+        res.setHeader("x-request-id", requestId)
         sendApiError(res, outage ? databaseUnavailable() : new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
       } else if (!res.writableEnded) {
         res.destroy()
