@@ -4,7 +4,7 @@
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { renderArranged } from "./arrange/index.ts"
 import { finishTrack, renderAudio } from "./render.ts"
-import { exportTrack, renderExtension } from "./song.ts"
+import { exportTrack, renderExtension, segmentsOf, trackWav } from "./song.ts"
 import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 import { quantize, wavFile } from "./wav.ts"
 
@@ -35,7 +35,7 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
     case "export":
       return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
     case "arrange":
-      return { kind: "track", track: await renderArranged(msg.source, msg.options, msg.cache) }
+      return { kind: "track", track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav }) }
   }
 }
 

@@ -12,6 +12,7 @@ import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { editPcm, editSegments, identityOf, sourceTake } from "./arrange/index.ts"
+import { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
 import { bassVoiceFor, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
@@ -19,22 +20,14 @@ import { SR } from "./synth/dsp.ts"
 import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource } from "./types.ts"
 import { dequantize, quantize, wavFile, wavSamples } from "./wav.ts"
 
-/** Seconds over which the source hands over to its continuation, just after `continueAt`. */
-export const CROSSFADE_SECONDS = 0.08
+export { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo } from "./splice.ts"
+
 /** A continuation runs at least this long after the second it continues at. */
 export const MIN_CONTINUATION_SECONDS = 24
 
-export interface Segment {
-  readonly take: Take
-  /** Track time (s) of the take's own time 0. */
-  readonly offset: number
-  /** Track time (s) from which this take is heard. */
-  readonly from: number
-  /** Track time (s) up to which it is heard (the next take's `from`, or the end of its render). */
-  readonly until: number
-  /** The render options of this take: the original take is cut by maxSeconds, continuations never are. */
-  readonly options: RenderOptions
-}
+
+/** This module's reading of tracks, handed to the arrangers (src/arrange/), which do not import it. */
+const reader: TrackReader = { segmentsOf: (source, options) => segmentsOf(source, options), trackWav: (source, options, cache) => trackWav(source, options, cache) }
 
 function rootOf(source: TrackSource): TrackSource {
   return source.extends === undefined ? source : rootOf(source.extends.source)
@@ -48,9 +41,9 @@ function renderedSeconds(score: Score, options: RenderOptions): number {
 
 /** The takes a track is made of, in order. Composition only: no sound is made here. */
 export function segmentsOf(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
-  if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options)
+  if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options, reader)
   if (source.extends === undefined) {
-    const take = sourceTake(source, options)
+    const take = sourceTake(source, options, reader)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
   }
   if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
@@ -67,7 +60,7 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
 function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number, options: RenderOptions): { take: Take; offset: number } {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const root = rootOf(source)
-  const { spec, voice } = identityOf(root, options)
+  const { spec, voice } = identityOf(root, options, reader)
   const bar = barSeconds(spec.bpm)
   const offset = Math.floor(continueAt / bar + 1e-9) * bar
   const at = [...parent].reverse().find((s) => s.from <= continueAt) ?? (parent[0] as Segment)
@@ -94,32 +87,6 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
 
 // ---------------------------------------------------------------- audio
 
-export interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
-
-/**
- * `head` up to `at` seconds, then `tail` (whose time 0 sits at `offset` seconds), crossfading
- * linearly over CROSSFADE_SECONDS just after `at`: the head is exact up to `at`, and being linear
- * the splice of stems adds up to the splice of their mix.
- */
-function splice(head: Float32Array, tail: Float32Array, at: number, offset: number): Float32Array {
-  const a = Math.round(at * SR)
-  const o = Math.round(offset * SR)
-  const n = o + tail.length
-  const x = Math.round(CROSSFADE_SECONDS * SR)
-  const out = new Float32Array(n)
-  out.set(head.subarray(0, Math.min(a, head.length)))
-  for (let i = a; i < n; i++) {
-    const w = i - a >= x ? 1 : (i - a) / x
-    const h = i < head.length ? (head[i] as number) : 0
-    const t = i >= o ? (tail[i - o] as number) : 0
-    out[i] = h + (t - h) * w
-  }
-  return out
-}
-
-export function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
-  return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
-}
 
 /**
  * The track as a WAV file: the cached one when there is one, else rendered again (and cached).
@@ -131,7 +98,7 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const cached = readCached(cache, key)
   if (cached !== null) return cached
   const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
-    : source.derives?.kind === "edit" ? await editPcm(source, options, cache)
+    : source.derives?.kind === "edit" ? await editPcm(source, options, cache, reader)
     : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
@@ -139,7 +106,7 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
 }
 
 function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {
-  const audio = mixTake(sourceTake(source, options), options, false)
+  const audio = mixTake(sourceTake(source, options, reader), options, false)
   return quantize(audio.left, audio.right)
 }
 

@@ -6,6 +6,9 @@ import { Midi } from "@tonejs/midi"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeEngine, type EngineExport, type EngineRequest, type TrackSource } from "../src/index.ts"
 import { sheetOf } from "../src/arrange/sheet.ts"
+import { segmentsOf, trackWav } from "../src/song.ts"
+
+const tracks = { segmentsOf, trackWav }
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")
@@ -74,8 +77,8 @@ describe("a cover of an engine track", { timeout: 300_000 }, () => {
     expect(covered.header.tempos.map((t) => Math.round(t.bpm))).toEqual([140])
     expect(original.header.tempos.map((t) => Math.round(t.bpm))).toEqual([110])
 
-    expect(sheetOf(cover, {}).plan.length).toBe(sheetOf(source, {}).plan.length)
-    expect(sheetOf(cover, {}).chords.length).toBe(sheetOf(source, {}).chords.length)
+    expect(sheetOf(cover, {}, tracks).plan.length).toBe(sheetOf(source, {}, tracks).plan.length)
+    expect(sheetOf(cover, {}, tracks).chords.length).toBe(sheetOf(source, {}, tracks).chords.length)
 
     const theirs = melodyOf(original)
     const ours = new Set(melodyOf(covered))

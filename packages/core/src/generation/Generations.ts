@@ -16,6 +16,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { armedAfter } from "../domain/creditAlert.ts"
 import { InvalidParameter, TaskNotFound } from "../domain/errors.ts"
 import type { PersonaNotFound } from "../domain/errors.ts"
+import { providerRequestOf } from "./providerRequest.ts"
 import { trackSources } from "./sources.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
@@ -23,7 +24,7 @@ import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "./domain/tasks.ts"
 import type { TaskFailure, TaskRow } from "./domain/tasks.ts"
-import type { Extension, PersonaSource, ProviderSubmission, SourceTrack, TrackDerivation } from "../provider/outcomes.ts"
+import type { Extension, PersonaSource, ProviderSubmission, TrackDerivation } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
@@ -77,19 +78,7 @@ export const refundAlert = {
 /** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
 export const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
-/** A validated request as every provider receives it (a song tool's source carries one too). */
-export const providerRequestOf = (request: GenerateRequest): SourceTrack["request"] => ({
-  model: request.model,
-  style: request.style,
-  title: request.title,
-  lyrics: request.instrumental ? null : request.lyrics ?? null,
-  instrumental: request.instrumental,
-  vocal_gender: request.vocal_gender,
-  negative_tags: request.negative_tags,
-  style_weight: request.style_weight,
-  weirdness_constraint: request.weirdness_constraint,
-  audio_weight: request.audio_weight
-})
+export { providerRequestOf } from "./providerRequest.ts"
 
 /** What the provider receives: the validated request, our task id and where to call back. */
 const submissionOf = (

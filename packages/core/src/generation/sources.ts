@@ -10,7 +10,7 @@ import { PersonaNotFound, TrackNotFound } from "../domain/errors.ts"
 import { hasIdShape } from "../domain/ids.ts"
 import type { GenerateRequest, ModelName } from "../domain/models.ts"
 import type { DerivationKind, PersonaSource, SourceTrack, TrackDerivation } from "../provider/outcomes.ts"
-import { providerRequestOf } from "./Generations.ts"
+import { providerRequestOf } from "./providerRequest.ts"
 
 /** The source row of a track: the track, its task, and what that task was made from. */
 interface SourceRow {

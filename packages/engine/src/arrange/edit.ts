@@ -9,7 +9,7 @@ import type { SectionPlan } from "../form.ts"
 import { parseLyrics } from "../lyrics.ts"
 import { knobs, mixTake, requestKey, type Take } from "../render.ts"
 import { Rng } from "../rng.ts"
-import { CROSSFADE_SECONDS, segmentsOf, spliceStereo, trackWav, type Segment } from "../song.ts"
+import { CROSSFADE_SECONDS, spliceStereo, type Segment, type TrackReader } from "../splice.ts"
 import type { PcmCacheOptions } from "../pcm-cache.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { SR } from "../synth/dsp.ts"
@@ -53,8 +53,8 @@ function spanPlan(plan: ReadonlyArray<SectionPlan>, first: number, last: number,
   return out.map((s, i) => (inside[i] ? (sung[k++] as SectionPlan) : { ...s, lines: [] }))
 }
 
-function editTake(source: TrackSource, edit: Edit, options: RenderOptions): EditTake {
-  const sheet = sheetOf(edit.source, options)
+function editTake(source: TrackSource, edit: Edit, options: RenderOptions, tracks: TrackReader): EditTake {
+  const sheet = sheetOf(edit.source, options, tracks)
   const bars = sheet.chords.length
   const first = Math.min(bars - 1, Math.max(0, Math.floor(edit.start / sheet.bar + 1e-6)))
   const last = Math.min(bars, Math.max(first + 1, Math.ceil(edit.end / sheet.bar - 1e-6)))
@@ -81,25 +81,25 @@ function clip(segments: ReadonlyArray<Segment>, from: number, until: number): Se
 }
 
 /** The takes an edited track is made of: the source's before the span, the new take, the source's again. */
-export function editSegments(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
+export function editSegments(source: TrackSource, options: RenderOptions, tracks: TrackReader): ReadonlyArray<Segment> {
   const edit = source.derives as Edit
-  const parent = segmentsOf(edit.source, options)
+  const parent = tracks.segmentsOf(edit.source, options)
   const end = (parent[parent.length - 1] as Segment).until
-  const { take, from, until } = editTake(source, edit, options)
+  const { take, from, until } = editTake(source, edit, options, tracks)
   const resume = Math.min(end, until) - CROSSFADE_SECONDS
   const own: RenderOptions = { muteVoice: options.muteVoice }
   // The source's takes composed again for after the span: a take's rng is drawn on as it is
   // mixed, so one take object mixed twice would not sound the same twice.
-  const after = segmentsOf(edit.source, options)
+  const after = tracks.segmentsOf(edit.source, options)
   return [...clip(parent, 0, from), { take, offset: 0, from, until: resume, options: own }, ...clip(after, resume, end)]
 }
 
 /** The edited track's PCM: the source's own 16-bit PCM outside the span, so it is exact there. */
-export async function editPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Int16Array> {
+export async function editPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null, tracks: TrackReader): Promise<Int16Array> {
   const edit = source.derives as Edit
-  const head = dequantize(wavSamples(await trackWav(edit.source, options, cache)))
+  const head = dequantize(wavSamples(await tracks.trackWav(edit.source, options, cache)))
   const end = head.left.length / SR
-  const { take, from, until } = editTake(source, edit, options)
+  const { take, from, until } = editTake(source, edit, options, tracks)
   const resume = Math.min(end, until) - CROSSFADE_SECONDS
   const mix = mixTake(take, { muteVoice: options.muteVoice }, false)
   const spliced = spliceStereo(spliceStereo(head, mix, from, 0), head, resume, 0)

@@ -7,7 +7,7 @@ import { drawCover } from "../cover.ts"
 import { encodeMp3 } from "../mp3.ts"
 import type { PcmCacheOptions } from "../pcm-cache.ts"
 import { composeTake, songIdentity, type Take } from "../render.ts"
-import { segmentsOf, trackWav, type Segment } from "../song.ts"
+import type { Segment, TrackReader } from "../splice.ts"
 import type { StyleSpec } from "../style.ts"
 import { SR } from "../synth/dsp.ts"
 import type { EngineRequest, EngineTrack, RenderOptions, TrackSource } from "../types.ts"
@@ -20,24 +20,24 @@ export { editPcm, editSegments } from "./edit.ts"
 export const isArranged = (source: TrackSource): boolean => source.derives !== undefined || source.persona !== undefined
 
 /** The one take of a track that is not an extension nor an edit. */
-export function sourceTake(source: TrackSource, options: RenderOptions): Take {
+export function sourceTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
   const derived = source.derives
-  if (derived === undefined) return source.persona === undefined ? composeTake(source.request, source.taskId, source.index) : personaTake(source, options)
+  if (derived === undefined) return source.persona === undefined ? composeTake(source.request, source.taskId, source.index) : personaTake(source, options, tracks)
   switch (derived.kind) {
     case "cover":
     case "instrumental":
-      return arrangedTake(source, derived.kind, options)
+      return arrangedTake(source, derived.kind, options, tracks)
     case "vocals":
-      return vocalsTake(source, options)
+      return vocalsTake(source, options, tracks)
     case "edit":
       throw new Error("an edit is several takes: read it with segmentsOf")
   }
 }
 
 /** The key, tempo, instruments and voice a track's continuation keeps: those of the take it starts with. */
-export function identityOf(root: TrackSource, options: RenderOptions): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
+export function identityOf(root: TrackSource, options: RenderOptions, tracks: TrackReader): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
   if (!isArranged(root)) return songIdentity(root.request, root.taskId)
-  const take = (segmentsOf(root, options)[0] as Segment).take
+  const take = (tracks.segmentsOf(root, options)[0] as Segment).take
   return { spec: take.spec, voice: take.score.voice }
 }
 
@@ -47,9 +47,9 @@ function lyricsOf(request: EngineRequest): string | null {
 }
 
 /** Renders one take of a cover, vocals, an instrumental, an edit or a persona's song, and leaves its PCM in the cache. */
-export async function renderArranged(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineTrack> {
-  const mix = dequantize(wavSamples(await trackWav(source, options, cache)))
-  const segments = segmentsOf(source, options)
+export async function renderArranged(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null, tracks: TrackReader): Promise<EngineTrack> {
+  const mix = dequantize(wavSamples(await tracks.trackWav(source, options, cache)))
+  const segments = tracks.segmentsOf(source, options)
   const first = (segments[0] as Segment).take
   const mp3 = await encodeMp3(mix.left, mix.right, first.score.richness < 0.5 ? 128 : 192)
   const sung = segments.some((s) => s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until))

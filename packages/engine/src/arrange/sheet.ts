@@ -6,7 +6,7 @@
 import type { DrumHit, NoteEvent, Part, Score, VocalNote } from "../compose.ts"
 import type { SectionPlan } from "../form.ts"
 import type { Take } from "../render.ts"
-import { segmentsOf, type Segment } from "../song.ts"
+import type { Segment, TrackReader } from "../splice.ts"
 import type { StyleSpec } from "../style.ts"
 import { diatonicChord, type Chord } from "../theory.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
@@ -47,8 +47,8 @@ function segmentAt(segments: ReadonlyArray<Segment>, t: number): Segment {
   return [...segments].reverse().find((s) => s.from <= t + EPS) ?? (segments[0] as Segment)
 }
 
-export function sheetOf(source: TrackSource, options: RenderOptions): Sheet {
-  const segments = segmentsOf(source, options)
+export function sheetOf(source: TrackSource, options: RenderOptions, tracks: TrackReader): Sheet {
+  const segments = tracks.segmentsOf(source, options)
   const first = (segments[0] as Segment).take
   const bar = (4 * 60) / first.score.bpm
   const end = (segments[segments.length - 1] as Segment).until

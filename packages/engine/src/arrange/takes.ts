@@ -10,7 +10,7 @@ import type { Instrument } from "../genres.ts"
 import { lineSyllables, parseLyrics, type ParsedLyrics } from "../lyrics.ts"
 import { composeTake, knobs, requestKey, songIdentity, voiceFor, type Take } from "../render.ts"
 import { Rng } from "../rng.ts"
-import { segmentsOf } from "../song.ts"
+import type { TrackReader } from "../splice.ts"
 import { parseStyle, PC_NAMES, type StyleSpec } from "../style.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { sheetOf, type Sheet } from "./sheet.ts"
@@ -24,8 +24,8 @@ interface PersonaVoice {
   readonly rng: Rng
 }
 
-export function personaVoice(persona: TrackSource, options: RenderOptions): PersonaVoice {
-  const take = (segmentsOf(persona, options)[0] as { readonly take: Take }).take
+export function personaVoice(persona: TrackSource, options: RenderOptions, tracks: TrackReader): PersonaVoice {
+  const take = (tracks.segmentsOf(persona, options)[0] as { readonly take: Take }).take
   return { voice: take.score.voice, instruments: take.spec.instruments, named: take.spec.named, rng: take.rng }
 }
 
@@ -42,10 +42,10 @@ function withPersona(spec: StyleSpec, persona: PersonaVoice | null): StyleSpec {
 }
 
 /** A generation under a persona: its own song, sung in the persona's voice with the persona's palette. */
-export function personaTake(source: TrackSource, options: RenderOptions): Take {
+export function personaTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
   const plain = composeTake(source.request, source.taskId, source.index)
   if (source.persona === undefined) return plain
-  const persona = personaVoice(source.persona, options)
+  const persona = personaVoice(source.persona, options, tracks)
   const { spec } = songIdentity(source.request, source.taskId)
   const own = withPersona(spec, persona)
   const takeRng = new Rng(`take|${source.index}|${source.taskId}|${requestKey(source.request)}`)
@@ -67,11 +67,11 @@ function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shi
  * comping rhythm) in the new style's sounds; below it, the new style's own groove. A cover takes
  * the style's tempo when it names one, and may change voice; an instrumental keeps both.
  */
-export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions): Take {
-  const sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options)
+export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions, tracks: TrackReader): Take {
+  const sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options, tracks)
   const request = source.request
   const k = knobs(request)
-  const persona = source.persona === undefined ? null : personaVoice(source.persona, options)
+  const persona = source.persona === undefined ? null : personaVoice(source.persona, options, tracks)
   const styled = parseStyle(request.style, request.negative_tags, new Rng(`${kind}|${source.taskId}|${requestKey(request)}`), k.styleWeight)
   const groove = sheet.spec.genre
   const genre = k.audioWeight >= 0.5 ? { ...styled.genre, drums: groove.drums, swing: groove.swing, bass: groove.bass, comp: groove.comp } : styled.genre
@@ -121,11 +121,11 @@ export function withLines(plan: ReadonlyArray<SectionPlan>, lyrics: ParsedLyrics
 }
 
 /** Vocals: `lyrics` on a melody composed over the source's chords, on its beat, sung over its band. */
-export function vocalsTake(source: TrackSource, options: RenderOptions): Take {
-  const sheet: Sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options)
+export function vocalsTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
+  const sheet: Sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options, tracks)
   const request = source.request
   const k = knobs(request)
-  const persona = source.persona === undefined ? null : personaVoice(source.persona, options)
+  const persona = source.persona === undefined ? null : personaVoice(source.persona, options, tracks)
   const voice = persona?.voice ?? voiceFor(request, new Rng(`vocals|${source.taskId}|${requestKey(request)}`))
   const plan = withLines(sheet.plan, parseLyrics(request.lyrics), false)
   const takeRng = new Rng(`vocals|take|${source.index}|${source.taskId}|${requestKey(request)}`)
