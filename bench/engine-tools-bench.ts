@@ -8,6 +8,8 @@
  * wall time beside it.
  *
  * Goals (issue 17): wav, midi and timed_lyrics under 10% of the original, stems under 150%.
+ * The tasks on a track (issue 24: cover, vocals, instrumental, edit, a persona's song) are one
+ * take each, beside the same original.
  * Run: node bench/engine-tools-bench.ts
  */
 import { mkdtempSync, rmSync } from "node:fs"
@@ -73,7 +75,13 @@ export async function engineToolsBench(log: (line: string) => void = console.log
       ["midi", { kind: "export", source, format: "midi" }, cache, 0.1],
       ["timed_lyrics", { kind: "export", source, format: "timed_lyrics" }, cache, 0.1],
       ["stems", { kind: "export", source, format: "stems" }, cache, 1.5],
-      ["extension take (continue_at 60 s)", { kind: "extend", source: { request: song, taskId: "bench-tools-ext", index: 0, extends: { source, continueAt: 60 } } }, cache, null]
+      ["extension take (continue_at 60 s)", { kind: "extend", source: { request: song, taskId: "bench-tools-ext", index: 0, extends: { source, continueAt: 60 } } }, cache, null],
+      // Tasks on a track (src/arrange/): one take each, as the worker renders it.
+      ["cover take (bossa nova, 130 bpm)", { kind: "arrange", source: { request: { ...song, style: "bossa nova, acoustic guitar, 130 bpm" }, taskId: "bench-cover", index: 0, derives: { kind: "cover", source } } }, cache, null],
+      ["vocals take (new words)", { kind: "arrange", source: { request: { ...song, lyrics: "[Verse]\nMorning comes in silver light\nWe were dancing through the night" }, taskId: "bench-vocals", index: 0, derives: { kind: "vocals", source } } }, cache, null],
+      ["instrumental take (jazz trio)", { kind: "arrange", source: { request: { ...song, style: "jazz trio, piano, upright bass" }, taskId: "bench-instrumental", index: 0, derives: { kind: "instrumental", source } } }, cache, null],
+      ["edit take (20 s span, new words)", { kind: "arrange", source: { request: { ...song, lyrics: "Glass and fire" }, taskId: "bench-edit", index: 0, derives: { kind: "edit", source, start: 30, end: 50 } } }, cache, null],
+      ["persona song take", { kind: "arrange", source: { request: { ...song, style: "folk, acoustic guitar", title: "Other" }, taskId: "bench-persona", index: 0, persona: source } }, cache, null]
     ]
     for (const [name, body, withCache, goal] of rows) {
       const t = await time(body, withCache)

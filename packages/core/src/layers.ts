@@ -1,5 +1,7 @@
 import { Layer } from "effect"
 import { Ids } from "./domain/ids.ts"
+import { TrackTasks } from "./generation/TrackTasks.ts"
+import { Personas } from "./personas/Personas.ts"
 import { AccessTokens } from "./credentials/AccessTokens.ts"
 import { AccountConsole } from "./credentials/AccountConsole.ts"
 import { Accounts } from "./money/Accounts.ts"
@@ -20,7 +22,7 @@ import { WebhookSignal } from "./webhooks/WebhookSignal.ts"
  * Core's services; they need a SqlClient, Settings, a RateLimiter, a DenyList and the Provider from the
  * composition root.
  */
-export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongTools.layer).pipe(
+export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongTools.layer, TrackTasks.layer, Personas.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
   Layer.provideMerge(AccessTokens.layer),
   Layer.provideMerge(SigningKeys.layer),

@@ -57,6 +57,9 @@ export interface Score {
   /** Backing level relative to the voice, from audio_weight. */
   readonly backing: number
   readonly kicks: ReadonlyArray<number>
+  /** The form as played, and one chord per bar: what a cover, vocals or an edit of the take re-use. */
+  readonly plan?: ReadonlyArray<SectionPlan> | undefined
+  readonly chords?: ReadonlyArray<Chord> | undefined
 }
 
 export interface ComposeInput {
@@ -70,6 +73,8 @@ export interface ComposeInput {
   readonly audioWeight: number
   /** The form to play instead of planning one from the lyrics (a continuation's). */
   readonly plan?: ReadonlyArray<SectionPlan> | undefined
+  /** One chord per bar to play instead of the composed ones (a cover keeps its source's harmony). */
+  readonly chords?: ReadonlyArray<Chord> | undefined
 }
 
 const RICHNESS: Readonly<Record<ModelName, number>> = { aether: 1, echo: 0.62, nocturne: 0.3 }
@@ -159,8 +164,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const acappella = vocal && spec.instruments.size === 0
   const planned = input.plan ?? planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
   // A given plan is kept whole: its bars are laid on a grid the caller relies on.
-  const sections = (input.plan === undefined && acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned)
-    .map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
+  const played = input.plan === undefined && acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned
+  const sections = played.map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
 
   // Progressions: a high style_weight favours the genre's first (most idiomatic) ones.
   const pickProg = (r: Rng): ReadonlyArray<number> => {
@@ -195,6 +200,7 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       if (b % prog.length !== 0 && hr.chance(weird * weird * 0.45)) chord = borrowedChord(spec.tonic, spec.minor, hr.int(0, 5))
       // The last bar of the song resolves to the tonic.
       if (si === sections.length - 1 && b === s.bars - 1) chord = diatonicChord(spec.tonic, spec.minor, 0, false)
+      chord = input.chords?.[bars.length] ?? chord
       bars.push({ start: t, chord, section: s, indexInSection: b, sectionIndex: si })
       t += bar
     }
@@ -454,7 +460,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
     st += s.bars * bar
   }
   return {
-    bpm, duration, parts, drums, vocal: vocalNotes, harmony: harmonyNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks
+    bpm, duration, parts, drums, vocal: vocalNotes, harmony: harmonyNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks,
+    plan: played, chords: bars.map((b) => b.chord)
   }
 }
 

@@ -12,7 +12,7 @@ import type { Listening } from "./listen/types.ts"
 import { extensionSources } from "./song.ts"
 import type { Engine, EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 
-export type { Engine, EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, ModelName, RenderOptions, TimedWord, TrackSource } from "./types.ts"
+export type { Engine, EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, ModelName, RenderOptions, TimedWord, TrackDerivation, TrackSource } from "./types.ts"
 export type { PcmCacheOptions } from "./pcm-cache.ts"
 export { renderTrack } from "./render.ts"
 export { parseStyle } from "./style.ts"
@@ -64,6 +64,9 @@ export function makeEngine(options?: EngineOptions): Engine {
     },
     async extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
       return Promise.all(extensionSources(source, continueAt, request, taskId, TAKES).map((s) => pool.run({ kind: "extend", source: s }).then(track)))
+    },
+    async arrange(sources: ReadonlyArray<TrackSource>): Promise<ReadonlyArray<EngineTrack>> {
+      return Promise.all(sources.map((source) => pool.run({ kind: "arrange", source }).then(track)))
     },
     async export(source: TrackSource, format: ExportFormat): Promise<EngineExport> {
       const result = await pool.run({ kind: "export", source, format })

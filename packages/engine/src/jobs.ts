@@ -6,8 +6,9 @@ import type { AudioType } from "./listen/decode.ts"
 import { transcribe } from "./listen/transcribe.ts"
 import type { Listening } from "./listen/types.ts"
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
+import { renderArranged } from "./arrange/index.ts"
 import { finishTrack, renderAudio } from "./render.ts"
-import { exportTrack, renderExtension } from "./song.ts"
+import { exportTrack, renderExtension, segmentsOf, trackWav } from "./song.ts"
 import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 import { quantize, wavFile } from "./wav.ts"
 
@@ -16,6 +17,8 @@ export type JobBody =
   | { readonly kind: "extend"; readonly source: TrackSource }
   | { readonly kind: "export"; readonly source: TrackSource; readonly format: ExportFormat }
   | { readonly kind: "listen"; readonly bytes: Uint8Array; readonly type: AudioType }
+  /** A track made from another, or under a persona (src/arrange/). */
+  | { readonly kind: "arrange"; readonly source: TrackSource }
 
 export type JobMessage = JobBody & { readonly id: number; readonly options: RenderOptions; readonly cache: PcmCacheOptions | null }
 
@@ -41,6 +44,8 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
       return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
     case "listen":
       return { kind: "listening", listening: await listen(msg.bytes, msg.type, transcribe) }
+    case "arrange":
+      return { kind: "track", track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav }) }
   }
 }
 

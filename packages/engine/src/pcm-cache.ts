@@ -22,7 +22,10 @@ function canonical(source: TrackSource): unknown {
     request: [r.style, r.title, r.lyrics, r.instrumental, r.model, r.vocal_gender ?? null, r.negative_tags ?? null, r.style_weight ?? null, r.weirdness_constraint ?? null, r.audio_weight ?? null],
     taskId: source.taskId,
     index: source.index,
-    extends: source.extends === undefined ? null : { source: canonical(source.extends.source), continueAt: source.extends.continueAt }
+    extends: source.extends === undefined ? null : { source: canonical(source.extends.source), continueAt: source.extends.continueAt },
+    // Only when present, so that the keys of plain takes and extensions stay what they were.
+    ...(source.derives === undefined ? {} : { derives: { ...source.derives, source: canonical(source.derives.source) } }),
+    ...(source.persona === undefined ? {} : { persona: canonical(source.persona) })
   }
 }
 

@@ -12,29 +12,23 @@ import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
-import { bassVoiceFor, composeTake, knobs, mixTake, renderAudio, requestKey, songIdentity, type StemAudio, type Take } from "./render.ts"
+import { editPcm, editSegments, identityOf, sourceTake } from "./arrange/index.ts"
+import { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
+import { bassVoiceFor, composeTake, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
 import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource } from "./types.ts"
 import { dequantize, quantize, wavFile, wavSamples } from "./wav.ts"
 
-/** Seconds over which the source hands over to its continuation, just after `continueAt`. */
-export const CROSSFADE_SECONDS = 0.08
+export { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo } from "./splice.ts"
+
 /** A continuation runs at least this long after the second it continues at. */
 export const MIN_CONTINUATION_SECONDS = 24
 
-interface Segment {
-  readonly take: Take
-  /** Track time (s) of the take's own time 0. */
-  readonly offset: number
-  /** Track time (s) from which this take is heard. */
-  readonly from: number
-  /** Track time (s) up to which it is heard (the next take's `from`, or the end of its render). */
-  readonly until: number
-  /** The render options of this take: the original take is cut by maxSeconds, continuations never are. */
-  readonly options: RenderOptions
-}
+
+/** This module's reading of tracks, handed to the arrangers (src/arrange/), which do not import it. */
+const reader: TrackReader = { segmentsOf: (source, options) => segmentsOf(source, options), trackWav: (source, options, cache) => trackWav(source, options, cache) }
 
 function rootOf(source: TrackSource): TrackSource {
   return source.extends === undefined ? source : rootOf(source.extends.source)
@@ -54,25 +48,26 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
     const take = composeTake(source.request, source.taskId, source.index)
     return [{ take, offset: 0, from: 0, until: source.upload.duration, options }]
   }
+  if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options, reader)
   if (source.extends === undefined) {
-    const take = composeTake(source.request, source.taskId, source.index)
+    const take = sourceTake(source, options, reader)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
   }
   if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
   const parent = segmentsOf(source.extends.source, options)
   const parentEnd = (parent[parent.length - 1] as Segment).until
   const continueAt = Math.min(parentEnd, Math.max(1 / SR, source.extends.continueAt))
-  const { take, offset } = continuationTake(source, parent, continueAt)
+  const { take, offset } = continuationTake(source, parent, continueAt, options)
   const own: RenderOptions = { muteVoice: options.muteVoice }
   const kept = parent.filter((s) => s.from < continueAt).map((s) => ({ ...s, until: Math.min(s.until, continueAt) }))
   return [...kept, { take, offset, from: continueAt, until: offset + renderedSeconds(take.score, own), options: own }]
 }
 
 /** The continuation of an extension, composed on the source's bar grid from the bar `continueAt` falls in. */
-function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number): { take: Take; offset: number } {
+function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number, options: RenderOptions): { take: Take; offset: number } {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const root = rootOf(source)
-  const { spec, voice } = songIdentity(root.request, root.taskId)
+  const { spec, voice } = identityOf(root, options, reader)
   const bar = barSeconds(spec.bpm)
   // An upload's bars start at its first beat; the engine's own songs at 0.
   const grid = root.upload === undefined ? 0 : uploadGridStart(root.upload)
@@ -101,32 +96,6 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
 
 // ---------------------------------------------------------------- audio
 
-interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
-
-/**
- * `head` up to `at` seconds, then `tail` (whose time 0 sits at `offset` seconds), crossfading
- * linearly over CROSSFADE_SECONDS just after `at`: the head is exact up to `at`, and being linear
- * the splice of stems adds up to the splice of their mix.
- */
-function splice(head: Float32Array, tail: Float32Array, at: number, offset: number): Float32Array {
-  const a = Math.round(at * SR)
-  const o = Math.round(offset * SR)
-  const n = o + tail.length
-  const x = Math.round(CROSSFADE_SECONDS * SR)
-  const out = new Float32Array(n)
-  out.set(head.subarray(0, Math.min(a, head.length)))
-  for (let i = a; i < n; i++) {
-    const w = i - a >= x ? 1 : (i - a) / x
-    const h = i < head.length ? (head[i] as number) : 0
-    const t = i >= o ? (tail[i - o] as number) : 0
-    out[i] = h + (t - h) * w
-  }
-  return out
-}
-
-function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
-  return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
-}
 
 /**
  * The track as a WAV file: the cached one when there is one, else rendered again (and cached).
@@ -137,10 +106,9 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const key = cacheKey(source, options)
   const cached = readCached(cache, key)
   if (cached !== null) return cached
-  const pcm = source.extends !== undefined
-    ? (await extensionAudio(source, options, cache)).pcm
-    : source.upload !== undefined
-    ? await uploadPcm(source.upload)
+  const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
+    : source.upload !== undefined ? await uploadPcm(source.upload)
+    : source.derives?.kind === "edit" ? await editPcm(source, options, cache, reader)
     : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
@@ -148,7 +116,7 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
 }
 
 function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {
-  const audio = renderAudio(source.request, source.taskId, source.index, options)
+  const audio = mixTake(sourceTake(source, options, reader), options, false)
   return quantize(audio.left, audio.right)
 }
 

@@ -35,6 +35,12 @@ export interface Engine {
    * `{ request, taskId, index, extends: { source, continueAt } }`.
    */
   extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>>
+  /**
+   * Takes of tracks made from others or under a persona (each source's `derives` or `persona` set;
+   * its `index` the take): covers, vocals, instrumentals, edits. An extension of such a track
+   * goes through `extend`, whose source may be one.
+   */
+  arrange(sources: ReadonlyArray<TrackSource>): Promise<ReadonlyArray<EngineTrack>>
   /** One track in another form, rendered again from its TrackSource alone (same source, same bytes). */
   export(source: TrackSource, format: ExportFormat): Promise<EngineExport>
   close(): Promise<void>
@@ -84,7 +90,15 @@ export interface TrackSource {
   readonly extends?: { readonly source: TrackSource; readonly continueAt: number } | undefined
   /** The track is an upload's audio (its request's style names the upload's tempo and key). */
   readonly upload?: UploadRoot | undefined
+  /** A track made from another (src/arrange/): a cover, vocals, an instrumental, or an edit of a span (seconds). */
+  readonly derives?: TrackDerivation | undefined
+  /** The track whose voice and arrangement palette this one takes (a persona). */
+  readonly persona?: TrackSource | undefined
 }
+
+export type TrackDerivation =
+  | { readonly kind: "cover" | "vocals" | "instrumental"; readonly source: TrackSource }
+  | { readonly kind: "edit"; readonly source: TrackSource; readonly start: number; readonly end: number }
 
 export type ExportFormat = "wav" | "midi" | "stems" | "timed_lyrics"
 

@@ -1,10 +1,11 @@
 import type { CallbackStage, UpstreamStatus } from "./behaviour.ts"
+import type { DerivedEndpoint } from "./derived.ts"
 import type { JobKind, ToolKind } from "./tools.ts"
 
 /** One `POST /api/v1/generate` or `/api/v1/generate/extend` as received, and how it was answered. */
 export interface SubmissionRecord {
   readonly at: number
-  readonly endpoint: "generate" | "extend"
+  readonly endpoint: "generate" | "extend" | DerivedEndpoint | "generate-persona"
   readonly authorized: boolean
   readonly body: unknown
   /** The title the request carried, when it had one. */

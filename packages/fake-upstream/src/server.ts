@@ -22,6 +22,8 @@ import {
   timestampedLyricsBody
 } from "./tools.ts"
 import type { FakeJob, JobKind, ToolKind } from "./tools.ts"
+import { validateDerived, validatePersona } from "./derived.ts"
+import type { DerivedEndpoint } from "./derived.ts"
 import { validateExtend, validateGenerate, validateMidi, validateTrackTool } from "./validate.ts"
 import type { ExtendRequest, GenerateRequest, KnownTrack } from "./validate.ts"
 
@@ -77,6 +79,10 @@ export interface FakeUpstreamControl {
   readonly callbacks: ReadonlyArray<CallbackRecord>
   /** Paths of the files downloaded. */
   readonly downloads: ReadonlyArray<string>
+  /** Every `uploadUrl` the fake fetched, and the HTTP status it got (null: no answer). */
+  readonly uploads: ReadonlyArray<{ readonly url: string; readonly status: number | null }>
+  /** The personas made, by the upstream's `personaId`. */
+  readonly personas: ReadonlyArray<{ readonly personaId: string; readonly audioId: string; readonly name: string }>
   submissionsFor(title: string): ReadonlyArray<SubmissionRecord>
   /** Requests to the song tools' endpoints, and their record-info polls. */
   readonly toolRequests: ReadonlyArray<ToolRequestRecord>
@@ -138,6 +144,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   const polls: Array<PollRecord> = []
   const callbacks: Array<CallbackRecord> = []
   const downloads: Array<string> = []
+  const uploads: Array<{ readonly url: string; readonly status: number | null }> = []
+  const personas: Array<{ readonly personaId: string; readonly audioId: string; readonly name: string }> = []
   const inFlight = new Set<Promise<unknown>>()
   /** Callbacks waiting for their delay, with the function that marks them done if cancelled. */
   const timers = new Map<NodeJS.Timeout, () => void>()
@@ -340,7 +348,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     res: ServerResponse,
     endpoint: {
       readonly record: (fields: { readonly answer: Answer; readonly taskId: string | null; readonly code: number | null }, body: unknown) => void
-      readonly validate: (body: unknown) => Checked<R>
+      readonly validate: (body: unknown) => Checked<R> | Promise<Checked<R>>
       readonly behaviourOf: (request: R) => ResolvedBehaviour
       /** Creates what the request asks for; answers the task id (null: nothing to keep) and the answer's data. */
       readonly accept: (request: R, behaviour: ResolvedBehaviour) => { readonly taskId: string | null; readonly data: unknown }
@@ -363,7 +371,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       record({ answer: "rejected", taskId: null, code: 401 }, body)
       return json(res, 200, { code: 401, msg: "Unauthorized", data: null })
     }
-    const checked = endpoint.validate(body)
+    const checked = await endpoint.validate(body)
     if (checked._tag === "Refused") {
       record({ answer: "rejected", taskId: null, code: checked.code }, body)
       return json(res, 200, { code: checked.code, msg: checked.msg, data: null })
@@ -455,6 +463,53 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     })
 
   const sourceTitle = (audioId: string): string => filesOf.get(audioId)?.title ?? ""
+
+  /** Fetches an `uploadUrl` as the upstream does before it takes the task: whole, within 10 s. */
+  const fetchUpload = async (target: string): Promise<boolean> => {
+    const status = await fetch(target, { signal: AbortSignal.timeout(10_000) }).then(
+      async (response) => {
+        await response.arrayBuffer()
+        return response.status
+      },
+      () => null
+    )
+    uploads.push({ url: target, status })
+    return status === 200
+  }
+
+  /** The endpoints that make a song from another: a generation task of their own, polled as any. */
+  const derived = (endpoint: DerivedEndpoint) => (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordSubmission(req, endpoint),
+      validate: async (body) => {
+        const request = validateDerived(endpoint, body, knownTrack)
+        if (typeof request === "string") return refusal(request)
+        if (request.uploadUrl !== null && !(await fetchUpload(request.uploadUrl))) return refusal("uploadUrl could not be fetched")
+        return accepted(request)
+      },
+      behaviourOf: (request) => behaviourFor(request.title),
+      accept: (request, behaviour) => {
+        const taskId = createTask(request, behaviour, { baseDuration: request.baseDuration, instrumental: request.instrumental }).taskId
+        return { taskId, data: { taskId } }
+      }
+    })
+
+  /** A persona is made at once; each audio makes one. */
+  const persona = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordSubmission(req, "generate-persona"),
+      validate: (body) => {
+        const request = validatePersona(body, knownTrack)
+        if (typeof request === "string") return refusal(request)
+        return personas.some((made) => made.audioId === request.audioId) ? refusal("A persona already exists for this audio", 409) : accepted(request)
+      },
+      behaviourOf: (request) => behaviourFor(request.name),
+      accept: (request) => {
+        const personaId = newTaskId()
+        personas.push({ personaId, audioId: request.audioId, name: request.name })
+        return { taskId: null, data: { personaId, name: request.name, description: request.description } }
+      }
+    })
 
   const wav = (req: IncomingMessage, res: ServerResponse) =>
     submitTo(req, res, {
@@ -617,7 +672,13 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       "/api/v1/wav/generate": wav,
       "/api/v1/vocal-removal/generate": separate,
       "/api/v1/midi/generate": midi,
-      "/api/v1/generate/get-timestamped-lyrics": timestampedLyrics
+      "/api/v1/generate/get-timestamped-lyrics": timestampedLyrics,
+      "/api/v1/generate/upload-cover": derived("upload-cover"),
+      "/api/v1/generate/upload-extend": derived("upload-extend"),
+      "/api/v1/generate/add-vocals": derived("add-vocals"),
+      "/api/v1/generate/add-instrumental": derived("add-instrumental"),
+      "/api/v1/generate/replace-section": derived("replace-section"),
+      "/api/v1/generate/generate-persona": persona
     }
     const records: Readonly<Record<string, JobKind>> = {
       "/api/v1/wav/record-info": "wav",
@@ -672,11 +733,14 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       polls.length = 0
       callbacks.length = 0
       downloads.length = 0
+      uploads.length = 0
     },
     submissions,
     polls,
     callbacks,
     downloads,
+    uploads,
+    personas,
     submissionsFor: (title) => submissions.filter((submission) => submission.title === title),
     toolRequests,
     toolPolls,

@@ -11,7 +11,7 @@ export interface GenerateRequest {
 const MODELS = new Set(["V3_5", "V4", "V4_5", "V4_5PLUS", "V5"])
 const KNOWN = new Set([
   "customMode", "instrumental", "model", "style", "title", "prompt", "negativeTags", "vocalGender",
-  "styleWeight", "weirdnessConstraint", "audioWeight", "callBackUrl"
+  "styleWeight", "weirdnessConstraint", "audioWeight", "callBackUrl", "personaId", "personaModel"
 ])
 /** The upstream's title limit for the older models; the adapter must shorten to fit it. */
 export const MAX_TITLE = 80

@@ -18,6 +18,14 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   "generations.list": [400, 401, 403, 429, 500, 503],
   "tracks.extend": [400, 401, 402, 403, 404, 429, 500, 503],
   "tracks.export": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.cover": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.vocals": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.instrumental": [400, 401, 402, 403, 404, 429, 500, 503],
+  "tracks.edit": [400, 401, 402, 403, 404, 429, 500, 503],
+  "personas.create": [400, 401, 403, 404, 429, 500, 503],
+  "personas.get": [401, 403, 404, 429, 500, 503],
+  "personas.list": [400, 401, 403, 429, 500, 503],
+  "personas.delete": [401, 403, 404, 429, 500, 503],
   "exports.get": [401, 403, 404, 429, 500, 503],
   "exports.list": [400, 401, 403, 429, 500, 503],
   "uploads.create": [400, 401, 403, 413, 429, 500, 503],
@@ -27,14 +35,22 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
 }
 
 /** Operations that take an `Idempotency-Key`: every paid call. */
-const keyedOperations = new Set(["generations.create", "tracks.extend", "tracks.export"])
+const keyedOperations = new Set([
+  "generations.create",
+  "tracks.extend",
+  "tracks.export",
+  "tracks.cover",
+  "tracks.vocals",
+  "tracks.instrumental",
+  "tracks.edit"
+])
 
 const errorDescriptions: Readonly<Record<number, string>> = {
   400: "Invalid request body or parameters.",
   401: "Missing, invalid, expired or revoked credential.",
   402: "Not enough credits.",
   403: "Valid credential, but the account is below the Pro tier (`tier_insufficient`), the credential lacks the scope (`insufficient_scope`), or the account keeps as many uploads as its plan allows (`upload_quota_exceeded`).",
-  404: "Task, track, export or upload not found or not accessible by this credential.",
+  404: "Task, track, export, upload or persona not found or not accessible by this credential.",
   413: "The upload is larger than 50 MB: refused on its declared length before it is read, or cut while streamed.",
   429: "Requests-per-minute (`rpm_exceeded`) or concurrent generation (`concurrent_limit_exceeded`) limit exceeded.",
   500: "Internal error or upstream provider failure.",

@@ -18,6 +18,8 @@ import {
   RedisGate,
   Settings,
   Uploads,
+  signedFileSeconds,
+  signFileUrl,
   WebhookWorker
 } from "@lyre/core"
 import type { CoreServices, DenyFeed } from "@lyre/core"
@@ -136,12 +138,15 @@ export type AppServices = CoreServices | Readiness | SqlClient | Provider | Stor
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
-const providerLayer = (config: ServerConfig): Layer.Layer<Provider, never, Storage> =>
+const providerLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<Provider, never, Storage> =>
   measuredProvider(config.provider === "http"
     ? SunoHttpProvider.providerLayer({
       baseUrl: config.providerUrl ?? "",
       apiKey: config.providerApiKey ?? "",
-      timeoutMs: config.providerTimeoutSeconds * 1000
+      timeoutMs: config.providerTimeoutSeconds * 1000,
+      // The upstream reads our tracks through signed addresses that expire within the hour.
+      signFileUrl: (url) =>
+        signFileUrl(url, config.publicUrl, secrets.secretKey, Math.floor(Date.now() / 1000) + signedFileSeconds)
     })
     : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
 
@@ -252,7 +257,7 @@ export const appLayer = (
   const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
   const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
     Layer.provideMerge(coreLayer),
-    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
+    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer)),
     Layer.provideMerge(observabilityLayer(config)),
     // The engine reads uploads' files, and uploads keep them: both sit above storage.
     Layer.provideMerge(storageLayer(config)),

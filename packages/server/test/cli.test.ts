@@ -38,6 +38,14 @@ describe("pnpm lyre-admin", () => {
     expect((await api(server, "GET", "/api/v1/me", { key: key.key })).status).toBe(401)
   })
 
+  it("lists an account's personas (accounts personas)", async () => {
+    const account = JSON.parse((await cli("accounts", "create", "--email", "personas@example.test", "--plan", "pro", "--json")).stdout) as {
+      id: string
+    }
+    expect(JSON.parse((await cli("accounts", "personas", account.id, "--json")).stdout)).toEqual({ data: [] })
+    expect((await cli("accounts", "personas", "acct_AAAAAAAAAAAAAAAAAAAAAAAA")).code).not.toBe(0)
+  })
+
   it("lists an account's exports (accounts exports), newest first", async () => {
     const account = JSON.parse((await cli("accounts", "create", "--email", "exports@example.test", "--plan", "pro", "--json")).stdout) as {
       id: string

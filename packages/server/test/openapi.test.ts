@@ -25,17 +25,23 @@ describe("GET /api/openapi.json", () => {
     expect((doc.servers as unknown as Array<Json>)[0]?.url).toBe(`${server.url}/api`)
   })
 
-  it("documents the interface's operations and the song tools, and nothing else", () => {
+  it("documents the interface's operations, the song tools, the tasks on a track and personas, and nothing else", () => {
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
       "/v1/me",
       "/v1/music/exports",
       "/v1/music/exports/{id}",
       "/v1/music/generations",
       "/v1/music/generations/{id}",
+      "/v1/music/tracks/{track_id}/covers",
+      "/v1/music/tracks/{track_id}/edits",
       "/v1/music/tracks/{track_id}/exports",
       "/v1/music/tracks/{track_id}/extensions",
+      "/v1/music/tracks/{track_id}/instrumentals",
+      "/v1/music/tracks/{track_id}/vocals",
       "/v1/music/uploads",
-      "/v1/music/uploads/{id}"
+      "/v1/music/uploads/{id}",
+      "/v1/personas",
+      "/v1/personas/{id}"
     ])
     expect(Object.keys(doc.paths?.["/v1/music/generations"] ?? {}).sort()).toEqual(["get", "post"])
   })

@@ -56,8 +56,10 @@ const makeSource = Effect.fnUntraced(function*(overrides: Partial<ProviderSubmis
     taskId: submission.taskId,
     index: 0,
     duration: track?.duration ?? null,
+    audioUrl: null,
     request: rest,
-    extends: null
+    extends: null,
+    derives: null
   }
   return source
 })

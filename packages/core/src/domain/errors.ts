@@ -110,6 +110,11 @@ export class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("Upload
   message: Schema.String,
   param: Param
 }) {}
+/** A persona of another account, unknown, malformed or deleted: `param` names it. */
+export class PersonaNotFound extends Schema.TaggedError<PersonaNotFound>()("PersonaNotFound", {
+  message: Schema.String,
+  param: Param
+}) {}
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", { message: Schema.String }) {}
 /** Admin resources (accounts, keys); the admin API shares the envelope. */
 export class ResourceNotFound extends Schema.TaggedError<ResourceNotFound>()("ResourceNotFound", {
@@ -183,6 +188,7 @@ export type ApiError =
   | TaskNotFound
   | TrackNotFound
   | ExportNotFound
+  | PersonaNotFound
   | RouteNotFound
   | ResourceNotFound
   | AlreadyExists
@@ -241,6 +247,7 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   TrackNotFound: { status: 404, type: "not_found", code: "track_not_found" },
   ExportNotFound: { status: 404, type: "not_found", code: "export_not_found" },
   UploadNotFound: { status: 404, type: "not_found", code: "upload_not_found" },
+  PersonaNotFound: { status: 404, type: "not_found", code: "persona_not_found" },
   RouteNotFound: { status: 404, type: "not_found", code: "route_not_found" },
   ResourceNotFound: { status: 404, type: "not_found", code: "resource_not_found" },
   AlreadyExists: { status: 400, type: "invalid_request_error", code: "already_exists" },

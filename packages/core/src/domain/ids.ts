@@ -18,7 +18,8 @@ export const idPrefixes = {
   delivery: "dlv",
   request: "req",
   session: "ses",
-  grant: "grt"
+  grant: "grt",
+  persona: "per"
 } as const
 export type IdKind = keyof typeof idPrefixes
 

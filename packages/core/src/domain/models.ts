@@ -25,7 +25,8 @@ export const aetherOnlyParameters = [
   "negative_tags",
   "style_weight",
   "weirdness_constraint",
-  "audio_weight"
+  "audio_weight",
+  "persona_id"
 ] as const
 
 /**
@@ -38,7 +39,7 @@ const countCharacters = (s: string): number => {
   return n
 }
 
-const text = (min: number, max: number) =>
+export const text = (min: number, max: number) =>
   z.string().check((ctx) => {
     const n = countCharacters(ctx.value)
     if (n < min || n > max) {
@@ -73,7 +74,10 @@ export const GenerateRequestFields = z.strictObject({
   negative_tags: text(0, 500).optional().describe("What to avoid. Aether only."),
   style_weight: unitInterval.optional().describe("0 to 1. Aether only."),
   weirdness_constraint: unitInterval.optional().describe("0 to 1. Aether only."),
-  audio_weight: unitInterval.optional().describe("0 to 1. Aether only.")
+  audio_weight: unitInterval.optional().describe("0 to 1. Aether only."),
+  persona_id: z.string().optional().describe(
+    "A persona of this account (`per_...`): the voice and arrangement palette of its track. Aether only."
+  )
 })
 
 /** The request body of `POST /v1/music/generations`, cross-field rules 1, 2 and 4 included. */
@@ -151,10 +155,13 @@ export const GetGenerationParams = z.strictObject({ id: z.string() })
  * any GenerateRequest field, all optional (absent: the source's, merged in core and then held
  * to GenerateRequest's own rules), and where the continuation starts.
  */
-export const ExtendRequest = GenerateRequestFields.extend({
+/** Any GenerateRequest field, all optional: what a task on a track takes (absent: the source's). */
+export const TrackRequestFields = GenerateRequestFields.extend({
   instrumental: z.boolean().optional().describe("Omit vocals. Default: the source's."),
   model: ModelName.optional().describe("Default: the source's model. Priced as a generation of that model.")
-}).partial().extend({
+}).partial()
+
+export const ExtendRequest = TrackRequestFields.extend({
   track_id: z.string().describe("The track to extend (`trk_...`), of a ready task of this account."),
   continue_at: z.number().positive().optional().describe(
     "Seconds into the track where the continuation begins: above 0 and below the track's duration. Default: its duration."

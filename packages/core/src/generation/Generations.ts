@@ -15,13 +15,16 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { armedAfter } from "../domain/creditAlert.ts"
 import { InvalidParameter, TaskNotFound } from "../domain/errors.ts"
+import type { PersonaNotFound } from "../domain/errors.ts"
+import { providerRequestOf } from "./providerRequest.ts"
+import { trackSources } from "./sources.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "./domain/tasks.ts"
 import type { TaskFailure, TaskRow } from "./domain/tasks.ts"
-import type { Extension, ProviderSubmission, SourceTrack } from "../provider/outcomes.ts"
+import type { Extension, PersonaSource, ProviderSubmission, TrackDerivation } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
@@ -36,7 +39,10 @@ import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
 export type CreateOutcome = Charged<GenerationTask>
 
-export type CreateError = ChargeError
+export type CreateError = ChargeError | PersonaNotFound
+
+/** What a generation is made from, when it is made from a track: an extension, or a task of section 11. */
+export type TaskOrigin = { readonly extend: Extension } | { readonly derive: TrackDerivation }
 
 /** A finished track as the worker hands it over: the interface's shape, and the provider's id of it. */
 export interface FinishedTrack {
@@ -72,35 +78,39 @@ export const refundAlert = {
 /** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
 export const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
-/** A validated request as every provider receives it (a song tool's source carries one too). */
-export const providerRequestOf = (request: GenerateRequest): SourceTrack["request"] => ({
-  model: request.model,
-  style: request.style,
-  title: request.title,
-  lyrics: request.instrumental ? null : request.lyrics ?? null,
-  instrumental: request.instrumental,
-  vocal_gender: request.vocal_gender,
-  negative_tags: request.negative_tags,
-  style_weight: request.style_weight,
-  weirdness_constraint: request.weirdness_constraint,
-  audio_weight: request.audio_weight
-})
+export { providerRequestOf } from "./providerRequest.ts"
 
 /** What the provider receives: the validated request, our task id and where to call back. */
 const submissionOf = (
   taskId: string,
   request: GenerateRequest,
   callbackUrl: string,
-  extend: Extension | undefined
-): ProviderSubmission => ({ taskId, ...providerRequestOf(request), callbackUrl, extend })
+  origin: TaskOrigin | undefined,
+  persona: PersonaSource | undefined
+): ProviderSubmission => ({
+  taskId,
+  ...providerRequestOf(request),
+  persona,
+  callbackUrl,
+  extend: origin !== undefined && "extend" in origin ? origin.extend : undefined,
+  derive: origin !== undefined && "derive" in origin ? origin.derive : undefined
+})
+
+/** What an idempotency key's hash covers: a task made from a track covers its track and span too. */
+const hashedRequest = (request: GenerateRequest, origin: TaskOrigin | undefined): unknown => {
+  if (origin === undefined) return request
+  if ("extend" in origin) return { extend: origin.extend.source.trackId, continue_at: origin.extend.continueAt, request }
+  const span = origin.derive.kind === "edit" ? { start: origin.derive.start, end: origin.derive.end } : {}
+  return { derive: origin.derive.kind, track: origin.derive.source.trackId, ...span, request }
+}
 
 export class Generations extends Context.Service<Generations, {
-  /** A generation; with `extension`, one that continues a track (its request already merged). */
+  /** A generation; with `origin`, one made from a track (its request already merged). */
   readonly create: (
     principal: Principal,
     request: GenerateRequest,
     idempotencyKey: string | undefined,
-    extension?: Extension | undefined
+    origin?: TaskOrigin | undefined
   ) => Effect.Effect<CreateOutcome, CreateError>
   readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
   readonly list: (
@@ -130,6 +140,7 @@ export class Generations extends Context.Service<Generations, {
       const metrics = yield* Metrics
       const traced = yield* TaskTraces
       const submissions = yield* submissionRecorder
+      const sources = yield* trackSources
 
       const taskKind: SubmittedKind = {
         table: "generation_tasks",
@@ -144,8 +155,11 @@ export class Generations extends Context.Service<Generations, {
         principal: Principal,
         request: GenerateRequest,
         idempotencyKey: string | undefined,
-        extension?: Extension | undefined
+        origin?: TaskOrigin | undefined
       ) {
+        const persona = request.persona_id === undefined
+          ? undefined
+          : yield* sources.findPersona(principal.accountId, request.persona_id)
         const now = yield* Clock.currentTimeMillis
         const taskId = yield* ids.make("task")
         const ledgerId = yield* ids.make("ledgerEntry")
@@ -156,14 +170,12 @@ export class Generations extends Context.Service<Generations, {
         const callbackToken = randomBase62(32)
         const traceContext = traced ? yield* currentTraceContext : null
 
-        // An extension's key covers its track and start too: the same body for another track is another request.
+        // A key on a track covers the track too: the same body for another track is another request.
         const requestHash = idempotencyKey === undefined
           ? ""
-          : createHash("sha256").update(canonicalJson(
-            extension === undefined
-              ? request
-              : { extend: extension.source.trackId, continue_at: extension.continueAt, request }
-          )).digest("hex")
+          : createHash("sha256").update(canonicalJson(hashedRequest(request, origin))).digest("hex")
+        const extension = origin !== undefined && "extend" in origin ? origin.extend : undefined
+        const derivation = origin !== undefined && "derive" in origin ? origin.derive : undefined
         const body = renderTask({
           id: taskId,
           status: "pending",
@@ -180,18 +192,20 @@ export class Generations extends Context.Service<Generations, {
         const work = writes`
           insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
             debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
-            submission_state, trace_context, source_track_id, continue_at)
+            submission_state, trace_context, source_track_id, continue_at, derivation, span_start, span_end, persona_id)
           select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
                  ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
                  ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting', ${traceContext}::text,
-                 ${extension?.source.trackId ?? null}::text, ${extension?.continueAt ?? null}::double precision
+                 ${(extension ?? derivation)?.source.trackId ?? null}::text, ${extension?.continueAt ?? null}::double precision,
+                 ${derivation?.kind ?? null}::text, ${derivation?.kind === "edit" ? derivation.start : null}::double precision,
+                 ${derivation?.kind === "edit" ? derivation.end : null}::double precision, ${persona?.personaId ?? null}::text
           from debit
           returning id`
 
         const key = idempotencyKey === undefined ? undefined : { accountId: principal.accountId, key: idempotencyKey }
         const counted = Effect.sync(() => metrics.taskCreated(request.model, price))
         const submit = provider.submit(
-          submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), extension)
+          submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), origin, persona)
         )
         const created = yield* submissions.charged(
           charge(writes, {

@@ -24,7 +24,8 @@ import type { RequestValidationError } from "../domain/validation.ts"
 import { exportColumns, renderExport } from "../domain/exports.ts"
 import type { ExportRow } from "../domain/exports.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
-import { aetherOnlyParameters, GenerateRequest } from "../domain/models.ts"
+import { mergedRequest } from "./merge.ts"
+import { trackSources } from "./sources.ts"
 import type {
   Export,
   ExportFile,
@@ -32,54 +33,28 @@ import type {
   ExportList,
   ExportRequest,
   ExtendRequest,
-  ModelName,
   TimedWord
 } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
 import { exportPriceOf } from "../domain/pricing.ts"
 import { stillPending } from "./domain/tasks.ts"
 import type { TaskFailure } from "./domain/tasks.ts"
-import { validationErrorFrom } from "../domain/validation.ts"
-import type { SourceTrack } from "../provider/outcomes.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
 import { Metrics } from "../observability/Metrics.ts"
-import { callbackUrlFor, Generations, providerFailure, providerRequestOf, refundAlert } from "./Generations.ts"
-import type { CreateOutcome } from "./Generations.ts"
+import { callbackUrlFor, Generations, providerFailure, refundAlert } from "./Generations.ts"
+import type { CreateError, CreateOutcome } from "./Generations.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
-import { uploadTrackOf } from "../uploads/uploadTracks.ts"
 
-export type ExtendError = ChargeError | TrackNotFound | RequestValidationError
+export type ExtendError = CreateError | TrackNotFound | RequestValidationError
 export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics
 
-/** The source row of a track: the track, its task, and what that task continued. */
-interface SourceRow {
-  readonly track_id: string
-  readonly provider_track_id: string | null
-  readonly task_id: string
-  readonly provider_task_id: string | null
-  readonly track_index: number
-  readonly duration: number | null
-  readonly model: ModelName
-  readonly request: GenerateRequest
-  readonly source_track_id: string | null
-  readonly continue_at: number | null
-}
-
-/** A track found for a song tool: what the provider needs, and the task's own request. */
-export interface FoundTrack {
-  readonly source: SourceTrack
-  readonly model: ModelName
-  readonly request: GenerateRequest
-}
-
-/** How deep an extension chain is followed: far beyond any real use, and a guard against a cycle. */
-const maxChain = 64
+export type { FoundTrack } from "../generation/sources.ts"
 
 export class SongTools extends Context.Service<SongTools, {
   /** `POST /v1/music/tracks/{track_id}/extensions`: 202 a GenerationTask. */
@@ -131,78 +106,7 @@ export class SongTools extends Context.Service<SongTools, {
         markFailed: (id, failure) => markExportFailed(id, failure)
       }
 
-      const trackNotFound = (trackId: string) =>
-        new TrackNotFound({ message: `No ready track ${trackId}.`, param: "track_id" })
-
-      const sourceRow = (trackId: string) =>
-        sql<SourceRow>`
-          select t.id as track_id, t.provider_track_id, g.id as task_id, g.provider_task_id, t.track_index,
-                 t.duration, g.model, g.request, g.source_track_id, g.continue_at
-          from tracks t join generation_tasks g on g.id = t.task_id
-          where t.id = ${trackId} and g.status = 'ready'`.pipe(Effect.orDie)
-
-      /** The SourceTrack of a row, following the chain of extensions back to the first song. */
-      const sourceOf = (row: SourceRow, depth: number): Effect.Effect<SourceTrack> =>
-        Effect.gen(function*() {
-          let extendsFrom: SourceTrack["extends"] = null
-          if (row.source_track_id !== null && depth < maxChain) {
-            const [parent] = yield* sourceRow(row.source_track_id)
-            // A chain may begin at an upload's track rather than at a task's.
-            const root = parent === undefined
-              ? yield* uploadTrackOf(sql, row.source_track_id, null, providerRequestOf)
-              : null
-            if (parent !== undefined) {
-              extendsFrom = { source: yield* sourceOf(parent, depth + 1), continueAt: row.continue_at ?? 0 }
-            } else if (root !== null) {
-              extendsFrom = { source: root.source, continueAt: row.continue_at ?? 0 }
-            }
-          }
-          return {
-            trackId: row.track_id,
-            providerTrackId: row.provider_track_id ?? "",
-            providerTaskId: row.provider_task_id ?? "",
-            taskId: row.task_id,
-            index: row.track_index,
-            duration: row.duration,
-            request: providerRequestOf(row.request),
-            extends: extendsFrom
-          }
-        })
-
-      /** A track of a ready task of this account, or 404 naming the track. */
-      const findTrack = Effect.fnUntraced(function*(accountId: string, trackId: string) {
-        if (!hasIdShape("track", trackId)) return yield* trackNotFound(trackId)
-        const [row] = yield* sql<SourceRow & { account_id: string }>`
-          select t.id as track_id, t.provider_track_id, g.id as task_id, g.provider_task_id, t.track_index,
-                 t.duration, g.model, g.request, g.source_track_id, g.continue_at, t.account_id
-          from tracks t join generation_tasks g on g.id = t.task_id
-          where t.id = ${trackId} and t.account_id = ${accountId} and g.status = 'ready'`.pipe(Effect.orDie)
-        if (row === undefined) {
-          const uploaded = yield* uploadTrackOf(sql, trackId, accountId, providerRequestOf)
-          if (uploaded === null) return yield* trackNotFound(trackId)
-          return uploaded satisfies FoundTrack
-        }
-        return { source: yield* sourceOf(row, 0), model: row.model, request: row.request } satisfies FoundTrack
-      })
-
-      /**
-       * The extension's request: the body's fields over the source's, then GenerateRequest's
-       * own rules. A body that moves to a model without the aether-only parameters leaves the
-       * source's behind (it could not unset them otherwise); given in the body, they are a 400.
-       */
-      const mergedRequest = (
-        source: GenerateRequest,
-        input: ExtendRequest
-      ): Effect.Effect<GenerateRequest, RequestValidationError> => {
-        const { track_id: _track, continue_at: _at, ...given } = input
-        const inherited: Record<string, unknown> = { ...source }
-        if ((given.model ?? source.model) !== "aether") for (const name of aetherOnlyParameters) delete inherited[name]
-        const merged = { ...inherited, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) }
-        const parsed = GenerateRequest.safeParse(merged)
-        return parsed.success
-          ? Effect.succeed(parsed.data)
-          : Effect.fail(validationErrorFrom(parsed.error.issues, input))
-      }
+      const { findTrack } = yield* trackSources
 
       const extend = Effect.fn("SongTools.extend")(function*(
         principal: Principal,
@@ -224,8 +128,9 @@ export class SongTools extends Context.Service<SongTools, {
           })
         }
         const continueAt = input.continue_at ?? duration ?? 0
-        const request = yield* mergedRequest(found.request, input)
-        return yield* generations.create(principal, request, idempotencyKey, { source: found.source, continueAt })
+        const { track_id: _track, continue_at: _at, ...given } = input
+        const request = yield* mergedRequest(found.request, given, input)
+        return yield* generations.create(principal, request, idempotencyKey, { extend: { source: found.source, continueAt } })
       })
 
       const exportNotFound = (id: string) => new ExportNotFound({ message: `No export ${id}.`, param: "id" })

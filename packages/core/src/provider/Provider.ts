@@ -10,6 +10,8 @@ import type {
   ExportFormat,
   ExportPollOutcome,
   ExportSubmission,
+  PersonaOutcome,
+  PersonaSubmission,
   PollOutcome,
   ProviderCallback,
   ProviderSubmission,
@@ -27,6 +29,8 @@ export class Provider extends Context.Service<Provider, {
   readonly submitExport: (submission: ExportSubmission) => Effect.Effect<SubmitOutcome>
   /** Asks where an export the provider accepted stands; the format names the upstream's endpoint. */
   readonly pollExport: (providerExportId: string, format: ExportFormat) => Effect.Effect<ExportPollOutcome>
+  /** Makes a persona from a track, at once (free; nothing to poll). */
+  readonly createPersona: (submission: PersonaSubmission) => Effect.Effect<PersonaOutcome>
   /** Reads a callback body; null when it is not one. Nothing in it is trusted beyond "look now". */
   readonly parseCallback: (body: unknown) => ProviderCallback | null
 }>()("lyre/core/provider/Provider") {}

@@ -35,6 +35,7 @@ const observed = <O extends { readonly _tag: keyof typeof resultOf }>(
 export const instrumentProvider = (provider: Provider["Service"], metrics: MetricsShape): Provider["Service"] => ({
   name: provider.name,
   parseCallback: provider.parseCallback,
+  createPersona: provider.createPersona,
   submit: (submission) => observed(metrics, "submit", () => provider.submit(submission)),
   poll: (providerTaskId) => observed(metrics, "record-info", () => provider.poll(providerTaskId)),
   submitExport: (submission) => observed(metrics, "export-submit", () => provider.submitExport(submission)),

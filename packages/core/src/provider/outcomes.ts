@@ -48,10 +48,14 @@ export interface ProviderSubmission {
   readonly style_weight?: number | undefined
   readonly weirdness_constraint?: number | undefined
   readonly audio_weight?: number | undefined
+  /** A persona named by `persona_id`: the voice and palette of its track. */
+  readonly persona?: PersonaSource | undefined
   /** `{site_url}/internal/provider/callback/{task_id}?token=...`, or null when callbacks are off. */
   readonly callbackUrl: string | null
   /** Set when the task extends a track: the provider continues that track from `continueAt`. */
   readonly extend?: Extension | undefined
+  /** Set when the task is a cover, vocals, an instrumental or an edit of a track. */
+  readonly derive?: TrackDerivation | undefined
 }
 
 /** The stages a provider's callback announces. */
@@ -79,12 +83,16 @@ export interface SourceTrack {
   readonly taskId: string
   readonly index: number
   readonly duration: number | null
+  /** The track's audio as Lyre hosts it (`{site_url}/files/...`): what an upstream is handed, signed, as `uploadUrl`. */
+  readonly audioUrl: string | null
   /** The request of that task, as its provider received it. */
-  readonly request: Omit<ProviderSubmission, "taskId" | "callbackUrl" | "extend">
+  readonly request: Omit<ProviderSubmission, "taskId" | "callbackUrl" | "extend" | "derive">
   /** When that task was an extension: the track it continued, and from which second. */
   readonly extends: Extension | null
   /** When the track is an upload's: its file and what listening heard (DESIGN.md section 11). */
   readonly upload?: UploadSource | undefined
+  /** When that task was a cover, vocals, an instrumental or an edit: of which track. */
+  readonly derives: TrackDerivation | null
 }
 
 /** An upload at the root of a track: where its file is kept, and its stored listening. */
@@ -106,6 +114,35 @@ export interface UploadSource {
     readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
   }
 }
+
+/** The task kinds made from a track beside extension (DESIGN.md section 11). */
+export type DerivationKind = "cover" | "vocals" | "instrumental" | "edit"
+
+/** What a task on a track derives from it: the source, and for an edit the span made again (seconds). */
+export type TrackDerivation =
+  | { readonly kind: "cover" | "vocals" | "instrumental"; readonly source: SourceTrack }
+  | { readonly kind: "edit"; readonly source: SourceTrack; readonly start: number; readonly end: number }
+
+/** A persona as a provider needs it: Lyre's id, the upstream's, and the track whose voice it keeps. */
+export interface PersonaSource {
+  readonly personaId: string
+  /** The upstream's `personaId`; null on the built-in engine, which needs only the track. */
+  readonly providerPersonaId: string | null
+  readonly source: SourceTrack
+}
+
+/** A persona to make at the provider from a track. */
+export interface PersonaSubmission {
+  readonly personaId: string
+  readonly name: string
+  readonly description: string
+  readonly source: SourceTrack
+}
+
+/** What making a persona told us: its id at the provider (null when the provider keeps none), or why not. */
+export type PersonaOutcome =
+  | { readonly _tag: "Created"; readonly providerPersonaId: string | null }
+  | { readonly _tag: "Rejected"; readonly message: string }
 
 /** Where an extension starts: the source track and the second its continuation begins at. */
 export interface Extension {

@@ -449,6 +449,35 @@ const m0009_uploads = Effect.gen(function*() {
     where type in ('upload.ready', 'upload.failed')`
 })
 
+/**
+ * Tasks on a track beyond extension (DESIGN.md section 11): a cover, vocals, an instrumental or
+ * an edit is a generation task naming its source track (`source_track_id`, as an extension
+ * does) and what it derives (`derivation`, with the edited span). Personas are a voice kept from
+ * a track; one deleted is only marked so, since the tracks made with it are rendered again from it.
+ */
+const m0010_track_tasks = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table personas (
+      id text primary key,
+      account_id text not null references accounts (id),
+      track_id text not null references tracks (id),
+      name text not null,
+      description text not null,
+      vocal_gender text check (vocal_gender in ('m', 'f')),
+      provider_persona_id text,
+      created_at timestamptz not null,
+      deleted_at timestamptz
+    )`
+  yield* sql`create index personas_account_recent on personas (account_id, created_at desc, id desc)`
+  yield* sql`
+    alter table generation_tasks
+      add column derivation text check (derivation in ('cover', 'vocals', 'instrumental', 'edit')),
+      add column span_start double precision,
+      add column span_end double precision,
+      add column persona_id text references personas (id)`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -458,7 +487,8 @@ export const migrations = Migrator.fromRecord({
   "0006_dashboard": m0006_dashboard,
   "0007_task_trace": m0007_task_trace,
   "0008_song_tools": m0008_song_tools,
-  "0009_uploads": m0009_uploads
+  "0009_uploads": m0009_uploads,
+  "0010_track_tasks": m0010_track_tasks
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

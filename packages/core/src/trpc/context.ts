@@ -21,6 +21,8 @@ import type { Webhooks } from "../webhooks/Webhooks.ts"
 import type { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import type { IncomingAudio } from "../uploads/UploadFiles.ts"
 import type { Uploads } from "../uploads/Uploads.ts"
+import type { TrackTasks } from "../generation/TrackTasks.ts"
+import type { Personas } from "../personas/Personas.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
@@ -36,6 +38,8 @@ export type CoreServices =
   | SigningKeys
   | SongTools
   | Uploads
+  | TrackTasks
+  | Personas
   | AccountConsole
   | Settings
   | Webhooks

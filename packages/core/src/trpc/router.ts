@@ -23,6 +23,16 @@ import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../generation/Generations.ts"
 import { SongTools } from "../generation/SongTools.ts"
 import { uploadsRouter } from "../uploads/router.ts"
+import { CoverRequest, EditRequest, InstrumentalRequest, TrackTasks, VocalsRequest } from "../generation/TrackTasks.ts"
+import {
+  DeletedPersona,
+  GetPersonaParams,
+  ListPersonasQuery,
+  Persona,
+  PersonaList,
+  PersonaRequest,
+  Personas
+} from "../personas/Personas.ts"
 import { accountRouter } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
@@ -53,6 +63,27 @@ const renderAccount = (principal: Principal): Account => ({
 })
 
 const NoInput = z.strictObject({}).optional()
+
+/**
+ * A task on a track (DESIGN.md section 11): a generation made from the track, paid at accept in
+ * the check order, its REST route under the track.
+ */
+const trackTask = (route: { readonly segment: string; readonly summary: string; readonly description: string }) =>
+  withBody.meta({
+    openapi: {
+      method: "POST",
+      path: `/v1/music/tracks/{track_id}/${route.segment}`,
+      summary: route.summary,
+      description: `${route.description} Any GenerateRequest field may be given (absent: the source's); priced and ` +
+        "listed as a generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header " +
+        "to retry safely.",
+      tags: ["track tasks"],
+      protect: true,
+      successDescription: "The task, accepted and pending."
+    },
+    scope: "music:generate",
+    successStatus: 202
+  })
 
 export const appRouter = t.router({
   /** The account holder's dashboard: signed-in sessions only (trpc/account.ts). */
@@ -179,10 +210,123 @@ export const appRouter = t.router({
       .output(Export)
       .mutation(({ ctx, input }) =>
         runPaid(ctx, SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey)))
+      ),
+
+    cover: trackTask({
+      segment: "covers",
+      summary: "Cover a track",
+      description: "The same song (melody, harmony, form, words) in the new `style`; `audio_weight` moves it between " +
+        "the source's rhythm (1) and the new style's (0)."
+    })
+      .input(CoverRequest)
+      .output(GenerationTask)
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("cover", ctx.principal, input, ctx.idempotencyKey)))
+      ),
+    vocals: trackTask({
+      segment: "vocals",
+      summary: "Add vocals to a track",
+      description: "The source with `lyrics` sung over it on a melody composed for its chords, in its key and on its beat."
+    })
+      .input(VocalsRequest)
+      .output(GenerationTask)
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("vocals", ctx.principal, input, ctx.idempotencyKey)))
+      ),
+    instrumental: trackTask({
+      segment: "instrumentals",
+      summary: "Add an accompaniment to a track",
+      description: "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
+        "A track without vocals is 400 `track_has_no_lyrics`."
+    })
+      .input(InstrumentalRequest)
+      .output(GenerationTask)
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("instrumental", ctx.principal, input, ctx.idempotencyKey)))
+      ),
+    edit: trackTask({
+      segment: "edits",
+      summary: "Edit a span of a track",
+      description: "The span from `start` to `end` (seconds, 2 to 60 apart, within the track) composed again, with " +
+        "new `lyrics` when given; outside it, the source sample for sample."
+    })
+      .input(EditRequest)
+      .output(GenerationTask)
+      .mutation(({ ctx, input }) =>
+        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("edit", ctx.principal, input, ctx.idempotencyKey)))
       )
   }),
 
   uploads: uploadsRouter,
+  /** Personas (DESIGN.md section 11): free of credits; `persona_id` names one in any GenerateRequest. */
+  personas: t.router({
+    create: withBody
+      .meta({
+        openapi: {
+          method: "POST",
+          path: "/v1/personas",
+          summary: "Make a persona",
+          description: "Keeps the voice (timbre, range, vibrato) and arrangement palette of a track of this account, " +
+            "to name later as `persona_id` (aether). Free. Answers 201.",
+          tags: ["personas"],
+          protect: true,
+          successDescription: "The persona."
+        },
+        scope: "music:generate",
+        successStatus: 201
+      })
+      .input(PersonaRequest)
+      .output(Persona)
+      .mutation(({ ctx, input }) =>
+        runProcedure(ctx, Personas.use((personas) => personas.create(ctx.principal, input)))
+      ),
+
+    get: admitted
+      .meta({
+        openapi: { method: "GET", path: "/v1/personas/{id}", summary: "Get a persona", tags: ["personas"], protect: true },
+        scope: "music:generate"
+      })
+      .input(GetPersonaParams)
+      .output(Persona)
+      .query(({ ctx, input }) => runProcedure(ctx, Personas.use((personas) => personas.get(ctx.principal, input.id)))),
+
+    list: admitted
+      .meta({
+        openapi: {
+          method: "GET",
+          path: "/v1/personas",
+          summary: "List personas",
+          description: "The account's personas, newest first. Page with `starting_after` set to the last id seen.",
+          tags: ["personas"],
+          protect: true
+        },
+        scope: "music:generate"
+      })
+      .input(ListPersonasQuery)
+      .output(PersonaList)
+      .query(({ ctx, input }) =>
+        runProcedure(
+          ctx,
+          Personas.use((personas) => personas.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after }))
+        )
+      ),
+
+    delete: admitted
+      .meta({
+        openapi: {
+          method: "DELETE",
+          path: "/v1/personas/{id}",
+          summary: "Delete a persona",
+          description: "Later requests cannot name it; the tracks made with it stay.",
+          tags: ["personas"],
+          protect: true
+        },
+        scope: "music:generate"
+      })
+      .input(GetPersonaParams)
+      .output(DeletedPersona)
+      .mutation(({ ctx, input }) => runProcedure(ctx, Personas.use((personas) => personas.remove(ctx.principal, input.id))))
+  }),
 
   exports: t.router({
     get: admitted

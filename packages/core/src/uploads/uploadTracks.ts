@@ -34,7 +34,8 @@ export const uploadTrackOf = (
   sql: SqlClient,
   trackId: string,
   accountId: string | null,
-  providerRequestOf: (request: GenerateRequest) => SourceTrack["request"]
+  providerRequestOf: (request: GenerateRequest) => SourceTrack["request"],
+  publicUrl: string
 ) =>
   Effect.gen(function*() {
     const [row] = yield* sql<UploadTrackRow>`
@@ -60,8 +61,11 @@ export const uploadTrackOf = (
       taskId: row.upload_id,
       index: 0,
       duration: row.duration,
+      // The upload's own file, which an upstream is handed signed (generation/signedFiles.ts).
+      audioUrl: `${publicUrl}/files/${row.storage_key}`,
       request: providerRequestOf(request),
       extends: null,
+      derives: null,
       upload
     }
     return { source, model: request.model, request }

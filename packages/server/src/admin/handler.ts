@@ -20,6 +20,7 @@ import {
   MissingCredential,
   Models,
   OAuth,
+  Personas,
   RedeliverEventBody,
   RotateWebhookSecretBody,
   SetModelAvailabilityBody,
@@ -46,7 +47,7 @@ export interface AdminOptions {
 type Handler = (params: ReadonlyArray<string>, body: unknown) => Effect.Effect<
   readonly [number, unknown],
   ApiError,
-  Accounts | ApiKeys | Models | OAuth | SigningKeys | SongTools | Uploads | Webhooks
+  Accounts | ApiKeys | Models | OAuth | Personas | SigningKeys | SongTools | Uploads | Webhooks
 >
 
 interface AdminRoute {
@@ -240,6 +241,16 @@ const routes: ReadonlyArray<AdminRoute> = [
       Effect.gen(function*() {
         yield* Accounts.use((accounts) => accounts.get(accountId))
         const data = yield* Uploads.use((uploads) => uploads.uploadsOfAccount(accountId, 100))
+        return [200, { data }] as const
+      })
+  },
+  {
+    method: "GET",
+    pattern: new RegExp(`^/accounts/${id}/personas$`),
+    handler: ([accountId = ""]) =>
+      Effect.gen(function*() {
+        yield* Accounts.use((accounts) => accounts.get(accountId))
+        const data = yield* Personas.use((personas) => personas.personasOfAccount(accountId, 100))
         return [200, { data }] as const
       })
   },

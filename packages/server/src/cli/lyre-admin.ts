@@ -17,6 +17,7 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   accounts ledger ACCOUNT_ID
   accounts exports ACCOUNT_ID   (the account's exports, newest first: WAV, MIDI, stems, timed lyrics)
   accounts uploads ACCOUNT_ID   (the account's kept uploads, newest first, with what listening heard)
+  accounts personas ACCOUNT_ID  (the account's personas, newest first)
   accounts set-password ACCOUNT_ID (--password W | --password-stdin)   (8 to 200 characters)
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
@@ -181,6 +182,8 @@ const run = async (): Promise<unknown> => {
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/exports`)
     case "accounts uploads":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/uploads`)
+    case "accounts personas":
+      return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/personas`)
     case "accounts set-password": {
       const accountId = argument(2, "ACCOUNT_ID")
       await request("PUT", `/accounts/${accountId}/password`, { password: await password(o) })

@@ -11,12 +11,14 @@ import { agentCardDocuments, agentCardPath, makeA2aHandler } from "@lyre/a2a"
 import {
   appRouter,
   databaseUnavailable,
+  fileRequestAllowed,
   InternalError,
   isDatabaseUnavailable,
   makeCallContext,
   Metrics,
   randomBase62,
   RouteNotFound,
+  Settings,
   SigningKeys
 } from "@lyre/core"
 import { makeMcpHandler, serverCard, serverCardMediaType, serverCardPath } from "@lyre/mcp"
@@ -62,6 +64,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   const docsPage = makeDocsPageHandler()
   const providerCallback = makeProviderCallbackHandler(runtime)
   const metrics = runtime.runSync(Metrics)
+  const settings = runtime.runSync(Settings)
   const tracing = runtime.runSync(RequestTracing)
   const observed = metrics.enabled || tracing.enabled
   const routeOf = makeRouteLabeller()
@@ -130,7 +133,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     }
     if (path.startsWith("/files/") && (req.method === "GET" || req.method === "HEAD")) {
       req.resume()
-      if (await serveFile(runtime, req, res, path.slice("/files/".length))) return
+      const key = path.slice("/files/".length)
+      // A signed address (an upstream's `uploadUrl`) is answered only while its signature holds.
+      const signed = { expires: url.searchParams.get("expires"), signature: url.searchParams.get("signature") }
+      const allowed = fileRequestAllowed(settings.secretKey, decodeURIComponent(key), signed, Math.floor(Date.now() / 1000))
+      if (allowed && await serveFile(runtime, req, res, key)) return
     }
     req.resume()
     const metadata = resourceMetadata.get(path)

@@ -30,8 +30,8 @@ import type {
   TimedWord,
   UploadSource
 } from "@lyre/core/provider/outcomes"
-import { DEFAULT_PCM_CACHE, makeEngine } from "@lyre/engine"
-import type { Engine, EngineRequest, ExportFormat, TrackSource } from "@lyre/engine"
+import { DEFAULT_PCM_CACHE, makeEngine, TAKES } from "@lyre/engine"
+import type { Engine, EngineRequest, ExportFormat, TrackDerivation, TrackSource } from "@lyre/engine"
 import { Storage } from "../storage/Storage.ts"
 import { parseCallback } from "./sunoCallback.ts"
 
@@ -65,6 +65,10 @@ interface StagedRequest {
   readonly callbackUrl: string | null
   /** An extension: the track it continues, and from which second. */
   readonly extend?: { readonly source: TrackSource; readonly continueAt: number } | undefined
+  /** A cover, vocals, an instrumental or an edit: what it is made from (src/arrange/ in the engine). */
+  readonly derives?: TrackDerivation | undefined
+  /** A persona's track, whose voice and palette the takes are sung and played with. */
+  readonly persona?: TrackSource | undefined
 }
 
 interface StagedExport {
@@ -92,6 +96,12 @@ const engineRequestOf = (submission: SourceTrack["request"]): EngineRequest => (
 const uploadPathIn = (folder: string, upload: UploadSource): string =>
   join(folder, `${upload.uploadId}.${upload.storageKey.slice(upload.storageKey.lastIndexOf(".") + 1)}`)
 
+/** The engine's derivation of a track made from another. */
+const derivationOf = (derive: NonNullable<ProviderSubmission["derive"]>, folder: string): TrackDerivation =>
+  derive.kind === "edit"
+    ? { kind: "edit", source: trackSourceOf(derive.source, folder), start: derive.start, end: derive.end }
+    : { kind: derive.kind, source: trackSourceOf(derive.source, folder) }
+
 /**
  * What the engine needs to render a track again: the request and task id that seeded it, and its
  * chain; an upload at its root is read from `folder`, where `stageUploads` put its file.
@@ -103,6 +113,9 @@ export const trackSourceOf = (source: SourceTrack, folder = ""): TrackSource => 
   extends: source.extends === null
     ? undefined
     : { source: trackSourceOf(source.extends.source, folder), continueAt: source.extends.continueAt },
+  // Present only when set, so that a plain track's source (and its cache key) is what it was.
+  ...(source.derives === null ? {} : { derives: derivationOf(source.derives, folder) }),
+  ...(source.request.persona === undefined ? {} : { persona: trackSourceOf(source.request.persona.source, folder) }),
   upload: source.upload === undefined ? undefined : {
     id: source.upload.uploadId,
     audioPath: uploadPathIn(folder, source.upload),
@@ -116,7 +129,9 @@ export const trackSourceOf = (source: SourceTrack, folder = ""): TrackSource => 
 /** The uploads at the roots of a chain. */
 const uploadsOf = (source: SourceTrack): ReadonlyArray<UploadSource> => [
   ...(source.upload === undefined ? [] : [source.upload]),
-  ...(source.extends === null ? [] : uploadsOf(source.extends.source))
+  ...(source.extends === null ? [] : uploadsOf(source.extends.source)),
+  ...(source.derives === null ? [] : uploadsOf(source.derives.source)),
+  ...(source.request.persona === undefined ? [] : uploadsOf(source.request.persona.source))
 ]
 
 /** The upstream's callback shape, so the one callback parser serves both providers. */
@@ -129,8 +144,8 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
 
   /** Copies the files of the uploads a job starts from into its folder (they may be in a bucket). */
-  const stageUploads = (source: SourceTrack | undefined, folder: string) =>
-    Effect.forEach(source === undefined ? [] : uploadsOf(source), (upload) =>
+  const stageUploads = (sources: ReadonlyArray<SourceTrack | undefined>, folder: string) =>
+    Effect.forEach(sources.flatMap((source) => source === undefined ? [] : uploadsOf(source)), (upload) =>
       Effect.gen(function*() {
         const info = yield* storage.stat(upload.storageKey)
         if (info === null || info.size === 0) return yield* Effect.die(new Error(`the upload ${upload.uploadId} has no file`))
@@ -169,9 +184,18 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
     void (async () => {
       try {
         const started = performance.now()
-        const takes = staged.extend === undefined
-          ? await engine.render(staged.request, taskId)
-          : await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+        const arranged = staged.derives !== undefined || staged.persona !== undefined
+        const takes = staged.extend !== undefined
+          ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+          : arranged
+          ? await engine.arrange(Array.from({ length: TAKES }, (_, index) => ({
+            request: staged.request,
+            taskId,
+            index,
+            ...(staged.derives === undefined ? {} : { derives: staged.derives }),
+            ...(staged.persona === undefined ? {} : { persona: staged.persona })
+          })))
+          : await engine.render(staged.request, taskId)
         metrics.engineRender((performance.now() - started) / 1000, takes.reduce((sum, take) => sum + take.duration, 0))
         const folder = folderOf(taskId)
         const tracks: Array<ProviderTrack> = []
@@ -200,13 +224,15 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   }
 
   const submit = (submission: ProviderSubmission) =>
-    stageUploads(submission.extend?.source, folderOf(submission.taskId)).pipe(Effect.andThen(Effect.promise(async () => {
+    stageUploads([submission.extend?.source, submission.derive?.source, submission.persona?.source], folderOf(submission.taskId)).pipe(Effect.andThen(Effect.promise(async () => {
       const staged: StagedRequest = {
         request: engineRequestOf(submission),
         callbackUrl: submission.callbackUrl,
         extend: submission.extend === undefined
           ? undefined
-          : { source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)), continueAt: submission.extend.continueAt }
+          : { source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)), continueAt: submission.extend.continueAt },
+        derives: submission.derive === undefined ? undefined : derivationOf(submission.derive, folderOf(submission.taskId)),
+        persona: submission.persona === undefined ? undefined : trackSourceOf(submission.persona.source, folderOf(submission.taskId))
       }
       await mkdir(folderOf(submission.taskId), { recursive: true })
       await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
@@ -260,7 +286,7 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   }
 
   const submitExport = (submission: ExportSubmission) =>
-    stageUploads(submission.source, folderOf(submission.exportId)).pipe(Effect.andThen(Effect.promise(async () => {
+    stageUploads([submission.source], folderOf(submission.exportId)).pipe(Effect.andThen(Effect.promise(async () => {
       const staged: StagedExport = {
         source: trackSourceOf(submission.source, folderOf(submission.exportId)),
         format: submission.format,
@@ -290,7 +316,10 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       return { _tag: "Succeeded", files: state.files, timedLyrics: state.timedLyrics }
     })
 
-  return Provider.of({ name: "engine", submit, poll, parseCallback, submitExport, pollExport })
+  // The engine keeps nothing of a persona: a task naming one renders its track's voice again.
+  const createPersona = () => Effect.succeed({ _tag: "Created", providerPersonaId: null } as const)
+
+  return Provider.of({ name: "engine", submit, poll, parseCallback, submitExport, pollExport, createPersona })
 }
 
 /** The engine as the provider; its worker threads live as long as the layer. */

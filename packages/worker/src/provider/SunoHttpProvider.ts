@@ -5,14 +5,18 @@ import type {
   ExportFormat,
   ExportPollOutcome,
   ExportSubmission,
+  PersonaOutcome,
+  PersonaSubmission,
   PollOutcome,
   ProviderSubmission,
+  SourceTrack,
   SubmitOutcome
 } from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Context, Effect, Layer, Redacted } from "effect"
 import {
   interpretMidiRecordInfo,
+  interpretPersona,
   interpretRecordInfo,
   interpretSeparationRecordInfo,
   interpretSubmit,
@@ -24,14 +28,20 @@ import { parseCallback } from "./sunoCallback.ts"
 import type { ProviderCallback } from "./sunoCallback.ts"
 import { transcriptionFile } from "./sunoMidi.ts"
 import {
+  addInstrumentalBody,
+  addVocalsBody,
   decodeExportId,
   defaultModelMap,
   encodeExportId,
   extendBody,
   generateBody,
   midiBody,
+  personaBody,
+  replaceSectionBody,
   separationBody,
   timestampedLyricsBody,
+  uploadCoverBody,
+  uploadExtendBody,
   wavBody
 } from "./sunoRequest.ts"
 import type { ModelCodename } from "./sunoRequest.ts"
@@ -45,6 +55,11 @@ export interface SunoHttpProviderConfig {
   readonly modelMap?: Partial<Record<ModelCodename, string>>
   /** Limit for each call, connect to last byte. Default 10 s. */
   readonly timeoutMs?: number
+  /**
+   * The signed, expiring address of one of our files, handed to the upstream as `uploadUrl`.
+   * Without it, tasks that send a track's audio are refused at submission.
+   */
+  readonly signFileUrl?: (url: string) => string
 }
 
 /**
@@ -56,6 +71,7 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   poll(providerTaskId: string): Effect.Effect<PollOutcome>
   submitExport(submission: ExportSubmission): Effect.Effect<SubmitOutcome>
   pollExport(providerExportId: string, format: ExportFormat): Effect.Effect<ExportPollOutcome>
+  createPersona(submission: PersonaSubmission): Effect.Effect<PersonaOutcome>
   parseCallback(body: unknown): ProviderCallback | null
 }>()("lyre/worker/provider/SunoHttpProvider") {
   static readonly layer = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
@@ -205,12 +221,47 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
       Effect.catch((failure) => Effect.succeed(unknown(failure.message)))
     )
 
+  /** Our copy of a track, as a signed address the upstream may fetch within the hour. */
+  const uploadUrlOf = (source: SourceTrack): string | null =>
+    source.audioUrl === null || config.signFileUrl === undefined ? null : config.signFileUrl(source.audioUrl)
+
+  const noUpload: SubmitOutcome = {
+    _tag: "Rejected",
+    code: "provider_error",
+    message: "The source track has no file of ours to hand the upstream",
+    countsTowardCircuit: false
+  }
+
+  /**
+   * Where a task goes: a generation, an extension (of the upstream's own track, or of one it
+   * never made, uploaded), and the tasks on a track of section 11. Every one is a generation
+   * task of the upstream's, polled through the same record-info.
+   */
+  const route = (submission: ProviderSubmission): { readonly path: string; readonly body: Record<string, unknown> } | null => {
+    const { extend, derive } = submission
+    if (extend !== undefined) {
+      if (extend.source.providerTrackId !== "") return { path: "/api/v1/generate/extend", body: extendBody(submission, extend, modelMap) }
+      const uploadUrl = uploadUrlOf(extend.source)
+      return uploadUrl === null ? null : { path: "/api/v1/generate/upload-extend", body: uploadExtendBody(submission, extend, uploadUrl, modelMap) }
+    }
+    if (derive === undefined) return { path: "/api/v1/generate", body: generateBody(submission, modelMap) }
+    if (derive.kind === "edit") return { path: "/api/v1/generate/replace-section", body: replaceSectionBody(submission, derive) }
+    const uploadUrl = uploadUrlOf(derive.source)
+    if (uploadUrl === null) return null
+    switch (derive.kind) {
+      case "cover":
+        return { path: "/api/v1/generate/upload-cover", body: uploadCoverBody(submission, uploadUrl, modelMap) }
+      case "vocals":
+        return { path: "/api/v1/generate/add-vocals", body: addVocalsBody(submission, uploadUrl) }
+      case "instrumental":
+        return { path: "/api/v1/generate/add-instrumental", body: addInstrumentalBody(submission, uploadUrl) }
+    }
+  }
+
   const submit = Effect.fn("SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
     yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
-    // An extension is a generation of the upstream's own, polled through the same record-info.
-    return yield* submission.extend === undefined
-      ? create("/api/v1/generate", generateBody(submission, modelMap))
-      : create("/api/v1/generate/extend", extendBody(submission, submission.extend, modelMap))
+    const target = route(submission)
+    return target === null ? noUpload : yield* create(target.path, target.body)
   })
 
   /** Tags an accepted upstream task with the stage it stands for. */
@@ -312,5 +363,16 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const poll = (providerTaskId: string): Effect.Effect<PollOutcome> =>
     recordInfo("/api/v1/generate/record-info", providerTaskId, interpretRecordInfo, (message): PollOutcome => ({ _tag: "Unknown", message }))
 
-  return SunoHttpProvider.of({ submit, poll, submitExport, pollExport, parseCallback })
+  const createPersona = Effect.fn("SunoHttpProvider.createPersona")(function*(submission: PersonaSubmission) {
+    return yield* exchange({
+      method: "POST",
+      url: new URL(`${baseUrl}/api/v1/generate/generate-persona`),
+      body: JSON.stringify(personaBody(submission))
+    }).pipe(
+      Effect.map(interpretPersona),
+      Effect.catch((failure) => Effect.succeed<PersonaOutcome>({ _tag: "Rejected", message: failure.message }))
+    )
+  })
+
+  return SunoHttpProvider.of({ submit, poll, submitExport, pollExport, createPersona, parseCallback })
 })

@@ -1,5 +1,6 @@
 import type {
   ExportPollOutcome,
+  PersonaOutcome,
   PollOutcome,
   ProviderExportFile,
   ProviderTrack,
@@ -356,4 +357,26 @@ export const interpretTimestampedLyrics = (answer: RawAnswer): ExportPollOutcome
   return words.length > 0
     ? { _tag: "Succeeded", files: [], timedLyrics: words }
     : { _tag: "Failed", code: "provider_error", message: "Upstream has no timed lyrics for this track" }
+}
+
+const PersonaAnswer = Schema.Struct({
+  code: Schema.Number,
+  msg: maybeText,
+  data: maybe(Schema.Struct({ personaId: maybeText, persona_id: maybeText }))
+})
+const decodePersonaAnswer = Schema.decodeUnknownOption(PersonaAnswer)
+
+/**
+ * Reads a `generate-persona` answer: made at once, its `personaId` in `data`. Anything else,
+ * unreadable answers included, is a refusal: a persona is free, so the caller simply asks again.
+ */
+export const interpretPersona = (answer: RawAnswer): PersonaOutcome => {
+  const decoded = decodePersonaAnswer(parseJson(answer.text))
+  if (Option.isNone(decoded)) return { _tag: "Rejected", message: `Upstream answered HTTP ${answer.status} without a body code` }
+  const { code, msg, data } = decoded.value
+  const personaId = data?.personaId ?? data?.persona_id
+  if (code !== 200 || personaId === undefined || personaId === null || personaId === "") {
+    return { _tag: "Rejected", message: `Upstream refused the persona (code ${code}): ${msg ?? ""}` }
+  }
+  return { _tag: "Created", providerPersonaId: personaId }
 }

@@ -1,4 +1,4 @@
-import type { ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
+import type { PersonaSubmission, ProviderSubmission, SourceTrack } from "@lyre/core/provider/outcomes"
 
 export type ModelCodename = ProviderSubmission["model"]
 
@@ -48,6 +48,7 @@ export const generateBody = (
   if (submission.style_weight !== undefined) body.styleWeight = submission.style_weight
   if (submission.weirdness_constraint !== undefined) body.weirdnessConstraint = submission.weirdness_constraint
   if (submission.audio_weight !== undefined) body.audioWeight = submission.audio_weight
+  Object.assign(body, personaFieldOf(submission))
   if (submission.callbackUrl !== null) body.callBackUrl = submission.callbackUrl
   return body
 }
@@ -85,13 +86,10 @@ export const extendBody = (
     prompt: submission.lyrics ?? INSTRUMENTAL_PROMPT,
     style: submission.style,
     title: shortenTitle(submission.title),
-    continueAt: upstreamContinueAt(extend)
+    continueAt: upstreamContinueAt(extend),
+    ...tuningOf(submission),
+    ...personaFieldOf(submission)
   }
-  if (submission.negative_tags !== undefined) body.negativeTags = submission.negative_tags
-  if (submission.vocal_gender !== undefined) body.vocalGender = submission.vocal_gender
-  if (submission.style_weight !== undefined) body.styleWeight = submission.style_weight
-  if (submission.weirdness_constraint !== undefined) body.weirdnessConstraint = submission.weirdness_constraint
-  if (submission.audio_weight !== undefined) body.audioWeight = submission.audio_weight
   if (submission.callbackUrl !== null) body.callBackUrl = submission.callbackUrl
   return body
 }
@@ -181,4 +179,135 @@ export const decodeExportId = (providerExportId: string): ExportStage | null => 
     default:
       return null
   }
+}
+
+/** `POST /api/v1/generate/generate-persona`: the track's generation task and audio id, a name and a description. */
+export const personaBody = (submission: PersonaSubmission) => ({
+  ...sourceFields(submission.source),
+  name: submission.name,
+  description: submission.description
+})
+
+/** The optional tuning every creating endpoint takes, absent fields left out. */
+const tuningOf = (submission: ProviderSubmission): Record<string, unknown> => {
+  const body: Record<string, unknown> = {}
+  if (submission.negative_tags !== undefined) body.negativeTags = submission.negative_tags
+  if (submission.vocal_gender !== undefined) body.vocalGender = submission.vocal_gender
+  if (submission.style_weight !== undefined) body.styleWeight = submission.style_weight
+  if (submission.weirdness_constraint !== undefined) body.weirdnessConstraint = submission.weirdness_constraint
+  if (submission.audio_weight !== undefined) body.audioWeight = submission.audio_weight
+  return body
+}
+
+/** The upstream's `personaId` of a persona the request names, when the upstream made one. */
+export const personaFieldOf = (submission: ProviderSubmission): Record<string, unknown> => {
+  const id = submission.persona?.providerPersonaId
+  return id === undefined || id === null ? {} : { personaId: id }
+}
+
+/**
+ * `POST /api/v1/generate/upload-cover`: the source as `uploadUrl` (a signed address of our own
+ * copy), in custom mode: the cover's style, title and, sung, its words as `prompt`.
+ */
+export const uploadCoverBody = (
+  submission: ProviderSubmission,
+  uploadUrl: string,
+  modelMap: Readonly<Record<ModelCodename, string>>
+): Record<string, unknown> =>
+  withCallback({
+    uploadUrl,
+    customMode: true,
+    instrumental: submission.instrumental,
+    model: modelMap[submission.model],
+    style: submission.style,
+    title: shortenTitle(submission.title),
+    ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
+    ...tuningOf(submission),
+    ...personaFieldOf(submission)
+  }, submission.callbackUrl)
+
+/** `POST /api/v1/generate/upload-extend`: an extension of a track the upstream never made. */
+export const uploadExtendBody = (
+  submission: ProviderSubmission,
+  extend: NonNullable<ProviderSubmission["extend"]>,
+  uploadUrl: string,
+  modelMap: Readonly<Record<ModelCodename, string>>
+): Record<string, unknown> =>
+  withCallback({
+    uploadUrl,
+    defaultParamFlag: true,
+    instrumental: submission.instrumental,
+    model: modelMap[submission.model],
+    style: submission.style,
+    title: shortenTitle(submission.title),
+    ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
+    continueAt: upstreamContinueAt(extend),
+    ...tuningOf(submission),
+    ...personaFieldOf(submission)
+  }, submission.callbackUrl)
+
+/**
+ * `POST /api/v1/generate/add-vocals`: the source as `uploadUrl`, the words to sing as `prompt`.
+ * `negativeTags` is required there: an empty one excludes nothing. The endpoint takes only its
+ * own models, so `model` is left to its default.
+ */
+export const addVocalsBody = (submission: ProviderSubmission, uploadUrl: string): Record<string, unknown> =>
+  withCallback({
+    uploadUrl,
+    prompt: submission.lyrics ?? "",
+    title: shortenTitle(submission.title),
+    style: submission.style,
+    ...tuningOf(submission),
+    negativeTags: submission.negative_tags ?? ""
+  }, submission.callbackUrl)
+
+/** `POST /api/v1/generate/add-instrumental`: the source (its sung part) as `uploadUrl`, the style as `tags`. */
+export const addInstrumentalBody = (submission: ProviderSubmission, uploadUrl: string): Record<string, unknown> =>
+  withCallback({
+    uploadUrl,
+    title: shortenTitle(submission.title),
+    tags: submission.style,
+    ...tuningOf(submission),
+    negativeTags: submission.negative_tags ?? ""
+  }, submission.callbackUrl)
+
+/** The shortest span the upstream replaces; Lyre takes spans from 2 s, widened here around their middle. */
+export const MIN_UPSTREAM_SPAN = 6
+
+/** A span of at least MIN_UPSTREAM_SPAN seconds around the asked one, inside the track, in hundredths. */
+export const upstreamSpan = (start: number, end: number, duration: number | null): { readonly start: number; readonly end: number } => {
+  const length = Math.max(end - start, MIN_UPSTREAM_SPAN)
+  const middle = (start + end) / 2
+  const limit = duration ?? Infinity
+  let from = Math.max(0, middle - length / 2)
+  let to = from + length
+  if (to > limit) {
+    to = limit
+    from = Math.max(0, to - length)
+  }
+  return { start: Math.floor(from * 100) / 100, end: Math.floor(to * 100) / 100 }
+}
+
+/**
+ * `POST /api/v1/generate/replace-section`: a track the upstream made is named by its `taskId`
+ * and `audioId`; `prompt` is the span's words and `fullLyrics` the song's after the change.
+ */
+export const replaceSectionBody = (
+  submission: ProviderSubmission,
+  edit: Extract<NonNullable<ProviderSubmission["derive"]>, { readonly kind: "edit" }>
+): Record<string, unknown> => {
+  const span = upstreamSpan(edit.start, edit.end, edit.source.duration)
+  const sourceWords = edit.source.request.lyrics
+  const words = submission.lyrics ?? sourceWords ?? INSTRUMENTAL_PROMPT
+  const body: Record<string, unknown> = {
+    ...sourceFields(edit.source),
+    prompt: words,
+    tags: submission.style,
+    title: shortenTitle(submission.title),
+    infillStartS: span.start,
+    infillEndS: span.end,
+    fullLyrics: sourceWords ?? words
+  }
+  if (submission.negative_tags !== undefined) body.negativeTags = submission.negative_tags
+  return withCallback(body, submission.callbackUrl)
 }

@@ -1,0 +1,139 @@
+// Takes composed from another track's sheet: a cover (the source's melody, chords, form and
+// words in a new style), an instrumental (a new accompaniment under the source's sung melody),
+// vocals (a melody composed on the source's chords and beat, sung over its band), and any
+// take under a persona (the voice and palette of the persona's track). Composition only: the
+// takes are rendered with `mixTake` like any other.
+
+import { compose, type NoteEvent, type Part, type VocalNote } from "../compose.ts"
+import { barSeconds, type SectionPlan } from "../form.ts"
+import type { Instrument } from "../genres.ts"
+import { lineSyllables, parseLyrics, type ParsedLyrics } from "../lyrics.ts"
+import { composeTake, knobs, requestKey, songIdentity, voiceFor, type Take } from "../render.ts"
+import { Rng } from "../rng.ts"
+import type { TrackReader } from "../splice.ts"
+import { parseStyle, PC_NAMES, type StyleSpec } from "../style.ts"
+import type { RenderOptions, TrackSource } from "../types.ts"
+import { sheetOf, type Sheet } from "./sheet.ts"
+
+/** What a persona lends a take: the voice's register, the palette, and the voice's own seeds. */
+interface PersonaVoice {
+  readonly voice: "m" | "f"
+  readonly instruments: StyleSpec["instruments"]
+  readonly named: StyleSpec["named"]
+  /** The persona track's take rng, positioned where its mixer drew the voice's seeds. */
+  readonly rng: Rng
+}
+
+export function personaVoice(persona: TrackSource, options: RenderOptions, tracks: TrackReader): PersonaVoice {
+  const take = (tracks.segmentsOf(persona, options)[0] as { readonly take: Take }).take
+  return { voice: take.score.voice, instruments: take.spec.instruments, named: take.spec.named, rng: take.rng }
+}
+
+/** The spec's tags with its tempo and key as they now are (the tags name both, second and third). */
+function retag(spec: StyleSpec): string {
+  const tags = spec.tags.split(", ")
+  tags[1] = `${spec.bpm} bpm`
+  tags[2] = `${PC_NAMES[spec.tonic] ?? "C"} ${spec.minor ? "minor" : "major"}`
+  return tags.join(", ")
+}
+
+function withPersona(spec: StyleSpec, persona: PersonaVoice | null): StyleSpec {
+  return persona === null ? spec : { ...spec, instruments: persona.instruments, named: persona.named }
+}
+
+/** A generation under a persona: its own song, sung in the persona's voice with the persona's palette. */
+export function personaTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
+  const plain = composeTake(source.request, source.taskId, source.index)
+  if (source.persona === undefined) return plain
+  const persona = personaVoice(source.persona, options, tracks)
+  const { spec } = songIdentity(source.request, source.taskId)
+  const own = withPersona(spec, persona)
+  const takeRng = new Rng(`take|${source.index}|${source.taskId}|${requestKey(source.request)}`)
+  const k = knobs(source.request)
+  const score = compose({ spec: own, lyrics: source.request.lyrics, instrumental: source.request.instrumental, model: source.request.model, voice: persona.voice, ...k }, takeRng)
+  return { spec: own, score, weirdness: k.weirdness, rng: persona.rng }
+}
+
+const CENTRE = { m: 55, f: 67 } as const
+
+function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shift: number): N[] {
+  return notes.map((n) => ({ ...n, start: n.start * ratio, dur: n.dur * ratio, pitch: n.pitch + shift }))
+}
+
+/**
+ * A cover or an instrumental: the source's form and chords played by a band in the new style,
+ * with the source's sung melody (and words) and lead line on the same bars and beats. At
+ * `audio_weight` 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and
+ * comping rhythm) in the new style's sounds; below it, the new style's own groove. A cover takes
+ * the style's tempo when it names one, and may change voice; an instrumental keeps both.
+ */
+export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions, tracks: TrackReader): Take {
+  const sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options, tracks)
+  const request = source.request
+  const k = knobs(request)
+  const persona = source.persona === undefined ? null : personaVoice(source.persona, options, tracks)
+  const styled = parseStyle(request.style, request.negative_tags, new Rng(`${kind}|${source.taskId}|${requestKey(request)}`), k.styleWeight)
+  const groove = sheet.spec.genre
+  const genre = k.audioWeight >= 0.5 ? { ...styled.genre, drums: groove.drums, swing: groove.swing, bass: groove.bass, comp: groove.comp } : styled.genre
+  const bpm = kind === "cover" && styled.bpmExplicit ? styled.bpm : sheet.spec.bpm
+  const base: StyleSpec = { ...withPersona(styled, persona), genre, bpm, tonic: sheet.spec.tonic, minor: sheet.spec.minor, keyExplicit: true }
+  const spec: StyleSpec = { ...base, tags: retag(base) }
+  const voice = kind === "instrumental" ? sheet.voice : persona?.voice ?? request.vocal_gender ?? sheet.voice
+  const takeRng = new Rng(`${kind}|take|${source.index}|${source.taskId}|${requestKey(request)}`)
+  const plan: SectionPlan[] = sheet.plan.map((s) => ({ ...s, lines: [] }))
+  const score = compose({ spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
+  const ratio = barSeconds(bpm) / sheet.bar
+  const shift = CENTRE[voice] - CENTRE[sheet.voice]
+  const vocal: VocalNote[] = scaled(sheet.vocal, ratio, shift)
+  const lead = scaled(sheet.lead, ratio, 0)
+  const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
+  const leadPart: Part[] = lead.length === 0 ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
+  const parts = [...score.parts.filter((p) => p.role !== "lead"), ...leadPart]
+  return { spec, score: { ...score, parts, vocal, harmony: scaled(sheet.harmony, ratio, shift), voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng }
+}
+
+/**
+ * A form with `lyrics` laid over its sections in order, two bars a line (four for long lines),
+ * one when they would not all fit; intros and outros sing only when even that is not enough.
+ */
+export function withLines(plan: ReadonlyArray<SectionPlan>, lyrics: ParsedLyrics, everywhere: boolean): SectionPlan[] {
+  const lines = lyrics.sections.flatMap((s) => s.lines)
+  const long = lines.some((l) => lineSyllables(l).length > 14)
+  const attempt = (barsPerLine: number, all: boolean): { readonly plan: SectionPlan[]; readonly placed: number } => {
+    let placed = 0
+    const out = plan.map((s) => {
+      const sings = all || (s.kind !== "intro" && s.kind !== "outro")
+      const room = sings ? Math.floor(s.bars / barsPerLine) : 0
+      const own = lines.slice(placed, placed + room)
+      placed += own.length
+      return { ...s, lines: own, barsPerLine }
+    })
+    return { plan: out, placed }
+  }
+  const tries: ReadonlyArray<readonly [number, boolean]> = [[long ? 4 : 2, everywhere], [2, everywhere], [1, everywhere], [1, true]]
+  let best = attempt(1, true)
+  for (const [barsPerLine, all] of tries) {
+    const tried = attempt(barsPerLine, all)
+    if (tried.placed === lines.length) return tried.plan
+    if (tried.placed > best.placed) best = tried
+  }
+  return best.plan
+}
+
+/** Vocals: `lyrics` on a melody composed over the source's chords, on its beat, sung over its band. */
+export function vocalsTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
+  const sheet: Sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options, tracks)
+  const request = source.request
+  const k = knobs(request)
+  const persona = source.persona === undefined ? null : personaVoice(source.persona, options, tracks)
+  const voice = persona?.voice ?? voiceFor(request, new Rng(`vocals|${source.taskId}|${requestKey(request)}`))
+  const plan = withLines(sheet.plan, parseLyrics(request.lyrics), false)
+  const takeRng = new Rng(`vocals|take|${source.index}|${source.taskId}|${requestKey(request)}`)
+  const sung = compose({ spec: sheet.spec, lyrics: request.lyrics, instrumental: false, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
+  return {
+    spec: sheet.spec,
+    score: { ...sheet.score, vocal: sung.vocal, harmony: sung.harmony, voice },
+    weirdness: k.weirdness,
+    rng: persona?.rng ?? takeRng
+  }
+}

@@ -1,0 +1,228 @@
+// Tracks made from tracks (src/arrange/), measured on what the engine gives out, read with
+// libraries we did not write: MIDI exports parsed with @tonejs/midi, WAV exports with wavefile.
+
+import { createRequire } from "node:module"
+import { Midi } from "@tonejs/midi"
+import { afterAll, describe, expect, it } from "vitest"
+import { makeEngine, type EngineExport, type EngineRequest, type TrackSource } from "../src/index.ts"
+import { sheetOf } from "../src/arrange/sheet.ts"
+import { segmentsOf, trackWav } from "../src/song.ts"
+
+const tracks = { segmentsOf, trackWav }
+
+const require = createRequire(import.meta.url)
+const { WaveFile } = require("wavefile") as typeof import("wavefile")
+
+const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
+const song: EngineRequest = { style: "synthwave, 110 bpm, in A minor, synth, drums", title: "Neon Nights", lyrics: LYRICS, instrumental: false, model: "aether", vocal_gender: "f" }
+const source: TrackSource = { request: song, taskId: "arrange-source", index: 0 }
+
+const engine = makeEngine({ threads: 2, pcmCache: null })
+afterAll(() => engine.close())
+
+function fileOf(e: EngineExport, name: string): Uint8Array {
+  const f = e.files.find((x) => x.name === name)
+  if (f === undefined) throw new Error(`no ${name} in ${e.files.map((x) => x.name).join(", ")}`)
+  return f.bytes
+}
+
+const midiOf = async (s: TrackSource): Promise<Midi> => new Midi(fileOf(await engine.export(s, "midi"), "track.mid"))
+
+/** Interleaved 16-bit samples of a WAV export, as wavefile reads them. */
+const samplesOf = async (s: TrackSource): Promise<Int16Array> => {
+  const w = new WaveFile(fileOf(await engine.export(s, "wav"), "track.wav"))
+  return w.getSamples(true, Int16Array) as unknown as Int16Array
+}
+
+const PC: Readonly<Record<string, number>> = { C: 0, "C#": 1, Db: 1, D: 2, "D#": 3, Eb: 3, E: 4, F: 5, "F#": 6, Gb: 6, G: 7, "G#": 8, Ab: 8, A: 9, "A#": 10, Bb: 10, B: 11, Cb: 11 }
+const MAJOR = [0, 2, 4, 5, 7, 9, 11]
+const MINOR = [0, 2, 3, 5, 7, 8, 10]
+
+/** The tonic and mode a MIDI file's key signature names (@tonejs/midi names minor keys by their relative major). */
+function keyOf(midi: Midi): { readonly tonic: number; readonly minor: boolean } {
+  const signature = midi.header.keySignatures[0]
+  if (signature === undefined) throw new Error("no key signature")
+  const major = PC[signature.key] ?? 0
+  const minor = signature.scale === "minor"
+  return { tonic: minor ? (major + 9) % 12 : major, minor }
+}
+
+/** The sung melody of a MIDI file: each note as its scale degree and its place in the bar (sixteenths). */
+function melodyOf(midi: Midi): ReadonlyArray<string> {
+  const { tonic, minor } = keyOf(midi)
+  const bpm = midi.header.tempos[0]?.bpm ?? 120
+  const bar = 240 / bpm
+  const notes = midi.tracks.find((t) => t.name === "vocals")?.notes ?? []
+  const scale = minor ? MINOR : MAJOR
+  return notes.map((n) => {
+    const b = Math.floor(n.time / bar + 1e-6)
+    const sixteenth = Math.round(((n.time - b * bar) / bar) * 16)
+    const pc = (((n.midi - tonic) % 12) + 12) % 12
+    const degree = scale.indexOf(pc)
+    return `${b}:${sixteenth}:${degree < 0 ? `x${pc}` : degree}`
+  })
+}
+
+describe("a cover of an engine track", { timeout: 300_000 }, () => {
+  const cover: TrackSource = {
+    request: { ...song, style: "bossa nova, acoustic guitar, brass, 140 bpm", audio_weight: 0.3 },
+    taskId: "arrange-cover",
+    index: 0,
+    derives: { kind: "cover", source }
+  }
+
+  it("keeps the key, the form and the melody (scale degrees on bar positions); a bpm in the style sets its tempo", async () => {
+    const [original, covered] = await Promise.all([midiOf(source), midiOf(cover)])
+    expect(keyOf(covered)).toEqual(keyOf(original))
+    expect(covered.header.tempos.map((t) => Math.round(t.bpm))).toEqual([140])
+    expect(original.header.tempos.map((t) => Math.round(t.bpm))).toEqual([110])
+
+    expect(sheetOf(cover, {}, tracks).plan.length).toBe(sheetOf(source, {}, tracks).plan.length)
+    expect(sheetOf(cover, {}, tracks).chords.length).toBe(sheetOf(source, {}, tracks).chords.length)
+
+    const theirs = melodyOf(original)
+    const ours = new Set(melodyOf(covered))
+    expect(theirs.length).toBeGreaterThan(20)
+    const agreeing = theirs.filter((note) => ours.has(note)).length
+    expect(agreeing / theirs.length).toBeGreaterThanOrEqual(0.9)
+
+    // Another instrument plays it: the new style's band, not the source's.
+    const programs = (m: Midi) => new Set(m.tracks.filter((t) => t.name !== "vocals" && t.name !== "drums").map((t) => t.instrument.number))
+    expect([...programs(covered)]).not.toEqual([...programs(original)])
+  })
+
+  it("renders: two takes whose tags name the source's key and the new tempo", async () => {
+    const takes = await engine.arrange([cover, { ...cover, index: 1 }])
+    expect(takes).toHaveLength(2)
+    for (const take of takes) {
+      expect(take.tags).toContain("140 bpm")
+      expect(take.tags).toContain("A minor")
+      expect(take.lyrics).toBe(LYRICS)
+      expect(take.mp3.length).toBeGreaterThan(10_000)
+    }
+  })
+})
+
+describe("an edit of an engine track", { timeout: 300_000 }, () => {
+  const straight: EngineRequest = { ...song, style: "synthpop, 120 bpm, in C major, synth, drums, bass" }
+  const base: TrackSource = { request: straight, taskId: "arrange-edit-source", index: 0 }
+  // At 120 bpm a bar is 2 s: the span runs from the bar line at 8 s to the one at 14 s.
+  const edit: TrackSource = {
+    request: { ...straight, lyrics: "Glass and fire under the sky" },
+    taskId: "arrange-edit",
+    index: 0,
+    derives: { kind: "edit", source: base, start: 8, end: 14 }
+  }
+
+  it("matches the source sample for sample outside the span, and differs inside it", async () => {
+    const [before, after] = await Promise.all([samplesOf(base), samplesOf(edit)])
+    expect(after.length).toBe(before.length)
+    const rate = 44_100 * 2
+    const outside = (i: number): boolean => i < 8 * rate || i >= 14 * rate
+    let mismatches = 0
+    let changed = 0
+    for (let i = 0; i < before.length; i++) {
+      if (before[i] === after[i]) continue
+      if (outside(i)) mismatches++
+      else changed++
+    }
+    expect(mismatches).toBe(0)
+    expect(changed).toBeGreaterThan(rate)
+  })
+
+  it("its stems add up to its mix, the seams included", async () => {
+    const short = makeEngine({ threads: 2, pcmCache: null, render: { maxSeconds: 24 } })
+    try {
+      const [stems, wav] = await Promise.all([short.export(edit, "stems"), short.export(edit, "wav")])
+      const read = (bytes: Uint8Array) => new WaveFile(bytes).getSamples(true, Int16Array) as unknown as Int16Array
+      const mix = read(fileOf(wav, "track.wav"))
+      const parts = stems.files.map((f) => read(f.bytes))
+      let signal = 0
+      let residual = 0
+      for (let i = 0; i < mix.length; i++) {
+        let sum = 0
+        for (const p of parts) sum += p[i] as number
+        signal += (mix[i] as number) ** 2
+        residual += (sum - (mix[i] as number)) ** 2
+      }
+      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
+    } finally {
+      await short.close()
+    }
+  })
+
+  it("sings the new words in the span", async () => {
+    const words = (await engine.export(edit, "timed_lyrics")).timedLyrics ?? []
+    const inSpan = words.filter((w) => w.start >= 8 && w.start < 14).map((w) => w.text)
+    expect(inSpan).toEqual(["Glass", "and", "fire", "under", "the", "sky"])
+  })
+})
+
+describe("vocals over an instrumental engine track", { timeout: 300_000 }, () => {
+  const bed: TrackSource = { request: { ...song, style: "synthpop, 100 bpm, in D major, synth, drums, bass", lyrics: null, instrumental: true }, taskId: "arrange-bed", index: 0 }
+  const words = "Morning comes in silver light\nWe were dancing through the night\nEvery door is open wide\nCarry me along the tide"
+  const vocals: TrackSource = {
+    request: { ...bed.request, lyrics: words, instrumental: false, vocal_gender: "m" },
+    taskId: "arrange-vocals",
+    index: 0,
+    derives: { kind: "vocals", source: bed }
+  }
+
+  it("times every word, in order, on the source's beat grid, in the source's key", async () => {
+    const [sung, bedMidi, ownMidi] = await Promise.all([engine.export(vocals, "timed_lyrics"), midiOf(bed), midiOf(vocals)])
+    const timed = sung.timedLyrics ?? []
+    expect(timed.map((w) => w.text)).toEqual(words.split(/\s+/))
+    const sixteenth = 60 / 100 / 4
+    for (const w of timed) {
+      const off = w.start / sixteenth - Math.round(w.start / sixteenth)
+      expect(Math.abs(off) * sixteenth).toBeLessThan(0.06)
+    }
+    expect(keyOf(ownMidi)).toEqual(keyOf(bedMidi))
+    const { tonic } = keyOf(bedMidi)
+    const notes = ownMidi.tracks.find((t) => t.name === "vocals")?.notes ?? []
+    const inKey = notes.filter((n) => MAJOR.includes((((n.midi - tonic) % 12) + 12) % 12)).length
+    expect(inKey / notes.length).toBeGreaterThanOrEqual(0.9)
+    // The bed is still there under the voice: its drums, note for note.
+    const drumsOf = (m: Midi) => m.tracks.find((t) => t.name === "drums")?.notes.map((n) => Math.round(n.time * 1000)) ?? []
+    expect(drumsOf(ownMidi)).toEqual(drumsOf(bedMidi))
+  })
+})
+
+describe("an instrumental under an engine song", { timeout: 300_000 }, () => {
+  const accompanied: TrackSource = {
+    request: { ...song, style: "jazz, piano, upright bass, brushes" },
+    taskId: "arrange-instrumental",
+    index: 0,
+    derives: { kind: "instrumental", source }
+  }
+
+  it("keeps the sung melody, tempo and key, under a band in the new style", async () => {
+    const [original, arranged] = await Promise.all([midiOf(source), midiOf(accompanied)])
+    expect(arranged.header.tempos.map((t) => Math.round(t.bpm))).toEqual([110])
+    expect(keyOf(arranged)).toEqual(keyOf(original))
+    expect(melodyOf(arranged)).toEqual(melodyOf(original))
+    expect(arranged.tracks.some((t) => t.name.includes("piano"))).toBe(true)
+  })
+})
+
+describe("a persona", { timeout: 300_000 }, () => {
+  const singer: TrackSource = { request: { ...song, vocal_gender: "m" }, taskId: "arrange-persona", index: 0 }
+  const withPersona: TrackSource = {
+    request: { ...song, style: "folk, acoustic guitar", title: "Another Song", vocal_gender: undefined },
+    taskId: "arrange-persona-song",
+    index: 0,
+    persona: singer
+  }
+
+  it("lends its voice's register and its palette to a later song", async () => {
+    const [theirs, ours] = await Promise.all([midiOf(singer), midiOf(withPersona)])
+    const centre = (m: Midi) => {
+      const notes = m.tracks.find((t) => t.name === "vocals")?.notes ?? []
+      return notes.reduce((sum, n) => sum + n.midi, 0) / notes.length
+    }
+    expect(Math.abs(centre(ours) - centre(theirs))).toBeLessThan(6)
+    // The bass's sound is the genre's (a folk bass is upright); the rest is the persona's palette.
+    const programs = (m: Midi) => new Set(m.tracks.filter((t) => !t.name.startsWith("bass")).map((t) => t.instrument.number))
+    expect([...programs(theirs)].filter((program) => !programs(ours).has(program))).toEqual([])
+  })
+})
