@@ -12,14 +12,17 @@ import {
   defaultRedisGateOptions,
   DenyList,
   Ids,
+  Leases,
+  makeLeaseBook,
   Provider,
   randomBase62,
   RateLimiter,
   RedisGate,
+  reportUnreturned,
   Settings,
   WebhookWorker
 } from "@lyre/core"
-import type { CoreServices, DenyFeed } from "@lyre/core"
+import type { CoreServices, DenyFeed, LeaseBook } from "@lyre/core"
 import { engineProviderLayer, ExportWorker, ProviderCallbacks, Storage, SunoHttpProvider, TaskWorker, Wakeup } from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
@@ -110,7 +113,7 @@ export interface AppSecrets {
   readonly secretKey: string
 }
 
-export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup
+export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup | Leases
 
 /**
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
@@ -173,10 +176,24 @@ export interface AppRole {
   readonly answersRequests: boolean
 }
 
+/**
+ * Built after the services and before the workers, so its finalizer runs once every worker has
+ * stopped and handed back what it could, and before the pools close: the drain's one line
+ * naming what is still held.
+ */
+const drainReport = Layer.effectDiscard(
+  Effect.addFinalizer(() => Leases.use((book) => reportUnreturned(book)))
+)
+
+/**
+ * `leases` is the process's book of held leases: the entry point's own when it reads it after
+ * the runtime is gone (the exit code, the drain's hard limit), else one of the runtime's own.
+ */
 export const appLayer = (
   config: ServerConfig,
   secrets: AppSecrets,
-  role: AppRole = { answersRequests: true }
+  role: AppRole = { answersRequests: true },
+  leases: LeaseBook = makeLeaseBook()
 ): Layer.Layer<AppServices, unknown> => {
   const database = databaseLayer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   const settings = Settings.layer({
@@ -223,14 +240,17 @@ export const appLayer = (
   }))
   const services = Layer.mergeAll(ProviderCallbacks.layer, storageLayer(config)).pipe(
     Layer.provideMerge(coreLayer),
-    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer)),
+    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config), wakeup, Ids.layer, Leases.layer(leases))),
     Layer.provideMerge(observabilityLayer(config)),
     Layer.provideMerge(settings),
     Layer.provideMerge(database)
   )
   // Provided, not merged: merged layers are torn down in parallel, so the pools could close while
-  // the stopping worker still hands its leases back; provided, the worker stops first.
-  const withWorker = runsWorker ? inlineWorker(config).pipe(Layer.provideMerge(services)) : services
+  // the stopping worker still hands its leases back; provided, the worker stops first, then the
+  // drain's report, then the services and their pools.
+  const withWorker = runsWorker
+    ? inlineWorker(config).pipe(Layer.provideMerge(drainReport), Layer.provideMerge(services))
+    : services
   // Effect's own log lines (the worker's) are JSON lines like the server's.
   return withWorker.pipe(Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson]))))
 }
@@ -239,9 +259,10 @@ export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>
 
 export const makeAppRuntime = async (
   config: ServerConfig,
-  secrets: AppSecrets
+  secrets: AppSecrets,
+  leases: LeaseBook = makeLeaseBook()
 ): Promise<AppRuntime> => {
-  const runtime = ManagedRuntime.make(appLayer(config, secrets))
+  const runtime = ManagedRuntime.make(appLayer(config, secrets, { answersRequests: true }, leases))
   await runtime.context()
   return runtime
 }
