@@ -321,6 +321,7 @@ describe("graceful drain", () => {
         await rows.holding
         const signalled = terminate(worker)
         await until("the worker's hand-backs wait on the rows", async () => (await waitingOnLock("lease_owner = null")) > 0)
+        // Time for the drain to move on and close the pool under its hand-backs, were it to.
         await sleep(500)
         await rows.end()
         const drained = await signalled
