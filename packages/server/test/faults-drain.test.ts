@@ -37,6 +37,16 @@ import type { Spawned } from "./support/processes.ts"
 
 let bed: ServiceBed
 
+/**
+ * How long a process may take to start and take its leases. A `pnpm start` or `pnpm worker`
+ * strips the types of some hundred modules as it starts: seconds on an idle machine, tens of
+ * seconds on one shared by many test runs. The limits under test (each drain within 10 s,
+ * `/readyz` 503 within 250 ms) are asserted as such; these only bound the waiting around them.
+ */
+const startupMillis = 60_000
+/** A whole case: its processes' starts and stops beside what it asserts. */
+const caseMillis = 150_000
+
 beforeAll(async () => {
   if (!existsSync(haproxyPath)) {
     throw new Error(`HAProxy is not at ${haproxyPath}: the test command's global setup (test/haproxy.ts) installs it`)
@@ -133,7 +143,7 @@ describe("graceful drain", () => {
     const apis: Array<Spawned> = ports.map((port) => spawnEntry("main", envFor(port)))
     let proxy: Proxy | null = null
     try {
-      await Promise.all(ports.map((port) => waitReady(`http://127.0.0.1:${port}`)))
+      await Promise.all(ports.map((port) => waitReady(`http://127.0.0.1:${port}`, startupMillis)))
       const proxyPort = await freePort()
       proxy = await startHaproxy(proxyPort, ports)
       const base = `http://127.0.0.1:${proxyPort}`
@@ -174,7 +184,7 @@ describe("graceful drain", () => {
         drains.push({ ...drained, readyzAfterSignal: readyz.status, unreadyMillis: unready })
         const restarted = spawnEntry("main", envFor(port))
         apis[i] = restarted
-        await waitReady(`http://127.0.0.1:${port}`)
+        await waitReady(`http://127.0.0.1:${port}`, startupMillis)
         // The next one goes down only once the proxy sends here again, as an operator's rollout waits.
         await proxy.waitUp(i)
       }
@@ -199,7 +209,7 @@ describe("graceful drain", () => {
       proxy?.child.kill("SIGTERM")
       await Promise.all(apis.map((api) => api.stop()))
     }
-  }, 60_000)
+  }, caseMillis)
 
   describe("a stopping worker's leases", () => {
     let apiPort = 0
@@ -212,10 +222,10 @@ describe("graceful drain", () => {
     beforeAll(async () => {
       apiPort = await freePort()
       api = spawnEntry("main", envFor(apiPort))
-      await waitReady(base())
+      await waitReady(base(), startupMillis)
       const account = await loadAccount(base(), bed.adminToken)
       headers = { authorization: `Bearer ${account.key}`, "content-type": "application/json" }
-    }, 60_000)
+    }, caseMillis)
     afterAll(async () => {
       await api?.stop()
     })
@@ -257,7 +267,7 @@ describe("graceful drain", () => {
     /** A worker holding the lease of every one of `ids`. */
     const holdingWorker = async (ids: ReadonlyArray<string>): Promise<Spawned> => {
       const worker = spawnEntry("worker-main", workerEnv())
-      await until("the worker holds every lease", async () => (await leased(ids)) === ids.length, 30_000).catch(async (error: unknown) => {
+      await until("the worker holds every lease", async () => (await leased(ids)) === ids.length, startupMillis).catch(async (error: unknown) => {
         await worker.stop()
         throw error
       })
@@ -284,7 +294,7 @@ describe("graceful drain", () => {
       } finally {
         await worker.stop()
       }
-    }, 60_000)
+    }, caseMillis)
 
     it("a claim still in flight when the worker is stopped: the rows it leases are handed back too", async () => {
       const ids = await hangingTasks(6)
@@ -294,7 +304,7 @@ describe("graceful drain", () => {
       // At `info` it says `draining` as it takes the signal.
       const worker = spawnEntry("worker-main", { ...workerEnv(), LOG_LEVEL: "info" })
       try {
-        await until("the worker's claim waits on the lock", async () => (await waitingOnLock("generation_tasks", "skip locked")) > 0, 30_000)
+        await until("the worker's claim waits on the lock", async () => (await waitingOnLock("generation_tasks", "skip locked")) > 0, startupMillis)
         const signalled = terminate(worker)
         await worker.waitFor("draining", 5_000)
         // The claim commits now, after the signal: its rows are leased whether or not the stopping worker reads its answer.
@@ -310,7 +320,7 @@ describe("graceful drain", () => {
         await lock.end()
         await worker.stop()
       }
-    }, 60_000)
+    }, caseMillis)
 
     it("hand-backs still waiting when the drain has begun land before the pool closes", async () => {
       const ids = await hangingTasks(6)
@@ -334,7 +344,7 @@ describe("graceful drain", () => {
         await rows.end()
         await worker.stop()
       }
-    }, 60_000)
+    }, caseMillis)
 
     it("a hand-back that fails is named in the drain's one line, and the exit code says so", async () => {
       const ids = await hangingTasks(6)
@@ -362,6 +372,6 @@ describe("graceful drain", () => {
         await queryOn(bed.postgres.url, "drop function if exists refuse_hand_back()")
         await worker.stop()
       }
-    }, 60_000)
+    }, caseMillis)
   })
 })
