@@ -5,7 +5,7 @@
  * keeps tasks in a `TaskStore` it writes, and follows a task through an in-process event bus fed
  * by an executor, none of which holds when core owns the tasks and any replica (or a worker in
  * another process) moves them. So this handler reads every task through the router, and waits
- * and streams by polling it (see docs/decisions.md, "A2A" and "A2A 1.0 beside 0.3").
+ * and streams by polling it (see docs/decisions/0036-a2a-json-rpc-shim.md and 0037-a2a-1-0-beside-0-3.md).
  */
 import type {
   AgentCard,

@@ -1,19 +1,20 @@
 import { Layer } from "effect"
 import { Ids } from "./domain/ids.ts"
-import { AccessTokens } from "./services/AccessTokens.ts"
-import { AccountConsole } from "./services/AccountConsole.ts"
-import { Accounts } from "./services/Accounts.ts"
-import { ApiKeys } from "./services/ApiKeys.ts"
-import { Circuits } from "./services/Circuits.ts"
-import { Generations } from "./services/Generations.ts"
-import { Guard } from "./services/Guard.ts"
-import { SigningKeys } from "./services/SigningKeys.ts"
-import { Models } from "./services/Models.ts"
-import { OAuth } from "./services/OAuth.ts"
-import { Sessions } from "./services/Sessions.ts"
-import { SongTools } from "./services/SongTools.ts"
-import { Webhooks } from "./services/Webhooks.ts"
-import { WebhookSignal } from "./services/WebhookSignal.ts"
+import { AccessTokens } from "./credentials/AccessTokens.ts"
+import { AccountConsole } from "./credentials/AccountConsole.ts"
+import { Accounts } from "./money/Accounts.ts"
+import { ApiKeys } from "./credentials/ApiKeys.ts"
+import { Circuits } from "./generation/Circuits.ts"
+import { Generations } from "./generation/Generations.ts"
+import { Guard } from "./credentials/Guard.ts"
+import { SigningKeys } from "./credentials/SigningKeys.ts"
+import { Models } from "./generation/Models.ts"
+import { OAuth } from "./credentials/OAuth.ts"
+import { Sessions } from "./credentials/Sessions.ts"
+import { SongTools } from "./generation/SongTools.ts"
+import { SubmissionBacklog } from "./generation/SubmissionBacklog.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { WebhookSignal } from "./webhooks/WebhookSignal.ts"
 
 /**
  * Core's services; they need a SqlClient, Settings, a RateLimiter, a DenyList and the Provider from the
@@ -23,6 +24,6 @@ export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongT
   Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
   Layer.provideMerge(AccessTokens.layer),
   Layer.provideMerge(SigningKeys.layer),
-  Layer.provideMerge(Layer.merge(Circuits.layer, WebhookSignal.layer)),
+  Layer.provideMerge(Layer.mergeAll(Circuits.layer, WebhookSignal.layer, SubmissionBacklog.layer())),
   Layer.provide(Ids.layer)
 )

@@ -26,7 +26,11 @@ export type CallbackStage = "text" | "first" | "complete" | "error"
  * - `{ httpStatus }`: that HTTP status with `body` (default: an HTML error page, no body code);
  * - `"hang"`: never answers (until the server closes), and creates nothing;
  * - `"accept-then-hang"`: creates the task (its callbacks will come) but never answers;
- * - `"drop"`: destroys the connection without answering.
+ * - `"drop"`: destroys the connection without answering;
+ * - `{ answerWhen, code? }`: decides at once and answers once `answerWhen` resolves, so a test
+ *   can change the world (stop the caller's database) between the upstream's decision and its
+ *   answer. Without `code` it accepts as `"accept"` does (the task is created at once and its
+ *   callbacks come as the behaviour says); with one it answers that body code as `{ code }` does.
  */
 export type SubmitBehaviour =
   | "accept"
@@ -35,6 +39,7 @@ export type SubmitBehaviour =
   | "drop"
   | { readonly code: number; readonly msg?: string }
   | { readonly httpStatus: number; readonly body?: string }
+  | { readonly answerWhen: Promise<void>; readonly code?: number }
 
 /** How `GET /api/v1/generate/record-info` answers for this task. */
 export type PollBehaviour =

@@ -385,6 +385,17 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       record({ answer: "accepted", taskId, code: 200 }, body)
       return json(res, 200, { code: 200, msg: "success", data })
     }
+    if ("answerWhen" in submit) {
+      if (submit.code !== undefined && submit.code !== 200) {
+        record({ answer: "rejected", taskId: null, code: submit.code }, body)
+        await submit.answerWhen
+        return json(res, 200, { code: submit.code, msg: `Upstream error ${submit.code}`, data: null })
+      }
+      const { taskId, data } = endpoint.accept(valid, behaviour)
+      record({ answer: "accepted", taskId, code: 200 }, body)
+      await submit.answerWhen
+      return json(res, 200, { code: 200, msg: "success", data })
+    }
     if ("code" in submit) {
       record({ answer: "rejected", taskId: null, code: submit.code }, body)
       return json(res, 200, { code: submit.code, msg: submit.msg ?? `Upstream error ${submit.code}`, data: null })

@@ -139,6 +139,33 @@ describe("POST /api/v1/generate", () => {
     }))
   })
 
+  it("can take the task at once and hold its answer until told", async () => {
+    let answer = (): void => undefined
+    upstream.control.next({ submit: { answerWhen: new Promise<void>((resolve) => (answer = resolve)) } })
+    let answered = false
+    const submitted = submit(request("Held")).then((result) => {
+      answered = true
+      return result
+    })
+    while (upstream.control.submissionsFor("Held").length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    const taskId = upstream.control.submissionsFor("Held")[0]?.taskId
+    expect(upstream.control.task(taskId ?? "")?.title).toBe("Held")
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(answered).toBe(false)
+    answer()
+    expect((await submitted).body).toMatchObject({ code: 200, data: { taskId } })
+  })
+
+  it("can hold a refusal the same way", async () => {
+    let answer = (): void => undefined
+    upstream.control.next({ submit: { answerWhen: new Promise<void>((resolve) => (answer = resolve)), code: 455 } })
+    const submitted = submit(request("Held refusal"))
+    while (upstream.control.submissionsFor("Held refusal").length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(upstream.control.submissionsFor("Held refusal")[0]).toMatchObject({ answer: "rejected", taskId: null, code: 455 })
+    answer()
+    expect((await submitted).body).toMatchObject({ code: 455, data: null })
+  })
+
   it("drops the connection when told to", async () => {
     upstream.control.next({ submit: "drop" })
     await expect(submit(request("Drop"))).rejects.toThrow()

@@ -1,14 +1,27 @@
 /**
  * A PostgreSQL outage, on a cluster of the test's own: `pnpm start` (API) and `pnpm worker`
  * under a steady load of creates and reads, with the database stopped (`pg_ctl stop -m fast`)
- * for 4 s and started again. Every answer is 200, 202 or a 503 `service_unavailable` with
+ * for 8 s and started again. Every answer is 200, 202 or a 503 `service_unavailable` with
  * `Retry-After`, each 503 within a second; `/readyz` is 503 while the database is away and 200
  * after, with no restart. A client that retries its create with the same `Idempotency-Key` gets
- * one task; every task ends, is charged once, the ledger sums to the balance, and every task's
- * webhook event reaches the receiver.
+ * one task; every task ends `ready` soon after (none is left to its deadline), is charged once,
+ * the ledger sums to the balance, and every task's webhook event reaches the receiver. Then the
+ * exact moment the issue's lost task met: the database stopped between the provider's accept
+ * and its record.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { describeAnswers, loadAccount, queryOn, sleep, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import {
+  describeAnswers,
+  loadAccount,
+  queryOn,
+  sleep,
+  startAnswerLosingProxy,
+  startServiceBed,
+  steadyLoad,
+  timed,
+  timedCreate,
+  waitReady
+} from "./support/faults.ts"
 import type { Answer, ServiceBed } from "./support/faults.ts"
 import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
 import { startReceiver } from "./support/receiver.ts"
@@ -39,10 +52,11 @@ describe("PostgreSQL stopped under load", () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const postgres = bed.postgres
-    // A submission the upstream accepted while its record could not be written is settled by the
-    // task's callback; one that came during the outage is gone (the fake sends each once), so
-    // such a task ends at its deadline, failed and refunded: 15 s here, not 15 minutes.
-    const deadline = { GENERATION_TIMEOUT_SECONDS: "15" }
+    // A submission the upstream accepted while its record could not be written is kept by the
+    // API process and recorded when the database answers (its callback, sent once, may have come
+    // during the outage). The deadline is long enough that a task left to it stays pending
+    // past the wait below, where it fails the test.
+    const deadline = { GENERATION_TIMEOUT_SECONDS: "120" }
     const api = spawnEntry("main", { ...bed.env(port), ...deadline })
     const worker = spawnEntry("worker-main", { ...bed.env(port), ...deadline })
     try {
@@ -82,7 +96,7 @@ describe("PostgreSQL stopped under load", () => {
       await postgres.stop()
       await sleep(1_500)
       readyz.push({ phase: "during", status: (await timed("readyz", `${base}/readyz`)).status })
-      await sleep(2_500)
+      await sleep(6_500)
       await postgres.start()
       outage.startedAt = Date.now()
       await sleep(2_500)
@@ -114,6 +128,7 @@ describe("PostgreSQL stopped under load", () => {
         open = row?.n ?? 0
         if (open > 0) await sleep(250)
       }
+      process.stdout.write(`postgres outage: ${ids.length} tasks, ${open} pending ${Date.now() - outage.startedAt} ms after the restart\n`)
       expect(open).toBe(0)
       const tasks = await queryOn<{ id: string; status: string; error_code: string | null }>(
         postgres.url,
@@ -124,6 +139,9 @@ describe("PostgreSQL stopped under load", () => {
         `postgres outage: ${tasks.filter((t) => t.status === "ready").length} ready, ` +
           `${tasks.filter((t) => t.error_code === "generation_timeout").length} failed at their deadline\n`
       )
+      const kept = (await (await fetch(`${base}/metrics`)).text()).match(/^lyre_kept_submissions_total\{.*$/gm) ?? []
+      process.stdout.write(`postgres outage: kept submissions ${kept.join(", ") || "none"}\n`)
+      expect(tasks.filter((t) => t.status !== "ready")).toEqual([])
       // One task per key: the retries of a key found its first answer, never a second task.
       expect(tasks.map((t) => t.id).sort()).toEqual([...ids].sort())
       const [charges] = await queryOn<{ debits: number; tasks: number }>(
@@ -163,8 +181,214 @@ describe("PostgreSQL stopped under load", () => {
       // The export poller shares the rule; it says so at most once (it may sleep through a short outage).
       expect(workerOutput.match(/export worker: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
       expect(workerOutput.match(/webhooks: the database is out of reach/g)?.length).toBe(1)
+      // The API process said at most once that it kept outcomes (none when no create met the stop).
+      expect(api.output().match(/submissions: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
     } finally {
       await Promise.all([api.stop(), worker.stop()])
     }
-  }, 75_000)
+  }, 90_000)
+})
+
+/** Polls `check` until it answers true or `withinMs` passes; answers whether it did. */
+const eventually = async (check: () => Promise<boolean> | boolean, withinMs: number): Promise<boolean> => {
+  const deadline = Date.now() + withinMs
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await sleep(100)
+  }
+  return check()
+}
+
+describe("PostgreSQL stopped between the provider's accept and its record", () => {
+  it("the API process keeps the provider's answers (a generation, an extension, an export, a refusal) and records them when the database answers: ready within a minute, charged once, said once", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const { postgres, upstream } = bed
+    // The default deadline (15 minutes) and no callbacks: only the kept record can finish these.
+    const api = spawnEntry("main", bed.env(port))
+    const worker = spawnEntry("worker-main", bed.env(port))
+    try {
+      await waitReady(base)
+      const account = await loadAccount(base, bed.adminToken)
+      const headers = { authorization: `Bearer ${account.key}` }
+
+      // A ready track to export: the song tools share the recorder.
+      const source = await timedCreate(base, headers, "kept-source", "Kept source")
+      expect(source.status).toBe(202)
+      const sourceId = String((JSON.parse(source.body) as { id: string }).id)
+      let trackId = ""
+      expect(await eventually(async () => {
+        const task = JSON.parse((await timed("get", `${base}/api/v1/music/generations/${sourceId}`, { headers })).body) as {
+          status: string
+          tracks: Array<{ id: string }>
+        }
+        trackId = task.tracks[0]?.id ?? ""
+        return task.status === "ready"
+      }, 30_000)).toBe(true)
+
+      // The upstream decides on all three at once and holds its answers until the database is stopped.
+      let answer = (): void => undefined
+      const held = new Promise<void>((resolve) => (answer = resolve))
+      upstream.control.onTitle("Kept", { submit: { answerWhen: held }, callbacks: "none" })
+      upstream.control.onTitle("Kept refused", { submit: { answerWhen: held, code: 500 } })
+      upstream.control.onTitle("Kept extension", { submit: { answerWhen: held }, callbacks: "none" })
+      upstream.control.onTrackOf("Kept source", "wav", { submit: { answerWhen: held }, callbacks: "none" })
+      const creating = timedCreate(base, headers, "kept-task", "Kept")
+      const refusing = timedCreate(base, headers, "kept-refused", "Kept refused")
+      const extending = timed("extend", `${base}/api/v1/music/tracks/${trackId}/extensions`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-extension" },
+        body: JSON.stringify({ title: "Kept extension", continue_at: 30 })
+      })
+      const exporting = timed("export", `${base}/api/v1/music/tracks/${trackId}/exports`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-export" },
+        body: JSON.stringify({ format: "wav" })
+      })
+      expect(await eventually(
+        () =>
+          ["Kept", "Kept refused", "Kept extension"].every((title) => upstream.control.submissionsFor(title).length === 1) &&
+          upstream.control.toolRequestsFor("wav").length === 1,
+        15_000
+      )).toBe(true)
+      await postgres.stop()
+      answer()
+      const [created, exported, refused, extended] = await Promise.all([creating, exporting, refusing, extending])
+      // Charged and accepted upstream: the answer is the 202, not a 503 inviting a second charge;
+      // refused upstream: the 500 the refusal is, its refund to come.
+      expect([created.status, exported.status, extended.status], `${created.body} ${exported.body} ${extended.body}`)
+        .toEqual([202, 202, 202])
+      expect(refused.status, refused.body).toBe(500)
+      expect(envelopeOf(refused.body)).toMatchObject({ type: "api_error", code: "provider_error" })
+      const taskId = String((JSON.parse(created.body) as { id: string }).id)
+      const exportId = String((JSON.parse(exported.body) as { id: string }).id)
+      const extensionId = String((JSON.parse(extended.body) as { id: string }).id)
+      await sleep(3_000)
+      await postgres.start()
+      const recovered = Date.now()
+
+      const statusOf = async (table: "generation_tasks" | "exports", id: string) =>
+        (await queryOn<{ status: string }>(postgres.url, `select status from ${table} where id = $1`, id).catch(() => []))[0]?.status
+      expect(await eventually(
+        async () =>
+          (await statusOf("generation_tasks", taskId)) === "ready" && (await statusOf("generation_tasks", extensionId)) === "ready" &&
+          (await statusOf("exports", exportId)) === "ready",
+        60_000
+      )).toBe(true)
+      process.stdout.write(`kept submissions: all ready ${Date.now() - recovered} ms after PostgreSQL started again\n`)
+      expect(Date.now() - recovered).toBeLessThan(60_000)
+      expect(upstream.control.submissionsFor("Kept")).toHaveLength(1)
+      expect(upstream.control.submissionsFor("Kept extension")).toHaveLength(1)
+      expect(upstream.control.toolRequestsFor("wav")).toHaveLength(1)
+      // The refusal: failed and refunded by then, and the key now replays the 500, as without an outage.
+      const [refusedTask] = await queryOn<{ id: string; status: string; error_code: string | null }>(
+        postgres.url,
+        "select id, status, error_code from generation_tasks where account_id = $1 and request->>'title' = 'Kept refused'",
+        account.id
+      )
+      expect(refusedTask).toMatchObject({ status: "failed", error_code: "provider_error" })
+      const replayed = await timedCreate(base, headers, "kept-refused", "Kept refused")
+      expect([replayed.status, envelopeOf(replayed.body).code]).toEqual([500, "provider_error"])
+      expect(upstream.control.submissionsFor("Kept refused")).toHaveLength(1)
+
+      // Charged once each, only the refusal refunded; the ledger explains the balance.
+      const entries = await queryOn<{ kind: string; work: string }>(
+        postgres.url,
+        "select kind, coalesce(task_id, export_id) as work from credit_ledger where account_id = $1 order by created_at",
+        account.id
+      )
+      const refusedId = refusedTask?.id ?? ""
+      expect(
+        entries.filter((e) => [taskId, extensionId, exportId, refusedId].includes(e.work)).map((e) => `${e.kind} ${e.work}`).sort()
+      ).toEqual([`debit ${exportId}`, `debit ${taskId}`, `debit ${extensionId}`, `debit ${refusedId}`, `refund ${refusedId}`].sort())
+      const [books] = await queryOn<{ deltas: number; balance: number }>(
+        postgres.url,
+        `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
+                (select subscription_credits + onetime_credits from accounts where id = $1)::int as balance`,
+        account.id
+      )
+      expect(books?.deltas).toBe(books?.balance)
+
+      // Said once for the outage (not per outcome, not per round), and once when settled; counted.
+      const output = api.output()
+      expect(output.match(/submissions: the database is out of reach/g)).toHaveLength(1)
+      expect(output.match(/submissions: every kept outcome is settled/g)).toHaveLength(1)
+      const metrics = await (await fetch(`${base}/metrics`)).text()
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="kept"\} 4$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions_total\{result="recorded"\} 4$/m)
+      expect(metrics).toMatch(/^lyre_kept_submissions 0$/m)
+    } finally {
+      upstream.control.reset()
+      await Promise.all([api.stop(), worker.stop()])
+    }
+  }, 120_000)
+})
+
+describe("a charge that committed while its answer was lost", () => {
+  it("is sent when the database answers if its call had a key (the retry replays the 202), else failed and refunded at once; never sent twice", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const { postgres, upstream } = bed
+    const proxy = await startAnswerLosingProxy(postgres)
+    // Only the API process goes through the proxy; the worker reaches the database directly.
+    const api = spawnEntry("main", { ...bed.env(port), DATABASE_URL: proxy.url })
+    const worker = spawnEntry("worker-main", bed.env(port))
+    try {
+      await waitReady(base)
+      const account = await loadAccount(base, bed.adminToken)
+      const headers = { authorization: `Bearer ${account.key}` }
+      const tasksTitled = (title: string) =>
+        queryOn<{ id: string; status: string; error_code: string | null }>(
+          postgres.url,
+          "select id, status, error_code from generation_tasks where account_id = $1 and request->>'title' = $2",
+          account.id,
+          title
+        )
+
+      // With a key: 503, and the retry finds the committed task, which is sent once and finishes.
+      const lostKeyed = proxy.loseAnswerTo("insert into generation_tasks")
+      const first = await timedCreate(base, headers, "unsure-keyed", "Unsure keyed")
+      await lostKeyed
+      expect(first.status, first.body).toBe(503)
+      const retried = await timedCreate(base, headers, "unsure-keyed", "Unsure keyed")
+      expect(retried.status, retried.body).toBe(202)
+      const keyedId = String((JSON.parse(retried.body) as { id: string }).id)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyed"))[0]?.status === "ready", 30_000)).toBe(true)
+      expect((await tasksTitled("Unsure keyed")).map((t) => t.id)).toEqual([keyedId])
+      expect(upstream.control.submissionsFor("Unsure keyed")).toHaveLength(1)
+
+      // Without a key: nobody can find it, so it is failed and refunded at once, never sent.
+      const lostKeyless = proxy.loseAnswerTo("insert into generation_tasks")
+      const keyless = await timed("create", `${base}/api/v1/music/generations`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ style: "lo-fi piano", title: "Unsure keyless", instrumental: true })
+      })
+      await lostKeyless
+      expect(keyless.status, keyless.body).toBe(503)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyless"))[0]?.status === "failed", 10_000)).toBe(true)
+      const [undone] = await tasksTitled("Unsure keyless")
+      expect(undone?.error_code).toBe("service_unavailable")
+      expect(upstream.control.submissionsFor("Unsure keyless")).toHaveLength(0)
+
+      const entries = await queryOn<{ kind: string; task_id: string }>(
+        postgres.url,
+        "select kind, task_id from credit_ledger where account_id = $1 and task_id is not null",
+        account.id
+      )
+      expect(entries.map((e) => `${e.kind} ${e.task_id}`).sort())
+        .toEqual([`debit ${keyedId}`, `debit ${undone?.id}`, `refund ${undone?.id}`].sort())
+      const [books] = await queryOn<{ deltas: number; balance: number }>(
+        postgres.url,
+        `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
+                (select subscription_credits + onetime_credits from accounts where id = $1)::int as balance`,
+        account.id
+      )
+      expect(books?.deltas).toBe(books?.balance)
+      expect(api.output()).not.toContain("unexpected failure")
+    } finally {
+      await Promise.all([api.stop(), worker.stop()])
+      await proxy.close()
+    }
+  }, 90_000)
 })

@@ -4,7 +4,7 @@
  * revoked (a replayed refresh token) likewise.
  *
  * Separate processes need a database they can share, and a single access token's revocation
- * crosses processes through Redis (docs/decisions.md, "OAuth"). Without both the test says so
+ * crosses processes through Redis (docs/decisions/0039-oauth-lifetimes-audience-revocation-sessions.md). Without both the test says so
  * and checks the one-process variant: the same process refuses at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -32,6 +32,23 @@ export const causeIsDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean
     (reason._tag === "Fail" && isDatabaseUnavailable(reason.error))
   )
 
+/**
+ * Whether a statement lost to an outage may have committed: the database went away while it ran,
+ * so its answer may be what was lost. A connect that failed (`operation: "connect"`) sent nothing.
+ */
+export const causeMayHaveCommitted = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => {
+    const error = reason._tag === "Die" ? reason.defect : reason._tag === "Fail" ? reason.error : undefined
+    return isDatabaseUnavailable(error) && isSqlError(error) && error.reason.operation !== "connect"
+  })
+
+/** `effect`, with the database out of reach answered by `onOutage`; any other failure stays as it was. */
+export const onDatabaseOutage = <A, E, R, B, R2>(
+  effect: Effect.Effect<A, E, R>,
+  onOutage: Effect.Effect<B, never, R2>
+): Effect.Effect<A | B, E, R | R2> =>
+  Effect.catchCause(effect, (cause) => causeIsDatabaseUnavailable(cause) ? onOutage : Effect.failCause(cause))
+
 /** Seconds a client is told to wait: a restart or a fail-over takes a few. */
 export const databaseRetryAfterSeconds = 2
 

@@ -4,7 +4,7 @@
  * The composition root wraps the provider with it once.
  */
 import { Effect } from "effect"
-import type { MetricsShape, ProviderCall } from "../services/Metrics.ts"
+import type { MetricsShape, ProviderCall } from "../observability/Metrics.ts"
 import type { PollOutcome, SubmitOutcome } from "./outcomes.ts"
 import type { Provider } from "./Provider.ts"
 

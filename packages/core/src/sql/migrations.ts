@@ -207,7 +207,7 @@ const m0003_webhooks = Effect.gen(function*() {
 /**
  * Concurrency as a counter per credential, changed only in the statements that create a task
  * (+1) and move it out of `pending` (-1), so a create needs no transaction or lock of its own
- * (docs/decisions.md). Existing pending tasks seed the counters.
+ * (docs/decisions/0006-concurrency-counter.md). Existing pending tasks seed the counters.
  */
 const m0004_inflight_counter = Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -228,7 +228,7 @@ const m0004_inflight_counter = Effect.gen(function*() {
 })
 
 /**
- * OAuth and browser sessions (docs/decisions.md, "OAuth"). Secrets (session tokens, codes,
+ * OAuth and browser sessions (docs/decisions/0039-oauth-lifetimes-audience-revocation-sessions.md). Secrets (session tokens, codes,
  * refresh tokens) are kept only as keyed hashes; a grant is the family of tokens one code began,
  * revoked as a whole; signing keys keep their private half encrypted with SECRET_KEY.
  */
@@ -311,14 +311,14 @@ const m0006_dashboard = Effect.gen(function*() {
   yield* sql`alter table api_keys add column last_used_at timestamptz`
 })
 
-/** The trace a task was created in, when traces are exported (see services/TaskTraces.ts). */
+/** The trace a task was created in, when traces are exported (see observability/TaskTraces.ts). */
 const m0007_task_trace = Effect.gen(function*() {
   const sql = yield* SqlClient
   yield* sql`alter table generation_tasks add column trace_context text`
 })
 
 /**
- * Song tools (DESIGN.md section 9, docs/decisions.md "Song tools"). Tracks get a row each beside
+ * Song tools (DESIGN.md section 9, docs/decisions/0053-song-tools-the-service.md). Tracks get a row each beside
  * the task's `tracks` json (which stays the interface's shape): found by id, owned by the task's
  * account, and keeping the provider's id of the track (the upstream's `audioId`). An extension is
  * a generation task naming its source track. An export is a task of its own, charged, leased,

@@ -20,8 +20,8 @@ import {
   ListGenerationsQuery
 } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
-import { Generations } from "../services/Generations.ts"
-import { SongTools } from "../services/SongTools.ts"
+import { Generations } from "../generation/Generations.ts"
+import { SongTools } from "../generation/SongTools.ts"
 import { accountRouter } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"

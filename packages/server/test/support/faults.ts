@@ -10,6 +10,8 @@ import { execFile, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { connect, createServer } from "node:net"
+import type { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -309,6 +311,73 @@ export const queryOn = <A extends object>(url: string, text: string, ...params: 
     SqlClient.use((sql) => sql.unsafe<A>(text, params)),
     PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
   )))
+
+/**
+ * A TCP proxy in front of a PostgreSQL cluster that can lose one answer: armed with a piece of
+ * SQL, it lets the statement carrying it through, swallows what the server answers on that
+ * connection until the server is ready for the next query (so the statement's implicit
+ * transaction has committed), then cuts the connection. The client sees its connection lost with
+ * its statement in flight: a commit whose answer was lost, as a network cut or a crash between
+ * a commit and its answer leaves it.
+ */
+export interface AnswerLosingProxy {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres`, through the proxy. */
+  readonly url: string
+  /** Resolves once a statement carrying `text` committed and its connection was cut. */
+  readonly loseAnswerTo: (text: string) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/** ReadyForQuery: `Z`, length 5, then the transaction status byte. */
+const readyForQuery = Buffer.from([0x5a, 0, 0, 0, 5])
+
+export const startAnswerLosingProxy = async (postgres: OwnPostgres): Promise<AnswerLosingProxy> => {
+  const target = new URL(postgres.url)
+  let armed: { readonly text: string; readonly cut: () => void } | null = null
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), "127.0.0.1")
+    sockets.add(client)
+    sockets.add(upstream)
+    let losing: (() => void) | null = null
+    client.on("data", (chunk: Buffer) => {
+      if (armed !== null && losing === null && chunk.includes(armed.text)) {
+        losing = armed.cut
+        armed = null
+      }
+      upstream.write(chunk)
+    })
+    upstream.on("data", (chunk: Buffer) => {
+      if (losing === null) {
+        client.write(chunk)
+        return
+      }
+      if (!chunk.includes(readyForQuery)) return
+      const cut = losing
+      client.destroy()
+      upstream.destroy()
+      cut()
+    })
+    const end = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+    }
+    client.on("error", end).on("close", end)
+    upstream.on("error", end).on("close", end)
+  })
+  const port = await freePort()
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}${target.pathname}`,
+    loseAnswerTo: (text) => new Promise<void>((resolve) => (armed = { text, cut: resolve })),
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
 
 export interface HeldTransaction {
   /** Resolves once `text` has run: whatever it locked stays locked until `end`. */

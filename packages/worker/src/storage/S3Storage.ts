@@ -13,8 +13,8 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3Serv
 import { Upload } from "@aws-sdk/lib-storage"
 import { Effect } from "effect"
 import type { Scope } from "effect"
-import { contentTypeOf, isStorageKey, maxObjectBytes, StorageError } from "./Storage.ts"
-import type { Storage } from "./Storage.ts"
+import { contentTypeOf, isStorageKey, maxObjectBytes, StorageError } from "./objects.ts"
+import type { ObjectStore } from "./objects.ts"
 
 export interface S3StorageOptions {
   readonly bucket: string
@@ -73,7 +73,7 @@ const counting = () => {
   return { stream, size: () => size }
 }
 
-export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<Storage["Service"], StorageError, Scope.Scope> =>
+export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectStore, StorageError, Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -145,7 +145,7 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<Storage[
       }
     }
 
-    const storage: Storage["Service"] = {
+    const storage: ObjectStore = {
       put: (key, body) => {
         if (!isStorageKey(key)) return Effect.fail(new StorageError({ message: `Could not store ${key}: invalid storage key` }))
         if (body instanceof Uint8Array && body.length > maxObjectBytes) {

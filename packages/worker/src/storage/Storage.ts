@@ -10,51 +10,15 @@ import { stat } from "node:fs/promises"
 import { dirname, join, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
 import { randomBytes } from "node:crypto"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { contentTypeOf, isStorageKey, maxObjectBytes, StorageError } from "./objects.ts"
+import type { ObjectStore } from "./objects.ts"
 import type { S3StorageOptions } from "./S3Storage.ts"
 
-export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
-  message: Schema.String
-}) {}
+export { contentTypeOf, contentTypes, isStorageKey, maxObjectBytes, StorageError } from "./objects.ts"
+export type { ObjectStore, StoredObject } from "./objects.ts"
 
-export interface StoredObject {
-  readonly size: number
-  readonly contentType: string
-}
-
-/** Content types by extension: the extension is the stored type. */
-export const contentTypes: Readonly<Record<string, string>> = {
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  m4a: "audio/mp4",
-  ogg: "audio/ogg",
-  flac: "audio/flac",
-  png: "image/png",
-  jpg: "image/jpeg",
-  webp: "image/webp",
-  gif: "image/gif",
-  mid: "audio/midi",
-  lrc: "text/plain; charset=utf-8",
-  vtt: "text/vtt; charset=utf-8",
-  json: "application/json",
-  zip: "application/zip"
-}
-
-/** Keys are `<segment>/<segment>.<ext>` of URL-safe characters; anything else is refused. */
-const keyShape = /^[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.[a-z0-9]+$/
-
-export const isStorageKey = (key: string): boolean => keyShape.test(key)
-
-export const contentTypeOf = (key: string): string => contentTypes[key.slice(key.lastIndexOf(".") + 1)] ?? "application/octet-stream"
-
-export class Storage extends Context.Service<Storage, {
-  /** Stores the whole stream under `key`, replacing what was there. */
-  readonly put: (key: string, body: Readable | Uint8Array) => Effect.Effect<StoredObject, StorageError>
-  /** Size and type of a stored object, or null; a store out of reach is a defect (a `StorageError`). */
-  readonly stat: (key: string) => Effect.Effect<StoredObject | null>
-  /** Bytes `start..end` (inclusive) of a stored object; a failure midway destroys the stream with its error. */
-  readonly read: (key: string, range: { readonly start: number; readonly end: number }) => Readable
-}>()("lyre/worker/storage/Storage") {
+export class Storage extends Context.Service<Storage, ObjectStore>()("lyre/worker/storage/Storage") {
   /** Files under `directory` (the composition root passes `DATA_DIR/files`). */
   static readonly layerFiles = (directory: string) => Layer.succeed(Storage)(makeFileStorage(directory))
   /**
@@ -66,9 +30,6 @@ export class Storage extends Context.Service<Storage, {
       Effect.promise(() => import("./S3Storage.ts")).pipe(Effect.flatMap((module) => module.makeS3Storage(options)))
     )
 }
-
-/** Largest object accepted (a long song in a lossless format is well below). */
-export const maxObjectBytes = 256 * 1024 * 1024
 
 /**
  * Bytes written per synchronous call before the event loop gets a turn: about a millisecond

@@ -1,0 +1,367 @@
+/**
+ * Generation tasks: creation (the charge), reads, and the state machine. Creation is one
+ * statement: it checks model availability, the credential's in-flight counter and the balance
+ * on locked rows, debits (subscription before one-time), counts the task in flight, writes the
+ * ledger row and the task; any failure leaves nothing behind. Every statement that moves a task
+ * out of `pending` frees its slot in that same statement.
+ *
+ * Submission follows the commit, never inside the transaction: accepted stores the provider's
+ * task id; a definite rejection fails the task with its refund and its `job.failed` event in one
+ * statement and answers 500 `provider_error` (kept as the idempotent answer); an unknown outcome
+ * leaves the task pending for the worker, which never submits it again (docs/decisions/0012-worker-submission-at-most-once.md).
+ */
+import { createHash } from "node:crypto"
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { armedAfter } from "../domain/creditAlert.ts"
+import { InvalidParameter, TaskNotFound } from "../domain/errors.ts"
+import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
+import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from "../domain/models.ts"
+import type { Principal } from "../domain/principal.ts"
+import { priceOf } from "../domain/pricing.ts"
+import { renderTask, stillPending } from "./domain/tasks.ts"
+import type { TaskFailure, TaskRow } from "./domain/tasks.ts"
+import type { Extension, ProviderSubmission, SourceTrack } from "../provider/outcomes.ts"
+import { Provider } from "../provider/Provider.ts"
+import { canonicalJson, charge } from "../money/charge.ts"
+import type { Charged, ChargeError } from "../money/charge.ts"
+import { Metrics } from "../observability/Metrics.ts"
+import { currentTraceContext, TaskTraces } from "../observability/TaskTraces.ts"
+import { submissionRecorder } from "./submission.ts"
+import type { SubmittedKind } from "./submission.ts"
+import { WriteSql } from "../platform/WriteSql.ts"
+import { Settings } from "../platform/Settings.ts"
+import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
+
+/** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
+export type CreateOutcome = Charged<GenerationTask>
+
+export type CreateError = ChargeError
+
+/** A finished track as the worker hands it over: the interface's shape, and the provider's id of it. */
+export interface FinishedTrack {
+  readonly track: Track
+  /** The upstream's `audioId`: what a song tool on this track names it by. */
+  readonly providerTrackId: string | null
+}
+
+/**
+ * A provider's failure as clients see it: a message per error code. The provider's own words
+ * (its codes, its hosts, its account's state) go to `detail` only.
+ */
+export const providerFailure = (code: string, detail: string): TaskFailure => ({
+  code,
+  message: code === "content_policy"
+    ? "The request was refused by the content policy; its credits were refunded."
+    : "The music provider could not generate this task; its credits were refunded.",
+  detail
+})
+
+/** The callback address the provider is given for a task: unsigned callbacks carry its secret token. */
+export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
+  `${publicUrl}/internal/provider/callback/${taskId}?token=${token}`
+
+/** A refund, in the SET of the update of `accounts a` from the failed task. */
+export const refundAlert = {
+  before: "a.subscription_credits + a.onetime_credits",
+  after: "a.subscription_credits + a.onetime_credits + failed.debit_subscription + failed.debit_onetime",
+  threshold: "a.credit_alert_threshold",
+  armed: "a.credit_alert_armed"
+}
+
+/** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
+export const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** A validated request as every provider receives it (a song tool's source carries one too). */
+export const providerRequestOf = (request: GenerateRequest): SourceTrack["request"] => ({
+  model: request.model,
+  style: request.style,
+  title: request.title,
+  lyrics: request.instrumental ? null : request.lyrics ?? null,
+  instrumental: request.instrumental,
+  vocal_gender: request.vocal_gender,
+  negative_tags: request.negative_tags,
+  style_weight: request.style_weight,
+  weirdness_constraint: request.weirdness_constraint,
+  audio_weight: request.audio_weight
+})
+
+/** What the provider receives: the validated request, our task id and where to call back. */
+const submissionOf = (
+  taskId: string,
+  request: GenerateRequest,
+  callbackUrl: string,
+  extend: Extension | undefined
+): ProviderSubmission => ({ taskId, ...providerRequestOf(request), callbackUrl, extend })
+
+export class Generations extends Context.Service<Generations, {
+  /** A generation; with `extension`, one that continues a track (its request already merged). */
+  readonly create: (
+    principal: Principal,
+    request: GenerateRequest,
+    idempotencyKey: string | undefined,
+    extension?: Extension | undefined
+  ) => Effect.Effect<CreateOutcome, CreateError>
+  readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
+  readonly list: (
+    principal: Principal,
+    page: { readonly limit: number; readonly startingAfter: string | undefined }
+  ) => Effect.Effect<GenerationTaskList, InvalidParameter>
+  /**
+   * pending -> ready with its tracks (and their rows, with the provider's ids) and its
+   * `job.completed` event, in one statement; false when the task was not pending (applied once).
+   */
+  readonly markReady: (taskId: string, tracks: ReadonlyArray<FinishedTrack>) => Effect.Effect<boolean>
+  /**
+   * pending -> failed, refunding the debited buckets and writing `job.failed` in the same
+   * statement; false when not pending.
+   */
+  readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
+}>()("lyre/core/services/Generations") {
+  static readonly layer = Layer.effect(
+    Generations,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const writes = yield* WriteSql
+      const ids = yield* Ids
+      const settings = yield* Settings
+      const provider = yield* Provider
+      const signal = yield* WebhookSignal
+      const metrics = yield* Metrics
+      const traced = yield* TaskTraces
+      const submissions = yield* submissionRecorder
+
+      const taskKind: SubmittedKind = {
+        table: "generation_tasks",
+        noun: "task",
+        providerIdColumn: "provider_task_id",
+        relaxedAccept: true,
+        failureOf: providerFailure,
+        markFailed: (id, failure) => markFailed(id, failure)
+      }
+
+      const create = Effect.fn("Generations.create")(function*(
+        principal: Principal,
+        request: GenerateRequest,
+        idempotencyKey: string | undefined,
+        extension?: Extension | undefined
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const taskId = yield* ids.make("task")
+        const ledgerId = yield* ids.make("ledgerEntry")
+        const lowEventId = yield* ids.make("event")
+        const price = priceOf[request.model]
+        const nowIso = new Date(now).toISOString()
+        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
+        const callbackToken = randomBase62(32)
+        const traceContext = traced ? yield* currentTraceContext : null
+
+        // An extension's key covers its track and start too: the same body for another track is another request.
+        const requestHash = idempotencyKey === undefined
+          ? ""
+          : createHash("sha256").update(canonicalJson(
+            extension === undefined
+              ? request
+              : { extend: extension.source.trackId, continue_at: extension.continueAt, request }
+          )).digest("hex")
+        const body = renderTask({
+          id: taskId,
+          status: "pending",
+          model: request.model,
+          credits_used: price,
+          credits_refunded: 0,
+          error_code: null,
+          error_message: null,
+          tracks: [],
+          created_at: new Date(now),
+          updated_at: new Date(now)
+        })
+
+        const work = writes`
+          insert into generation_tasks (id, account_id, credential_subject, status, model, request, credits_used,
+            debit_subscription, debit_onetime, deadline_at, created_at, updated_at, callback_token,
+            submission_state, trace_context, source_track_id, continue_at)
+          select ${taskId}, ${principal.accountId}, ${principal.subject}, 'pending', ${request.model},
+                 ${JSON.stringify(request)}::jsonb, ${price}, s_take, o_take, ${deadlineIso}::timestamptz,
+                 ${nowIso}::timestamptz, ${nowIso}::timestamptz, ${callbackToken}, 'submitting', ${traceContext}::text,
+                 ${extension?.source.trackId ?? null}::text, ${extension?.continueAt ?? null}::double precision
+          from debit
+          returning id`
+
+        const key = idempotencyKey === undefined ? undefined : { accountId: principal.accountId, key: idempotencyKey }
+        const counted = Effect.sync(() => metrics.taskCreated(request.model, price))
+        const submit = provider.submit(
+          submissionOf(taskId, request, callbackUrlFor(settings.publicUrl, taskId, callbackToken), extension)
+        )
+        const created = yield* submissions.charged(
+          charge(writes, {
+            principal,
+            model: request.model,
+            price,
+            nowMillis: now,
+            ledgerId,
+            lowEventId,
+            work,
+            ledgerColumn: "task_id",
+            body,
+            idempotency: idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash },
+            priceText: `The ${request.model} model costs`
+          }),
+          { kind: taskKind, id: taskId, model: request.model, idempotency: key, counted, submit }
+        )
+        if (created.replayed) return created
+        yield* counted
+        yield* submissions.record(taskKind, taskId, request.model, yield* submit, key)
+        return created
+      })
+
+      const get = Effect.fnUntraced(function*(principal: Principal, id: string) {
+        if (!hasIdShape("task", id)) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
+        const [row] = yield* sql<TaskRow>`
+          select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
+                 created_at, updated_at
+          from generation_tasks where id = ${id} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
+        if (row === undefined) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
+        return renderTask(row)
+      })
+
+      const list = Effect.fn("Generations.list")(function*(
+        principal: Principal,
+        page: { readonly limit: number; readonly startingAfter: string | undefined }
+      ) {
+        const cursor = page.startingAfter
+        if (cursor !== undefined) {
+          const [found] = cursor !== undefined && hasIdShape("task", cursor)
+            ? yield* sql`select 1 from generation_tasks where id = ${cursor} and account_id = ${principal.accountId}`
+              .pipe(Effect.orDie)
+            : []
+          if (found === undefined) {
+            return yield* new InvalidParameter({
+              message: `starting_after: no generation task ${cursor}.`,
+              param: "starting_after"
+            })
+          }
+        }
+        const rows = yield* sql<TaskRow>`
+          select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
+                 created_at, updated_at
+          from generation_tasks t
+          where t.account_id = ${principal.accountId}
+          ${
+          cursor === undefined
+            ? sql``
+            : sql`and (t.created_at, t.id) < (select created_at, id from generation_tasks where id = ${cursor})`
+        }
+          order by t.created_at desc, t.id desc
+          limit ${page.limit + 1}`.pipe(Effect.orDie)
+        return {
+          data: rows.slice(0, page.limit).map(renderTask),
+          has_more: rows.length > page.limit
+        }
+      })
+
+      const markReady = Effect.fnUntraced(function*(taskId: string, finished: ReadonlyArray<FinishedTrack>) {
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const eventId = yield* ids.make("event")
+        const tracks = finished.map((f) => f.track)
+        const trackRows = finished.map((f) => ({
+          id: f.track.id,
+          index: f.track.index,
+          duration: f.track.duration,
+          provider_track_id: f.providerTrackId
+        }))
+        const rows = yield* writes<{ model: string }>`
+          with done as (
+            update generation_tasks
+            set status = 'ready', tracks = ${JSON.stringify(tracks)}::jsonb, updated_at = ${now}::timestamptz,
+                lease_owner = null, lease_expires_at = null, next_poll_at = null
+            where id = ${taskId} and ${writes.literal(stillPending())}
+            returning id, account_id, credential_subject, credits_used, tracks, created_at, model
+          ),
+          freed as (
+            update credential_inflight c set pending = c.pending - 1
+            from done where c.subject = done.credential_subject
+          ),
+          kept as (
+            insert into tracks (id, task_id, account_id, track_index, provider_track_id, duration, created_at)
+            select t.id, done.id, done.account_id, t.index, t.provider_track_id, t.duration, ${now}::timestamptz
+            from done, jsonb_to_recordset(${JSON.stringify(trackRows)}::jsonb)
+              as t(id text, index integer, provider_track_id text, duration double precision)
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'job.completed',
+                   jsonb_build_object('task_id', id, 'status', 'ready', 'tracks', tracks, 'credits_used', credits_used,
+                                      'created_at', ${writes.literal(isoText("created_at"))}),
+                   ${now}::timestamptz
+            from done
+          )
+          select model from done`.pipe(Effect.orDie)
+        const [done] = rows
+        if (done === undefined) return false
+        metrics.taskReady(done.model)
+        yield* signal.notify
+        return true
+      })
+
+      const markFailed = Effect.fnUntraced(function*(taskId: string, error: TaskFailure) {
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const ledgerId = yield* ids.make("ledgerEntry")
+        const eventId = yield* ids.make("event")
+        const rows = yield* writes<{ model: string; credits_refunded: number }>`
+          with failed as (
+            update generation_tasks
+            set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
+                last_error = coalesce(${error.detail ?? null}::text, last_error),
+                credits_refunded = credits_used, updated_at = ${now}::timestamptz,
+                lease_owner = null, lease_expires_at = null, next_poll_at = null
+            where id = ${taskId} and ${writes.literal(stillPending())}
+            returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
+                      created_at, model
+          ),
+          -- The counter row before the account row, as in create: the refund joins the freed slot.
+          freed as (
+            update credential_inflight c set pending = c.pending - 1
+            from failed where c.subject = failed.credential_subject
+            returning c.subject
+          ),
+          refunded as (
+            update accounts a
+            set subscription_credits = a.subscription_credits + failed.debit_subscription,
+                onetime_credits = a.onetime_credits + failed.debit_onetime,
+                credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
+                updated_at = ${now}::timestamptz
+            from failed left join freed on true
+            where a.id = failed.account_id
+            returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
+                      failed.debit_subscription, failed.debit_onetime, failed.model, failed.credits_refunded
+          ),
+          entry as (
+            insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
+              subscription_after, onetime_after, created_at)
+            select ${ledgerId}, account_id, 'refund', task_id, debit_subscription, debit_onetime,
+                   subscription_credits, onetime_credits, ${now}::timestamptz
+            from refunded
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'job.failed',
+                   jsonb_build_object('task_id', id, 'status', 'failed',
+                                      'error', jsonb_build_object('code', ${error.code}::text, 'message', ${error.message}::text),
+                                      'credits_refunded', credits_refunded,
+                                      'created_at', ${writes.literal(isoText("created_at"))}),
+                   ${now}::timestamptz
+            from failed
+          )
+          select model, credits_refunded from refunded`.pipe(Effect.orDie)
+        const [refund] = rows
+        if (refund === undefined) return false
+        metrics.taskFailed(refund.model, error.code, refund.credits_refunded)
+        yield* signal.notify
+        return true
+      })
+
+      return Generations.of({ create, get, list, markReady, markFailed })
+    })
+  )
+}

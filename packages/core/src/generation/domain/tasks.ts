@@ -1,0 +1,59 @@
+import type { GenerationTask, ModelName, TaskStatus, Track } from "../../domain/models.ts"
+
+/** A task's error as stored and sent in `job.failed`. */
+export interface TaskFailure {
+  readonly code: string
+  readonly message: string
+  /** What the provider said, for operators (kept in `last_error`); never shown to clients. */
+  readonly detail?: string | undefined
+}
+
+/** A generation task as stored. */
+export interface TaskRow {
+  readonly id: string
+  readonly status: TaskStatus
+  readonly model: ModelName | null
+  readonly credits_used: number
+  readonly credits_refunded: number
+  readonly error_code: string | null
+  readonly error_message: string | null
+  readonly tracks: ReadonlyArray<Track>
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+export const taskColumns = [
+  "id",
+  "status",
+  "model",
+  "credits_used",
+  "credits_refunded",
+  "error_code",
+  "error_message",
+  "tracks",
+  "created_at",
+  "updated_at"
+] as const
+
+export const renderTask = (row: TaskRow): GenerationTask => ({
+  id: row.id,
+  status: row.status,
+  model: row.model,
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
+  credits_used: row.credits_used,
+  credits_refunded: row.credits_refunded,
+  error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
+  tracks: [...row.tracks]
+})
+
+/**
+ * "Still pending", for statements that address one task by id, as SQL over the task's columns
+ * (`alias` names the table when the statement joins). It says `not in` the terminal states
+ * rather than `= 'pending'` on purpose: the partial indexes on pending tasks (`where status =
+ * 'pending'`) cannot serve it, so the only plan is the primary key. A plan cached while the
+ * table was small could otherwise walk every pending task to find one id, and a service with
+ * many tasks in flight pays for it on every transition.
+ */
+export const stillPending = (alias?: string): string =>
+  `${alias === undefined ? "" : `${alias}.`}status not in ('ready', 'failed')`
