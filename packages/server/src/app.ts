@@ -12,17 +12,20 @@ import {
   defaultRedisGateOptions,
   DenyList,
   Ids,
+  Leases,
+  makeLeaseBook,
   Provider,
   randomBase62,
   RateLimiter,
   RedisGate,
+  reportUnreturned,
   Settings,
   Uploads,
   signedFileSeconds,
   signFileUrl,
   WebhookWorker
 } from "@lyre/core"
-import type { CoreServices, DenyFeed } from "@lyre/core"
+import type { CoreServices, DenyFeed, LeaseBook } from "@lyre/core"
 import {
   engineProviderLayer,
   ExportWorker,
@@ -132,7 +135,7 @@ export interface AppSecrets {
 const untracedUnlessExported = (config: ServerConfig) =>
   config.otlpEndpoint === null ? Layer.succeed(References.TracerEnabled)(false) : Layer.empty
 
-export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup
+export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup | Leases
 
 /**
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
@@ -205,10 +208,24 @@ export interface AppRole {
   readonly answersRequests: boolean
 }
 
+/**
+ * Built after the services and before the workers, so its finalizer runs once every worker has
+ * stopped and handed back what it could, and before the pools close: the drain's one line
+ * naming what is still held.
+ */
+const drainReport = Layer.effectDiscard(
+  Effect.addFinalizer(() => Leases.use((book) => reportUnreturned(book)))
+)
+
+/**
+ * `leases` is the process's book of held leases: the entry point's own when it reads it after
+ * the runtime is gone (the exit code, the drain's hard limit), else one of the runtime's own.
+ */
 export const appLayer = (
   config: ServerConfig,
   secrets: AppSecrets,
-  role: AppRole = { answersRequests: true }
+  role: AppRole = { answersRequests: true },
+  leases: LeaseBook = makeLeaseBook()
 ): Layer.Layer<AppServices, unknown> => {
   const database = databaseLayer({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   const settings = Settings.layer({
@@ -257,7 +274,7 @@ export const appLayer = (
   const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
   const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
     Layer.provideMerge(coreLayer),
-    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer)),
+    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer, Leases.layer(leases))),
     Layer.provideMerge(observabilityLayer(config)),
     // The engine reads uploads' files, and uploads keep them: both sit above storage.
     Layer.provideMerge(storageLayer(config)),
@@ -265,8 +282,11 @@ export const appLayer = (
     Layer.provideMerge(database)
   )
   // Provided, not merged: merged layers are torn down in parallel, so the pools could close while
-  // the stopping worker still hands its leases back; provided, the worker stops first.
-  const withWorker = runsWorker ? inlineWorker(config).pipe(Layer.provideMerge(services)) : services
+  // the stopping worker still hands its leases back; provided, the worker stops first, then the
+  // drain's report, then the services and their pools.
+  const withWorker = runsWorker
+    ? inlineWorker(config).pipe(Layer.provideMerge(drainReport), Layer.provideMerge(services))
+    : services
   // Effect's own log lines (the worker's) are JSON lines like the server's.
   return withWorker.pipe(
     Layer.provideMerge(untracedUnlessExported(config)),
@@ -278,9 +298,10 @@ export type AppRuntime = ManagedRuntime.ManagedRuntime<AppServices, unknown>
 
 export const makeAppRuntime = async (
   config: ServerConfig,
-  secrets: AppSecrets
+  secrets: AppSecrets,
+  leases: LeaseBook = makeLeaseBook()
 ): Promise<AppRuntime> => {
-  const runtime = ManagedRuntime.make(appLayer(config, secrets))
+  const runtime = ManagedRuntime.make(appLayer(config, secrets, { answersRequests: true }, leases))
   await runtime.context()
   return runtime
 }

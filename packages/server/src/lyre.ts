@@ -5,10 +5,13 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ConfigProvider, Effect } from "effect"
+import { makeLeaseBook } from "@lyre/core"
+import type { LeaseBook } from "@lyre/core"
 import { makeAppRuntime } from "./app.ts"
 import type { AppRuntime } from "./app.ts"
 import { loadConfig } from "./config.ts"
 import type { ServerConfig } from "./config.ts"
+import { handBackMillis } from "./drain.ts"
 import { makeRequestHandler } from "./http/server.ts"
 import { makeLogger } from "./log.ts"
 import { readOrCreateSecret } from "./secrets.ts"
@@ -66,7 +69,11 @@ export interface Lyre {
    * is then stripped from each request's URL.
    */
   readonly handler: RequestHandler
-  /** Stops the worker, closes the database and Redis; in-flight requests should be done first. */
+  /**
+   * Stops the worker, which hands its leases back (for up to 9 s; what it could not is named in
+   * one error line and comes back when its lease expires), closes the database and Redis;
+   * in-flight requests should be done first.
+   */
   readonly close: () => Promise<void>
   readonly config: ServerConfig
   /** The admin API's bearer token: the one given, or for the embedded default the one generated into `dataDir`. */
@@ -97,12 +104,18 @@ const mountedAt = (path: string, handler: RequestHandler): RequestHandler =>
       return handler(req, res)
     }
 
-/** Starts Lyre on a validated configuration; `pnpm start` uses the runtime for its bootstrap account. */
-export const startLyre = async (config: ServerConfig): Promise<{ readonly lyre: Lyre; readonly runtime: AppRuntime }> => {
+/**
+ * Starts Lyre on a validated configuration; `pnpm start` uses the runtime for its bootstrap
+ * account, and gives the book of leases its exit code reads.
+ */
+export const startLyre = async (
+  config: ServerConfig,
+  leases: LeaseBook = makeLeaseBook()
+): Promise<{ readonly lyre: Lyre; readonly runtime: AppRuntime }> => {
   const secretKey = config.secretKey ?? readOrCreateSecret(config.dataDir, "secret-key", 48)
   const adminToken = config.adminToken ??
     (config.databaseUrl === null ? readOrCreateSecret(config.dataDir, "admin-token", 32) : null)
-  const runtime = await makeAppRuntime(config, { secretKey }).catch((cause: unknown) => {
+  const runtime = await makeAppRuntime(config, { secretKey }, leases).catch((cause: unknown) => {
     throw new Error(`Could not start: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
   })
   const handler = makeRequestHandler({
@@ -114,7 +127,11 @@ export const startLyre = async (config: ServerConfig): Promise<{ readonly lyre: 
   })
   const lyre: Lyre = {
     handler: mountedAt(new URL(config.publicUrl).pathname.replace(/\/+$/, ""), handler),
-    close: () => runtime.dispose(),
+    close: () => {
+      // A drain that began at a signal keeps its own deadline; otherwise it begins now.
+      leases.drainBy(Date.now() + handBackMillis)
+      return runtime.dispose()
+    },
     config,
     adminToken
   }

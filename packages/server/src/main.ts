@@ -5,6 +5,7 @@
  * default (PGlite under DATA_DIR, in-memory limits, generated secrets, a bootstrapped account).
  */
 import { Effect } from "effect"
+import type { LeaseBook } from "@lyre/core"
 import { providerLabel, Readiness } from "./app.ts"
 import { bootstrapEmbedded } from "./bootstrap.ts"
 import { loadConfig } from "./config.ts"
@@ -13,14 +14,14 @@ import { runDrained } from "./drain.ts"
 import { makeLogger } from "./log.ts"
 import { startLyre } from "./lyre.ts"
 
-const program = Effect.gen(function*() {
+const program = (leases: LeaseBook) => Effect.gen(function*() {
   const config = yield* loadConfig
   const logger = makeLogger(config.logLevel)
   const embedded = config.databaseUrl === null
 
   const { lyre, runtime } = yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => startLyre(config),
+      try: () => startLyre(config, leases),
       catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
     }),
     (started) => Effect.promise(() => started.lyre.close())

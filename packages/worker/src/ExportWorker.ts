@@ -15,7 +15,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { exportFailure, Ids, makeOutageBackoff, SongTools } from "@lyre/core"
+import { exportFailure, Ids, Leases, makeOutageBackoff, SongTools } from "@lyre/core"
 import type { ExportFormat, ExportPollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { leaseQueue } from "./leaseQueue.ts"
@@ -60,13 +60,15 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
   const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 60_000 }
-  const queue = leaseQueue<Claimed>(sql, {
+  const queue = leaseQueue<Claimed>(sql, yield* Leases, {
     table: "exports",
     noun: "export",
     columns: ["provider_export_id", "format"],
     relaxed: false
   }, options)
   const { claim } = queue
+  // As the task poller's: once the loop has stopped, before the pool closes.
+  yield* Effect.addFinalizer(() => queue.handBack)
 
   /**
    * Gives the export back. `movedTo` is the provider's new id for it (a pending outcome's

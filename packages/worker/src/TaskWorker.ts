@@ -19,6 +19,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import {
   Generations,
   Ids,
+  Leases,
   makeOutageBackoff,
   providerFailure,
   TaskTraces,
@@ -85,13 +86,16 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const sweepMillis = options.sweepMillis ?? 1_000
   const claimGapMillis = options.claimGapMillis ?? 10
   const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 30_000 }
-  const queue = leaseQueue<Claimed>(sql, {
+  const queue = leaseQueue<Claimed>(sql, yield* Leases, {
     table: "generation_tasks",
     noun: "task",
     columns: ["provider_task_id", "trace_context"],
     relaxed: true
   }, options)
   const { claim, release } = queue
+  // After the loop and its fibers have stopped (the loop is forked after this layer is built, so
+  // it is stopped first) and before the pool closes: what is still leased goes back.
+  yield* Effect.addFinalizer(() => queue.handBack)
 
   const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {
     switch (outcome._tag) {

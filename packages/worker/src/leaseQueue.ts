@@ -8,14 +8,23 @@
  *   `maxPollSeconds`, or at once when a callback came during the lease (the hint count moved);
  * - sweep: pending rows past their deadline fail, refunded, through the queue's own transition;
  * - guarded: a row's processing, handed back at once when the worker stops, and on a defect
- *   logged and released rather than left to its lease.
+ *   logged and released rather than left to its lease;
+ * - handBack: when the worker has stopped, everything it still holds, in one statement.
+ *
+ * Every lease is in the process's `Leases` book from the moment its claim returns until the row
+ * is released or settled. A claim is not interrupted: once sent it commits whether or not
+ * anyone reads its answer, and rows leased by an answer nobody read would wait out their
+ * lease. So a stopping worker knows every row it holds, hands them back before the pool closes
+ * (the queue's layer finalizer, after the loop and its fibers have stopped), and what it could
+ * not hand back stays in the book for the drain to name.
  *
  * Transitions are conditional on `pending`, so a second worker applies nothing twice.
  */
-import { Clock, Effect } from "effect"
+import { Cause, Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import { causeIsDatabaseUnavailable, relaxedCommit, stillPending } from "@lyre/core"
+import { causeIsDatabaseUnavailable, handBackWithin, relaxedCommit, stillPending } from "@lyre/core"
+import type { LeaseBook } from "@lyre/core"
 
 /** The options every queue's worker takes. */
 export interface LeaseOptions {
@@ -50,7 +59,7 @@ export interface QueueShape {
   readonly relaxed: boolean
 }
 
-export const leaseQueue = <C extends Leased>(sql: SqlClient, shape: QueueShape, options: LeaseOptions) => {
+export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, shape: QueueShape, options: LeaseOptions) => {
   const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
   const iso = (millis: number) => new Date(millis).toISOString()
   const table = sql.literal(shape.table)
@@ -74,7 +83,9 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, shape: QueueShape, 
       ) due
       where q.id = due.id ${relaxedApplied}
       returning ${sql.literal(["id", "attempts", "hints", ...shape.columns].map((c) => `q.${c}`).join(", "))}`.pipe(
-      Effect.orDie
+      Effect.orDie,
+      Effect.tap((rows) => Effect.sync(() => book.hold(shape.noun, rows.map((row) => row.id)))),
+      Effect.uninterruptible
     )
   })
 
@@ -90,6 +101,30 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, shape: QueueShape, 
                               else ${iso(now)}::timestamptz end
       where id = ${claimed.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
         ${relaxedApplied}`.pipe(Effect.orDie)
+    book.free(shape.noun, [claimed.id])
+  })
+
+  /**
+   * Everything this worker still holds, given back due at once (another worker takes it
+   * now rather than at lease expiry), within what is left of the drain. What could not be
+   * given back stays in the book.
+   */
+  const handBack = Effect.suspend(() => {
+    const ids = book.held(shape.noun)
+    if (ids.length === 0) return Effect.void
+    const statement = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`
+        ${relaxedCte}
+        update ${table}
+        set lease_owner = null, lease_expires_at = null, last_error = 'worker stopped', next_poll_at = ${iso(now)}::timestamptz
+        where id in ${sql.in(ids)} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
+          ${relaxedApplied}`
+    })
+    return handBackWithin(book, statement).pipe(
+      // Rows settled meanwhile, or no longer this worker's, needed nothing: all of them are off the book.
+      Effect.tap((done) => Effect.sync(() => done && book.free(shape.noun, ids)))
+    )
   })
 
   /** Fails every pending row past its deadline; answers how many this call failed. */
@@ -109,10 +144,15 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, shape: QueueShape, 
 
   const guarded = <E, R>(claimed: C, processing: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
     processing.pipe(
-      // A worker stopping gracefully hands its rows back at once rather than at lease expiry.
-      Effect.onInterrupt(() => release(claimed, "worker stopped").pipe(Effect.catchCause(() => Effect.void))),
+      // Settled (ready, failed) or released: the lease is over either way.
+      Effect.andThen(Effect.sync(() => book.free(shape.noun, [claimed.id]))),
+      // A worker stopping gracefully hands its rows back at once rather than at lease expiry; one
+      // that fails (or outlasts the drain) stays in the book for `handBack` and the drain's line.
+      Effect.onInterrupt(() => handBackWithin(book, release(claimed, "worker stopped"))),
       Effect.catchCause((cause) =>
-        // In an outage the loop has said so once; the release fails too, and the lease expires.
+        Cause.hasInterruptsOnly(cause) ? Effect.void :
+        // In an outage the loop has said so once; the release fails too, and the lease expires
+        // (or the drain hands it back: it is still in the book).
         (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError(`worker: ${shape.noun} processing failed`, cause)).pipe(
           Effect.annotateLogs({ [`${shape.noun}_id`]: claimed.id }),
           Effect.andThen(release(claimed, "internal error").pipe(Effect.catchCause(() => Effect.void)))
@@ -120,5 +160,5 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, shape: QueueShape, 
       )
     )
 
-  return { claim, release, sweep, guarded }
+  return { claim, release, sweep, guarded, handBack }
 }

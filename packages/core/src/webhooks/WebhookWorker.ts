@@ -11,13 +11,17 @@
  * - every `sweepMillis`, the `key.expiring` sweep.
  *
  * A crashed worker's leases expire and its deliveries are taken again: delivery is at least
- * once, and receivers dedupe by the event `id`, which every retry repeats.
+ * once, and receivers dedupe by the event `id`, which every retry repeats. A stopping one hands
+ * back what it holds (every claimed delivery is in the `Leases` book until recorded or released;
+ * a claim is not interrupted, as its rows would be leased with nobody to know), the last of it
+ * in one statement once the loop has stopped and before the pool closes.
  */
-import { Clock, Context, Effect, Exit, Layer } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer } from "effect"
 import { causeIsDatabaseUnavailable, makeOutageBackoff } from "../domain/unavailable.ts"
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
 import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
+import { handBackWithin, Leases } from "../platform/Leases.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
 
@@ -66,6 +70,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   const webhooks = yield* Webhooks
   const settings = yield* Settings
   const signal = yield* WebhookSignal
+  const book = yield* Leases
   const concurrency = options.concurrency ?? 128
   const idleMillis = options.idleMillis ?? 100
   const sweepMillis = options.sweepMillis ?? 60_000
@@ -99,9 +104,19 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       const batch = queue.slice(0, recordBatch)
       queue = queue.slice(batch.length)
       const exit = yield* Effect.exit(webhooks.record(options.workerId, batch.map((pending) => pending.outcome)))
+      // Recorded, the deliveries have moved on (or their lease was lost): none is held any more.
+      if (Exit.isSuccess(exit)) book.free("delivery", batch.map((pending) => pending.outcome.delivery.id))
       for (const pending of batch) pending.done(exit)
     }
   })
+
+  /** Gives deliveries back untried; off the book once the statement ran. */
+  const release = (ids: ReadonlyArray<string>) =>
+    webhooks.release(options.workerId, ids).pipe(Effect.andThen(Effect.sync(() => book.free("delivery", ids))))
+
+  // Runs once the loop and its attempts have stopped (the loop is forked after this layer is
+  // built), before the pool closes: whatever is still leased goes back, within the drain's time.
+  yield* Effect.addFinalizer(() => Effect.suspend(() => handBackWithin(book, release(book.held("delivery")))))
 
   const attempt = (delivery: ClaimedDelivery) =>
     Effect.gen(function*() {
@@ -119,15 +134,24 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       )
       yield* recorded({ delivery, attemptedAt, result })
     }).pipe(
-      Effect.onInterrupt(() => webhooks.release(options.workerId, delivery.id).pipe(Effect.catchCause(() => Effect.void))),
+      // Handed back at once when the worker stops; one that fails stays in the book for the drain.
+      Effect.onInterrupt(() => handBackWithin(book, release([delivery.id]))),
       Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.void :
         // In an outage the loop has said so once; the release fails too, and the lease expires.
         (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError("webhooks: delivery failed", cause)).pipe(
           Effect.annotateLogs({ delivery_id: delivery.id }),
-          Effect.andThen(webhooks.release(options.workerId, delivery.id).pipe(Effect.catchCause(() => Effect.void)))
+          Effect.andThen(release([delivery.id]).pipe(Effect.catchCause(() => Effect.void)))
         )
       ),
       Effect.withSpan("WebhookWorker.attempt", { attributes: { deliveryId: delivery.id } })
+    )
+
+  /** Not interrupted once sent: its rows are leased whether or not anyone reads the answer. */
+  const claim = (limit: number) =>
+    webhooks.claim(options.workerId, options.leaseSeconds, limit).pipe(
+      Effect.tap((claimed) => Effect.sync(() => book.hold("delivery", claimed.map((delivery) => delivery.id)))),
+      Effect.uninterruptible
     )
 
   const outage = makeOutageBackoff("webhooks", { baseMillis: idleMillis, maxMillis: 2_000 })
@@ -152,7 +176,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       const fanned = yield* fanOut
       const free = concurrency - inFlight
       const claimed = free >= refillAt || inFlight === 0
-        ? yield* outage.guard(webhooks.claim(options.workerId, options.leaseSeconds, free), "claim", [])
+        ? yield* outage.guard(claim(free), "claim", [])
         : []
       for (const delivery of claimed) {
         inFlight++

@@ -174,8 +174,8 @@ export class Webhooks extends Context.Service<Webhooks, {
    * statement; an attempt whose lease was lost is not recorded.
    */
   readonly record: (workerId: string, attempts: ReadonlyArray<AttemptOutcome>) => Effect.Effect<void>
-  /** Hands a claimed delivery back untried (a worker stopping). */
-  readonly release: (workerId: string, deliveryId: string) => Effect.Effect<void>
+  /** Hands claimed deliveries back untried (a worker stopping), those still leased to `workerId`. */
+  readonly release: (workerId: string, deliveryIds: ReadonlyArray<string>) => Effect.Effect<void>
   /** `key.expiring` for every live key that came within 24 hours of its expiry; answers how many. */
   readonly sweepExpiringKeys: Effect.Effect<number>
 }>()("lyre/core/webhooks/Webhooks") {
@@ -467,10 +467,11 @@ export class Webhooks extends Context.Service<Webhooks, {
           select id, attempt, attempted_at, status_code, latency_ms, response_snippet, error from moved`.pipe(Effect.orDie)
       })
 
-      const release = Effect.fn("Webhooks.release")(function*(workerId: string, deliveryId: string) {
+      const release = Effect.fn("Webhooks.release")(function*(workerId: string, deliveryIds: ReadonlyArray<string>) {
+        if (deliveryIds.length === 0) return
         yield* sql`
           update webhook_deliveries set lease_owner = null, lease_expires_at = null
-          where id = ${deliveryId} and lease_owner = ${workerId}`.pipe(Effect.orDie)
+          where id in ${sql.in(deliveryIds)} and lease_owner = ${workerId}`.pipe(Effect.orDie)
       })
 
       const sweepExpiringKeys = Effect.gen(function*() {

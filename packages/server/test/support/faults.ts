@@ -378,3 +378,35 @@ export const startAnswerLosingProxy = async (postgres: OwnPostgres): Promise<Ans
     }
   }
 }
+
+export interface HeldTransaction {
+  /** Resolves once `text` has run: whatever it locked stays locked until `end`. */
+  readonly holding: Promise<void>
+  /** Commits the transaction, releasing its locks. */
+  readonly end: () => Promise<void>
+}
+
+/** Runs `text` in a transaction of its own and keeps the transaction open (and its locks held) until `end`. */
+export const holdTransaction = (url: string, text: string, ...params: ReadonlyArray<unknown>): HeldTransaction => {
+  let ran = (): void => undefined
+  const holding = new Promise<void>((resolve) => (ran = resolve))
+  let release = (): void => undefined
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const finished = Effect.runPromise(Effect.scoped(Effect.provide(
+    SqlClient.use((sql) =>
+      sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe(text, params)
+        ran()
+        yield* Effect.promise(() => released)
+      }))
+    ),
+    PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
+  )))
+  return {
+    holding: Promise.race([holding, finished.then(() => Promise.reject(new Error(`${text} ended before it was held`)))]),
+    end: async () => {
+      release()
+      await finished
+    }
+  }
+}

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { makeOutageBackoff, Uploads } from "@lyre/core"
+import { Leases, makeOutageBackoff, Uploads } from "@lyre/core"
 import { makeListener } from "@lyre/engine"
 import type { AudioType, Listener } from "@lyre/engine"
 import { leaseQueue } from "../leaseQueue.ts"
@@ -56,7 +56,9 @@ const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
     Effect.sync(() => makeListener({ threads: concurrency })),
     (made) => Effect.promise(() => made.close())
   )
-  const queue = leaseQueue<Leased>(sql, { table: "uploads", noun: "upload", columns: [], relaxed: false }, options)
+  const queue = leaseQueue<Leased>(sql, yield* Leases, { table: "uploads", noun: "upload", columns: [], relaxed: false }, options)
+  // As the task poller's: once the loop has stopped, before the pool closes.
+  yield* Effect.addFinalizer(() => queue.handBack)
 
   const listenTo = (claimed: Leased) =>
     queue.guarded(
