@@ -110,7 +110,7 @@ for (const mode of modes) {
   }
 }
 
-for (const extra of ["bench/agents-bench.ts", "bench/a2a-bench.ts", "bench/worker-bench.ts", "bench/webhooks-bench.ts", "bench/metrics-bench.ts", "bench/oauth-bench.ts", "packages/engine/bench/engine-bench.ts", "bench/engine-e2e-bench.ts", "bench/engine-tools-bench.ts"]) {
+for (const extra of ["bench/agents-bench.ts", "bench/a2a-bench.ts", "bench/worker-bench.ts", "bench/webhooks-bench.ts", "bench/metrics-bench.ts", "bench/oauth-bench.ts", "packages/engine/bench/engine-bench.ts", "packages/engine/bench/sound-bench.ts", "bench/engine-e2e-bench.ts", "bench/engine-tools-bench.ts"]) {
   if (!existsSync(join(repositoryRoot, extra))) continue
   process.stdout.write(`\n== ${extra}\n`)
   await new Promise<void>((resolve) => {
