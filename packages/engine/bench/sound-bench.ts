@@ -230,5 +230,3 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
 }
 
 if (import.meta.main) await soundBench()
-
-export const readLyrics = (path: string): string => readFileSync(path, "utf8")
