@@ -74,7 +74,7 @@ export const PROMPTS: ReadonlyArray<EngineRequest & { readonly label: string; re
     lyrics: "[Verse]\nSun is shining on the island time\nEvery little thing is gonna be fine\n[Chorus]\nOne more day, one more day with you\nSky is blue and the love is true" }
 ]
 
-const words = (text: string): string[] => text.toLowerCase().replace(/\[[^\]]*\]/g, " ").replace(/[^a-z' ]+/g, " ").split(/\s+/).filter((w) => w !== "")
+export const words = (text: string): string[] => text.toLowerCase().replace(/\[[^\]]*\]/g, " ").replace(/[^a-z' ]+/g, " ").split(/\s+/).filter((w) => w !== "")
 
 /** Longest common subsequence: recognised words that match the sung ones in order. */
 export function lcs(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {

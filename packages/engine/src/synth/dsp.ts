@@ -118,3 +118,14 @@ export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQR
     buf[i] = y
   }
 }
+
+/** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched. */
+export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number): void {
+  const a = onePoleCoef(hz)
+  let lp = 0
+  for (let i = from; i < to; i++) {
+    const x = buf[i] as number
+    lp += a * (x - lp)
+    buf[i] = lp + gain * (x - lp)
+  }
+}
