@@ -193,7 +193,7 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
   const work = mkdtempSync(join(tmpdir(), "lyre-sound-bench-"))
   try {
     log(`each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`)
-    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked/aubio | key asked/found      | words sung / espeak | x RT (mix, 1 core)")
+    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked/aubio | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
     const totals = new Map<string, { matched: number; sung: number; speed: number }>()
     let spokenMatched = 0
     let spokenSaid = 0
@@ -211,7 +211,7 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
       spokenSaid++
     }
     for (const [name, t] of totals) {
-      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(0)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(0)}%); mix speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
+      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(0)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(0)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
     }
     // A 2-minute song with vocals, MP3 included, one take after another on this thread.
     for (const engine of engines) {

@@ -2,7 +2,7 @@
 // encode MP3 and draw the cover. Synchronous DSP (except the WASM encoder start-up);
 // this is what each worker thread runs.
 
-import { compose, type Part, type Score } from "./compose.ts"
+import { compose, type DrumHit, type Part, type Score } from "./compose.ts"
 import { drawCover } from "./cover.ts"
 import type { Genre } from "./genres.ts"
 import { CEILING, TARGET_LUFS, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
@@ -12,7 +12,7 @@ import { parseStyle, type StyleSpec } from "./style.ts"
 import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
 import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
-import { Noise, SR, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
+import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
 import { renderVoice } from "./synth/voice.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
@@ -72,6 +72,9 @@ export function kitFor(g: Genre): KitFlavour {
   if (["house", "techno", "trance", "synthwave", "pop", "drum and bass"].includes(g.name)) return "electronic"
   return "acoustic"
 }
+
+/** The drum kinds made of metal: hats and cymbals (and the shaker's rattle). */
+const METALS: ReadonlySet<DrumHit["kind"]> = new Set(["hat", "ohat", "ride", "crash", "shaker"])
 
 /** Genres whose character is electronic: their synths, pads, plucks and basses stay the engine's own synthesis. */
 const SYNTHETIC_GENRES: ReadonlySet<string> = new Set(["synthwave", "techno", "house", "trance", "drum and bass", "trap"])
@@ -239,11 +242,25 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   let drumGain = 0
   let drumSend = 0
   if (score.drums.length > 0) {
-    const hits: PlayedNote[] = score.drums.map((h) => ({ start: h.time, end: h.time + DRUM_HOLD, key: drumKey(h), velocity: midiVelocity(h.vel) }))
-    playNotes(hits, KIT_PROGRAM[kitFor(genre)], true, drumsL, drumsR)
-    // The GM kits' cymbals are recorded bright; left as they are, their hiss covers everything
-    // between 4 and 16 kHz (the band rises instead of falling, and the mix measures noise-like).
-    for (const ch of [drumsL, drumsR]) highShelfInPlace(ch, 0, n, 3000, 0.35)
+    const played = (h: DrumHit): PlayedNote => ({ start: h.time, end: h.time + DRUM_HOLD, key: drumKey(h), velocity: midiVelocity(h.vel) })
+    const kit = KIT_PROGRAM[kitFor(genre)]
+    playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, drumsL, drumsR)
+    // Hats and cymbals on their own pass, mixed under the skins as a drummer's overheads are:
+    // the kits record them at the level of the snare, and their hiss would cover everything
+    // between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
+    sampledL.fill(0)
+    sampledR.fill(0)
+    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, sampledL, sampledR)
+    for (const ch of [sampledL, sampledR]) highShelfInPlace(ch, 0, metalEnd, 3000, 0.6)
+    const metalGain = 0.4
+    for (let i = 0; i < metalEnd; i++) {
+      drumsL[i] = (drumsL[i] as number) + (sampledL[i] as number) * metalGain
+      drumsR[i] = (drumsR[i] as number) + (sampledR[i] as number) * metalGain
+    }
+    // The snare's wires are broadband noise too: the whole kit sits a little darker than recorded.
+    for (const ch of [drumsL, drumsR]) highShelfInPlace(ch, 0, n, 2500, 0.4)
+    // ...but the sizzle above 10 kHz, which tells a groove from a strummed chord, comes back.
+    for (const ch of [drumsL, drumsR]) airLiftInPlace(ch, 0, n, 10000, 4.5)
     let e = 0
     let c = 0
     for (let i = 0; i < n; i += 4) {
@@ -252,7 +269,7 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     }
     const rms = c > 0 ? Math.sqrt(e / c) : 0
     if (rms > 0) {
-      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -19) / 20) * score.backing) / rms
+      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -20) / 20) * score.backing) / rms
       drumSend = 0.08 * genre.space * spaceScale
     }
   }

@@ -129,3 +129,17 @@ export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz
     buf[i] = lp + gain * (x - lp)
   }
 }
+
+/** Adds `amount` times a second-order high-pass at `hz` back onto the signal: a lift of the top octave that leaves the band below it alone. */
+export function airLiftInPlace(buf: Float32Array, from: number, to: number, hz: number, amount: number): void {
+  const a = onePoleCoef(hz)
+  let lp1 = 0
+  let lp2 = 0
+  for (let i = from; i < to; i++) {
+    const x = buf[i] as number
+    lp1 += a * (x - lp1)
+    const h1 = x - lp1
+    lp2 += a * (h1 - lp2)
+    buf[i] = x + amount * (h1 - lp2)
+  }
+}
