@@ -162,6 +162,7 @@ const extras = process.env["BENCH_EXTRAS"] === "0" ? [] : [
   "bench/metrics-bench.ts",
   "bench/oauth-bench.ts",
   "packages/engine/bench/engine-bench.ts",
+  "packages/engine/bench/sound-bench.ts",
   "bench/engine-e2e-bench.ts",
   "bench/engine-tools-bench.ts",
   "bench/listen-bench.ts"

@@ -2,9 +2,16 @@
 // peak limiter. Output peaks never exceed CEILING, so the MP3 never clips on decode.
 
 import { INV_SR, Noise, SR, biquadLowpassInPlace, onePoleCoef } from "./synth/dsp.ts"
+import { integratedLoudness } from "./synth/loudness.ts"
 
 /** -2 dBFS: leaves room for the MP3 encoder's overshoots on bright transients. */
 export const CEILING = 0.8
+
+/** The most the master will raise a mix, so that a (nearly) silent render stays silent. */
+const MAX_GAIN = 100
+
+/** Where every take lands: the loudness streaming services normalise to. */
+export const TARGET_LUFS = -14
 
 /**
  * Freeverb (Jezar's public-domain design), stereo, fed by a mono send. Each comb and
@@ -108,8 +115,8 @@ export function sidechain(l: Float32Array, r: Float32Array, kicks: ReadonlyArray
 }
 
 export interface MasterOptions {
-  /** Target RMS in dBFS before limiting. */
-  readonly targetDb: number
+  /** Integrated loudness (LUFS) the master brings the mix to. */
+  readonly targetLufs: number
   /** Stereo width 0..1.5 (mid/side). */
   readonly width: number
   /** Low-pass on the whole mix (Hz), 0 = none. */
@@ -190,20 +197,10 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?
   let gain: number
   if (replay !== null) gain = replay.replay.gain
   else {
-    // Loudness: RMS over the louder half of 400 ms blocks (ignores silences, like gating).
-    const block = Math.round(0.4 * SR)
-    const energies: number[] = []
-    for (let b = 0; b + block <= n; b += block) {
-      let e = 0
-      for (let i = b; i < b + block; i++) e += (l[i] as number) * (l[i] as number) + (r[i] as number) * (r[i] as number)
-      energies.push(e / (2 * block))
-    }
-    energies.sort((a, b) => b - a)
-    const top = energies.slice(0, Math.max(1, Math.ceil(energies.length / 2)))
-    const rms = Math.sqrt(top.reduce((a, b) => a + b, 0) / top.length) || 1e-9
-    // Capped so a (nearly) silent render is not blown up into noise.
-    gain = Math.min(100, Math.pow(10, o.targetDb / 20) / rms)
-    if (record !== null) record.gain = gain
+    // Loudness as listeners' players measure it (BS.1770 integrated, gated), capped so that a
+    // (nearly) silent render is not blown up into noise.
+    const lufs = integratedLoudness(l, r)
+    gain = Number.isFinite(lufs) ? Math.min(MAX_GAIN, Math.pow(10, (o.targetLufs - lufs) / 20)) : 1
   }
   for (let i = 0; i < n; i++) {
     l[i] = (l[i] as number) * gain
@@ -219,8 +216,25 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?
     l[j] = (l[j] as number) * g * g
     r[j] = (r[j] as number) * g * g
   }
-  if (replay === null) limit(l, r, CEILING, record?.limiter)
-  else {
+  if (replay === null) {
+    const gains = record?.limiter ?? new Float32Array(n)
+    const dryL = l.slice()
+    const dryR = r.slice()
+    limit(l, r, CEILING, gains)
+    // The limiter takes loudness off a dense mix: make up what it took, once, and limit again.
+    const after = integratedLoudness(l, r)
+    const shortfall = o.targetLufs - after
+    if (Number.isFinite(after) && shortfall > 0.1 && gain < MAX_GAIN) {
+      const extra = Math.min(MAX_GAIN / gain, Math.pow(10, shortfall / 20))
+      for (let i = 0; i < n; i++) {
+        l[i] = (dryL[i] as number) * extra
+        r[i] = (dryR[i] as number) * extra
+      }
+      limit(l, r, CEILING, gains)
+      if (record !== null) record.gain = gain * extra
+      // Stems replay gain, fades and limiter in that order; the fades' factors commute with it.
+    } else if (record !== null) record.gain = gain
+  } else {
     // No clamp here: a stem may peak where the mix did not, and clamping it would break the sum.
     const g = replay.replay.limiter
     for (let i = 0; i < n; i++) {

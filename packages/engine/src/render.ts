@@ -2,15 +2,17 @@
 // encode MP3 and draw the cover. Synchronous DSP (except the WASM encoder start-up);
 // this is what each worker thread runs.
 
-import { compose, type Part, type Score } from "./compose.ts"
+import { compose, type DrumHit, type Part, type Score } from "./compose.ts"
 import { drawCover } from "./cover.ts"
 import type { Genre } from "./genres.ts"
-import { CEILING, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
+import { CEILING, TARGET_LUFS, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { Rng } from "./rng.ts"
 import { parseStyle, type StyleSpec } from "./style.ts"
-import { renderDrums, type KitFlavour } from "./synth/drums.ts"
-import { Noise, SR, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
+import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
+import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
+import type { KitFlavour } from "./synth/drums.ts"
+import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
 import { renderVoice } from "./synth/voice.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
@@ -63,12 +65,29 @@ export function bassVoiceFor(g: Genre): BassVoice {
   return "electric"
 }
 
-function kitFor(g: Genre): KitFlavour {
+export function kitFor(g: Genre): KitFlavour {
   if (g.name === "trap") return "808"
   if (g.name === "metal") return "metal"
   if (g.drums === "brush") return "brush"
   if (["house", "techno", "trance", "synthwave", "pop", "drum and bass"].includes(g.name)) return "electronic"
   return "acoustic"
+}
+
+/** The drum kinds made of metal: hats and cymbals (and the shaker's rattle). */
+const METALS: ReadonlySet<DrumHit["kind"]> = new Set(["hat", "ohat", "ride", "crash", "shaker"])
+
+/** Genres whose character is electronic: their synths, pads, plucks and basses stay the engine's own synthesis. */
+const SYNTHETIC_GENRES: ReadonlySet<string> = new Set(["synthwave", "techno", "house", "trance", "drum and bass", "trap"])
+const SYNTHETIC_INSTRUMENTS: ReadonlySet<Part["instrument"]> = new Set(["synth", "pad", "pluck", "bass"])
+
+/** Whether a part is the engine's own synthesis (a timbre the genre wants synthetic) or recorded samples from the GM bank. */
+export function synthesized(g: Genre, instrument: Part["instrument"]): boolean {
+  return SYNTHETIC_GENRES.has(g.name) && SYNTHETIC_INSTRUMENTS.has(instrument)
+}
+
+/** The General MIDI program a part is written and played with. */
+export function programOf(g: Genre, instrument: Part["instrument"]): number {
+  return instrument === "bass" ? BASS_PROGRAM[bassVoiceFor(g)] : PROGRAM[instrument]
 }
 
 /** Target RMS (dBFS) of each role before the master stage; the mix is balanced by these. */
@@ -148,17 +167,34 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   const spaceScale = score.richness < 0.5 ? 0.5 : 1
   const band = new Map<string, BandStem>()
 
+  const sampledL = new Float32Array(n)
+  const sampledR = new Float32Array(n)
   for (const p of score.parts) {
     part.fill(0)
     let last = 0
-    for (const note of p.notes) {
-      if (note.start >= seconds) continue
-      renderNote(p.instrument, note, part, ctx)
-      // Covers every release tail (the longest, a bell, rings 2.5 s after its onset).
-      last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 3) * SR)))
+    const synthetic = synthesized(genre, p.instrument)
+    if (synthetic) {
+      for (const note of p.notes) {
+        if (note.start >= seconds) continue
+        renderNote(p.instrument, note, part, ctx)
+        // Covers every release tail (the longest, a bell, rings 2.5 s after its onset).
+        last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 3) * SR)))
+      }
+    } else {
+      // The notes the MIDI export writes, played by the GM bank's recording of the instrument.
+      const played: PlayedNote[] = p.notes.map((note) => ({ start: note.start, end: note.start + note.dur, key: note.pitch, velocity: midiVelocity(note.vel) }))
+      sampledL.fill(0)
+      sampledR.fill(0)
+      last = playNotes(played, programOf(genre, p.instrument), false, sampledL, sampledR)
+      for (let i = 0; i < last; i++) part[i] = (sampledL[i] as number) + (sampledR[i] as number)
+      // Above 4 kHz the bank's recordings carry hammer, pick and bow noise at full level; a mix
+      // engineer tucks it under the voice (the accompaniment more than the lead), so the air is
+      // there but the bands fall.
+      if (p.role === "lead" || p.role === "bass") highShelfInPlace(part, 0, last, 4000, 0.45)
+      else highShelfInPlace(part, 0, last, 2500, 0.3)
     }
     if (last === 0) continue
-    if (p.instrument === "eguitar") {
+    if (p.instrument === "eguitar" && synthetic) {
       // Amp and cabinet: high-pass, hard drive, then roll off the fizz.
       highpassInPlace(part, 0, last, 90)
       const drive = genre.name === "metal" ? 14 : 7
@@ -206,7 +242,25 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   let drumGain = 0
   let drumSend = 0
   if (score.drums.length > 0) {
-    renderDrums(score.drums.filter((h) => h.time < seconds), drumsL, drumsR, kitFor(genre), noise)
+    const played = (h: DrumHit): PlayedNote => ({ start: h.time, end: h.time + DRUM_HOLD, key: drumKey(h), velocity: midiVelocity(h.vel) })
+    const kit = KIT_PROGRAM[kitFor(genre)]
+    playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, drumsL, drumsR)
+    // Hats and cymbals on their own pass, mixed under the skins as a drummer's overheads are:
+    // the kits record them at the level of the snare, and their hiss would cover everything
+    // between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
+    sampledL.fill(0)
+    sampledR.fill(0)
+    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, sampledL, sampledR)
+    for (const ch of [sampledL, sampledR]) highShelfInPlace(ch, 0, metalEnd, 3000, 0.6)
+    const metalGain = 0.4
+    for (let i = 0; i < metalEnd; i++) {
+      drumsL[i] = (drumsL[i] as number) + (sampledL[i] as number) * metalGain
+      drumsR[i] = (drumsR[i] as number) + (sampledR[i] as number) * metalGain
+    }
+    // The snare's wires are broadband noise too: the whole kit sits a little darker than recorded.
+    for (const ch of [drumsL, drumsR]) highShelfInPlace(ch, 0, n, 2500, 0.4)
+    // ...but the sizzle above 10 kHz, which tells a groove from a strummed chord, comes back.
+    for (const ch of [drumsL, drumsR]) airLiftInPlace(ch, 0, n, 10000, 4.5)
     let e = 0
     let c = 0
     for (let i = 0; i < n; i += 4) {
@@ -215,7 +269,7 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     }
     const rms = c > 0 ? Math.sqrt(e / c) : 0
     if (rms > 0) {
-      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -17.5) / 20) * score.backing) / rms
+      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -20) / 20) * score.backing) / rms
       drumSend = 0.08 * genre.space * spaceScale
     }
   }
@@ -254,7 +308,7 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   reverb(send, left, right, genre.space, 1)
   const truncated = seconds < score.duration
   const masterOptions: MasterOptions = {
-    targetDb: -13 - 5 * (1 - spec.energy) - (score.richness < 0.5 ? 1.5 : 0),
+    targetLufs: TARGET_LUFS,
     width: score.richness > 0.9 ? 1.15 : score.richness > 0.5 ? 1 : 0.6,
     lowpass: genre.lofi ? 5200 : score.richness < 0.5 ? 8500 : 0,
     crackle: genre.lofi ? 1 : 0,

@@ -7,14 +7,14 @@ import { compose, type Part, type Score } from "./compose.ts"
 import { uploadGridStart, uploadMidi, uploadPcm } from "./listen/uploadRoot.ts"
 import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
-import type { Instrument } from "./genres.ts"
 import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { editPcm, editSegments, identityOf, sourceTake } from "./arrange/index.ts"
 import { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
-import { bassVoiceFor, composeTake, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
+import { DRUM_HOLD, KIT_PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
+import { composeTake, kitFor, programOf, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
@@ -211,16 +211,6 @@ export function timedLyrics(source: TrackSource, options: RenderOptions): Readon
 
 const round3 = (x: number): number => Math.round(x * 1000) / 1000
 
-/** General MIDI programs (0-based) for the engine's instruments. */
-const PROGRAM: Readonly<Record<Instrument, number>> = {
-  piano: 0, epiano: 4, guitar: 25, eguitar: 29, strings: 48, synth: 81, bass: 33, drums: 0, pad: 89,
-  brass: 61, organ: 16, flute: 73, bells: 9, pluck: 46
-}
-const BASS_PROGRAM = { electric: 33, upright: 32, synth: 38, sub: 38 } as const
-/** General MIDI percussion keys for the drum kinds. */
-const DRUM_KEY = { kick: 36, snare: 38, clap: 39, hat: 42, ohat: 46, ride: 51, crash: 49, tom: 45, rim: 37, shaker: 70 } as const
-const TOM_KEYS = [41, 43, 45, 47, 48, 50] as const
-
 interface MidiTrackDraft {
   readonly name: string
   readonly program: number
@@ -255,15 +245,14 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
     return d
   }
   const heard = (seg: Segment, start: number): boolean => start >= seg.from && start < seg.until
-  const velocity = (v: number): number => Math.max(1, Math.min(127, Math.round(v * 127)))
   for (const seg of segments) {
     const score = seg.take.score
     const addPart = (p: Part, n: number): void => {
-      const program = p.instrument === "bass" ? BASS_PROGRAM[bassVoiceFor(score.genre)] : PROGRAM[p.instrument]
+      const program = programOf(score.genre, p.instrument)
       const d = draft(`${p.role}|${p.instrument}|${n}`, `${p.role} (${p.instrument})`, program, false)
       for (const note of p.notes) {
         const start = seg.offset + note.start
-        if (heard(seg, start)) d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: velocity(note.vel) })
+        if (heard(seg, start)) d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: midiVelocity(note.vel) })
       }
     }
     // Parts of one role and instrument (a doubled guitar) stay apart, numbered in order.
@@ -275,12 +264,11 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
       addPart(p, n)
     }
     if (score.drums.length > 0) {
-      const d = draft("drums", "drums", 0, false)
+      const d = draft("drums", "drums", KIT_PROGRAM[kitFor(score.genre)], false)
       for (const hit of score.drums) {
         const start = seg.offset + hit.time
         if (!heard(seg, start)) continue
-        const pitch = hit.kind === "tom" ? TOM_KEYS[Math.max(0, Math.min(TOM_KEYS.length - 1, Math.round(hit.tune) + 2))] ?? 45 : DRUM_KEY[hit.kind]
-        d.notes.push({ pitch, start, end: Math.min(start + 0.1, seg.until), velocity: velocity(hit.vel) })
+        d.notes.push({ pitch: drumKey(hit), start, end: Math.min(start + DRUM_HOLD, seg.until), velocity: midiVelocity(hit.vel) })
       }
     }
     for (const [key, name, notes] of [["vocals", "vocals", score.vocal], ["harmony vocals", "harmony vocals", score.harmony]] as const) {
@@ -300,7 +288,7 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
       for (const note of notes) {
         const start = seg.offset + note.start
         if (!heard(seg, start)) continue
-        d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: velocity(note.vel) })
+        d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: midiVelocity(note.vel) })
         if (note.syllable.wordStart || word === null) { flushWord(); word = { text: note.syllable.word, notes: [] } }
         word.notes.push(note)
         if (note.syllable.wordEnd) flushWord()

@@ -118,3 +118,28 @@ export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQR
     buf[i] = y
   }
 }
+
+/** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched. */
+export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number): void {
+  const a = onePoleCoef(hz)
+  let lp = 0
+  for (let i = from; i < to; i++) {
+    const x = buf[i] as number
+    lp += a * (x - lp)
+    buf[i] = lp + gain * (x - lp)
+  }
+}
+
+/** Adds `amount` times a second-order high-pass at `hz` back onto the signal: a lift of the top octave that leaves the band below it alone. */
+export function airLiftInPlace(buf: Float32Array, from: number, to: number, hz: number, amount: number): void {
+  const a = onePoleCoef(hz)
+  let lp1 = 0
+  let lp2 = 0
+  for (let i = from; i < to; i++) {
+    const x = buf[i] as number
+    lp1 += a * (x - lp1)
+    const h1 = x - lp1
+    lp2 += a * (h1 - lp2)
+    buf[i] = x + amount * (h1 - lp2)
+  }
+}

@@ -17,6 +17,16 @@ const VOWELS: Readonly<Record<Vowel, Formants>> = {
   A: [640, 1190, 2390, 3400], "@": [500, 1500, 2500, 3500]
 }
 const BANDWIDTHS: Formants = [70, 90, 130, 170]
+const F5_BANDWIDTH = 250
+/** One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz). */
+const SOURCE_TILT = 0.8
+/** Vibrato depth (fraction of the pitch) once it has bloomed: enough to sing, little enough to keep vowels in tune. */
+const VIBRATO = 0.012
+/** Level of the fricative noise band against the voiced sound. */
+const FRICATION = 0.8
+/** The presence lift: a first-order shelf at 2.5 kHz adding this much (1 = +6 dB) above it. */
+const PRESENCE_LIFT = 1
+const PRESENCE_COEF = 1 - Math.exp((-2 * Math.PI * 2500) / SR)
 
 interface ConsonantShape {
   readonly dur: number
@@ -114,10 +124,14 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const sy = note.syllable
     const v1 = VOWELS[sy.vowel[0]]
     const v2 = sy.vowel.length > 1 ? VOWELS[sy.vowel[1] ?? sy.vowel[0]] : v1
-    // Onset consonants sit just before the beat so the vowel lands on it.
-    const onsetDur = Math.min(sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0), Math.max(0, note.start - prevEnd) * 0.8, 0.16)
-    let t = note.start - onsetDur
-    const onsetScale = onsetDur / Math.max(1e-6, sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0))
+    // Onset consonants sit just before the beat so the vowel lands on it; where the previous
+    // note leaves no room (legato), they take the start of this note instead of vanishing.
+    const onsetFull = sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0)
+    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8, 0.16)
+    const within = Math.min(onsetFull - before, note.dur * 0.3)
+    const onsetDur = before + within
+    let t = note.start - before
+    const onsetScale = onsetDur / Math.max(1e-6, onsetFull)
     for (const c of sy.onset) {
       const d = CONSONANTS[c].dur * onsetScale
       consonant(c, fr(t), fr(t + d), v1, hz)
@@ -127,9 +141,10 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const codaFull = sy.coda.reduce((s, c) => s + CONSONANTS[c].dur, 0)
     const codaDur = Math.min(codaFull, note.dur * 0.35)
     const vowelEnd = end - codaDur
-    const a = fr(note.start)
+    const vowelStart = note.start + within
+    const a = fr(vowelStart)
     const b = fr(vowelEnd)
-    const mid = fr(note.start + (vowelEnd - note.start) * (v2 === v1 ? 1 : 0.65))
+    const mid = fr(vowelStart + (vowelEnd - vowelStart) * (v2 === v1 ? 1 : 0.65))
     setF(a, mid, v1)
     if (mid < b) setF(mid, b, v2)
     vAmp.fill(note.vel, a, b)
@@ -180,7 +195,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   // locals (no array or object traffic): the same arithmetic, in the same order, as a cascade
   // over arrays of resonators, at a fraction of the cost.
   let ns = seed >>> 0 || 0x9e3779b9 // the Noise generator (xorshift32), inline
-  let r0y1 = 0, r0y2 = 0, r1y1 = 0, r1y2 = 0, r2y1 = 0, r2y2 = 0, r3y1 = 0, r3y2 = 0
+  let r0y1 = 0, r0y2 = 0, r1y1 = 0, r1y2 = 0, r2y1 = 0, r2y2 = 0, r3y1 = 0, r3y2 = 0, r4y1 = 0, r4y2 = 0
+  let presence = 0
   let fy1 = 0
   let fy2 = 0
   let ph = 0
@@ -195,6 +211,11 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   const cc1 = -Math.exp(-2 * Math.PI * bw1 * INV_SR), e1 = 2 * Math.exp(-Math.PI * bw1 * INV_SR)
   const cc2 = -Math.exp(-2 * Math.PI * bw2 * INV_SR), e2 = 2 * Math.exp(-Math.PI * bw2 * INV_SR)
   const cc3 = -Math.exp(-2 * Math.PI * bw3 * INV_SR), e3 = 2 * Math.exp(-Math.PI * bw3 * INV_SR)
+  // The fifth formant stays put (it follows the head, not the vowel): constant coefficients.
+  const f5 = register === "f" ? 4950 : 4500
+  const cc4 = -Math.exp(-2 * Math.PI * F5_BANDWIDTH * INV_SR)
+  const bb4 = 2 * Math.exp(-Math.PI * F5_BANDWIDTH * INV_SR) * Math.cos(2 * Math.PI * f5 * INV_SR)
+  const ca4 = 1 - bb4 - cc4
   for (let fi = 0; fi < frames - 1; fi++) {
     const s0 = fi * FRAME
     if (s0 >= out.length) break
@@ -203,7 +224,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const fa = fAmp[fi] as number
     if (va < 1e-4 && aa < 1e-4 && fa < 1e-4) {
       // Silence: let the resonators ring out rather than hard-resetting them.
-      r0y1 *= 0.5; r0y2 *= 0.5; r1y1 *= 0.5; r1y2 *= 0.5; r2y1 *= 0.5; r2y2 *= 0.5; r3y1 *= 0.5; r3y2 *= 0.5
+      r0y1 *= 0.5; r0y2 *= 0.5; r1y1 *= 0.5; r1y2 *= 0.5; r2y1 *= 0.5; r2y2 *= 0.5; r3y1 *= 0.5; r3y2 *= 0.5; r4y1 *= 0.5; r4y2 *= 0.5
       continue
     }
     const bb0 = e0 * Math.cos(2 * Math.PI * (F0[fi] as number) * INV_SR)
@@ -217,7 +238,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const fbb = 2 * Math.exp(-Math.PI * fbw * INV_SR) * Math.cos(2 * Math.PI * Math.min(fb, 9000) * INV_SR)
     const fa0 = 1 - fbb - fc
     const pitch = f0[fi] as number
-    const depth = (vib[fi] as number) * 0.022
+    const depth = (vib[fi] as number) * VIBRATO
     const va1 = vAmp[fi + 1] as number
     const aa1 = aAmp[fi + 1] as number
     const fa1 = fAmp[fi + 1] as number
@@ -241,7 +262,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       const xi = x | 0
       const g0 = gTable[xi] as number
       const glott = g0 + ((gTable[xi + 1] as number) - g0) * (x - xi)
-      tilt += 0.55 * (glott - tilt)
+      tilt += SOURCE_TILT * (glott - tilt)
       ns ^= ns << 13
       ns ^= ns >>> 17
       ns ^= ns << 5
@@ -260,13 +281,18 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       y = ca3 * y + bb3 * r3y1 + cc3 * r3y2
       r3y2 = r3y1
       r3y1 = y
+      y = ca4 * y + bb4 * r4y1 + cc4 * r4y2
+      r4y2 = r4y1
+      r4y1 = y
       if (fricative) {
         const fy = fa0 * nz + fbb * fy1 + fc * fy2
         fy2 = fy1
         fy1 = fy
-        y += fy * 0.5 * (fa + (fa1 - fa) * w)
+        y += fy * FRICATION * (fa + (fa1 - fa) * w)
       }
-      out[i] = (out[i] as number) + y
+      // Presence: lift everything above ~2.5 kHz, where consonants and the singer's formant are heard.
+      presence += PRESENCE_COEF * (y - presence)
+      out[i] = (out[i] as number) + y + PRESENCE_LIFT * (y - presence)
     }
   }
 }

@@ -1,0 +1,232 @@
+// Sound bench: how a take sounds, today's engine (the base commit's, rebuilt from git) against
+// this tree's, on 8 held-out prompts of different genres that no test uses. Per take: octave
+// bands from 2 kHz up (dB of the total), spectral flatness 1-8 kHz, integrated loudness, true
+// peak, tempo (aubio) and key (Essentia) found in the audio, and how many sung words Debian's
+// pocketsphinx recognises on the vocal stem (aligned in order against the lyrics), beside
+// espeak-ng speaking the same words. Then render speed on one core for a 2-minute song with
+// vocals, and the memory of a render thread.
+// Run: pnpm exec node packages/engine/bench/sound-bench.ts (the root `pnpm bench` runs it too).
+// SOUND_BENCH_SECONDS (default 45) cuts each take; SOUND_BENCH_PROMPTS=2 runs the first two.
+
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Worker } from "node:worker_threads"
+import { ensureDebianPackage } from "../../../test/debianPackage.ts"
+import { key } from "../test/support/analysis.ts"
+import { soundMeasures, type SoundMeasures } from "../test/support/sound-measures.ts"
+import type { EngineRequest, EngineTrack, RenderOptions } from "../src/types.ts"
+import type { RenderedAudio, Take } from "../src/render.ts"
+import { quantize, wavFile } from "../src/wav.ts"
+
+/** The engine before issue 25 (formula synthesis): the commit this branch started from. */
+export const BASE_COMMIT = "2b742e30e1dfa5cda9394976adf3d5e0ef446767"
+
+interface EngineUnderTest {
+  readonly name: string
+  composeTake(request: EngineRequest, taskId: string, index: number): Take
+  mixTake(take: Take, options: RenderOptions, withStems: boolean): RenderedAudio
+  renderTrack(request: EngineRequest, taskId: string, index: number, options?: RenderOptions): Promise<EngineTrack>
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+const engineRoot = join(here, "..")
+
+/** Writes the base commit's engine sources beside this package (so its imports resolve) and loads them. */
+async function baseEngine(): Promise<EngineUnderTest> {
+  const dir = join(engineRoot, ".bench-base", BASE_COMMIT.slice(0, 12))
+  if (!existsSync(join(dir, "src", "render.ts"))) {
+    const files = execFileSync("git", ["ls-tree", "-r", "--full-tree", "--name-only", BASE_COMMIT, "packages/engine/src"], { cwd: engineRoot, encoding: "utf8" }).trim().split("\n")
+    for (const file of files) {
+      const out = join(dir, file.replace(/^packages\/engine\//, ""))
+      mkdirSync(dirname(out), { recursive: true })
+      writeFileSync(out, execFileSync("git", ["show", `${BASE_COMMIT}:${file}`], { cwd: engineRoot }))
+    }
+  }
+  const mod = (await import(join(dir, "src", "render.ts"))) as Omit<EngineUnderTest, "name">
+  return { name: "before", composeTake: mod.composeTake, mixTake: mod.mixTake, renderTrack: mod.renderTrack }
+}
+
+async function currentEngine(): Promise<EngineUnderTest> {
+  const mod = await import("../src/render.ts")
+  return { name: "now", composeTake: mod.composeTake, mixTake: mod.mixTake, renderTrack: mod.renderTrack }
+}
+
+/** Held out: no test renders these styles with these words. */
+export const PROMPTS: ReadonlyArray<EngineRequest & { readonly label: string; readonly bpm: number; readonly key: string }> = [
+  { label: "indie pop", bpm: 112, key: "D major", style: "indie pop, 112 bpm, in D major, guitar, drums, female vocals", title: "Paper Boats", model: "aether", instrumental: false,
+    lyrics: "[Verse]\nWe folded paper boats and let them go\nDown the river where the willows grow\n[Chorus]\nSail away, sail away with me\nAll the way down to the open sea" },
+  { label: "rock", bpm: 132, key: "E minor", style: "rock, 132 bpm, in E minor, electric guitar, drums, male vocals", title: "Iron Road", model: "aether", instrumental: false,
+    lyrics: "[Verse]\nThunder rolling down the iron road\nCarry me home with a heavy load\n[Chorus]\nRide on, ride on through the storm\nKeep the fire burning warm" },
+  { label: "folk", bpm: 96, key: "G major", style: "folk, 96 bpm, in G major, acoustic guitar, male vocals", title: "Harbour Light", model: "echo", instrumental: false,
+    lyrics: "[Verse]\nOld man waiting by the harbour light\nCounting every ship that sails at night\n[Chorus]\nBring them home, bring them home to me\nSafe and sound across the sea" },
+  { label: "soul", bpm: 88, key: "F major", style: "soul, 88 bpm, in F major, piano, organ, bass, drums, female vocals", title: "Sweet Morning", model: "aether", instrumental: false,
+    lyrics: "[Verse]\nSweet morning coming through my window pane\nWashing away the memory of rain\n[Chorus]\nHold me now, hold me close and slow\nNever gonna let you go" },
+  { label: "synthwave", bpm: 120, key: "A minor", style: "synthwave, 120 bpm, in A minor, synth, drums, male vocals", title: "Chrome Sky", model: "aether", instrumental: false,
+    lyrics: "[Verse]\nChrome sky shining over empty streets\nElectric hearts are skipping all the beats\n[Chorus]\nTake my hand and drive into the light\nWe can live forever in the night" },
+  { label: "country", bpm: 104, key: "A major", style: "country, 104 bpm, in A major, acoustic guitar, drums, female vocals", title: "Dusty Boots", model: "echo", instrumental: false,
+    lyrics: "[Verse]\nDusty boots beside the kitchen door\nI don't wanna wander anymore\n[Chorus]\nTake me back to the county line\nWhere the summer stars still shine" },
+  { label: "jazz", bpm: 100, key: "Bb major", style: "jazz, 100 bpm, in Bb major, piano, upright bass, brush drums, female vocals", title: "Blue Cafe", model: "nocturne", instrumental: false,
+    lyrics: "[Verse]\nLate again at the little blue cafe\nCoffee cold and the candle burns away\n[Chorus]\nSay you will, say you still love me\nDancing slow as we used to be" },
+  { label: "reggae", bpm: 80, key: "C major", style: "reggae, 80 bpm, in C major, guitar, bass, drums, male vocals", title: "Island Time", model: "aether", instrumental: false,
+    lyrics: "[Verse]\nSun is shining on the island time\nEvery little thing is gonna be fine\n[Chorus]\nOne more day, one more day with you\nSky is blue and the love is true" }
+]
+
+export const words = (text: string): string[] => text.toLowerCase().replace(/\[[^\]]*\]/g, " ").replace(/[^a-z' ]+/g, " ").split(/\s+/).filter((w) => w !== "")
+
+/** Longest common subsequence: recognised words that match the sung ones in order. */
+export function lcs(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
+  const row = new Array<number>(b.length + 1).fill(0)
+  for (const x of a) {
+    let diag = 0
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j] as number
+      row[j] = x === b[j - 1] ? diag + 1 : Math.max(up, row[j - 1] as number)
+      diag = up
+    }
+  }
+  return row[b.length] as number
+}
+
+const SPHINX = "/usr/bin/pocketsphinx_continuous"
+const SPHINX_MODEL = "/usr/share/pocketsphinx/model/en-us/en-us"
+
+function ensureTools(): void {
+  const need = "The sound bench needs"
+  ensureDebianPackage({ path: SPHINX, pkg: "pocketsphinx", variable: "PATH", binary: "pocketsphinx_continuous", need: `${need} pocketsphinx`, tests: "the sound bench" })
+  ensureDebianPackage({ path: SPHINX_MODEL, pkg: "pocketsphinx-en-us", variable: "PATH", binary: "its US English model", need: `${need} pocketsphinx's US English model`, tests: "the sound bench" })
+  ensureDebianPackage({ path: "/usr/bin/espeak-ng", pkg: "espeak-ng", variable: "PATH", binary: "espeak-ng", need: `${need} espeak-ng`, tests: "the sound bench" })
+  ensureDebianPackage({ path: "/usr/bin/sox", pkg: "sox", variable: "PATH", binary: "sox", need: `${need} sox`, tests: "the sound bench" })
+  ensureDebianPackage({ path: "/usr/bin/aubio", pkg: "aubio-tools", variable: "PATH", binary: "aubio", need: `${need} aubio`, tests: "the sound bench" })
+}
+
+/** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox). */
+function recognise(wav: string, work: string): string[] {
+  const pcm16k = join(work, "16k.wav")
+  execFileSync("sox", [wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
+  const out = execFileSync(SPHINX, ["-infile", pcm16k, "-logfn", "/dev/null"], { encoding: "utf8", maxBuffer: 1 << 24 })
+  return words(out)
+}
+
+function aubioTempo(wav: string): number {
+  const out = execFileSync("aubio", ["tempo", "-i", wav], { encoding: "utf8" })
+  return Number.parseFloat(out.trim().split(/\s+/)[0] ?? "NaN")
+}
+
+interface TakeFigures extends SoundMeasures {
+  readonly cpuSeconds: number
+  readonly seconds: number
+  readonly matched: number
+  readonly sung: number
+  readonly bpm: number
+  readonly key: string
+}
+
+function measureTake(engine: EngineUnderTest, prompt: EngineRequest, seconds: number, work: string): TakeFigures {
+  const take = engine.composeTake(prompt, "sound-bench", 0)
+  const t0 = process.threadCpuUsage()
+  const audio = engine.mixTake(take, { maxSeconds: seconds }, true)
+  const t1 = process.threadCpuUsage(t0)
+  const measures = soundMeasures(audio.left, audio.right)
+  const mixWav = join(work, `${engine.name}-mix.wav`)
+  writeFileSync(mixWav, wavFile(quantize(audio.left, audio.right)))
+  const mono = new Float32Array(audio.left.length)
+  for (let i = 0; i < mono.length; i++) mono[i] = 0.5 * ((audio.left[i] as number) + (audio.right[i] as number))
+  const vocals = audio.stems?.find((s) => s.name === "vocals")
+  let matched = 0
+  const sungWords: string[] = []
+  let lastWordStart = -1
+  for (const v of audio.score.vocal) {
+    if (v.start >= audio.left.length / 44100) break
+    if (v.syllable.wordStart && v.start !== lastWordStart) { sungWords.push(...words(v.syllable.word)); lastWordStart = v.start }
+  }
+  if (vocals !== undefined) {
+    const wav = join(work, `${engine.name}-vocals.wav`)
+    writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
+    matched = lcs(recognise(wav, work), sungWords)
+  }
+  return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung: sungWords.length, bpm: aubioTempo(mixWav), key: key(mono).name }
+}
+
+function spokenMatch(lyrics: string, work: string): { readonly matched: number; readonly said: number } {
+  const said = words(lyrics)
+  const wav = join(work, "espeak.wav")
+  execFileSync("espeak-ng", ["-w", wav, said.join(" ")])
+  return { matched: lcs(recognise(wav, work), said), said: said.length }
+}
+
+/** Peak memory of one render thread rendering a 2-minute song: its heap and what it holds outside it. */
+async function threadMemory(which: "before" | "now"): Promise<{ readonly heapMb: number; readonly externalMb: number; readonly rssDeltaMb: number }> {
+  const source = `
+    import { parentPort, workerData } from "node:worker_threads"
+    import { getHeapStatistics } from "node:v8"
+    const rss0 = process.memoryUsage().rss
+    const mod = await import(workerData.module)
+    let heap = 0, external = 0, rss = 0
+    const sample = () => { const h = getHeapStatistics(); heap = Math.max(heap, h.used_heap_size); external = Math.max(external, h.external_memory); rss = Math.max(rss, process.memoryUsage().rss - rss0) }
+    const timer = setInterval(sample, 20)
+    for (let i = 0; i < 2; i++) await mod.renderTrack(workerData.request, "sound-bench-memory", i, { maxSeconds: 120 })
+    sample()
+    clearInterval(timer)
+    parentPort.postMessage({ heapMb: heap / 1e6, externalMb: external / 1e6, rssDeltaMb: rss / 1e6 })
+  `
+  const module = which === "now" ? join(engineRoot, "src", "render.ts") : join(engineRoot, ".bench-base", BASE_COMMIT.slice(0, 12), "src", "render.ts")
+  const worker = new Worker(source, { eval: true, workerData: { module, request: TWO_MINUTES } })
+  return await new Promise((resolve, reject) => {
+    worker.once("message", (m: { heapMb: number; externalMb: number; rssDeltaMb: number }) => { void worker.terminate(); resolve(m) })
+    worker.once("error", reject)
+  })
+}
+
+const TWO_MINUTES: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals", title: "Two Minutes", model: "aether", instrumental: false,
+  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n") }
+
+const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : String(x))
+
+export async function soundBench(log: (line: string) => void = console.log): Promise<void> {
+  ensureTools()
+  const seconds = Number(process.env["SOUND_BENCH_SECONDS"] ?? "45")
+  const prompts = PROMPTS.slice(0, Number(process.env["SOUND_BENCH_PROMPTS"] ?? PROMPTS.length))
+  const engines = [await baseEngine(), await currentEngine()]
+  const work = mkdtempSync(join(tmpdir(), "lyre-sound-bench-"))
+  try {
+    log(`each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`)
+    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked/aubio | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
+    const totals = new Map<string, { matched: number; sung: number; speed: number }>()
+    let spokenMatched = 0
+    let spokenSaid = 0
+    for (const prompt of prompts) {
+      const spoken = spokenMatch(prompt.lyrics ?? "", work)
+      for (const engine of engines) {
+        const f = measureTake(engine, prompt, seconds, work)
+        const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0 }
+        totals.set(engine.name, { matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds })
+        const falling = f.bandsDb.every((b, i) => i === 0 || b <= (f.bandsDb[i - 1] as number))
+        log(`${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${prompt.bpm} / ${f1(f.bpm).padStart(5)} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
+          `${f.matched}/${f.sung} (${((100 * f.matched) / Math.max(1, f.sung)).toFixed(0)}%) / ${spoken.matched}/${spoken.said} | ${(f.seconds / f.cpuSeconds).toFixed(0)}x`)
+      }
+      spokenMatched += spoken.matched / Math.max(1, spoken.said)
+      spokenSaid++
+    }
+    for (const [name, t] of totals) {
+      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(0)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(0)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
+    }
+    // A 2-minute song with vocals, MP3 included, one take after another on this thread.
+    for (const engine of engines) {
+      await engine.renderTrack(TWO_MINUTES, "warm", 0, { maxSeconds: 10 })
+      const c0 = process.threadCpuUsage()
+      const track = await engine.renderTrack(TWO_MINUTES, "sound-bench-2min", 0, { maxSeconds: 120 })
+      const c = process.threadCpuUsage(c0)
+      const cpu = (c.user + c.system) / 1e6
+      const memory = await threadMemory(engine.name === "now" ? "now" : "before")
+      log(`${engine.name}: 2-minute song with vocals (${track.duration.toFixed(0)} s) rendered and encoded in ${cpu.toFixed(2)} s CPU = ${(track.duration / cpu).toFixed(1)}x real time on one core (goal >= 30x); ` +
+        `render thread: peak heap ${memory.heapMb.toFixed(0)} MB, outside the heap ${memory.externalMb.toFixed(0)} MB, process RSS +${memory.rssDeltaMb.toFixed(0)} MB`)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+if (import.meta.main) await soundBench()
