@@ -43,8 +43,9 @@ import { databaseLayer } from "./database.ts"
 import { measuredProvider, observabilityLayer } from "./observability.ts"
 
 export interface ReadinessChecks {
-  readonly database: boolean
-  /** Null without `REDIS_URL`. Reported, not required: while Redis is away the process falls back. */
+  /** Null while draining: the answer is 503 then whatever the database says, so it is not asked. */
+  readonly database: boolean | null
+  /** Null without `REDIS_URL`, and while draining. Reported, not required: while Redis is away the process falls back. */
   readonly redis: boolean | null
   /** A `SIGTERM` came: the process finishes what it has and takes nothing new. */
   readonly draining: boolean
@@ -57,7 +58,7 @@ export class Readiness extends Context.Service<Readiness, {
   readonly drain: Effect.Effect<void>
 }>()("lyre/server/Readiness") {}
 
-export const isReady = (checks: ReadinessChecks): boolean => checks.database && !checks.draining
+export const isReady = (checks: ReadinessChecks): boolean => checks.database === true && !checks.draining
 
 /** How long /readyz waits on each dependency: a load balancer's check must not hang on an outage. */
 const readinessTimeout = "750 millis"
@@ -259,7 +260,13 @@ export const appLayer = (
       )
     let draining = false
     const readiness = Layer.succeed(Readiness)(Readiness.of({
-      check: Effect.all({ database: databaseUp, redis: redisUp, draining: Effect.sync(() => draining) }, { concurrency: 3 }),
+      // A draining process answers at once: a busy one would otherwise keep a load balancer
+      // sending to it while `select 1` waits its turn behind the requests it is finishing.
+      check: Effect.suspend((): Effect.Effect<ReadinessChecks> =>
+        draining
+          ? Effect.succeed({ database: null, redis: null, draining: true })
+          : Effect.all({ database: databaseUp, redis: redisUp, draining: Effect.succeed(false) }, { concurrency: 3 })
+      ),
       drain: Effect.sync(() => {
         draining = true
       })
