@@ -131,7 +131,7 @@ export interface AppSecrets {
  * With no trace exporter, nothing reads a span: every statement and traced function would still
  * make one (its clock readings, its attributes, the SQL text), so spans are switched off for the
  * whole process, the request fibers and the worker's alike. With OTEL_EXPORTER_OTLP_ENDPOINT set
- * they are all made and exported as before (docs/decisions/spans-only-when-exported.md).
+ * they are all made and exported as before (docs/decisions/0059-spans-only-when-exported.md).
  */
 const untracedUnlessExported = (config: ServerConfig) =>
   config.otlpEndpoint === null ? Layer.succeed(References.TracerEnabled)(false) : Layer.empty

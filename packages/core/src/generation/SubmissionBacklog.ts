@@ -1,6 +1,6 @@
 /**
  * Submission outcomes the database did not take, kept by the process that learned them until it
- * answers again (docs/decisions/kept-submission-outcomes.md). Between the provider's answer and
+ * answers again (docs/decisions/0058-kept-submission-outcomes.md). Between the provider's answer and
  * its record the database can go away; the provider has then started (or refused) work that only
  * this process knows of, and the Suno-style contract has no lookup by our id. So the record is
  * kept here and tried again, growing the wait between rounds up to 2 s, until it commits. The

