@@ -13,11 +13,12 @@
  *
  * Nothing here knows whose provider it is: the port's outcomes are the whole vocabulary.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { exportFailure, Ids, Leases, makeOutageBackoff, SongTools } from "@lyre/core"
+import { exportFailure, Ids, Leases, SongTools } from "@lyre/core"
 import type { ExportFormat, ExportPollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
+import { runBatches } from "./batchLoop.ts"
 import { leaseQueue } from "./leaseQueue.ts"
 import type { Leased, LeaseOptions } from "./leaseQueue.ts"
 import { rehostExportFiles } from "./rehost.ts"
@@ -122,27 +123,8 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
     return claimed.length
   })
 
-  /**
-   * Exports are few beside tasks and each takes seconds, so a batch at a time is enough: claim
-   * what is due (up to `concurrency`), finish it, sweep, and look again after the idle interval
-   * when nothing was due.
-   */
-  const run = Effect.gen(function*() {
-    let lastSweep = 0
-    // As the task poller: a lost database is said once, waited out with growing pauses, resumed.
-    const outage = makeOutageBackoff("export worker", { baseMillis: idleMillis, maxMillis: 2_000 })
-    while (true) {
-      const now = yield* Clock.currentTimeMillis
-      if (now - lastSweep >= sweepMillis) {
-        lastSweep = now
-        yield* outage.guard(sweep, "sweep", 0)
-      }
-      const claimed = yield* outage.guard(tick, "claim", 0)
-      const backoff = outage.delayMillis()
-      if (backoff > 0) yield* Effect.sleep(backoff)
-      else if (claimed === 0) yield* Effect.sleep(idleMillis)
-    }
-  })
+  // Exports are few beside tasks and each takes seconds, so a batch at a time is enough.
+  const run = runBatches({ name: "export worker", tick, sweep, idleMillis, sweepMillis })
 
   return ExportWorker.of({ sweep, tick, run })
 })

@@ -5,11 +5,12 @@
  * tasks and exports (leaseQueue.ts): any number of workers share the table, a crashed one's
  * lease expires, and an upload past its deadline fails.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Leases, makeOutageBackoff, Uploads } from "@lyre/core"
+import { Leases, Uploads } from "@lyre/core"
 import { makeListener } from "@lyre/engine"
 import type { AudioType, Listener } from "@lyre/engine"
+import { runBatches } from "../batchLoop.ts"
 import { leaseQueue } from "../leaseQueue.ts"
 import type { Leased, LeaseOptions } from "../leaseQueue.ts"
 import { Storage } from "../storage/Storage.ts"
@@ -91,21 +92,7 @@ const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
     return claimed.length
   })
 
-  const run = Effect.gen(function*() {
-    let lastSweep = 0
-    const outage = makeOutageBackoff("listen worker", { baseMillis: idleMillis, maxMillis: 2_000 })
-    while (true) {
-      const now = yield* Clock.currentTimeMillis
-      if (now - lastSweep >= sweepMillis) {
-        lastSweep = now
-        yield* outage.guard(sweep, "sweep", 0)
-      }
-      const claimed = yield* outage.guard(tick, "claim", 0)
-      const backoff = outage.delayMillis()
-      if (backoff > 0) yield* Effect.sleep(backoff)
-      else if (claimed === 0) yield* Effect.sleep(idleMillis)
-    }
-  })
+  const run = runBatches({ name: "listen worker", tick, sweep, idleMillis, sweepMillis })
 
   return ListenWorker.of({ tick, run })
 })
