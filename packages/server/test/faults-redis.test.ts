@@ -2,7 +2,8 @@
  * Redis outages, on a `redis-server` of the test's own. In one process: a hung Redis (SIGSTOP)
  * and a killed one hold no limiter or deny-list call past 250 ms, a token revoked before the
  * outage stays refused, the per-minute limit still limits (in the process's window), and when
- * Redis is back the calls go to it again, a revocation made during the outage included. Then
+ * Redis is back the calls go to it again, a revocation made during the outage included, and one
+ * made before it is written back to a Redis that restarted empty. Then
  * `pnpm start` under a steady load with its Redis hung for 2 s, then killed for 4 s: no answer
  * but 200/202, none held by Redis, one log line each way per outage, the fallback gauge up while
  * it lasts, and the service on the new Redis afterwards without a restart.
@@ -133,7 +134,12 @@ describe("Redis away, in one process", () => {
       }
       expect(await probe.exists(`lyre:deny:${during}`)).toBe(1)
       expect(await probe.zcard(`lyre:rpm:${subject}`)).toBeGreaterThanOrEqual(1)
+      // The revocation from before the outage, which the empty Redis lost: refused at once from
+      // the mirror, and written back to Redis once the process has loaded the list again.
       expect((await limits.has(revoked)).value).toBe(true)
+      const rewritten = Date.now() + 5_000
+      while ((await probe.exists(`lyre:deny:${revoked}`)) === 0 && Date.now() < rewritten) await sleep(50)
+      expect(await probe.exists(`lyre:deny:${revoked}`)).toBe(1)
     } finally {
       redis.resume()
       probe.disconnect()

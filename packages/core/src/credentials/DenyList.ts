@@ -68,7 +68,10 @@ const makeDenied = () => {
     },
     has: (jti: string): Effect.Effect<boolean> =>
       denied.size === 0 ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (now) => hasAt(jti, now)),
-    hasAt
+    hasAt,
+    /** Those still in force at `now`. */
+    live: (now: number): Array<readonly [jti: string, until: number]> =>
+      [...denied].filter(([, until]) => until > now)
   }
 }
 
@@ -91,9 +94,13 @@ export class DenyList extends Context.Service<DenyList, {
       const gate = yield* RedisGate
       const channel = `${keyPrefix}revoked`
       const mirror = makeDenied()
+      // A revocation is never taken back: what the mirror holds is refused whatever Redis says,
+      // for a Redis restarted empty answers "not revoked" until the mirrors have written it again.
       const askRedis = (jti: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          gate.run("deny_list", () => redis.exists(keyPrefix + jti).then((n) => n > 0), () => mirror.hasAt(jti, now)))
+          mirror.hasAt(jti, now)
+            ? Effect.succeed(true)
+            : gate.run("deny_list", () => redis.exists(keyPrefix + jti).then((n) => n > 0), () => false))
       /** Revocations Redis has not stored yet (made while it was away), by `jti`. */
       const unsent = new Map<string, number>()
       const send = async (jti: string, expiresAtMillis: number) => {
@@ -117,8 +124,13 @@ export class DenyList extends Context.Service<DenyList, {
       // Bumped by every change of the subscription, so a load that a reconnection overtook is dropped.
       let epoch = 0
 
-      /** Every stored revocation into the mirror; the subscription already catches new ones. */
+      /**
+       * Every stored revocation into the mirror (the subscription already catches new ones), and
+       * back into Redis every one the mirror holds that Redis lost (a restart without persistence),
+       * so the processes that started after it refuse them too.
+       */
       const load = async () => {
+        const stored = new Set<string>()
         let cursor = "0"
         do {
           const [next, keys] = await redis.scan(cursor, "MATCH", `${keyPrefix}*`, "COUNT", 1_000)
@@ -126,12 +138,14 @@ export class DenyList extends Context.Service<DenyList, {
           const denied = keys.filter((key) => key !== channel)
           const values = denied.length === 0 ? [] : await redis.mget(denied)
           const now = Date.now()
+          for (const key of denied) stored.add(key.slice(keyPrefix.length))
           mirror.addAll(values.map((value, i) => {
             const until = Number(value)
             // A value this code did not write: keep it for an access token's whole life.
             return [(denied[i] ?? "").slice(keyPrefix.length), Number.isFinite(until) ? until : now + 3_600_000] as const
           }), now)
         } while (cursor !== "0")
+        for (const [jti, until] of mirror.live(Date.now())) if (!stored.has(jti)) await send(jti, until)
       }
 
       if (feed !== undefined) {
@@ -146,17 +160,31 @@ export class DenyList extends Context.Service<DenyList, {
                 const mine = ++epoch
                 live = false
                 if (!up) return
-                sendUnsent().then(load).then(
-                  () => {
-                    if (epoch === mine) live = true
-                  },
-                  // Not live: the checks keep asking Redis, and the next reconnection tries again.
-                  () => undefined
-                )
+                // The subscription can be back before the command connection is (they reconnect
+                // apart): a catch-up that fails is tried again until it holds or the feed changes.
+                const catchUp = (wait: number): void => {
+                  if (epoch !== mine) return
+                  sendUnsent().then(load).then(
+                    () => {
+                      if (epoch === mine) live = true
+                    },
+                    () => {
+                      if (epoch !== mine) return
+                      const retry = setTimeout(() => catchUp(Math.min(wait * 2, 5_000)), wait)
+                      retry.unref()
+                    }
+                  )
+                }
+                catchUp(250)
               }
             })
           ),
-          (stop) => Effect.sync(stop)
+          (stop) =>
+            Effect.sync(() => {
+              // A pending catch-up sees a changed epoch and stops.
+              epoch++
+              stop()
+            })
         )
       }
 
