@@ -70,6 +70,18 @@ describe("lyre upload", () => {
     expect(list.stdout).toContain(upload.id)
   })
 
+  it("- reads the file from standard input, typed by --content-type; untyped, the server refuses it", async () => {
+    const wav = songWav(6)
+    const piped = await home.run(["upload", "-", "--content-type", "audio/wav", "--title", "Piped", "-o", "json"], { env: env(), input: wav })
+    expect(piped.stderr).not.toContain("lyre:")
+    expect(piped.code).toBe(0)
+    expect(JSON.parse(piped.stdout)).toMatchObject({ status: "pending", title: "Piped", content_type: "audio/wav", bytes: wav.length })
+    expect(piped.stderr).toContain("Uploading standard input  ")
+    const untyped = await home.run(["upload", "-"], { env: env(), input: wav })
+    expect(untyped.code).toBe(1)
+    expect(untyped.stderr).toContain("(this one is application/octet-stream). (param: file; invalid_request_error/invalid_audio;")
+  })
+
   it("a file that is not audio is refused with the server's message, exit 1, and nothing is kept", async () => {
     const fresh = await createAccount(server)
     const notes = join(home.home, "notes.txt")

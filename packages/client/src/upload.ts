@@ -20,8 +20,9 @@ export interface UploadOptions {
   /** A name for the upload (at most 200 characters). */
   readonly title?: string
   /**
-   * The file's type. Default: a path's or File's extension (`.mp3`, `.wav`, `.flac`, `.ogg`), a
-   * Blob's own type, else `application/octet-stream` (which the server refuses as not audio).
+   * The file's type. Default: a Blob's or File's own type, else a path's or File's extension
+   * (`.mp3`, `.wav`, `.flac`, `.ogg`), else `application/octet-stream` (which the server refuses
+   * as not audio).
    */
   readonly contentType?: string
   /** A stream's length in bytes, sent as `Content-Length` (a path's and a Blob's are known). */
@@ -73,7 +74,8 @@ export const uploadBodyOf = async (source: UploadSource, options: UploadOptions 
   if (typeof source === "string" || isBlob(source)) {
     const blob = typeof source === "string" ? await openPath(source) : source
     const name = typeof source === "string" ? source : "name" in source && typeof source.name === "string" ? source.name : ""
-    const contentType = options.contentType ?? uploadContentTypeOfFileName(name) ?? (blob.type || "application/octet-stream")
+    // A type given on the Blob is deliberate; a path's Blob has none, and its name says it.
+    const contentType = options.contentType ?? (blob.type || uploadContentTypeOfFileName(name) || "application/octet-stream")
     return {
       // Without progress a Blob goes as is (fetch streams it, and browsers need no streaming upload).
       make: () => (onProgress === undefined ? blob : counted(blob.stream(), blob.size, onProgress)),
