@@ -5,7 +5,7 @@
  * track is accompanied, edited and kept as a persona that sings a new song. Another account's
  * upload and a file that is not audio are refused with the server's messages, exit 1.
  */
-import { readdirSync, writeFileSync } from "node:fs"
+import { readdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
@@ -82,7 +82,7 @@ describe("lyre upload", () => {
     expect(untyped.stderr).toContain("(this one is application/octet-stream). (param: file; invalid_request_error/invalid_audio;")
   })
 
-  it("a file that is not audio is refused with the server's message, exit 1, and nothing is kept", async () => {
+  it("a file that is not audio, or past 50 MB, is refused with the server's message, exit 1, and nothing is kept", async () => {
     const fresh = await createAccount(server)
     const notes = join(home.home, "notes.txt")
     writeFileSync(notes, "these are words, not audio\n".repeat(400))
@@ -96,6 +96,12 @@ describe("lyre upload", () => {
     const lying = await home.run(["upload", named, "--wait"], { env: env(fresh.key) })
     expect(lying.code).toBe(1)
     expect(lying.stderr).toContain("(param: file; invalid_request_error/invalid_audio; request ")
+    const big = join(home.home, "big.wav")
+    writeFileSync(big, new Uint8Array(50 * 1024 * 1024 + 1))
+    const tooLarge = await home.run(["upload", big], { env: env(fresh.key) })
+    rmSync(big)
+    expect(tooLarge.code).toBe(1)
+    expect(tooLarge.stderr).toContain("lyre: An upload is at most 52428800 bytes. (invalid_request_error/request_too_large; request ")
     const missing = await home.run(["upload", join(home.home, "absent.wav")], { env: env(fresh.key) })
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain("lyre: Cannot read ")

@@ -28,12 +28,14 @@ describe("uploadBodyOf", () => {
     ]
     for (const [name, type] of cases) {
       const body = await uploadBodyOf(file(name, 12))
-      expect([name, body.contentType, body.size, body.replayable, body.streamed]).toEqual([name, type, 12, true, false])
+      // A path is always streamed (sent chunked), progress or not.
+      expect([name, body.contentType, body.size, body.replayable, body.streamed]).toEqual([name, type, 12, true, true])
     }
     expect((await uploadBodyOf(file("h.txt"), { contentType: "audio/flac" })).contentType).toBe("audio/flac")
   })
 
-  it("a Blob or File: its own type first, then its name; with progress it is streamed and counted", async () => {
+  it("a Blob or File: its own type first, then its name; as it is without progress, streamed and counted with it", async () => {
+    expect((await uploadBodyOf(new Blob([new Uint8Array(3)]))).streamed).toBe(false)
     expect((await uploadBodyOf(new Blob([new Uint8Array(3)], { type: "audio/ogg" }))).contentType).toBe("audio/ogg")
     expect((await uploadBodyOf(new File([new Uint8Array(3)], "x.flac"))).contentType).toBe("audio/flac")
     expect((await uploadBodyOf(new File([new Uint8Array(3)], "x.flac", { type: "audio/wav" }))).contentType).toBe("audio/wav")
