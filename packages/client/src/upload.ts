@@ -1,8 +1,8 @@
 /**
  * An upload's file as the raw body of `POST {api}/v1/music/uploads` (DESIGN.md section 11): a
- * path on disk (Node), a Blob (or File), or a stream, with its `Content-Type`, sent as it is
- * read. Whether the bytes are audio is the server's to judge: its refusal comes back as
- * `LyreApiError`.
+ * path on disk (Node), a Blob (or File), or a stream, with its `Content-Type` and, when known,
+ * its `Content-Length`, so a file past the limit is refused before it is sent. Whether the bytes
+ * are audio is the server's to judge: its refusal comes back as `LyreApiError`.
  */
 import { uploadContentTypeOfFileName } from "@lyre/core/uploads/contentTypes"
 import { describeCause, failureOf, jsonOf } from "./answers.ts"
@@ -25,7 +25,7 @@ export interface UploadOptions {
    * as not audio).
    */
   readonly contentType?: string
-  /** A stream's length in bytes, for `onProgress`'s total (a path's and a Blob's are known). */
+  /** A stream's length in bytes, sent as `Content-Length` (a path's and a Blob's are known). */
   readonly size?: number
   /** Told as the body is sent; `total` is null for a stream of unknown size. */
   readonly onProgress?: (sent: number, total: number | null) => void
@@ -76,11 +76,11 @@ export const uploadBodyOf = async (source: UploadSource, options: UploadOptions 
     const name = typeof source === "string" ? source : "name" in source && typeof source.name === "string" ? source.name : ""
     // A type given on the Blob is deliberate; a path's Blob has none, and its name says it.
     const contentType = options.contentType ?? (blob.type || uploadContentTypeOfFileName(name) || "application/octet-stream")
-    // A path goes as a stream, so chunked (see postUpload). A Blob without progress goes as it is:
-    // browsers stream a request body only over HTTP/2, and fetch then declares its length itself.
-    const streamed = onProgress !== undefined || typeof source === "string"
+    // Without progress a Blob goes as it is (fetch reads it as it sends; browsers stream a
+    // request body only over HTTP/2); with progress it goes as a counted stream.
+    const streamed = onProgress !== undefined
     return {
-      make: () => (!streamed ? blob : onProgress === undefined ? blob.stream() : counted(blob.stream(), blob.size, onProgress)),
+      make: () => (onProgress === undefined ? blob : counted(blob.stream(), blob.size, onProgress)),
       contentType,
       size: blob.size,
       replayable: true,
@@ -125,9 +125,8 @@ export const postUpload = (
   const headers: Record<string, string> = { accept: "application/json", "content-type": body.contentType }
   if (request.credential !== undefined) headers["authorization"] = `Bearer ${request.credential}`
   if (request.userAgent !== undefined) headers["user-agent"] = request.userAgent
-  // No Content-Length, even when the size is known: a length past the limit is refused unread and
-  // the connection closed, which fetch often reports as `write EPIPE` instead of the answer; a
-  // body sent chunked is cut one byte past it and the rest drained, so the 413 always arrives.
+  // A declared length lets the server refuse a file past its limit before it is sent.
+  if (body.size !== null) headers["content-length"] = String(body.size)
   const init: RequestInit & { duplex?: "half" } = {
     method: "POST",
     headers,

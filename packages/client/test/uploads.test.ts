@@ -132,19 +132,25 @@ describe("uploads.create", () => {
     expect(await uploadRows(fresh.id)).toBe(0)
   })
 
-  it("a refusal before the body is read reaches the caller: a bad key on 20 MB, and 413 past 50 MB every time", async () => {
-    const mid = join(dir, "mid.wav")
-    writeFileSync(mid, new Uint8Array(20 * 1024 * 1024))
-    const bad = new LyreClient({ apiKey: "lyr_live_nope", baseUrl: server.url })
-    expect((await refusal(bad.uploads.create(mid))).status).toBe(401)
-    rmSync(mid)
+  it("a refusal before the body is read reaches the caller, every time: a bad key, a type that is not audio, a length past 50 MB", async () => {
+    // Each is answered while the client is still sending; the server reads on a moment (0075).
+    const mid = join(dir, "mid.m4a")
+    writeFileSync(mid, new Uint8Array(5 * 1024 * 1024))
     const big = join(dir, "big.wav")
     writeFileSync(big, new Uint8Array(50 * 1024 * 1024 + 1))
-    // Sent chunked, the body is cut one byte past the limit and the rest drained: no lost answer.
+    const bad = new LyreClient({ apiKey: "lyr_live_nope", baseUrl: server.url })
     for (let attempt = 0; attempt < 3; attempt++) {
-      const error = await refusal(client.uploads.create(big))
-      expect([error.status, error.code, error.message]).toEqual([413, "request_too_large", "An upload is at most 52428800 bytes."])
+      expect((await refusal(bad.uploads.create(mid))).status).toBe(401)
+      const untyped = await refusal(client.uploads.create(mid))
+      expect([untyped.status, untyped.code, untyped.message]).toEqual([
+        400,
+        "invalid_audio",
+        "An upload is audio: audio/mpeg, audio/wav, audio/flac, audio/ogg (this one is application/octet-stream)."
+      ])
+      const large = await refusal(client.uploads.create(big, { onProgress: () => undefined }))
+      expect([large.status, large.code, large.message]).toEqual([413, "request_too_large", "An upload is at most 52428800 bytes."])
     }
+    rmSync(mid)
     rmSync(big)
   })
 
