@@ -9,10 +9,11 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
-import { errorTable, isExport, isExportId, renderError } from "@lyre/core"
-import type { ApiError, ExportList, GenerationTaskList, Job } from "@lyre/core"
+import { errorTable, isExport, isExportId, isUploadId, renderError } from "@lyre/core"
+import type { ApiError, ExportList, GenerationTaskList, Job, Upload } from "@lyre/core"
 import { lyreJsonRpcCodes } from "@lyre/http"
-import { loadJob, pendingMessage } from "./jobs.ts"
+import { isUpload, loadJob, pendingMessage } from "./jobs.ts"
+import type { McpJob } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 import { jobResult } from "./results.ts"
@@ -21,7 +22,7 @@ import { pollDelaysSeconds, steadyPollSeconds } from "./wait.ts"
 /** What the server declares: tasks for `tools/call`, listed and (to be told no) cancelled. */
 export const tasksCapability = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const
 
-const statusOf: { readonly [S in Job["status"]]: Task["status"] } = {
+const statusOf: { readonly [S in McpJob["status"]]: Task["status"] } = {
   pending: "working",
   ready: "completed",
   failed: "failed"
@@ -40,23 +41,28 @@ export const pollIntervalFor = (ageSeconds: number): number => {
   return steadyPollSeconds * 1000
 }
 
+/** An upload's: what listening heard, or why it gave up (uploads are free: nothing to refund). */
+const uploadMessageOf = (upload: Upload): string =>
+  upload.status === "ready"
+    ? `Upload ${upload.id} is ready: track ${upload.track_id ?? ""}` +
+      (upload.analysis === null ? "." : `, ${Math.round(upload.analysis.bpm)} bpm, ${upload.analysis.key}.`)
+    : `${upload.error?.message ?? "Listening to the upload failed."} (${upload.error?.code ?? "internal_error"}).`
+
 /** The status message, in the wait tool's words while pending, and the failure with its refund. */
-const statusMessageOf = (task: Job, ageSeconds: number): string => {
-  switch (task.status) {
-    case "pending":
-      return pendingMessage(task.id, ageSeconds)
-    case "ready":
-      return isExport(task)
-        ? `Export ${task.id} is ready: ${task.files.length} files.`
-        : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
-    case "failed":
-      return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
-        `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
+const statusMessageOf = (task: McpJob, ageSeconds: number): string => {
+  if (task.status === "pending") return pendingMessage(task.id, ageSeconds)
+  if (isUpload(task)) return uploadMessageOf(task)
+  if (task.status === "ready") {
+    return isExport(task)
+      ? `Export ${task.id} is ready: ${task.files.length} files.`
+      : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
   }
+  return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
+    `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
 }
 
-/** Lyre's task or export as an MCP task: kept as long as the account's history (no ttl). */
-export const mcpTaskOf = (task: Job, nowMillis: number): Task => {
+/** Lyre's task, export or upload as an MCP task: kept as long as the account's history (no ttl). */
+export const mcpTaskOf = (task: McpJob, nowMillis: number): Task => {
   const ageSeconds = Math.max(0, (nowMillis - Date.parse(task.created_at)) / 1000)
   return {
     taskId: task.id,
@@ -73,7 +79,7 @@ export const mcpTaskOf = (task: Job, nowMillis: number): Task => {
  * What `tasks/result` answers: the result `wait_for_generation` (or `wait_for_export`) gives, an
  * error result when it failed.
  */
-export const finalResultOf = (task: Job): CallToolResult =>
+export const finalResultOf = (task: McpJob): CallToolResult =>
   task.status === "failed" ? { ...jobResult(task), isError: true } : jobResult(task)
 
 const codeByStatus: Readonly<Record<number, number>> = {
@@ -139,7 +145,7 @@ export class LyreTaskStore implements TaskStore {
     this.request = request
   }
 
-  private load(taskId: string): Promise<Outcome<Job>> {
+  private load(taskId: string): Promise<Outcome<McpJob>> {
     return loadJob(this.request, taskId)
   }
 
@@ -166,7 +172,7 @@ export class LyreTaskStore implements TaskStore {
 
   /** The SDK's `tasks/cancel` ends here for a task still working: a generation or export cannot be stopped. */
   updateTaskStatus(taskId: string): Promise<void> {
-    const what = isExportId(taskId) ? "an export" : "a generation"
+    const what = isExportId(taskId) ? "an export" : isUploadId(taskId) ? "an upload being listened to" : "a generation"
     return Promise.reject(new McpError(
       ErrorCode.InvalidParams,
       `Task ${taskId} cannot be cancelled: ${what} runs to its end once submitted (a failed one is refunded).`
