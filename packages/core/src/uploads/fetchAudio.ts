@@ -7,6 +7,7 @@
  * same receive as a REST upload's.
  */
 import { extname } from "node:path"
+import { Transform } from "node:stream"
 import type { IncomingMessage } from "node:http"
 import { outboundTarget, PRIVATE_ADDRESS } from "@lyre/webhooks"
 import { InvalidParameter, UploadTooLarge } from "../domain/errors.ts"
@@ -100,18 +101,30 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
         res.destroy()
         return settle({ ok: false, error: new UploadTooLarge({ message: `An upload is at most ${rules.maxBytes} bytes; url serves ${declared}.` }) })
       }
-      current = res
-      // The receive counts too and refuses one byte past the cap; this stops the download there
-      // rather than letting the rest of a large file run on until the time-out.
+      // Counted on the way through (a listener of its own would start the flow before the receive
+      // reads): past the cap the download stops there rather than running on to the time-out,
+      // and the receive, counting too, refuses it as too large.
       let bytes = 0
-      res.on("data", (chunk: Buffer) => {
-        bytes += chunk.length
-        if (bytes > rules.maxBytes) setImmediate(() => res.destroy())
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          bytes += chunk.length
+          if (bytes > rules.maxBytes) setImmediate(() => res.destroy())
+          done(null, chunk)
+        }
       })
-      res.once("close", () => clearTimeout(timer))
+      res.once("error", (error) => counted.destroy(error))
+      res.once("close", () => {
+        clearTimeout(timer)
+        if (!res.complete) counted.destroy(new Error("the server closed the connection before the end of the file"))
+      })
+      current = { destroy: (error) => {
+        res.destroy()
+        counted.destroy(error)
+      } }
+      res.pipe(counted)
       settle({
         ok: true,
-        file: { stream: res, contentType: typeOf(contentType, res.headers["content-type"], url), filename: null }
+        file: { stream: counted, contentType: typeOf(contentType, res.headers["content-type"], url), filename: null }
       })
     }
 
