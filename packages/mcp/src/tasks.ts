@@ -10,7 +10,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
 import { errorTable, isExport, isExportId, isUploadId, renderError } from "@lyre/core"
-import type { ApiError, ExportList, GenerationTaskList, Job, Upload } from "@lyre/core"
+import type { ApiError, Upload } from "@lyre/core"
 import { lyreJsonRpcCodes } from "@lyre/http"
 import { isUpload, loadJob, pendingMessage } from "./jobs.ts"
 import type { McpJob } from "./jobs.ts"
@@ -102,33 +102,46 @@ export const mcpErrorFor = (error: ApiError): McpError =>
 
 const listPageSize = 20
 
-/**
- * `tasks/list` shows generations and exports as one list, newest first. Its cursor is the last
- * id shown of each kind (`gen_...,exp_...`; one id while only one kind has been shown): a kind
- * not shown yet is wholly older than the page, so it starts from its newest.
- */
-const readCursor = (cursor: string | undefined): { readonly generation?: string; readonly export?: string } => {
-  const ids = cursor === undefined ? [] : cursor.split(",")
-  const generation = ids.find((id) => !isExportId(id))
-  const exported = ids.find(isExportId)
-  return { ...(generation === undefined ? {} : { generation }), ...(exported === undefined ? {} : { export: exported }) }
+/** The kinds `tasks/list` shows, in the order the cursor names them. */
+const kinds = ["generation", "export", "upload"] as const
+type Kind = (typeof kinds)[number]
+
+const kindOf = (id: string): Kind => isExportId(id) ? "export" : isUploadId(id) ? "upload" : "generation"
+
+/** A page of one kind, as its list procedure answers it. */
+export interface KindPage {
+  readonly data: ReadonlyArray<McpJob>
+  readonly has_more: boolean
 }
 
-/** The two lists merged newest first: a page, and whether either list goes on past it. */
+/**
+ * `tasks/list` shows generations, exports and uploads as one list, newest first. Its cursor is
+ * the last id shown of each kind (`gen_...,exp_...,upl_...`; only the kinds shown so far): a kind
+ * not shown yet is wholly older than the page, so it starts from its newest.
+ */
+const readCursor = (cursor: string | undefined): Partial<Record<Kind, string>> => {
+  const position: Partial<Record<Kind, string>> = {}
+  for (const id of cursor === undefined ? [] : cursor.split(",")) position[kindOf(id)] ??= id
+  return position
+}
+
+/** The lists merged newest first: a page, and whether any list goes on past it. */
 export const mergePage = (
-  generations: GenerationTaskList,
-  exports: ExportList,
+  lists: Partial<Record<Kind, KindPage>>,
   cursor: string | undefined,
   size: number
-): { readonly jobs: ReadonlyArray<Job>; readonly nextCursor: string | undefined } => {
-  const merged: Array<Job> = [...generations.data, ...exports.data]
+): { readonly jobs: ReadonlyArray<McpJob>; readonly nextCursor: string | undefined } => {
+  const merged: Array<McpJob> = kinds.flatMap((kind) => lists[kind]?.data ?? [])
     .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))
   const jobs = merged.slice(0, size)
-  const more = merged.length > size || generations.has_more || exports.has_more
+  const more = merged.length > size || kinds.some((kind) => lists[kind]?.has_more === true)
   const previous = readCursor(cursor)
-  const lastGeneration = jobs.findLast((job) => !isExport(job))?.id ?? previous.generation
-  const lastExport = jobs.findLast(isExport)?.id ?? previous.export
-  const next = [lastGeneration, lastExport].filter((id) => id !== undefined).join(",")
+  const next = kinds
+    .flatMap((kind) => {
+      const last = jobs.findLast((job) => kindOf(job.id) === kind)?.id ?? previous[kind]
+      return last === undefined ? [] : [last]
+    })
+    .join(",")
   return { jobs, nextCursor: more && next !== "" ? next : undefined }
 }
 
@@ -179,16 +192,20 @@ export class LyreTaskStore implements TaskStore {
     ))
   }
 
-  /** Two procedure calls (generations and exports), each one request of the per-minute budget. */
+  /** Three procedure calls (generations, exports, uploads), each one request of the per-minute budget. */
   async listTasks(cursor?: string): Promise<{ tasks: Array<Task>; nextCursor?: string }> {
     const position = readCursor(cursor)
-    const generationsInput = { limit: listPageSize, ...(position.generation === undefined ? {} : { starting_after: position.generation }) }
+    const inputFor = (kind: Kind) => ({ limit: listPageSize, ...(position[kind] === undefined ? {} : { starting_after: position[kind] }) })
+    const generationsInput = inputFor("generation")
     const generations = await invoke(this.request, generationsInput, (caller) => caller.generations.list(generationsInput))
     if (!generations.ok) throw mcpErrorFor(generations.error)
-    const exportsInput = { limit: listPageSize, ...(position.export === undefined ? {} : { starting_after: position.export }) }
+    const exportsInput = inputFor("export")
     const exports = await invoke(this.request, exportsInput, (caller) => caller.exports.list(exportsInput))
     if (!exports.ok) throw mcpErrorFor(exports.error)
-    const page = mergePage(generations.value, exports.value, cursor, listPageSize)
+    const uploadsInput = inputFor("upload")
+    const uploads = await invoke(this.request, uploadsInput, (caller) => caller.uploads.list(uploadsInput))
+    if (!uploads.ok) throw mcpErrorFor(uploads.error)
+    const page = mergePage({ generation: generations.value, export: exports.value, upload: uploads.value }, cursor, listPageSize)
     const now = Date.now()
     const tasks = page.jobs.map((job) => mcpTaskOf(job, now))
     return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor }

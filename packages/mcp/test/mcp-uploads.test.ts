@@ -175,6 +175,10 @@ describe("upload_audio, then the track tools", () => {
     expect(host.hits).toEqual(expect.arrayContaining(["/redirect", "/song.wav"]))
     const listed = structured(await callTool(client, "list_uploads", { limit: 10 }))
     expect((listed.data as unknown as Array<Json>).map((u) => u.id)).toEqual([fetched.id, upload.id])
+    // tasks/list shows the uploads beside the generations, newest first.
+    const tasks = (await client.experimental.tasks.listTasks()).tasks
+    expect(tasks[0]).toMatchObject({ taskId: fetched.id, status: "completed" })
+    expect(tasks.map((task) => task.taskId)).toEqual(expect.arrayContaining([String(upload.id)]))
   }, 180_000)
 
   it("refuses a URL that serves no audio or nothing (a 404), or declares more than the cap, and keeps nothing", async () => {
@@ -218,6 +222,7 @@ describe("what upload_audio refuses", () => {
     expect(structured(await callTool(client, "list_uploads", {})).data).toEqual([])
     const error = await rejectionOf(client.experimental.tasks.getTask(id))
     expect(error.data).toMatchObject({ error: { type: "not_found" } })
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([])
     const me = await api(live, "GET", "/api/v1/me", { key: other.key })
     expect(me.body.credits).toMatchObject({ total: 1_000 })
     await ownerClient.close()
