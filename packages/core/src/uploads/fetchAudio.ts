@@ -40,7 +40,7 @@ const typeOf = (declared: string | undefined, answered: string | undefined, url:
 
 const refuse = (message: string) => new InvalidParameter({ message: `url: ${message}`, param: "url" })
 
-const describe = (error: NodeJS.ErrnoException): string => {
+const reasonOf = (error: NodeJS.ErrnoException): string => {
   switch (error.code) {
     case PRIVATE_ADDRESS:
       return `${error.message}; uploads are fetched from public addresses only.`
@@ -80,7 +80,7 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
       const { url, transport, options } = checked.target
       const req = transport.get(url, { headers: { "user-agent": "Lyre-Uploads/1", accept: "audio/*" }, ...options })
       current = req
-      req.on("error", (error: NodeJS.ErrnoException) => settle({ ok: false, error: refuse(describe(error)) }))
+      req.on("error", (error: NodeJS.ErrnoException) => settle({ ok: false, error: refuse(reasonOf(error)) }))
       req.on("response", (res: IncomingMessage) => answered(url, res, redirectsLeft))
     }
 
