@@ -176,6 +176,12 @@ describe("1.0: a file part is an upload", () => {
     expect(persona?.$case === "data" ? persona.value : undefined).toMatchObject({ name: "Sines", track_id })
     const personaId = persona?.$case === "data" ? String((persona.value as Json).id) : ""
     expect(personaId).toMatch(/^per_/)
+    // Streamed, a persona is one message event and the end of the stream.
+    const events: Array<StreamResponse> = []
+    for await (const event of client.sendMessageStream(send([part({ $case: "data", value: { operation: "create_persona", track_id, name: "Streamed", description: "Again" } })]))) {
+      events.push(event)
+    }
+    expect(events.map((event) => event.payload?.$case)).toEqual(["message"])
     const sung = asTask(await client.sendMessage(send([part({
       $case: "data",
       value: { style: "dream pop", title: "With a voice", lyrics: "[Verse]\nHello", persona_id: personaId }
