@@ -84,8 +84,10 @@ export const trackSources = Effect.gen(function*() {
   const personaOf = (row: PersonaRow, depth: number): Effect.Effect<PersonaSource | undefined> =>
     Effect.gen(function*() {
       const [track] = yield* sourceRow(row.track_id)
-      if (track === undefined) return undefined
-      return { personaId: row.id, providerPersonaId: row.provider_persona_id, source: yield* sourceOf(track, depth + 1) }
+      // A persona made from an upload's track keeps that voice as a task's track's is kept.
+      const source = track !== undefined ? yield* sourceOf(track, depth + 1) : (yield* uploadTrack(row.track_id, null))?.source
+      if (source === undefined) return undefined
+      return { personaId: row.id, providerPersonaId: row.provider_persona_id, source }
     })
 
   /** The SourceTrack of a row, following what it was made from back to the first song. */
