@@ -9,6 +9,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Midi } from "@tonejs/midi"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { sourceTake } from "../src/arrange/index.ts"
+import { sheetOf } from "../src/arrange/sheet.ts"
+import { chordNamed } from "../src/arrange/uploadSheet.ts"
 import { exportTrack, extensionSources, renderExtension, segmentsOf, trackWav } from "../src/song.ts"
 import type { TrackSource, UploadRoot } from "../src/types.ts"
 
@@ -102,5 +105,53 @@ describe("an extension of an upload", { timeout: 120_000 }, () => {
     expect(continuation?.take.spec.minor).toBe(true)
     // Its bars start on the upload's: the first beat (0.25 s) plus whole bars of 2.5 s.
     expect(((continuation?.offset ?? 0) - 0.25) / 2.5).toBeCloseTo(Math.round(((continuation?.offset ?? 0) - 0.25) / 2.5), 6)
+  })
+})
+
+describe("a cover of an upload", () => {
+  it("plays the chords heard in it, bar by bar from its first beat, and its tune, the transcription's highest notes", () => {
+    const root = upload.upload as UploadRoot
+    // Heard: Dm for two bars, then Bb, then A; a tune over a low note sounding with it.
+    const bar = 2.5
+    const heard: UploadRoot = {
+      ...root,
+      analysis: {
+        ...root.analysis,
+        chords: [
+          { start: 0.25, end: 0.25 + 2 * bar, chord: "Dm" },
+          { start: 0.25 + 2 * bar, end: 0.25 + 3 * bar, chord: "Bb" },
+          { start: 0.25 + 3 * bar, end: 10, chord: "A" }
+        ]
+      },
+      transcription: {
+        notes: [
+          { pitch: 38, start: 0.25, end: 2.7, velocity: 0.8 },
+          { pitch: 69, start: 0.26, end: 0.8, velocity: 0.7 },
+          { pitch: 62, start: 0.27, end: 0.8, velocity: 0.5 },
+          { pitch: 74, start: 0.875, end: 2, velocity: 0.6 },
+          { pitch: 72, start: 1.5, end: 2.2, velocity: 0.6 }
+        ]
+      }
+    }
+    const source: TrackSource = { ...upload, upload: heard }
+    const tracks = { segmentsOf, trackWav }
+    const sheet = sheetOf(source, {}, tracks)
+    expect(sheet.chords.slice(0, 4)).toEqual(["Dm", "Dm", "Bb", "A"].map(chordNamed))
+    // The tune from the first beat, at the sheet's time: the 69 over the 62 and the 38, then 74 cut by 72.
+    expect(sheet.lead.map((n) => n.pitch)).toEqual([69, 74, 72])
+    const at = sheet.bar / bar
+    expect(sheet.lead[0]?.start).toBeCloseTo(0.01 * at, 3)
+    expect(sheet.lead[1]?.dur).toBeCloseTo((1.5 - 0.875) * at, 3)
+
+    const cover: TrackSource = {
+      request: { style: "bossa nova, acoustic guitar", title: "Covered", lyrics: null, instrumental: true, model: "aether" },
+      taskId: "cover-of-upload",
+      index: 0,
+      derives: { kind: "cover", source }
+    }
+    const take = sourceTake(cover, {}, tracks)
+    expect(take.score.chords?.slice(0, 4)).toEqual(sheet.chords.slice(0, 4))
+    const lead = take.score.parts.find((p) => p.role === "lead")
+    expect(lead?.notes.map((n) => n.pitch)).toEqual([69, 74, 72])
   })
 })

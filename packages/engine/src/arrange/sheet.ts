@@ -10,6 +10,7 @@ import type { Segment, TrackReader } from "../splice.ts"
 import type { StyleSpec } from "../style.ts"
 import { diatonicChord, type Chord } from "../theory.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
+import { uploadChords, uploadLead } from "./uploadSheet.ts"
 
 export interface Sheet {
   readonly spec: StyleSpec
@@ -109,8 +110,15 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
     for (const hit of score.drums) if (heard(seg, seg.offset + hit.time)) drums.push({ ...hit, time: seg.offset + hit.time })
     for (const kick of score.kicks) if (heard(seg, seg.offset + kick)) kicks.push(seg.offset + kick)
   }
+  // An upload's stand-in take gives its form; its chords and its tune are what was heard in it.
+  const upload = source.extends === undefined ? source.upload : undefined
+  if (upload !== undefined) uploadChords(upload, chords.length).forEach((heard, i) => {
+    if (heard !== undefined) chords[i] = heard
+  })
   const allParts = [...parts.values()].filter((p) => p.notes.length > 0)
-  const lead = allParts.filter((p) => p.role === "lead").flatMap((p) => p.notes).sort((a, b) => a.start - b.start)
+  const lead = upload !== undefined
+    ? uploadLead(upload, bar)
+    : allParts.filter((p) => p.role === "lead").flatMap((p) => p.notes).sort((a, b) => a.start - b.start)
   const sections: { kind: SectionPlan["kind"]; start: number; end: number }[] = []
   let at = 0
   for (const s of plan) {
