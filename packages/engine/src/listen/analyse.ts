@@ -7,12 +7,11 @@
 import { cpuUsage } from "node:process"
 import { decodeAudio } from "./decode.ts"
 import type { AudioType } from "./decode.ts"
+import { SR } from "../synth/dsp.ts"
 import { integratedLoudness } from "../synth/loudness.ts"
 import { chordsOn, keyOf } from "./harmony.ts"
 import { beatsAndTempo } from "./rhythm.ts"
 import type { Analysis, Listening, Transcription } from "./types.ts"
-
-const rate = 44_100
 
 /** CPU milliseconds of this thread's process spent in `work`. */
 function timed<T>(work: () => T): { readonly value: T; readonly ms: number } {
@@ -22,11 +21,14 @@ function timed<T>(work: () => T): { readonly value: T; readonly ms: number } {
   return { value, ms: (used.user + used.system) / 1000 }
 }
 
-/** Linear resampling to 44.1 kHz: the tracker and the meter are tuned for it; uploads are mostly at it already. */
-function resample(signal: Float32Array, from: number): Float32Array {
-  if (from === rate) return signal
-  const out = new Float32Array(Math.floor(signal.length * rate / from))
-  const step = from / rate
+/**
+ * Linear resampling to the engine's 44.1 kHz, which the beat tracker and the loudness meter are
+ * tuned for and an upload's track is rendered at; a 44.1 kHz upload passes through untouched.
+ */
+export function toEngineRate(signal: Float32Array, from: number): Float32Array {
+  if (from === SR) return signal
+  const out = new Float32Array(Math.floor(signal.length * SR / from))
+  const step = from / SR
   for (let i = 0; i < out.length; i++) {
     const x = i * step
     const j = Math.floor(x)
@@ -70,7 +72,7 @@ export async function decodeWhole(bytes: Uint8Array, type: AudioType): Promise<D
 
 /** Integrated loudness in LUFS, to a tenth; a silent file (refused before this) would be -70. */
 function loudnessOf(audio: DecodedUpload): number {
-  const lufs = integratedLoudness(resample(audio.left, audio.sampleRate), resample(audio.right, audio.sampleRate))
+  const lufs = integratedLoudness(toEngineRate(audio.left, audio.sampleRate), toEngineRate(audio.right, audio.sampleRate))
   return Number.isFinite(lufs) ? Math.round(lufs * 10) / 10 : -70
 }
 
@@ -88,7 +90,7 @@ export async function listen(
   const decodedAt = cpuUsage(before)
   const monoRaw = new Float32Array(audio.left.length)
   for (let i = 0; i < monoRaw.length; i++) monoRaw[i] = 0.5 * ((audio.left[i] ?? 0) + (audio.right[i] ?? 0))
-  const mono = resample(monoRaw, audio.sampleRate)
+  const mono = toEngineRate(monoRaw, audio.sampleRate)
   const duration = audio.left.length / audio.sampleRate
   const decodeMs = (decodedAt.user + decodedAt.system) / 1000
 

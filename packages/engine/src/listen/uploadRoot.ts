@@ -5,24 +5,9 @@
 
 import { readFile } from "node:fs/promises"
 import { writeMidi } from "../midi.ts"
-import { SR } from "../synth/dsp.ts"
 import type { UploadRoot } from "../types.ts"
 import { quantize } from "../wav.ts"
-import { decodeWhole } from "./analyse.ts"
-
-/** Linear resampling to the engine's rate; a 44.1 kHz upload passes through untouched. */
-function toEngineRate(signal: Float32Array, from: number): Float32Array {
-  if (from === SR) return signal
-  const out = new Float32Array(Math.floor(signal.length * SR / from))
-  const step = from / SR
-  for (let i = 0; i < out.length; i++) {
-    const x = i * step
-    const j = Math.floor(x)
-    const frac = x - j
-    out[i] = (signal[j] ?? 0) * (1 - frac) + (signal[j + 1] ?? signal[j] ?? 0) * frac
-  }
-  return out
-}
+import { decodeWhole, toEngineRate } from "./analyse.ts"
 
 /** The upload's audio as interleaved 16-bit stereo at 44.1 kHz. */
 export async function uploadPcm(root: UploadRoot): Promise<Int16Array> {
