@@ -80,12 +80,16 @@ export const trackSources = Effect.gen(function*() {
   const personaRow = (personaId: string) =>
     sql<PersonaRow>`select id, track_id, provider_persona_id from personas where id = ${personaId}`.pipe(Effect.orDie)
 
-  /** A persona as its provider needs it; a deleted one still renders the tracks made with it. */
+  /**
+   * A persona as its provider needs it; a deleted one still renders the tracks made with it. Its
+   * track may be an upload's, as for any task on a track (Personas.create finds it so).
+   */
   const personaOf = (row: PersonaRow, depth: number): Effect.Effect<PersonaSource | undefined> =>
     Effect.gen(function*() {
       const [track] = yield* sourceRow(row.track_id)
-      if (track === undefined) return undefined
-      return { personaId: row.id, providerPersonaId: row.provider_persona_id, source: yield* sourceOf(track, depth + 1) }
+      const source = track !== undefined ? yield* sourceOf(track, depth + 1) : (yield* uploadTrack(row.track_id, null))?.source
+      if (source === undefined) return undefined
+      return { personaId: row.id, providerPersonaId: row.provider_persona_id, source }
     })
 
   /** The SourceTrack of a row, following what it was made from back to the first song. */
