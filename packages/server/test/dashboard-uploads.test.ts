@@ -299,6 +299,60 @@ describe("uploads in the dashboard", () => {
   }, 300_000)
 })
 
+describe("add vocals and accompaniment", () => {
+  it("Add vocals on an upload and Add accompaniment on a sung song, each followed to ready; an upload has no melody to accompany", async () => {
+    const upload = await readyUpload()
+    const page = await tabs.open(holder, "/dashboard/uploads")
+    // Core's rule, in its words: an upload stands for an instrumental, with no sung melody.
+    const before = await balance()
+    const accompany = await tool(page, String(upload["id"]), "Add accompaniment")
+    await accompany.getByLabel("Style of the accompaniment").fill("string quartet")
+    await accompany.getByRole("button", { name: "Add accompaniment for 50 credits" }).click()
+    await expect.poll(() => accompany.getByRole("alert").textContent()).toMatch(/track_has_no_lyrics$/)
+    expect(await balance()).toBe(before)
+
+    const vocals = await tool(page, String(upload["id"]), "Add vocals")
+    await vocals.getByLabel("Lyrics to sing").fill("[Verse]\nHumming by the water")
+    await vocals.getByRole("button", { name: "Add vocals for 50 credits" }).click()
+    const following = page.locator("section.following")
+    await following.locator("[data-status=pending]").waitFor()
+    expect(await balance()).toBe(before - 50)
+    await following.locator("[data-status=ready]").waitFor({ timeout: 200_000 })
+    const [made] = await server.query<{ derivation: string }>(
+      "select derivation from generation_tasks where account_id = $1 and derivation = 'vocals'",
+      holder.id
+    )
+    expect(made?.derivation).toBe("vocals")
+
+    const created = await api(server, "POST", "/api/v1/music/generations", {
+      key: holderKey,
+      body: { style: "pop, 100 bpm, piano", title: "Sung Line", lyrics: "[Verse]\nA line to sing" }
+    })
+    const until = Date.now() + 200_000
+    let song = created.body
+    while (String(song["status"]) === "pending" && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      song = (await api(server, "GET", `/api/v1/music/generations/${String(created.body["id"])}`, { key: holderKey })).body
+    }
+    const trackId = String((song["tracks"] as unknown as Array<Json>)[0]?.["id"])
+    const songs = await tabs.open(holder, "/dashboard/songs")
+    const track = songs.locator(`#history-title ~ ul [data-track-id="${trackId}"]`)
+    await track.locator("summary", { hasText: /^Add accompaniment / }).click()
+    const form = track.getByRole("form", { name: "Add accompaniment Sung Line 1" })
+    await form.getByLabel("Style of the accompaniment").fill("string quartet, pizzicato")
+    await form.getByRole("button", { name: "Add accompaniment for 50 credits" }).click()
+    const followed = songs.locator("section.following")
+    await followed.locator("[data-status=pending]").waitFor()
+    await followed.locator("[data-status=ready]").waitFor({ timeout: 200_000 })
+    const [row] = await server.query<{ source_track_id: string }>(
+      "select source_track_id from generation_tasks where account_id = $1 and derivation = 'instrumental'",
+      holder.id
+    )
+    expect(row?.source_track_id).toBe(trackId)
+    await songs.screenshot({ path: screenshotPath("dashboard-uploads/accompaniment-desktop"), fullPage: true })
+  }, 400_000)
+})
+
 describe("personas in the dashboard", () => {
   it("made from a track, named and described, then chosen in the generate form, which generates with it", async () => {
     const upload = await readyUpload()
