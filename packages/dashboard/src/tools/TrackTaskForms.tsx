@@ -26,14 +26,16 @@ export interface Derived {
   readonly kind: TrackTaskKind | "extend"
 }
 
-const optional = (name: string, value: string): Record<string, string> => (value.trim() === "" ? {} : { [name]: value })
+/** An optional box is left out when empty, so the source's value stands. */
+const given = (value: string): boolean => value.trim() !== ""
 
 /** The form every task on a track shares: fields, a model, the price, and the API's answer. */
 const TaskForm = (props: {
   readonly kind: TrackTaskKind
   readonly verb: string
   readonly source: SourceTrack
-  readonly body: () => Record<string, unknown>
+  /** Sends the task with the model chosen, if one was. */
+  readonly send: (model: { model?: ModelName }) => Promise<Task>
   readonly onCreated: (made: Derived) => void
   readonly children: (invalid: (param: string) => Record<string, unknown>) => ComponentChildren
 }) => {
@@ -44,20 +46,8 @@ const TaskForm = (props: {
   const price = priceOf[model === "" ? props.source.model : model]
   const submit = async (event: Event) => {
     event.preventDefault()
-    const body = { track_id: props.source.track.id, ...props.body(), ...(model === "" ? {} : { model }) }
     setBusy(true)
-    const result = await attempt(() => {
-      switch (props.kind) {
-        case "cover":
-          return api.tracks.cover.mutate(body as Parameters<typeof api.tracks.cover.mutate>[0])
-        case "vocals":
-          return api.tracks.vocals.mutate(body as Parameters<typeof api.tracks.vocals.mutate>[0])
-        case "instrumental":
-          return api.tracks.instrumental.mutate(body as Parameters<typeof api.tracks.instrumental.mutate>[0])
-        case "edit":
-          return api.tracks.edit.mutate(body as Parameters<typeof api.tracks.edit.mutate>[0])
-      }
-    })
+    const result = await attempt(() => props.send(model === "" ? {} : { model }))
     setBusy(false)
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated({ task: result.value, source: props.source, kind: props.kind })
@@ -94,7 +84,14 @@ export const CoverForm = (props: FormProps) => {
       verb="Cover"
       source={props.source}
       onCreated={props.onCreated}
-      body={() => ({ style, ...optional("title", title), ...(weight === "" ? {} : { audio_weight: Number(weight) }) })}
+      send={(model) =>
+        api.tracks.cover.mutate({
+          track_id: props.source.track.id,
+          style,
+          ...(given(title) ? { title } : {}),
+          ...(weight === "" ? {} : { audio_weight: Number(weight) }),
+          ...model
+        })}
     >
       {(invalid) => (
         <>
@@ -128,7 +125,14 @@ export const VocalsForm = (props: FormProps) => {
       verb="Add vocals"
       source={props.source}
       onCreated={props.onCreated}
-      body={() => ({ lyrics, ...optional("style", style), ...(gender === "" ? {} : { vocal_gender: gender }) })}
+      send={(model) =>
+        api.tracks.vocals.mutate({
+          track_id: props.source.track.id,
+          lyrics,
+          ...(given(style) ? { style } : {}),
+          ...(gender === "" ? {} : { vocal_gender: gender }),
+          ...model
+        })}
     >
       {(invalid) => (
         <>
@@ -159,7 +163,13 @@ export const VocalsForm = (props: FormProps) => {
 export const AccompanimentForm = (props: FormProps) => {
   const [style, setStyle] = useState("")
   return (
-    <TaskForm kind="instrumental" verb="Add accompaniment" source={props.source} onCreated={props.onCreated} body={() => ({ style })}>
+    <TaskForm
+      kind="instrumental"
+      verb="Add accompaniment"
+      source={props.source}
+      onCreated={props.onCreated}
+      send={(model) => api.tracks.instrumental.mutate({ track_id: props.source.track.id, style, ...model })}
+    >
       {(invalid) => (
         <label>
           Style of the accompaniment
@@ -220,7 +230,15 @@ export const EditForm = (props: FormProps) => {
       verb="Edit the section"
       source={props.source}
       onCreated={props.onCreated}
-      body={() => ({ start: span.start, end: span.end, ...optional("lyrics", lyrics), ...optional("style", style) })}
+      send={(model) =>
+        api.tracks.edit.mutate({
+          track_id: track.id,
+          start: span.start,
+          end: span.end,
+          ...(given(lyrics) ? { lyrics } : {}),
+          ...(given(style) ? { style } : {}),
+          ...model
+        })}
     >
       {(invalid) => (
         <>
