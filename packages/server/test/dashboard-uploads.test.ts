@@ -181,11 +181,11 @@ describe("uploads in the dashboard", () => {
     const rows = await uploadRows(holder.id)
     const files = storedUploads().length
     // Dropped on the drop zone, as a file manager would.
-    const dropped = await page.evaluateHandle((text: string) => {
+    const dropped = await page.evaluateHandle(`(() => {
       const transfer = new DataTransfer()
-      transfer.items.add(new File([text], "notes.txt", { type: "text/plain" }))
+      transfer.items.add(new File([${JSON.stringify(words)}], "notes.txt", { type: "text/plain" }))
       return transfer
-    }, words)
+    })()`)
     await page.getByTestId("dropzone").dispatchEvent("drop", { dataTransfer: dropped })
     const alert = page.locator("section", { has: page.locator("#upload-title") }).getByRole("alert")
     await expect.poll(() => alert.textContent(), { timeout: 20_000 }).toBe(`${String(expected.body["error"]?.["message"])} invalid_audio`)
