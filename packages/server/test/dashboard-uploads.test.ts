@@ -97,17 +97,21 @@ const settledUpload = async (id: string, withinMs = 200_000): Promise<Json> => {
  * dashboard's own upload call (the session's cookie and CSRF token, the file as the body).
  */
 const readyUpload = async (): Promise<Json> => {
-  if (uploaded !== undefined) return uploaded
+  uploaded ??= await uploadThroughSession("Chord study")
+  return uploaded
+}
+
+/** A ready upload sent as the page sends one: the session's cookie and CSRF token, the file as the body. */
+const uploadThroughSession = async (title: string): Promise<Json> => {
   const session = await signIn(holder)
-  const sent = await fetch(`${server.url}/trpc/uploads.create?input=${encodeURIComponent(JSON.stringify({ title: "Chord study" }))}`, {
+  const sent = await fetch(`${server.url}/trpc/uploads.create?input=${encodeURIComponent(JSON.stringify({ title }))}`, {
     method: "POST",
     headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "audio/wav" },
     body: song()
   })
   const body = (await sent.json()) as Json
   expect(sent.status).toBe(200)
-  uploaded = await settledUpload(String(body["result"]?.["data"]?.["id"]))
-  return uploaded
+  return settledUpload(String(body["result"]?.["data"]?.["id"]))
 }
 
 const uploadEntry = (page: Page, id: string) => page.locator(`[data-upload-id="${id}"]`)
@@ -297,6 +301,29 @@ describe("uploads in the dashboard", () => {
     expect(await following.getByRole("button", { name: /^B: edit/ }).count()).toBe(1)
     await page.screenshot({ path: screenshotPath("dashboard-uploads/edit-desktop"), fullPage: true })
   }, 300_000)
+})
+
+describe("deleting an upload", () => {
+  it("asks first (Escape keeps it), then the file goes and the list no longer shows it", async () => {
+    const doomed = await uploadThroughSession("To delete")
+    const id = String(doomed["id"])
+    const file = join(server.config.dataDir, "files", id, "source.wav")
+    expect(existsSync(file)).toBe(true)
+    const page = await tabs.open(holder, "/dashboard/uploads")
+    const entry = uploadEntry(page, id)
+    await entry.getByRole("button", { name: "Delete To delete" }).click()
+    const dialog = page.getByRole("dialog", { name: "Delete To delete?" })
+    await dialog.waitFor()
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "hidden" })
+    expect(await entry.count()).toBe(1)
+    await entry.getByRole("button", { name: "Delete To delete" }).click()
+    await dialog.getByRole("button", { name: "Delete" }).click()
+    await entry.waitFor({ state: "detached" })
+    expect(existsSync(file)).toBe(false)
+    const [row] = await server.query<{ deleted: boolean }>("select deleted_at is not null as deleted from uploads where id = $1", id)
+    expect(row?.deleted).toBe(true)
+  }, 240_000)
 })
 
 describe("add vocals and accompaniment", () => {

@@ -1,7 +1,9 @@
 /**
  * Uploads: drop a file or pick one, watch it send, and once listened to see what was heard
  * (tempo, key, metre, loudness, the chords over the waveform). Every ready upload has the song
- * tools of a track; a task made from one is followed at the top, as on the Songs page.
+ * tools of a track; a task made from one is followed at the top, as on the Songs page. Kept
+ * uploads count against the plan's allowance, so each can be deleted (its file goes; tracks made
+ * from it stay), after a confirmation.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, formatDate } from "../api.ts"
@@ -13,7 +15,7 @@ import type { Upload } from "../tools/source.ts"
 import { TrackTools } from "../tools/TrackTools.tsx"
 import { sendUpload } from "../tools/upload.ts"
 import { Waveform } from "../tools/Waveform.tsx"
-import { Problem, Show, useQuery } from "../ui.tsx"
+import { attempt, Confirm, Problem, Show, useQuery } from "../ui.tsx"
 
 const followEveryMillis = 1_000
 
@@ -127,7 +129,11 @@ const Analysis = (props: { readonly upload: Upload; readonly trackId: string }) 
   )
 }
 
-const UploadView = (props: { readonly upload: Upload; readonly onCreated: (made: Followed) => void }) => {
+const UploadView = (props: {
+  readonly upload: Upload
+  readonly onCreated: (made: Followed) => void
+  readonly onDelete: (upload: Upload) => void
+}) => {
   const { upload } = props
   return (
     <article class="upload" data-upload-id={upload.id} data-status={upload.status} aria-labelledby={`${upload.id}-title`}>
@@ -146,6 +152,11 @@ const UploadView = (props: { readonly upload: Upload; readonly onCreated: (made:
           <TrackTools source={sourceOfUpload(upload, upload.track_id)} onCreated={props.onCreated} />
         </>
       )}
+      <p>
+        <button type="button" class="danger" onClick={() => props.onDelete(upload)}>
+          Delete<span class="sr-only"> {upload.title ?? "upload"}</span>
+        </button>
+      </p>
     </article>
   )
 }
@@ -153,6 +164,15 @@ const UploadView = (props: { readonly upload: Upload; readonly onCreated: (made:
 export const Uploads = () => {
   const [list, reload] = useQuery(() => api.uploads.list.query({ limit: 20 }))
   const [following, setFollowing] = useState<Followed | null>(null)
+  const [deleting, setDeleting] = useState<Upload | null>(null)
+  const [problem, setProblem] = useState<ApiProblem | null>(null)
+  const remove = async () => {
+    if (deleting === null) return
+    const result = await attempt(() => api.uploads.delete.mutate({ id: deleting.id }))
+    setDeleting(null)
+    setProblem(result.ok ? null : result.problem)
+    reload()
+  }
   // An upload is listened to after it is kept: the list is asked again while any is pending.
   const pending = list.state === "ok" && list.value.data.some((upload) => upload.status === "pending")
   useEffect(() => {
@@ -166,17 +186,27 @@ export const Uploads = () => {
       {following !== null && <Following followed={following} onSettled={() => undefined} />}
       <section class="card" aria-labelledby="uploads-title">
         <h2 id="uploads-title">Your uploads</h2>
+        <Problem problem={problem} />
         <Show loaded={list}>
           {(found) =>
             found.data.length === 0
               ? <p class="muted">No uploads yet.</p>
               : (
                 <ul class="plain">
-                  {found.data.map((upload) => <li key={upload.id}><UploadView upload={upload} onCreated={setFollowing} /></li>)}
+                  {found.data.map((upload) => <li key={upload.id}><UploadView upload={upload} onCreated={setFollowing} onDelete={setDeleting} /></li>)}
                 </ul>
               )}
         </Show>
       </section>
+      <Confirm
+        open={deleting !== null}
+        title={`Delete ${deleting?.title ?? "the upload"}?`}
+        confirmLabel="Delete"
+        onConfirm={() => void remove()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>Its file goes and it no longer counts against your plan's uploads; the songs made from it stay.</p>
+      </Confirm>
     </>
   )
 }
