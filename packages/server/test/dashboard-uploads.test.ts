@@ -447,7 +447,7 @@ describe("another account", () => {
     expect(await balance(other.id)).toBe(1_000)
   })
 
-  it("the dashboard's upload call needs the session's CSRF token, and keeps nothing without it", async () => {
+  it("the dashboard's upload call needs the session's CSRF token and fields that parse, and keeps nothing otherwise", async () => {
     const session = await signIn(holder)
     const rows = await uploadRows(holder.id)
     // Refused before the body is read: a small one, so the early answer cannot cut it off mid-send.
@@ -460,6 +460,20 @@ describe("another account", () => {
     const anonymous = await fetch(`${server.url}/trpc/uploads.create`, { method: "POST", headers: { "content-type": "audio/wav" }, body })
     expect(anonymous.status).toBe(401)
     await anonymous.arrayBuffer()
+    // Its fields, in tRPC's `input` parameter, are judged like any body's: after the session, before the file is read.
+    for (const [input, code, param] of [
+      ["{not json", "invalid_json", undefined],
+      [JSON.stringify({ title: "t".repeat(201) }), "invalid_parameter", "title"],
+      [JSON.stringify({ titel: "typo" }), "unknown_parameter", "titel"]
+    ] as const) {
+      const sent = await fetch(`${server.url}/trpc/uploads.create?input=${encodeURIComponent(input)}`, {
+        method: "POST",
+        headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "audio/wav" },
+        body
+      })
+      const answer = envelopeOf((await sent.json()) as Json)
+      expect([sent.status, answer["code"], answer["param"]]).toEqual([400, code, param])
+    }
     expect(await uploadRows(holder.id)).toBe(rows)
   })
 })

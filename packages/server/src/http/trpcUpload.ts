@@ -8,11 +8,11 @@
  * tRPC's `input` query parameter, as a query's do.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape, TRPCError } from "@trpc/server"
+import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape } from "@trpc/server"
 import { appRouter, InvalidJson, makeCallContext } from "@lyre/core"
 import type { ValidationError } from "@lyre/core"
-import type { AppRuntime } from "../app.ts"
 import { incomingAudio, sendJson } from "@lyre/http"
+import type { AppRuntime } from "../app.ts"
 import { readSessionToken } from "./session.ts"
 
 export const uploadProcedurePath = "uploads.create"
@@ -56,7 +56,7 @@ async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Prom
     })
     sendJson(res, 200, { result: { data } }, ctx.response.headers)
   } catch (cause) {
-    const error = cause instanceof TRPCError ? cause : getTRPCErrorFromUnknown(cause)
+    const error = getTRPCErrorFromUnknown(cause)
     const shape = getTRPCErrorShape({
       config: appRouter._def._config,
       error,
