@@ -25,7 +25,7 @@ export type CallResult<A> =
   | { readonly ok: true; readonly value: A }
   | { readonly ok: false; readonly error: ApiError }
 
-type Procedures = ReturnType<typeof createCaller>
+export type Procedures = ReturnType<typeof createCaller>
 
 export class Caller implements User {
   readonly runtime: CoreRuntime

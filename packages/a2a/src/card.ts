@@ -8,7 +8,17 @@
  */
 import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, AgentCard } from "@a2a-js/sdk"
 import { A2A_LEGACY_PROTOCOL_VERSION } from "@a2a-js/sdk/compat/v0_3"
-import { exportFormats, exportPriceOf, modelNames, priceOf } from "@lyre/core"
+import {
+  editSpanSeconds,
+  exportFormats,
+  exportPriceOf,
+  maxInlineUploadBytes,
+  maxUploadBytes,
+  modelNames,
+  priceOf,
+  uploadContentTypes,
+  uploadFetchTimeoutSeconds
+} from "@lyre/core"
 import type { Operation } from "./message.ts"
 
 export const agentCardPath = "/.well-known/agent-card.json"
@@ -19,8 +29,9 @@ const version = "0.1.0"
 const name = "Lyre"
 
 const description = "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
-  "hosted MP3s), and extends a song or takes it as WAV, MIDI, stems or timed lyrics. Each request is charged in " +
-  "credits on acceptance and refunded if it fails."
+  "hosted MP3s), and extends a song or takes it as WAV, MIDI, stems or timed lyrics. It listens to your own audio, " +
+  "covers it, adds vocals or an accompaniment, edits a span, and keeps a voice as a persona. Each paid request is " +
+  "charged in credits on acceptance and refunded if it fails."
 
 const scopeDescriptions = {
   "music:generate": "Generate music and read your generations",
@@ -31,6 +42,12 @@ const prices = modelNames.map((model) => `${model} ${priceOf[model]}`).join(", "
 const exportPrices = exportFormats.map((format) => `${format} ${exportPriceOf[format]}`).join(", ")
 
 const inputModes = ["application/json", "text/plain"]
+const megabytes = (bytes: number) => `${bytes / (1024 * 1024)} MB`
+
+/** The end of every track task's description: the same track ids, price, answer and refund. */
+const trackTaskTail = "Any generation field may be given (absent: the source's). track_id is a track (trk_...) of " +
+  `your ready tasks or a ready upload's track_id. Charged as a generation of its model: ${prices}; refunded if it ` +
+  "fails. The task completes as a generation does: one artifact per track."
 const outputModes = ["audio/mpeg", "application/json"]
 
 interface Skill {
@@ -41,6 +58,8 @@ interface Skill {
   readonly examples: ReadonlyArray<string>
   /** What the skill's artifacts carry, when it is not the card's default (MP3s and JSON). */
   readonly outputModes?: ReadonlyArray<string>
+  /** What the skill takes, when it is not the card's default (JSON and text). */
+  readonly inputModes?: ReadonlyArray<string>
 }
 
 /** The skills, one row each; both documents are made from this table. */
@@ -49,7 +68,7 @@ const skills: ReadonlyArray<Skill> = [
     id: "generate_music",
     name: "Generate music",
     description: "Send a data part with the generation request (style, title, lyrics; instrumental, model, " +
-      "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight), or text alone describing a " +
+      "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight, persona_id), or text alone describing a " +
       `style, rendered as an instrumental titled from it. Credits per request: ${prices}. vocal_gender, ` +
       "negative_tags and the weights are aether only; nocturne is deprecated. The task completes with one " +
       "artifact per track: the MP3 as a file part and the track's fields as a data part.",
@@ -82,6 +101,68 @@ const skills: ReadonlyArray<Skill> = [
     tags: ["music", "export", "wav", "midi", "stems", "lyrics", "karaoke"],
     examples: [JSON.stringify({ operation: "export_track", track_id: "trk_...", format: "stems" })],
     outputModes: ["audio/wav", "audio/midi", "audio/mpeg", "text/vtt", "text/plain", "application/json"]
+  },
+  {
+    id: "upload_audio",
+    name: "Upload audio",
+    description: "Send a file part: its bytes (at most " + megabytes(maxInlineUploadBytes) + ") or its URL, which " +
+      "Lyre fetches from public addresses only (no loopback, private or link-local address, also after DNS and " +
+      `redirects), at most ${megabytes(maxUploadBytes)}, within ${uploadFetchTimeoutSeconds} s; its media type one ` +
+      `of ${uploadContentTypes.join(", ")}. A data part beside it may give a title. Or a data part alone with ` +
+      "`operation: \"upload_audio\"` and `data` (base64) or `url`, `content_type`, `title`. Pro plan or higher, free " +
+      "of credits. A file that does not decode as what it says, or is under 5 s or over 8 min, is refused " +
+      "(invalid_audio) and nothing is kept. The task (upl_...) completes once listened to, with one artifact: the " +
+      "upload as data, its track_id for the track tasks and its analysis (bpm, key, beats, chords).",
+    tags: ["audio", "upload", "analysis", "tempo", "key", "chords"],
+    examples: [JSON.stringify({ operation: "upload_audio", url: "https://example.com/demo.mp3", title: "Demo" })],
+    inputModes: [...uploadContentTypes, "application/json"],
+    outputModes: ["application/json"]
+  },
+  {
+    id: "cover_track",
+    name: "Cover a track",
+    description: "Send a data part with `operation: \"cover_track\"`, the `track_id` and the new `style` (required): " +
+      "the same song (melody, harmony, form, words) in that style; `audio_weight` (0 to 1) follows the source's " +
+      `rhythm (1) or the new style's (0). ${trackTaskTail}`,
+    tags: ["music", "cover", "restyle"],
+    examples: [JSON.stringify({ operation: "cover_track", track_id: "trk_...", style: "bossa nova, nylon guitar" })]
+  },
+  {
+    id: "add_vocals",
+    name: "Add vocals",
+    description: "Send a data part with `operation: \"add_vocals\"`, the `track_id` and `lyrics` (required): the " +
+      `source with the words sung over it, in its key and on its beat. ${trackTaskTail}`,
+    tags: ["music", "vocals", "singing", "lyrics"],
+    examples: [JSON.stringify({ operation: "add_vocals", track_id: "trk_...", lyrics: "[Verse]\nSing it back" })]
+  },
+  {
+    id: "add_instrumental",
+    name: "Add an accompaniment",
+    description: "Send a data part with `operation: \"add_instrumental\"`, the `track_id` of a sung track and a " +
+      "`style` (required): an arrangement composed for its melody, mixed with it. A track without vocals is refused " +
+      `(track_has_no_lyrics). ${trackTaskTail}`,
+    tags: ["music", "accompaniment", "arrangement", "instrumental"],
+    examples: [JSON.stringify({ operation: "add_instrumental", track_id: "trk_...", style: "string quartet" })]
+  },
+  {
+    id: "edit_track",
+    name: "Edit a span",
+    description: "Send a data part with `operation: \"edit_track\"`, the `track_id`, `start` and `end` (seconds, " +
+      `${editSpanSeconds.min} to ${editSpanSeconds.max} apart, within the track) and optionally new \`lyrics\` for the ` +
+      `span: that span composed again, the rest the source sample for sample. ${trackTaskTail}`,
+    tags: ["music", "edit", "replace section"],
+    examples: [JSON.stringify({ operation: "edit_track", track_id: "trk_...", start: 30, end: 45, lyrics: "New words here" })]
+  },
+  {
+    id: "create_persona",
+    name: "Make a persona",
+    description: "Send a data part with `operation: \"create_persona\"`, a `track_id` of yours (a task's or an " +
+      "upload's), a `name` and a `description`: the voice and arrangement palette of that track, kept. Free. " +
+      "Answered at once with a message (no task): the Persona as a data part; give its id as `persona_id` in any " +
+      "generation or track task (aether).",
+    tags: ["voice", "persona", "style"],
+    examples: [JSON.stringify({ operation: "create_persona", track_id: "trk_...", name: "Midnight", description: "Husky alto, lo-fi keys" })],
+    outputModes: ["application/json", "text/plain"]
   }
 ]
 
@@ -145,7 +226,7 @@ export const agentCard = (publicUrl: string): AgentCard => ({
     description: skill.description,
     tags: [...skill.tags],
     examples: [...skill.examples],
-    inputModes,
+    inputModes: [...(skill.inputModes ?? inputModes)],
     outputModes: [...(skill.outputModes ?? outputModes)],
     securityRequirements: []
   })),
@@ -166,7 +247,7 @@ const legacyCard = (publicUrl: string, v1: Record<string, unknown>) => ({
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
   defaultInputModes: inputModes,
   defaultOutputModes: outputModes,
-  skills: skills.map((skill) => ({ ...skill, inputModes, outputModes: skill.outputModes ?? outputModes })),
+  skills: skills.map((skill) => ({ ...skill, inputModes: skill.inputModes ?? inputModes, outputModes: skill.outputModes ?? outputModes })),
   securitySchemes: {
     apiKey: { type: "http", scheme: "bearer", bearerFormat: "lyr_live_...", description: apiKeyDescription },
     oauth2: {

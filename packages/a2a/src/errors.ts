@@ -123,7 +123,8 @@ export const a2aErrorForProblem = (problem: MessageProblem, context: ServerCallC
     case "file_part":
       return a2aErrorFor(
         new InvalidParameter({
-          message: "Lyre takes a data part with the generation request, or text describing a style; not files.",
+          message: `A file is an upload (operation upload_audio), not input to ${problem.operation}: upload it first, ` +
+            "then send its track_id once it is ready.",
           param: "params.message.parts"
         }),
         context,

@@ -27,14 +27,15 @@ import {
   JsonRpcUnsupportedOperationError
 } from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { IdempotencyKeyReused, isExportId } from "@lyre/core"
-import type { ApiError, Job, RouterInputs } from "@lyre/core"
+import { IdempotencyKeyReused, isExportId, isUploadId } from "@lyre/core"
+import type { ApiError, Persona, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
-import type { Caller, CallResult } from "./caller.ts"
+import type { Caller, CallResult, Procedures } from "./caller.ts"
 import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
 import type { Operation } from "./message.ts"
-import { contextIdFor, endEvents, isFinished, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
+import { contextIdFor, endEvents, isFinished, personaMessage, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
+import type { A2aJob } from "./task.ts"
 
 export interface WaitOptions {
   /** How long a blocking send (1.0 by default, 0.3 with `blocking: true`) waits for the end before answering. */
@@ -76,33 +77,65 @@ const pushNotSupported = () =>
   Promise.reject(new JsonRpcPushNotificationNotSupportedError({ message: "Push notifications are not supported." }))
 
 interface Followed {
-  readonly task: Job
+  readonly task: A2aJob
   /** A poll failure other than the per-minute limit (which is waited out). */
   readonly error: ApiError | undefined
 }
 
+/** What a message starts: a task to follow, or (a persona, made at once) the thing itself. */
+type Started = { readonly task: A2aJob } | { readonly persona: Persona }
+
+type Operations = Exclude<Operation, "create_persona">
+
 /**
- * Runs the operation a message names through its procedure: a generation, an extension (a
- * generation too) or an export. The input is judged by core's schema inside the procedure.
+ * Runs the operation a message names through its procedure: a generation, an extension or a
+ * track task (each a generation too), an export, an upload or a persona. The input is judged by
+ * core's schema inside the procedure.
  */
-const start = (caller: Caller, operation: Operation, input: unknown, idempotencyKey: string): Promise<CallResult<Job>> => {
+const startTask = (caller: Caller, operation: Operations, input: unknown, idempotencyKey: string): Promise<CallResult<A2aJob>> => {
+  const run = <A extends A2aJob>(call: (procedures: Procedures) => Promise<A>) => caller.call(input, call, idempotencyKey)
   switch (operation) {
     case "generate_music":
-      return caller.call(input, (procedures) => procedures.generations.create(input as RouterInputs["generations"]["create"]), idempotencyKey)
+      return run((procedures) => procedures.generations.create(input as RouterInputs["generations"]["create"]))
     case "extend_track":
-      return caller.call(input, (procedures) => procedures.tracks.extend(input as RouterInputs["tracks"]["extend"]), idempotencyKey)
+      return run((procedures) => procedures.tracks.extend(input as RouterInputs["tracks"]["extend"]))
     case "export_track":
-      return caller.call(input, (procedures) => procedures.tracks.export(input as RouterInputs["tracks"]["export"]), idempotencyKey)
+      return run((procedures) => procedures.tracks.export(input as RouterInputs["tracks"]["export"]))
+    case "upload_audio":
+      return run((procedures) => procedures.uploads.createFrom(input as RouterInputs["uploads"]["createFrom"]))
+    case "cover_track":
+      return run((procedures) => procedures.tracks.cover(input as RouterInputs["tracks"]["cover"]))
+    case "add_vocals":
+      return run((procedures) => procedures.tracks.vocals(input as RouterInputs["tracks"]["vocals"]))
+    case "add_instrumental":
+      return run((procedures) => procedures.tracks.instrumental(input as RouterInputs["tracks"]["instrumental"]))
+    case "edit_track":
+      return run((procedures) => procedures.tracks.edit(input as RouterInputs["tracks"]["edit"]))
   }
 }
 
-/** A task by its id: an export (`exp_...`) through the exports procedure, anything else as a generation. */
-const get = (caller: Caller, id: string): Promise<CallResult<Job>> => {
+const start = async (caller: Caller, operation: Operation, input: unknown, idempotencyKey: string): Promise<CallResult<Started>> => {
+  if (operation === "create_persona") {
+    const made = await caller.call(input, (procedures) => procedures.personas.create(input as RouterInputs["personas"]["create"]))
+    return made.ok ? { ok: true, value: { persona: made.value } } : made
+  }
+  const started = await startTask(caller, operation, input, idempotencyKey)
+  return started.ok ? { ok: true, value: { task: started.value } } : started
+}
+
+/** A task by its id: an export (`exp_...`) or an upload (`upl_...`) through its procedure, anything else as a generation. */
+const get = (caller: Caller, id: string): Promise<CallResult<A2aJob>> => {
   const input = { id }
   return isExportId(id)
     ? caller.call(input, (procedures) => procedures.exports.get(input))
+    : isUploadId(id)
+    ? caller.call(input, (procedures) => procedures.uploads.get(input))
     : caller.call(input, (procedures) => procedures.generations.get(input))
 }
+
+type Created =
+  | { readonly task: A2aJob; readonly contextId: string; readonly blocking: boolean }
+  | { readonly persona: Persona; readonly contextId: string }
 
 export class LyreRequestHandler implements A2ARequestHandler {
   readonly card: AgentCard
@@ -124,7 +157,9 @@ export class LyreRequestHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return shielded(async () => {
       const caller = need(context)
-      const { task, contextId, blocking } = await this.create(caller, params, context)
+      const created = await this.create(caller, params, context)
+      if ("persona" in created) return personaMessage(created.persona, created.contextId)
+      const { task, contextId, blocking } = created
       if (!blocking) return toA2aTask(task, contextId)
       const followed = await this.follow(caller, task, Date.now() + this.wait.blockingWaitMillis)
       return toA2aTask(followed.task, contextId)
@@ -133,7 +168,12 @@ export class LyreRequestHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const caller = need(context)
-    const { task, contextId } = await this.create(caller, params, context)
+    const created = await this.create(caller, params, context)
+    if ("persona" in created) {
+      yield { payload: { $case: "message", value: personaMessage(created.persona, created.contextId) } }
+      return
+    }
+    const { task, contextId } = created
     yield taskEvent(task, contextId)
     yield* this.stream(caller, task, contextId, context)
   }
@@ -156,7 +196,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return shielded(async () => {
       const task = await this.load(need(context), params, context)
-      const what = isExportId(task.id) ? "an export" : "a generation"
+      const what = isExportId(task.id) ? "an export" : isUploadId(task.id) ? "listening to an upload" : "a generation"
       throw new JsonRpcTaskNotCancelableError({ message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.` })
     })
   }
@@ -185,7 +225,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
     return pushNotSupported()
   }
 
-  private async create(caller: Caller, params: SendMessageRequest, context: ServerCallContext) {
+  private async create(caller: Caller, params: SendMessageRequest, context: ServerCallContext): Promise<Created> {
     const read = readSendParams(params, context.requestedVersion)
     if (!read.ok) throw a2aErrorForProblem(read.problem, context)
     const created = await start(caller, read.operation, read.input, idempotencyKeyOf(read.messageId))
@@ -197,10 +237,14 @@ export class LyreRequestHandler implements A2ARequestHandler {
         context
       )
     }
-    return { task: created.value, contextId: read.contextId ?? contextIdFor(created.value.id), blocking: read.blocking }
+    const started = created.value
+    if ("persona" in started) {
+      return { persona: started.persona, contextId: read.contextId ?? contextIdFor(started.persona.id) }
+    }
+    return { task: started.task, contextId: read.contextId ?? contextIdFor(started.task.id), blocking: read.blocking }
   }
 
-  private async load(caller: Caller, params: { readonly id: string }, context: ServerCallContext): Promise<Job> {
+  private async load(caller: Caller, params: { readonly id: string }, context: ServerCallContext): Promise<A2aJob> {
     const read = readTaskIdParams(params)
     if (!read.ok) throw a2aErrorForProblem(read.problem, context)
     const found = await get(caller, read.id)
@@ -212,7 +256,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
    * Polls the task through the router until it ends, the deadline passes or the client leaves.
    * A 429 from the per-minute limit is waited out, since the poll is ours, not the agent's.
    */
-  private async follow(caller: Caller, start: Job, deadline: number): Promise<Followed> {
+  private async follow(caller: Caller, start: A2aJob, deadline: number): Promise<Followed> {
     let task = start
     let delay = 1_000
     while (!isFinished(task) && !caller.signal.aborted) {
@@ -231,7 +275,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
 
   private async *stream(
     caller: Caller,
-    start: Job,
+    start: A2aJob,
     contextId: string,
     context: ServerCallContext
   ): AsyncGenerator<StreamResponse, void, undefined> {

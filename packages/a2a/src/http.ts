@@ -20,7 +20,7 @@ import { JsonRpcTransportHandler, validateVersion } from "@a2a-js/sdk/server"
 import type { ServerCallContext } from "@a2a-js/sdk/server"
 import { MethodNotAllowed, renderError } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
+import { maxAgentBodyBytes, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { Caller } from "./caller.ts"
 import { agentCard } from "./card.ts"
 import { a2aErrorFor, asA2aError, domainErrorOf, errorInfoOf, jsonRpcCodes } from "./errors.ts"
@@ -224,7 +224,7 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
       if (!me.ok) return sendUnauthorized(res, me.error)
     }
 
-    const body = await readJsonBody(req)
+    const body = await readJsonBody(req, maxAgentBodyBytes)
     const version = requestedVersion(req)
     const wire = wires[version]
     let answer: JsonRpcResponse | Array<JsonRpcResponse> | undefined

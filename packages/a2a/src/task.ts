@@ -1,24 +1,29 @@
 /**
- * Our GenerationTask or Export in A2A's words (1.0's, which the SDK's compatibility layer turns
+ * Our GenerationTask, Export or Upload in A2A's words (1.0's, which the SDK's compatibility layer turns
  * into 0.3's): a Task whose state follows ours (`pending` -> working, `ready` -> completed,
  * `failed` -> failed), one artifact per track (an export: one with its files), and the events a
  * stream sends as the task moves.
  */
 import { Role, TaskState } from "@a2a-js/sdk"
 import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "@a2a-js/sdk"
-import { isExport } from "@lyre/core"
-import type { Export, GenerationTask, Job, Track } from "@lyre/core"
+import { isExport, isUploadId } from "@lyre/core"
+import type { Export, Job, Persona, Track, Upload } from "@lyre/core"
 
-/** What an A2A task is in Lyre: a generation (an extension too) or an export, told apart by core's id prefix. */
+/**
+ * What an A2A task is in Lyre: a generation (an extension or a track task too), an export or an
+ * upload being listened to, told apart by core's id prefix.
+ */
+export type A2aJob = Job | Upload
 
+export const isUpload = (job: A2aJob): job is Upload => isUploadId(job.id)
 
-const stateOf: { readonly [S in Job["status"]]: TaskState } = {
+const stateOf: { readonly [S in A2aJob["status"]]: TaskState } = {
   pending: TaskState.TASK_STATE_WORKING,
   ready: TaskState.TASK_STATE_COMPLETED,
   failed: TaskState.TASK_STATE_FAILED
 }
 
-export const isFinished = (task: Job): boolean => task.status !== "pending"
+export const isFinished = (task: A2aJob): boolean => task.status !== "pending"
 
 /**
  * Tasks keep no A2A context of their own, so a context that the message did not name is derived
@@ -54,11 +59,49 @@ export const exportArtifactOf = (exported: Export): Artifact => ({
   extensions: []
 })
 
-const artifactsOf = (job: Job): Array<Artifact> =>
-  job.status !== "ready" ? [] : isExport(job) ? [exportArtifactOf(job)] : job.tracks.map(artifactOf)
+/** A ready upload's one artifact: the Upload as data (its track_id, for any track task, and its analysis). */
+export const uploadArtifactOf = (upload: Upload): Artifact => ({
+  artifactId: upload.id,
+  name: upload.title ?? `Upload ${upload.id}`,
+  description: "",
+  parts: [part({ $case: "data", value: { ...upload } })],
+  metadata: undefined,
+  extensions: []
+})
+
+const artifactsOf = (job: A2aJob): Array<Artifact> =>
+  job.status !== "ready"
+    ? []
+    : isUpload(job)
+    ? [uploadArtifactOf(job)]
+    : isExport(job)
+    ? [exportArtifactOf(job)]
+    : job.tracks.map(artifactOf)
+
+/** An upload is free: its failure has nothing to refund. */
+const failureMessage = (task: A2aJob, contextId: string): Message =>
+  isUpload(task) ? uploadFailureMessage(task, contextId) : paidFailureMessage(task, contextId)
+
+const uploadFailureMessage = (upload: Upload, contextId: string): Message => {
+  const code = upload.error?.code ?? "internal_error"
+  const detail = upload.error?.message ?? "Listening to the upload failed."
+  return {
+    messageId: `msg_${upload.id}_failed`,
+    contextId,
+    taskId: upload.id,
+    role: Role.ROLE_AGENT,
+    parts: [
+      part({ $case: "text", value: `${detail} (${code}).` }),
+      part({ $case: "data", value: { error: { code, message: detail } } })
+    ],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: []
+  }
+}
 
 /** The failure told to an agent: our error code and message, and what was refunded. */
-const failureMessage = (task: Job, contextId: string): Message => {
+const paidFailureMessage = (task: Job, contextId: string): Message => {
   const code = task.error?.code ?? "internal_error"
   const detail = task.error?.message ?? (isExport(task) ? "The export failed." : "The generation failed.")
   return {
@@ -76,14 +119,15 @@ const failureMessage = (task: Job, contextId: string): Message => {
   }
 }
 
-const statusOf = (task: Job, contextId: string): TaskStatus => ({
+const statusOf = (task: A2aJob, contextId: string): TaskStatus => ({
   state: stateOf[task.status],
   timestamp: task.updated_at,
   message: task.status === "failed" ? failureMessage(task, contextId) : undefined
 })
 
 /** The task beside the A2A view: everything but the tracks or files, which are the artifacts. */
-const metadataOf = (task: Job) => {
+const metadataOf = (task: A2aJob) => {
+  if (isUpload(task)) return { upload: task }
   if (isExport(task)) {
     const { files: _files, ...exported } = task
     return { export: exported }
@@ -92,7 +136,7 @@ const metadataOf = (task: Job) => {
   return { generation }
 }
 
-export const toA2aTask = (task: Job, contextId: string): Task => ({
+export const toA2aTask = (task: A2aJob, contextId: string): Task => ({
   id: task.id,
   contextId,
   status: statusOf(task, contextId),
@@ -102,21 +146,21 @@ export const toA2aTask = (task: Job, contextId: string): Task => ({
 })
 
 /** A status event; a working one while the task works keeps a quiet stream alive through proxies. */
-export const statusUpdate = (task: Job, contextId: string): StreamResponse => ({
+export const statusUpdate = (task: A2aJob, contextId: string): StreamResponse => ({
   payload: {
     $case: "statusUpdate",
     value: { taskId: task.id, contextId, status: statusOf(task, contextId), metadata: metadataOf(task) } satisfies TaskStatusUpdateEvent
   }
 })
 
-export const taskEvent = (task: Job, contextId: string): StreamResponse =>
+export const taskEvent = (task: A2aJob, contextId: string): StreamResponse =>
   ({ payload: { $case: "task", value: toA2aTask(task, contextId) } })
 
 /**
  * What a stream sends when a task it follows ends: each artifact, then the final status (a
  * terminal state: 0.3's `final: true`, and the end of a 1.0 stream).
  */
-export const endEvents = (task: Job, contextId: string): ReadonlyArray<StreamResponse> => [
+export const endEvents = (task: A2aJob, contextId: string): ReadonlyArray<StreamResponse> => [
   ...artifactsOf(task).map((artifact): StreamResponse => ({
     payload: {
       $case: "artifactUpdate",
@@ -125,3 +169,21 @@ export const endEvents = (task: Job, contextId: string): ReadonlyArray<StreamRes
   })),
   statusUpdate(task, contextId)
 ]
+
+/**
+ * A persona is made at once and is free: no task to follow, so the answer is a message, its
+ * text for a person and the Persona as data (its id is `persona_id` in a later request).
+ */
+export const personaMessage = (persona: Persona, contextId: string): Message => ({
+  messageId: `msg_${persona.id}`,
+  contextId,
+  taskId: "",
+  role: Role.ROLE_AGENT,
+  parts: [
+    part({ $case: "text", value: `Persona ${persona.id} (${persona.name}) keeps the voice of ${persona.track_id}; give it as persona_id.` }),
+    part({ $case: "data", value: { ...persona } })
+  ],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: []
+})

@@ -1,5 +1,5 @@
 /** How results look: `table` for people (aligned text), `json` for programs (the API's objects as they came). */
-import type { Account, Export, GenerationTask, GenerationTaskList, TimedWord } from "@lyre/client"
+import type { Account, Export, GenerationTask, GenerationTaskList, Persona, PersonaList, TimedWord, Upload, UploadList } from "@lyre/client"
 
 export type OutputFormat = "table" | "json"
 
@@ -91,3 +91,68 @@ const clock = (seconds: number): string => {
 /** Timed lyrics for reading: one phrase a line, after the time its first word is sung. */
 export const formatLyricLines = (lines: ReadonlyArray<ReadonlyArray<TimedWord>>): string =>
   lines.length === 0 ? "No sung words.\n" : lines.map((line) => `${clock(line[0]?.start ?? 0).padStart(8)}  ${line.map((w) => w.text).join(" ")}\n`).join("")
+
+/** An upload, and once listened to what was heard: tempo, key, metre, loudness, the chords. */
+export const formatUpload = (upload: Upload): string => {
+  const rows: Array<readonly [string, string]> = [
+    ["id", upload.id],
+    ["status", upload.status],
+    ["title", upload.title ?? ""],
+    ["type", upload.content_type],
+    ["size", formatBytes(upload.bytes)],
+    ["length", duration(upload.duration)],
+    ["track", upload.track_id ?? ""],
+    ["created", upload.created_at]
+  ]
+  const heard = upload.analysis
+  if (heard !== null) {
+    rows.push(
+      ["tempo", `${Math.round(heard.bpm)} bpm, ${heard.time_signature}`],
+      ["key", heard.key],
+      ["loudness", `${heard.loudness_lufs.toFixed(1)} LUFS`],
+      ["chords", chordLine(heard.chords)]
+    )
+  }
+  if (upload.error !== null) rows.push(["error", `${upload.error.message} (${upload.error.code})`])
+  return pairs(rows)
+}
+
+/** The chords as heard, a change at a time (`Am C G ...`), the first twelve. */
+const chordLine = (chords: ReadonlyArray<{ readonly chord: string }>): string => {
+  const changes = chords.map((c) => c.chord).filter((chord, i, all) => i === 0 || chord !== all[i - 1])
+  return changes.length > 12 ? `${changes.slice(0, 12).join(" ")} …` : changes.join(" ")
+}
+
+export const formatUploadList = (list: UploadList): string =>
+  list.data.length === 0
+    ? "No uploads yet.\n"
+    : columns(
+      ["ID", "STATUS", "TRACK", "LENGTH", "KEY", "BPM", "TITLE"],
+      list.data.map((u) => [
+        u.id,
+        u.status,
+        u.track_id ?? "",
+        duration(u.duration),
+        u.analysis?.key ?? "",
+        u.analysis === null ? "" : String(Math.round(u.analysis.bpm)),
+        u.title ?? ""
+      ])
+    ) + (list.has_more ? `More: lyre uploads list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
+
+export const formatPersona = (persona: Persona): string =>
+  pairs([
+    ["id", persona.id],
+    ["name", persona.name],
+    ["description", persona.description],
+    ["track", persona.track_id],
+    ["voice", persona.vocal_gender === null ? "(no vocals)" : persona.vocal_gender],
+    ["created", persona.created_at]
+  ])
+
+export const formatPersonaList = (list: PersonaList): string =>
+  list.data.length === 0
+    ? "No personas yet.\n"
+    : columns(
+      ["ID", "NAME", "TRACK", "VOICE", "CREATED"],
+      list.data.map((p) => [p.id, p.name, p.track_id, p.vocal_gender ?? "", p.created_at])
+    ) + (list.has_more ? `More: lyre personas list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")

@@ -13,24 +13,14 @@ import type { Display } from "./display.ts"
 import { saveExportFiles, saveTracks } from "./download.ts"
 import { CliError, exitCodes, TaskFailed } from "./errors.ts"
 import { formatAccount, formatExport, formatList, formatLyricLines, formatTask, json } from "./format.ts"
-import type { OutputFormat } from "./format.ts"
+import { examples } from "./context.ts"
+import type { GlobalOptions, Io } from "./context.ts"
+import { addOwnAudioCommands } from "./ownAudio.ts"
+import { pageOf } from "./paging.ts"
+import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
 
 export const version = "0.1.0"
-
-export interface Io {
-  readonly env: NodeJS.ProcessEnv
-  readonly stdout: NodeJS.WriteStream
-  readonly stderr: NodeJS.WriteStream
-  readonly stdin: NodeJS.ReadStream
-}
-
-interface GlobalOptions {
-  readonly apiKey?: string
-  readonly baseUrl?: string
-  readonly output: OutputFormat
-}
-
-const examples = (...lines: ReadonlyArray<string>): string => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`
+export type { Io } from "./context.ts"
 
 const readStdin = async (stdin: NodeJS.ReadStream): Promise<string> => {
   if (stdin.isTTY) throw new CliError("Standard input is a terminal: pipe the text in (for example `lyre ... - < lyrics.txt`).")
@@ -45,13 +35,6 @@ const readTextFile = (path: string, param: string): string => {
   } catch (cause) {
     throw new CliError(`Cannot read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { param })
   }
-}
-
-/** A flag's number as JSON would carry it; anything else stays a string for the schema to refuse in the server's words. */
-const numberish = (value: string | undefined): number | string | undefined => {
-  if (value === undefined) return undefined
-  const n = Number(value)
-  return value.trim() !== "" && Number.isFinite(n) ? n : value
 }
 
 const seconds = (ms: number): string => `${Math.floor(ms / 1000)}s`
@@ -73,10 +56,12 @@ export const createProgram = (io: Io): Command => {
         "lyre generate --style 'lofi hip hop, mellow' --title 'Rain' --lyrics-file rain.txt --wait --download songs/",
         "lyre list --limit 5 --output json",
         "lyre export trk_... --format stems --download songs/",
-        "lyre lyrics trk_... --lrc"
+        "lyre lyrics trk_... --lrc",
+        "lyre upload demo.wav --wait",
+        "lyre cover trk_... --style 'bossa nova' --download songs/"
       ) +
         "\nSettings: --api-key/--base-url win over LYRE_API_KEY/LYRE_BASE_URL, which win over the config file" +
-        ` (${configPath()}).\nExit codes: 0 success, 2 the generation or export failed, 1 any other error.\n`
+        ` (${configPath()}).\nExit codes: 0 success, 2 the generation, export or upload failed, 1 any other error.\n`
     )
 
   const globals = (command: Command): GlobalOptions => command.optsWithGlobals<GlobalOptions>()
@@ -272,7 +257,7 @@ export const createProgram = (io: Io): Command => {
     })
 
   // generate ---------------------------------------------------------------------------------
-  program
+  const generate = program
     .command("generate")
     .description("Generate songs: charges the model's credits and answers the task (add --wait to see it through).")
     .argument("[stdin]", "`-` to read the lyrics from standard input")
@@ -280,13 +265,8 @@ export const createProgram = (io: Io): Command => {
     .requiredOption("--title <text>", "song title (1 to 200 characters)")
     .option("--lyrics <text>", "the lyrics to sing (`-` reads standard input)")
     .option("--lyrics-file <file>", "read the lyrics from a file (`-` reads standard input)")
-    .option("--instrumental", "no vocals; no lyrics needed")
-    .addOption(new Option("--model <model>", "aether (50 credits), echo (100) or nocturne (180, deprecated); default aether"))
-    .addOption(new Option("--vocal-gender <m|f>", "voice register (aether only)"))
-    .option("--negative-tags <text>", "what to avoid (aether only)")
-    .option("--style-weight <0..1>", "aether only")
-    .option("--weirdness-constraint <0..1>", "aether only")
-    .option("--audio-weight <0..1>", "aether only")
+  addRequestFlags(generate, ["instrumental", "model", "vocalGender", "negativeTags", "styleWeight", "weirdnessConstraint", "audioWeight", "persona"], false)
+  generate
     .option("--wait", "wait until the task is ready or failed, with progress")
     .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
     .addHelpText(
@@ -301,18 +281,7 @@ export const createProgram = (io: Io): Command => {
       const options = globals(command)
       const lyrics = await lyricsOf(stdinMarker, flags)
       const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
-      const raw: Record<string, unknown> = {
-        style: text("style"),
-        title: text("title"),
-        ...(lyrics === undefined ? {} : { lyrics }),
-        ...(flags["instrumental"] === true ? { instrumental: true } : {}),
-        ...(text("model") === undefined ? {} : { model: text("model") }),
-        ...(text("vocalGender") === undefined ? {} : { vocal_gender: text("vocalGender") }),
-        ...(text("negativeTags") === undefined ? {} : { negative_tags: text("negativeTags") }),
-        ...(text("styleWeight") === undefined ? {} : { style_weight: numberish(text("styleWeight")) }),
-        ...(text("weirdnessConstraint") === undefined ? {} : { weirdness_constraint: numberish(text("weirdnessConstraint")) }),
-        ...(text("audioWeight") === undefined ? {} : { audio_weight: numberish(text("audioWeight")) })
-      }
+      const raw = requestFields(flags, lyrics)
       // Loaded here only: the schema brings zod and effect, two thirds of the CLI's start-up time.
       const { validateGenerate } = await import("./validate.ts")
       const body = validateGenerate(raw)
@@ -355,14 +324,7 @@ export const createProgram = (io: Io): Command => {
     .addHelpText("after", examples("lyre list", "lyre list --limit 100 --output json", "lyre list --starting-after gen_..."))
     .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
       const options = globals(command)
-      const limit = flags.limit === undefined ? undefined : Number(flags.limit)
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100)) {
-        throw new CliError("limit: must be an integer from 1 to 100", { param: "limit", code: "invalid_parameter" })
-      }
-      const list = await clientOf(options, displayOf(options)).generations.list({
-        ...(limit === undefined ? {} : { limit }),
-        ...(flags.startingAfter === undefined ? {} : { startingAfter: flags.startingAfter })
-      })
+      const list = await clientOf(options, displayOf(options)).generations.list(pageOf(flags))
       write(options, list, formatList(list))
     })
 
@@ -384,7 +346,7 @@ export const createProgram = (io: Io): Command => {
     })
 
   // song tools ---------------------------------------------------------------------------------
-  program
+  const extend = program
     .command("extend")
     .description("Continue a track from a point (default: its end): a new generation, priced by its model; fields left out are the track's.")
     .argument("<track>", "track id, trk_... (lyre get shows a task's tracks)")
@@ -393,9 +355,8 @@ export const createProgram = (io: Io): Command => {
     .option("--lyrics <text>", "lyrics for the continuation (`-` reads standard input)")
     .option("--lyrics-file <file>", "read them from a file (`-` reads standard input)")
     .option("--style <text>", "a new style (default: the track's)")
-    .option("--title <text>", "a new title (default: the track's)")
-    .option("--instrumental", "no vocals in the continuation")
-    .addOption(new Option("--model <model>", "aether (50 credits), echo (100) or nocturne (180); default: the track's"))
+  addRequestFlags(extend, ["title", "instrumental", "model", "persona"], true)
+  extend
     .option("--wait", "wait until the new task is ready or failed, with progress")
     .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
     .addHelpText(
@@ -412,11 +373,7 @@ export const createProgram = (io: Io): Command => {
       const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
       const raw: Record<string, unknown> = {
         ...(text("continueAt") === undefined ? {} : { continue_at: numberish(text("continueAt")) }),
-        ...(lyrics === undefined ? {} : { lyrics }),
-        ...(text("style") === undefined ? {} : { style: text("style") }),
-        ...(text("title") === undefined ? {} : { title: text("title") }),
-        ...(flags["instrumental"] === true ? { instrumental: true } : {}),
-        ...(text("model") === undefined ? {} : { model: text("model") })
+        ...requestFields(flags, lyrics)
       }
       const { validateExtend } = await import("./validate.ts")
       const body = validateExtend(trackId, raw)
@@ -487,6 +444,9 @@ export const createProgram = (io: Io): Command => {
       if (flags.lrc === true) io.stdout.write(toLrc(words))
       else write(options, found, formatLyricLines(lyricLines(words)))
     })
+
+  // your own audio: upload, uploads, cover, vocals, accompany, edit, personas (ownAudio.ts)
+  addOwnAudioCommands(program, { io, globals, write, displayOf, clientOf, follow, finishCreated, lyricsOf })
 
   return program
 }

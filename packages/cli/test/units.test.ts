@@ -37,3 +37,27 @@ describe("fileBase", () => {
     expect(fileBase("a".repeat(300), 0, "gen_x")).toBe(`${"a".repeat(80)}-1`)
   })
 })
+
+describe("requestFields", () => {
+  it("names the flags given as the API names them, numbers as numbers, and nothing else", async () => {
+    const { requestFields } = await import("../src/requestFlags.ts")
+    expect(requestFields({ style: "jazz", persona: "per_1", audioWeight: "0.7", styleWeight: "lots", instrumental: true, wait: true }, "la")).toEqual({
+      style: "jazz",
+      lyrics: "la",
+      instrumental: true,
+      audio_weight: 0.7,
+      style_weight: "lots",
+      persona_id: "per_1"
+    })
+    expect(requestFields({ instrumental: false }, undefined)).toEqual({})
+  })
+})
+
+describe("pageOf", () => {
+  it("passes a page through and refuses a limit outside 1 to 100 as the server would", async () => {
+    const { pageOf } = await import("../src/paging.ts")
+    expect(pageOf({ limit: "5", startingAfter: "upl_x" })).toEqual({ limit: 5, startingAfter: "upl_x" })
+    expect(pageOf({})).toEqual({})
+    expect(() => pageOf({ limit: "0" })).toThrow("limit: must be an integer from 1 to 100")
+  })
+})

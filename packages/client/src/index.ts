@@ -11,13 +11,21 @@ export type {
   LyreClientOptions,
   RequestOptions,
   RetryInfo,
+  UploadWaitOptions,
+  UploadWaitProgress,
   WaitOptions,
   WaitProgress
 } from "./rest.ts"
 export { createLyreTrpcClient } from "./trpc.ts"
+export { uploadAudio } from "./upload.ts"
+export type { UploadOptions, UploadSource, UploadTarget } from "./upload.ts"
 export type { LyreTrpcClient, LyreTrpcClientOptions } from "./trpc.ts"
 export type {
   Account,
+  CoverRequest,
+  DeletedPersona,
+  DeletedUpload,
+  EditRequest,
   ErrorBody,
   ErrorType,
   Export,
@@ -28,7 +36,16 @@ export type {
   GenerateRequest,
   GenerationTask,
   GenerationTaskList,
+  InstrumentalRequest,
+  Persona,
+  PersonaList,
+  PersonaRequest,
   TaskStatus,
   TimedWord,
-  Track
+  Track,
+  Upload,
+  UploadAnalysis,
+  UploadList,
+  UploadStatus,
+  VocalsRequest
 } from "./types.ts"

@@ -4,10 +4,25 @@
  * unavailable model (503) are waited out as `Retry-After` says; a create sends one
  * `Idempotency-Key` for all its attempts, so a retried create is charged once.
  */
-import { LyreApiError, LyreConnectionError, errorBodyOf } from "./errors.ts"
+import { describeCause, failureOf, jsonOf } from "./answers.ts"
+import { LyreApiError, LyreConnectionError } from "./errors.ts"
 import { backoffMs, parseRetryAfter, sleep } from "./retry.ts"
+import { postUpload, uploadBodyOf, uploadsPath } from "./upload.ts"
+import type { UploadOptions, UploadSource } from "./upload.ts"
+import { apiRootOf, DEFAULT_BASE_URL } from "./urls.ts"
 import type {
   Account,
+  CoverRequest,
+  DeletedPersona,
+  DeletedUpload,
+  EditRequest,
+  InstrumentalRequest,
+  Persona,
+  PersonaList,
+  PersonaRequest,
+  Upload,
+  UploadList,
+  VocalsRequest,
   Export,
   ExportFile,
   ExportFormat,
@@ -19,24 +34,7 @@ import type {
   Track
 } from "./types.ts"
 
-/** Where `lyre` and the embedded default listen unless told otherwise. */
-export const DEFAULT_BASE_URL = "http://127.0.0.1:8080"
-
-/**
- * The API root (`.../api`) of a base URL that names either the site root or the API root:
- * `https://lyre.example` and `https://lyre.example/api` both give `https://lyre.example/api`.
- */
-export const apiRootOf = (baseUrl: string): string => {
-  const url = new URL(baseUrl)
-  const path = url.pathname.replace(/\/+$/, "")
-  url.pathname = path.endsWith("/api") ? path : `${path}/api`
-  url.search = ""
-  url.hash = ""
-  return url.toString().replace(/\/+$/, "")
-}
-
-/** The site root (where `/trpc`, `/mcp` and `/files` live) of the same kind of base URL. */
-export const siteRootOf = (baseUrl: string): string => apiRootOf(baseUrl).replace(/\/api$/, "")
+export { apiRootOf, DEFAULT_BASE_URL, siteRootOf } from "./urls.ts"
 
 export interface RetryInfo {
   /** 1 for the first retry. */
@@ -96,6 +94,15 @@ export interface ExportWaitOptions extends Omit<WaitOptions, "onProgress"> {
   readonly onProgress?: (progress: ExportWaitProgress) => void
 }
 
+export interface UploadWaitProgress {
+  readonly upload: Upload
+  readonly elapsedMs: number
+}
+
+export interface UploadWaitOptions extends Omit<WaitOptions, "onProgress"> {
+  readonly onProgress?: (progress: UploadWaitProgress) => void
+}
+
 export interface WaitOptions extends RequestOptions {
   readonly onProgress?: (progress: WaitProgress) => void
   /** Between polls; default 2000. */
@@ -118,28 +125,23 @@ export interface DownloadStream {
   readonly contentType: string | null
 }
 
+const trackPath = (trackId: string): string => `/v1/music/tracks/${encodeURIComponent(trackId)}`
+
+/** `?limit=...&starting_after=...` of a page, or nothing. */
+const pageQuery = (options: ListOptions, extra: Record<string, string | undefined> = {}): string => {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) query.set(name, value)
+  if (options.limit !== undefined) query.set("limit", String(options.limit))
+  if (options.startingAfter !== undefined) query.set("starting_after", options.startingAfter)
+  return query.size === 0 ? "" : `?${query.toString()}`
+}
+
 interface Call {
-  readonly method: "GET" | "POST"
+  readonly method: "GET" | "POST" | "DELETE"
   readonly path: string
   readonly body?: unknown
   readonly idempotencyKey?: string | undefined
   readonly signal?: AbortSignal | undefined
-}
-
-const describe = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
-    return `${cause.message}${inner}`
-  }
-  return String(cause)
-}
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
 }
 
 export class LyreClient {
@@ -169,39 +171,79 @@ export class LyreClient {
   readonly generations = {
     /** Charges the model's credits and answers the pending task. */
     create: (body: GenerateRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
-      this.#call({
-        method: "POST",
-        path: "/v1/music/generations",
-        body,
-        idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
-        signal: options.signal
-      }),
+      this.#create("/v1/music/generations", body, options),
     get: (id: string, options: RequestOptions = {}): Promise<GenerationTask> =>
       this.#call({ method: "GET", path: `/v1/music/generations/${encodeURIComponent(id)}`, signal: options.signal }),
     /** The account's tasks, newest first. */
-    list: (options: ListOptions = {}): Promise<GenerationTaskList> => {
-      const query = new URLSearchParams()
-      if (options.limit !== undefined) query.set("limit", String(options.limit))
-      if (options.startingAfter !== undefined) query.set("starting_after", options.startingAfter)
-      const search = query.size === 0 ? "" : `?${query.toString()}`
-      return this.#call({ method: "GET", path: `/v1/music/generations${search}`, signal: options.signal })
-    }
+    list: (options: ListOptions = {}): Promise<GenerationTaskList> =>
+      this.#call({ method: "GET", path: `/v1/music/generations${pageQuery(options)}`, signal: options.signal })
   }
 
-  /** Song tools on a track of a ready task of this account (another account's track is 404 `not_found`). */
+  /**
+   * Song tools and tasks on a track of this account: of a ready task, or an upload's (another
+   * account's track is 404 `not_found`). Each task is charged and answered as a create: the
+   * pending task, priced as a generation of its model; fields left out are the source's.
+   */
   readonly tracks = {
-    /**
-     * A generation that continues the track from `continue_at` (default: its end); fields left
-     * out are the source's. Charged and answered as a create: the pending task.
-     */
+    /** A generation that continues the track from `continue_at` (default: its end). */
     extend: (trackId: string, body: ExtendRequest = {}, options: CreateOptions = {}): Promise<GenerationTask> =>
-      this.#call({
-        method: "POST",
-        path: `/v1/music/tracks/${encodeURIComponent(trackId)}/extensions`,
-        body,
-        idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
-        signal: options.signal
-      })
+      this.#create(`${trackPath(trackId)}/extensions`, body, options),
+    /** The same song (melody, harmony, form, words) in the new `style`; `audio_weight` 0-1 follows the source's rhythm. */
+    cover: (trackId: string, body: CoverRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
+      this.#create(`${trackPath(trackId)}/covers`, body, options),
+    /** The track with `lyrics` sung over it, in its key and on its beat. */
+    vocals: (trackId: string, body: VocalsRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
+      this.#create(`${trackPath(trackId)}/vocals`, body, options),
+    /** An accompaniment in `style` composed for the track's sung melody (a track without vocals is 400 `track_has_no_lyrics`). */
+    instrumental: (trackId: string, body: InstrumentalRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
+      this.#create(`${trackPath(trackId)}/instrumentals`, body, options),
+    /** The span from `start` to `end` (seconds, 2 to 60 apart) made again, with new `lyrics` when given; the rest is the source's. */
+    edit: (trackId: string, body: EditRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
+      this.#create(`${trackPath(trackId)}/edits`, body, options)
+  }
+
+  /** Your own audio (Pro plan or higher, free of credits): once `ready`, its `track_id` is a track every song tool takes. */
+  readonly uploads = {
+    /**
+     * Sends the file as the raw body of `POST /v1/music/uploads` and answers the pending Upload.
+     * `source` is a path (Node), a Blob or File, a web `ReadableStream` or a Node `Readable`;
+     * `onProgress` is told the bytes sent. A path or Blob is sent again after a 429 or 503; a
+     * stream cannot be, so its refusal is thrown at once. A file that is not audio is refused by
+     * the server: `LyreApiError` 400 `invalid_audio`, nothing kept.
+     */
+    create: async (source: UploadSource, options: UploadOptions = {}): Promise<Upload> => {
+      const body = await uploadBodyOf(source, options)
+      const request = { apiRoot: this.apiRoot, credential: this.#apiKey, fetch: this.#fetch, userAgent: this.#userAgent }
+      const response = await this.#send(
+        { method: "POST", path: uploadsPath, signal: options.signal },
+        () => postUpload(request, body, options),
+        false,
+        body.replayable ? this.#maxRetries : 0
+      )
+      return jsonOf<Upload>(response, `${this.apiRoot}${uploadsPath}`)
+    },
+    get: (id: string, options: RequestOptions = {}): Promise<Upload> =>
+      this.#call({ method: "GET", path: `${uploadsPath}/${encodeURIComponent(id)}`, signal: options.signal }),
+    /** The account's uploads, newest first. */
+    list: (options: ListOptions = {}): Promise<UploadList> =>
+      this.#call({ method: "GET", path: `${uploadsPath}${pageQuery(options)}`, signal: options.signal }),
+    /** Removes the file; tracks made from it stay. */
+    delete: (id: string, options: RequestOptions = {}): Promise<DeletedUpload> =>
+      this.#call({ method: "DELETE", path: `${uploadsPath}/${encodeURIComponent(id)}`, signal: options.signal })
+  }
+
+  /** Voices kept from a track of this account, named later as `persona_id` in any create (aether). Free. */
+  readonly personas = {
+    create: (body: PersonaRequest, options: RequestOptions = {}): Promise<Persona> =>
+      this.#call({ method: "POST", path: "/v1/personas", body, signal: options.signal }),
+    get: (id: string, options: RequestOptions = {}): Promise<Persona> =>
+      this.#call({ method: "GET", path: `/v1/personas/${encodeURIComponent(id)}`, signal: options.signal }),
+    /** The account's personas, newest first. */
+    list: (options: ListOptions = {}): Promise<PersonaList> =>
+      this.#call({ method: "GET", path: `/v1/personas${pageQuery(options)}`, signal: options.signal }),
+    /** Later requests cannot name it; tracks made with it stay. */
+    delete: (id: string, options: RequestOptions = {}): Promise<DeletedPersona> =>
+      this.#call({ method: "DELETE", path: `/v1/personas/${encodeURIComponent(id)}`, signal: options.signal })
   }
 
   readonly exports = {
@@ -210,29 +252,22 @@ export class LyreClient {
      * price, or the account's ready export of that track and format, charged nothing.
      */
     create: (trackId: string, format: ExportFormat, options: CreateOptions = {}): Promise<Export> =>
-      this.#call({
-        method: "POST",
-        path: `/v1/music/tracks/${encodeURIComponent(trackId)}/exports`,
-        body: { format },
-        idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
-        signal: options.signal
-      }),
+      this.#create(`${trackPath(trackId)}/exports`, { format }, options),
     get: (id: string, options: RequestOptions = {}): Promise<Export> =>
       this.#call({ method: "GET", path: `/v1/music/exports/${encodeURIComponent(id)}`, signal: options.signal }),
     /** The account's exports, newest first; of one track with `trackId`. */
-    list: (options: ExportListOptions = {}): Promise<ExportList> => {
-      const query = new URLSearchParams()
-      if (options.trackId !== undefined) query.set("track_id", options.trackId)
-      if (options.limit !== undefined) query.set("limit", String(options.limit))
-      if (options.startingAfter !== undefined) query.set("starting_after", options.startingAfter)
-      const search = query.size === 0 ? "" : `?${query.toString()}`
-      return this.#call({ method: "GET", path: `/v1/music/exports${search}`, signal: options.signal })
-    }
+    list: (options: ExportListOptions = {}): Promise<ExportList> =>
+      this.#call({ method: "GET", path: `/v1/music/exports${pageQuery(options, { track_id: options.trackId })}`, signal: options.signal })
   }
 
   /** Polls the task until it is `ready` or `failed`, and answers it (a failed task is an answer, not an error). */
   waitForGeneration(id: string, options: WaitOptions = {}): Promise<GenerationTask> {
     return this.#poll((signal) => this.generations.get(id, signal), (task, elapsedMs) => options.onProgress?.({ task, elapsedMs }), options)
+  }
+
+  /** Polls the upload until it is `ready` (listened to) or `failed`, and answers it (a failed upload is an answer, not an error). */
+  waitForUpload(id: string, options: UploadWaitOptions = {}): Promise<Upload> {
+    return this.#poll((signal) => this.uploads.get(id, signal), (found, elapsedMs) => options.onProgress?.({ upload: found, elapsedMs }), options)
   }
 
   /** Polls the export until it is `ready` or `failed`, and answers it (a failed export is an answer, not an error). */
@@ -294,6 +329,17 @@ export class LyreClient {
     return new Uint8Array(await new Response(stream).arrayBuffer())
   }
 
+  /** A charged create: one `Idempotency-Key` for all its attempts. */
+  #create<A>(path: string, body: unknown, options: CreateOptions): Promise<A> {
+    return this.#call({
+      method: "POST",
+      path,
+      body,
+      idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID(),
+      signal: options.signal
+    })
+  }
+
   #baseHeaders(): Record<string, string> {
     return this.#userAgent === undefined ? {} : { "user-agent": this.#userAgent }
   }
@@ -315,28 +361,21 @@ export class LyreClient {
     }
     const idempotent = call.method === "GET" || call.idempotencyKey !== undefined
     const response = await this.#send(call, () => this.#fetch(url, init), idempotent)
-    const text = await response.text().catch((cause: unknown) => {
-      throw new LyreConnectionError(`The answer from ${url} was cut off: ${describe(cause)}`, { cause, status: response.status })
-    })
-    const json = parseJson(text)
-    if (json === undefined) {
-      throw new LyreConnectionError(`${url} answered ${response.status} with something that is not JSON.`, { status: response.status })
-    }
-    return json as A
+    return jsonOf<A>(response, url)
   }
 
   /**
    * One request with its retries; answers a 2xx response with its body unread. A non-2xx
    * answer becomes the envelope's error (or a connection error when it is not an envelope).
    */
-  async #send(call: Call, attempt: () => Promise<Response>, idempotent: boolean): Promise<Response> {
+  async #send(call: Call, attempt: () => Promise<Response>, idempotent: boolean, maxRetries: number = this.#maxRetries): Promise<Response> {
     for (let retry = 0; ; retry++) {
       let failure: LyreApiError | LyreConnectionError
       let delayMs: number
       try {
         const response = await attempt()
         if (response.ok) return response
-        failure = await this.#failureOf(response)
+        failure = await failureOf(response)
         const transient = response.status === 429 || response.status === 503 ||
           (idempotent && failure instanceof LyreConnectionError && [502, 504].includes(response.status))
         if (!transient) throw failure
@@ -346,28 +385,15 @@ export class LyreClient {
       } catch (cause) {
         if (cause instanceof LyreApiError || cause instanceof LyreConnectionError) throw cause
         if (call.signal?.aborted) throw call.signal.reason
-        failure = new LyreConnectionError(`Could not reach ${new URL(call.path, this.apiRoot).origin}: ${describe(cause)}`, { cause })
+        failure = new LyreConnectionError(`Could not reach ${new URL(call.path, this.apiRoot).origin}: ${describeCause(cause)}`, { cause })
         // A request that is not idempotent may have been carried out: trying again could repeat it.
         if (!idempotent) throw failure
         delayMs = backoffMs(retry)
       }
-      if (retry >= this.#maxRetries) throw failure
+      if (retry >= maxRetries) throw failure
       this.#onRetry?.({ attempt: retry + 1, delayMs, error: failure })
       await sleep(delayMs, call.signal)
     }
   }
 
-  async #failureOf(response: Response): Promise<LyreApiError | LyreConnectionError> {
-    const text = await response.text().catch(() => "")
-    const body = errorBodyOf(parseJson(text))
-    if (body === undefined) {
-      return new LyreConnectionError(`${response.url || "The server"} answered ${response.status} without the API's error envelope.`, {
-        status: response.status
-      })
-    }
-    return new LyreApiError(response.status, body, {
-      retryAfterSeconds: parseRetryAfter(response.headers.get("retry-after")),
-      requestId: response.headers.get("x-request-id") ?? undefined
-    })
-  }
 }

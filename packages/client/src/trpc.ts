@@ -9,7 +9,7 @@ import type { TRPCClient, TRPCLink } from "@trpc/client"
 import { observable } from "@trpc/server/observable"
 import type { Unsubscribable } from "@trpc/server/observable"
 import type { AppRouter } from "@lyre/core"
-import { DEFAULT_BASE_URL, siteRootOf } from "./rest.ts"
+import { DEFAULT_BASE_URL, siteRootOf } from "./urls.ts"
 
 export interface LyreTrpcClientOptions {
   /** The site root (or the API root: `/api` is dropped); default `http://127.0.0.1:8080`. */

@@ -21,3 +21,20 @@ export type ExportFormat = Export["format"]
 export type TimedWord = NonNullable<Export["timed_lyrics"]>[number]
 /** The body of an extension: any create field (absent: the source's) and `continue_at`; the track is the path's. */
 export type ExtendRequest = Omit<RouterInputs["tracks"]["extend"], "track_id">
+
+/** Tasks on a track (a cover, vocals, an accompaniment, an edit): any create field (absent: the source's); the track is the path's. */
+export type CoverRequest = Omit<RouterInputs["tracks"]["cover"], "track_id">
+export type VocalsRequest = Omit<RouterInputs["tracks"]["vocals"], "track_id">
+export type InstrumentalRequest = Omit<RouterInputs["tracks"]["instrumental"], "track_id">
+export type EditRequest = Omit<RouterInputs["tracks"]["edit"], "track_id">
+
+export type Upload = RouterOutputs["uploads"]["get"]
+export type UploadList = RouterOutputs["uploads"]["list"]
+export type UploadAnalysis = NonNullable<Upload["analysis"]>
+export type UploadStatus = Upload["status"]
+export type DeletedUpload = RouterOutputs["uploads"]["delete"]
+
+export type Persona = RouterOutputs["personas"]["get"]
+export type PersonaList = RouterOutputs["personas"]["list"]
+export type PersonaRequest = RouterInputs["personas"]["create"]
+export type DeletedPersona = RouterOutputs["personas"]["delete"]

@@ -65,7 +65,7 @@ describe("RedisGate: Redis on the request path, bounded", () => {
       }
     }))))
 
-  it("a hung call is answered by the fallback at the bound; then Redis is not asked until the probe", async () => {
+  it("a hung call is answered by the fallback at the bound; two in a row mark Redis away, and then it is not asked until the probe", async () => {
     const counts = { active: false, answers: 0 }
     const runtime = gateRuntime(counts)
     const gate = await runtime.runPromise(RedisGate.use(Effect.succeed))
@@ -74,15 +74,18 @@ describe("RedisGate: Redis on the request path, bounded", () => {
       calls++
       return new Promise<string>(() => undefined)
     }
-    const started = performance.now()
-    expect(await runtime.runPromise(gate.run("rate_limit", hung, () => "local"))).toBe("local")
-    expect(performance.now() - started).toBeLessThan(150)
-    expect(counts).toEqual({ active: true, answers: 1 })
+    for (const answers of [1, 2]) {
+      const started = performance.now()
+      expect(await runtime.runPromise(gate.run("rate_limit", hung, () => "local"))).toBe("local")
+      expect(performance.now() - started).toBeLessThan(150)
+      // One slow answer is not an outage yet; the second in a row is.
+      expect(counts).toEqual({ active: answers === 2, answers })
+    }
     // Away: answered at once, Redis not asked.
     const quick = performance.now()
     expect(await runtime.runPromise(gate.run("deny_list", hung, () => "mirror"))).toBe("mirror")
     expect(performance.now() - quick).toBeLessThan(20)
-    expect(calls).toBe(1)
+    expect(calls).toBe(2)
     // After the probe interval one call tries again, and an answer ends the outage.
     await new Promise((resolve) => setTimeout(resolve, 220))
     let back = 0
@@ -90,6 +93,20 @@ describe("RedisGate: Redis on the request path, bounded", () => {
     expect(await runtime.runPromise(gate.run("rate_limit", () => Promise.resolve("redis"), () => "local"))).toBe("redis")
     expect(counts.active).toBe(false)
     expect(back).toBe(1)
+    expect(gate.away()).toBe(false)
+    await runtime.dispose()
+  })
+
+  it("one slow answer on a busy host, followed by a quick one, is no outage: nothing logged, the gauge stays 0", async () => {
+    const counts = { active: false, answers: 0 }
+    const runtime = gateRuntime(counts)
+    const gate = await runtime.runPromise(RedisGate.use(Effect.succeed))
+    const late = () => new Promise<string>((resolve) => setTimeout(() => resolve("late"), 80))
+    for (let i = 0; i < 3; i++) {
+      expect(await runtime.runPromise(gate.run("rate_limit", late, () => "local"))).toBe("local")
+      expect(await runtime.runPromise(gate.run("rate_limit", () => Promise.resolve("redis"), () => "local"))).toBe("redis")
+    }
+    expect(counts).toEqual({ active: false, answers: 3 })
     expect(gate.away()).toBe(false)
     await runtime.dispose()
   })

@@ -4,20 +4,23 @@
  * Problems are returned, not thrown, so the guard still answers first (check order).
  */
 import type { IncomingMessage } from "node:http"
-import { InvalidContentType, InvalidJson, RequestTooLarge } from "@lyre/core"
+import { InvalidContentType, InvalidJson, maxInlineUploadBase64Chars, RequestTooLarge } from "@lyre/core"
 import type { ValidationError } from "@lyre/core"
 
 /** Far above the largest valid body (about 7,000 characters of fields). */
 export const maxBodyBytes = 256 * 1024
 
+/** An agent's request (MCP, A2A) may carry an upload inline: room for its base64 beside the fields. */
+export const maxAgentBodyBytes = maxBodyBytes + maxInlineUploadBase64Chars
+
 export type BodyResult =
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly error: ValidationError }
 
-const readRaw = (req: IncomingMessage): Promise<Buffer | null> =>
+const readRaw = (req: IncomingMessage, limit: number): Promise<Buffer | null> =>
   new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"] ?? "0")
-    if (declared > maxBodyBytes) {
+    if (declared > limit) {
       req.resume()
       resolve(null)
       return
@@ -27,17 +30,17 @@ const readRaw = (req: IncomingMessage): Promise<Buffer | null> =>
     let tooLarge = false
     req.on("data", (chunk: Buffer) => {
       size += chunk.length
-      if (size > maxBodyBytes) tooLarge = true
+      if (size > limit) tooLarge = true
       else chunks.push(chunk)
     })
     req.on("end", () => resolve(tooLarge ? null : Buffer.concat(chunks)))
     req.on("error", reject)
   })
 
-export const readJsonBody = async (req: IncomingMessage): Promise<BodyResult> => {
-  const raw = await readRaw(req)
+export const readJsonBody = async (req: IncomingMessage, limit = maxBodyBytes): Promise<BodyResult> => {
+  const raw = await readRaw(req, limit)
   if (raw === null) {
-    return { ok: false, error: new RequestTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes.` }) }
+    return { ok: false, error: new RequestTooLarge({ message: `The request body exceeds ${limit} bytes.` }) }
   }
   if (raw.length === 0) return { ok: true, value: undefined }
   const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? ""

@@ -14,7 +14,7 @@ import {
   wwwAuthenticateFor
 } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
-import { readJsonBody, sendApiError, sendJson } from "@lyre/http"
+import { maxAgentBodyBytes, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { originPolicy } from "./origin.ts"
 import type { McpRequest } from "./procedures.ts"
 import { makeMcpServer } from "./server.ts"
@@ -82,7 +82,7 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
       const error = new MethodNotAllowed({ message: `${req.method} is not allowed on /mcp; send JSON-RPC with POST.`, allow: ["POST"] })
       return sendApiError(res, error, resourceMetadataUrl)
     }
-    const body = await readJsonBody(req)
+    const body = await readJsonBody(req, maxAgentBodyBytes)
     if (!body.ok) return jsonRpcError(res, 400, body.error._tag === "InvalidJson" ? -32700 : -32600, body.error)
     const messages: ReadonlyArray<unknown> = Array.isArray(body.value) ? body.value : [body.value]
     const calls = messages.filter(needsCredential)

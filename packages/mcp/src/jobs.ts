@@ -1,13 +1,18 @@
 /**
- * What a long-running tool starts: a generation task (`gen_...`, an extension too) or an
- * export (`exp_...`). Both are Lyre's own rows with `pending`, `ready` and `failed`; the id's
- * prefix (core's) says which procedure reads one, so an MCP task id needs no table of its own.
+ * What a long-running tool starts: a generation task (`gen_...`, an extension or a track task
+ * too), an export (`exp_...`) or an upload being listened to (`upl_...`). Each is Lyre's own row
+ * with `pending`, `ready` and `failed`; the id's prefix (core's) says which procedure reads one,
+ * so an MCP task id needs no table of its own.
  */
-import { isExportId } from "@lyre/core"
-import type { Export, GenerationTask, Job } from "@lyre/core"
+import { isExportId, isUploadId } from "@lyre/core"
+import type { Export, GenerationTask, Job, Upload } from "@lyre/core"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 
+/** Anything an MCP task stands for. */
+export type McpJob = Job | Upload
+
+export const isUpload = (job: McpJob): job is Upload => isUploadId(job.id)
 
 export const loadGeneration = (request: McpRequest, id: string): Promise<Outcome<GenerationTask>> =>
   invoke(request, { id }, (caller) => caller.generations.get({ id }))
@@ -15,10 +20,15 @@ export const loadGeneration = (request: McpRequest, id: string): Promise<Outcome
 export const loadExport = (request: McpRequest, id: string): Promise<Outcome<Export>> =>
   invoke(request, { id }, (caller) => caller.exports.get({ id }))
 
-/** Either kind by its id; any other id is read as a generation's, and so is not found as one. */
-export const loadJob = (request: McpRequest, id: string): Promise<Outcome<Job>> =>
-  isExportId(id) ? loadExport(request, id) : loadGeneration(request, id)
+export const loadUpload = (request: McpRequest, id: string): Promise<Outcome<Upload>> =>
+  invoke(request, { id }, (caller) => caller.uploads.get({ id }))
+
+/** Any kind by its id; any other id is read as a generation's, and so is not found as one. */
+export const loadJob = (request: McpRequest, id: string): Promise<Outcome<McpJob>> =>
+  isExportId(id) ? loadExport(request, id) : isUploadId(id) ? loadUpload(request, id) : loadGeneration(request, id)
+
+const kindOf = (id: string): string => isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : "Task"
 
 /** The words of the wait's progress and of a working task's status message. */
 export const pendingMessage = (id: string, elapsedSeconds: number): string =>
-  `${isExportId(id) ? "Export" : "Task"} ${id} is pending after ${Math.round(elapsedSeconds)} s.`
+  `${kindOf(id)} ${id} is pending after ${Math.round(elapsedSeconds)} s.`

@@ -1,7 +1,9 @@
 /** Tool results: the structured value and its JSON text, or the REST envelope as an error result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { isExport, renderError } from "@lyre/core"
-import type { ApiError, Export, GenerationTask, Job } from "@lyre/core"
+import type { ApiError, Export, GenerationTask, Upload } from "@lyre/core"
+import { isUpload } from "./jobs.ts"
+import type { McpJob } from "./jobs.ts"
 
 type Content = CallToolResult["content"][number]
 
@@ -55,7 +57,11 @@ const fileLinks = (exported: Export): ReadonlyArray<Content> =>
 
 export const exportResult = (exported: Export): CallToolResult => valueResult(exported, fileLinks(exported))
 
-export const jobResult = (job: Job): CallToolResult => isExport(job) ? exportResult(job) : taskResult(job)
+/** An upload: its fields (once ready, the track_id every track tool takes and what listening heard). */
+export const uploadResult = (upload: Upload): CallToolResult => valueResult(upload)
+
+export const jobResult = (job: McpJob): CallToolResult =>
+  isUpload(job) ? uploadResult(job) : isExport(job) ? exportResult(job) : taskResult(job)
 
 /**
  * A domain failure: the REST envelope as JSON text. No `structuredContent`, which would have to

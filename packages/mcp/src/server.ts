@@ -29,7 +29,8 @@ export const serviceVersion = "0.1.0"
 export const serverIdentity = {
   name: "lyre",
   title: "Lyre",
-  description: "Music generation: songs with vocals or instrumentals from a style, a title and lyrics."
+  description: "Music generation: songs with vocals or instrumentals from a style, a title and lyrics, and covers, " +
+    "vocals, accompaniments and edits of your own audio."
 } as const
 
 /** What `initialize` declares; the server card shows the same. */
@@ -40,7 +41,10 @@ const instructions = "Lyre generates songs. Call generate_music with a style, a 
   "ready: its tracks carry MP3 links (audio_url) and covers. A client with MCP tasks may call generate_music as a task " +
   "instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
   "generation, waited for with wait_for_generation) and export_track takes it as wav, midi, stems or timed_lyrics " +
-  "(waited for with wait_for_export; its files come as resource links). get_account shows the credit balance and limits."
+  "(waited for with wait_for_export; its files come as resource links). upload_audio takes your own audio (base64 data " +
+  "or a url), waited for with wait_for_upload; its track_id goes to cover_track, add_vocals, add_instrumental, " +
+  "edit_track (each a generation, waited for with wait_for_generation) and create_persona, whose id is persona_id on " +
+  "generate_music. get_account shows the credit balance and limits."
 
 /**
  * Without one, every server builds its own Ajv instance (for elicitation, which Lyre never

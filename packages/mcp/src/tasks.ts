@@ -9,10 +9,11 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
-import { errorTable, isExport, isExportId, renderError } from "@lyre/core"
-import type { ApiError, ExportList, GenerationTaskList, Job } from "@lyre/core"
+import { errorTable, isExport, isExportId, isUploadId, renderError } from "@lyre/core"
+import type { ApiError, Upload } from "@lyre/core"
 import { lyreJsonRpcCodes } from "@lyre/http"
-import { loadJob, pendingMessage } from "./jobs.ts"
+import { isUpload, loadJob, pendingMessage } from "./jobs.ts"
+import type { McpJob } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 import { jobResult } from "./results.ts"
@@ -21,7 +22,7 @@ import { pollDelaysSeconds, steadyPollSeconds } from "./wait.ts"
 /** What the server declares: tasks for `tools/call`, listed and (to be told no) cancelled. */
 export const tasksCapability = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const
 
-const statusOf: { readonly [S in Job["status"]]: Task["status"] } = {
+const statusOf: { readonly [S in McpJob["status"]]: Task["status"] } = {
   pending: "working",
   ready: "completed",
   failed: "failed"
@@ -40,23 +41,28 @@ export const pollIntervalFor = (ageSeconds: number): number => {
   return steadyPollSeconds * 1000
 }
 
+/** An upload's: what listening heard, or why it gave up (uploads are free: nothing to refund). */
+const uploadMessageOf = (upload: Upload): string =>
+  upload.status === "ready"
+    ? `Upload ${upload.id} is ready: track ${upload.track_id ?? ""}` +
+      (upload.analysis === null ? "." : `, ${Math.round(upload.analysis.bpm)} bpm, ${upload.analysis.key}.`)
+    : `${upload.error?.message ?? "Listening to the upload failed."} (${upload.error?.code ?? "internal_error"}).`
+
 /** The status message, in the wait tool's words while pending, and the failure with its refund. */
-const statusMessageOf = (task: Job, ageSeconds: number): string => {
-  switch (task.status) {
-    case "pending":
-      return pendingMessage(task.id, ageSeconds)
-    case "ready":
-      return isExport(task)
-        ? `Export ${task.id} is ready: ${task.files.length} files.`
-        : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
-    case "failed":
-      return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
-        `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
+const statusMessageOf = (task: McpJob, ageSeconds: number): string => {
+  if (task.status === "pending") return pendingMessage(task.id, ageSeconds)
+  if (isUpload(task)) return uploadMessageOf(task)
+  if (task.status === "ready") {
+    return isExport(task)
+      ? `Export ${task.id} is ready: ${task.files.length} files.`
+      : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
   }
+  return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
+    `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
 }
 
-/** Lyre's task or export as an MCP task: kept as long as the account's history (no ttl). */
-export const mcpTaskOf = (task: Job, nowMillis: number): Task => {
+/** Lyre's task, export or upload as an MCP task: kept as long as the account's history (no ttl). */
+export const mcpTaskOf = (task: McpJob, nowMillis: number): Task => {
   const ageSeconds = Math.max(0, (nowMillis - Date.parse(task.created_at)) / 1000)
   return {
     taskId: task.id,
@@ -73,7 +79,7 @@ export const mcpTaskOf = (task: Job, nowMillis: number): Task => {
  * What `tasks/result` answers: the result `wait_for_generation` (or `wait_for_export`) gives, an
  * error result when it failed.
  */
-export const finalResultOf = (task: Job): CallToolResult =>
+export const finalResultOf = (task: McpJob): CallToolResult =>
   task.status === "failed" ? { ...jobResult(task), isError: true } : jobResult(task)
 
 const codeByStatus: Readonly<Record<number, number>> = {
@@ -96,33 +102,46 @@ export const mcpErrorFor = (error: ApiError): McpError =>
 
 const listPageSize = 20
 
-/**
- * `tasks/list` shows generations and exports as one list, newest first. Its cursor is the last
- * id shown of each kind (`gen_...,exp_...`; one id while only one kind has been shown): a kind
- * not shown yet is wholly older than the page, so it starts from its newest.
- */
-const readCursor = (cursor: string | undefined): { readonly generation?: string; readonly export?: string } => {
-  const ids = cursor === undefined ? [] : cursor.split(",")
-  const generation = ids.find((id) => !isExportId(id))
-  const exported = ids.find(isExportId)
-  return { ...(generation === undefined ? {} : { generation }), ...(exported === undefined ? {} : { export: exported }) }
+/** The kinds `tasks/list` shows, in the order the cursor names them. */
+const kinds = ["generation", "export", "upload"] as const
+type Kind = (typeof kinds)[number]
+
+const kindOf = (id: string): Kind => isExportId(id) ? "export" : isUploadId(id) ? "upload" : "generation"
+
+/** A page of one kind, as its list procedure answers it. */
+export interface KindPage {
+  readonly data: ReadonlyArray<McpJob>
+  readonly has_more: boolean
 }
 
-/** The two lists merged newest first: a page, and whether either list goes on past it. */
+/**
+ * `tasks/list` shows generations, exports and uploads as one list, newest first. Its cursor is
+ * the last id shown of each kind (`gen_...,exp_...,upl_...`; only the kinds shown so far): a kind
+ * not shown yet is wholly older than the page, so it starts from its newest.
+ */
+const readCursor = (cursor: string | undefined): Partial<Record<Kind, string>> => {
+  const position: Partial<Record<Kind, string>> = {}
+  for (const id of cursor === undefined ? [] : cursor.split(",")) position[kindOf(id)] ??= id
+  return position
+}
+
+/** The lists merged newest first: a page, and whether any list goes on past it. */
 export const mergePage = (
-  generations: GenerationTaskList,
-  exports: ExportList,
+  lists: Partial<Record<Kind, KindPage>>,
   cursor: string | undefined,
   size: number
-): { readonly jobs: ReadonlyArray<Job>; readonly nextCursor: string | undefined } => {
-  const merged: Array<Job> = [...generations.data, ...exports.data]
+): { readonly jobs: ReadonlyArray<McpJob>; readonly nextCursor: string | undefined } => {
+  const merged: Array<McpJob> = kinds.flatMap((kind) => lists[kind]?.data ?? [])
     .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))
   const jobs = merged.slice(0, size)
-  const more = merged.length > size || generations.has_more || exports.has_more
+  const more = merged.length > size || kinds.some((kind) => lists[kind]?.has_more === true)
   const previous = readCursor(cursor)
-  const lastGeneration = jobs.findLast((job) => !isExport(job))?.id ?? previous.generation
-  const lastExport = jobs.findLast(isExport)?.id ?? previous.export
-  const next = [lastGeneration, lastExport].filter((id) => id !== undefined).join(",")
+  const next = kinds
+    .flatMap((kind) => {
+      const last = jobs.findLast((job) => kindOf(job.id) === kind)?.id ?? previous[kind]
+      return last === undefined ? [] : [last]
+    })
+    .join(",")
   return { jobs, nextCursor: more && next !== "" ? next : undefined }
 }
 
@@ -139,7 +158,7 @@ export class LyreTaskStore implements TaskStore {
     this.request = request
   }
 
-  private load(taskId: string): Promise<Outcome<Job>> {
+  private load(taskId: string): Promise<Outcome<McpJob>> {
     return loadJob(this.request, taskId)
   }
 
@@ -166,23 +185,27 @@ export class LyreTaskStore implements TaskStore {
 
   /** The SDK's `tasks/cancel` ends here for a task still working: a generation or export cannot be stopped. */
   updateTaskStatus(taskId: string): Promise<void> {
-    const what = isExportId(taskId) ? "an export" : "a generation"
+    const what = isExportId(taskId) ? "an export" : isUploadId(taskId) ? "an upload being listened to" : "a generation"
     return Promise.reject(new McpError(
       ErrorCode.InvalidParams,
       `Task ${taskId} cannot be cancelled: ${what} runs to its end once submitted (a failed one is refunded).`
     ))
   }
 
-  /** Two procedure calls (generations and exports), each one request of the per-minute budget. */
+  /** Three procedure calls (generations, exports, uploads), each one request of the per-minute budget. */
   async listTasks(cursor?: string): Promise<{ tasks: Array<Task>; nextCursor?: string }> {
     const position = readCursor(cursor)
-    const generationsInput = { limit: listPageSize, ...(position.generation === undefined ? {} : { starting_after: position.generation }) }
+    const inputFor = (kind: Kind) => ({ limit: listPageSize, ...(position[kind] === undefined ? {} : { starting_after: position[kind] }) })
+    const generationsInput = inputFor("generation")
     const generations = await invoke(this.request, generationsInput, (caller) => caller.generations.list(generationsInput))
     if (!generations.ok) throw mcpErrorFor(generations.error)
-    const exportsInput = { limit: listPageSize, ...(position.export === undefined ? {} : { starting_after: position.export }) }
+    const exportsInput = inputFor("export")
     const exports = await invoke(this.request, exportsInput, (caller) => caller.exports.list(exportsInput))
     if (!exports.ok) throw mcpErrorFor(exports.error)
-    const page = mergePage(generations.value, exports.value, cursor, listPageSize)
+    const uploadsInput = inputFor("upload")
+    const uploads = await invoke(this.request, uploadsInput, (caller) => caller.uploads.list(uploadsInput))
+    if (!uploads.ok) throw mcpErrorFor(uploads.error)
+    const page = mergePage({ generation: generations.value, export: exports.value, upload: uploads.value }, cursor, listPageSize)
     const now = Date.now()
     const tasks = page.jobs.map((job) => mcpTaskOf(job, now))
     return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor }

@@ -8,6 +8,25 @@ import type { CallToolResult, Tool, ToolAnnotations } from "@modelcontextprotoco
 import {
   Account,
   aetherOnlyParameters,
+  CoverRequest,
+  EditRequest,
+  editSpanSeconds,
+  GetPersonaParams,
+  InstrumentalRequest,
+  ListPersonasQuery,
+  ListUploadsQuery,
+  maxInlineUploadBytes,
+  maxUploadBytes,
+  Persona,
+  PersonaList,
+  PersonaRequest,
+  Upload,
+  UploadFromRequest,
+  UploadIdParams,
+  UploadList,
+  uploadContentTypes,
+  uploadFetchTimeoutSeconds,
+  VocalsRequest,
   Export,
   exportFormats,
   exportPriceOf,
@@ -26,11 +45,11 @@ import {
   tracksPerTask,
   validationErrorFrom
 } from "@lyre/core"
-import type { Job } from "@lyre/core"
-import { loadExport, loadGeneration } from "./jobs.ts"
+import { loadExport, loadGeneration, loadUpload } from "./jobs.ts"
+import type { McpJob } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
-import { errorResult, exportResult, taskResult, valueResult } from "./results.ts"
+import { errorResult, exportResult, taskResult, uploadResult, valueResult } from "./results.ts"
 import { waitFor } from "./wait.ts"
 import type { Progress } from "./wait.ts"
 
@@ -50,16 +69,16 @@ export interface LyreTool {
   readonly annotations: ToolAnnotations
   readonly call: (rawArguments: unknown, call: ToolCall) => Promise<CallToolResult>
   /**
-   * For a tool that supports task-augmented calls: the generation task or export the call stands
-   * for, answered at once as the MCP task (see tasks.ts).
+   * For a tool that supports task-augmented calls: the generation task, export or upload the
+   * call stands for, answered at once as the MCP task (see tasks.ts).
    */
-  readonly startTask?: (rawArguments: unknown, call: ToolCall) => Promise<Outcome<Job>>
+  readonly startTask?: (rawArguments: unknown, call: ToolCall) => Promise<Outcome<McpJob>>
 }
 
 interface ToolSpec<I extends z.ZodType> extends Omit<LyreTool, "input" | "call" | "startTask"> {
   readonly input: I
   readonly run: (args: z.output<I>, call: ToolCall) => Promise<CallToolResult>
-  readonly startTask?: (args: z.output<I>, call: ToolCall) => Promise<Outcome<Job>>
+  readonly startTask?: (args: z.output<I>, call: ToolCall) => Promise<Outcome<McpJob>>
 }
 
 /**
@@ -130,6 +149,7 @@ const generateDescription = [
   "Returns the pending task at once; call wait_for_generation with its id to get the finished tracks (MP3 links and covers).",
   "Called as a task (MCP tasks), it answers the task at once with the generation's id; tasks/result waits for the song.",
   "Pass idempotency_key to retry a call safely: the same key and arguments never charge twice.",
+  "persona_id (from create_persona) sings with a kept voice and palette.",
   "Call get_account first to see the credit balance and limits."
 ].join(" ")
 
@@ -178,6 +198,55 @@ const exportTask = (
 
 /** Spends credits and starts a job at the provider each call without a key; destroys nothing. */
 const paid: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+
+export const WaitForUploadParams = UploadIdParams.extend({
+  id: UploadIdParams.shape.id.describe("The upload's id (`upl_...`), as upload_audio returned it."),
+  timeout_seconds: timeoutSeconds("upload")
+})
+
+const megabytes = (bytes: number) => `${bytes / (1024 * 1024)} MB`
+
+const uploadDescription = [
+  "Upload your own audio (Pro plan or higher; free of credits, each plan keeps a number of uploads).",
+  `Give the file as data, base64 of at most ${megabytes(maxInlineUploadBytes)} with its content_type`,
+  `(${uploadContentTypes.join(", ")}), or as url, an http(s) address Lyre fetches: public addresses only (no loopback,`,
+  `private or link-local address), at most ${megabytes(maxUploadBytes)}, within ${uploadFetchTimeoutSeconds} s.`,
+  "The file must decode as what it says and last 5 s to 8 min; otherwise it is refused (invalid_audio) and nothing is kept.",
+  "Returns the pending upload (`upl_...`); call wait_for_upload with its id. Once ready it has a track_id (`trk_...`)",
+  "that cover_track, add_vocals, add_instrumental, edit_track, extend_track, export_track and create_persona take,",
+  "and the analysis (bpm, key, time signature, loudness, beats, chords). Called as a task (MCP tasks), it answers the",
+  "task at once with the upload's id; tasks/result waits until it is listened to."
+].join(" ")
+
+const startUpload = (args: z.output<typeof UploadFromRequest>, { request }: ToolCall): Promise<Outcome<Upload>> =>
+  invoke(request, args, (caller) => caller.uploads.createFrom(args))
+
+/** The track tasks of DESIGN.md section 11: a generation made from a track, paid and followed like one. */
+const trackTaskTail = [
+  "Any generate_music field may be given; an absent one is the source's.",
+  `Charged as a generation of its model when accepted: ${prices}; refunded automatically if it fails.`,
+  "track_id is a track (`trk_...`) of this account: of a ready task, or a ready upload's track_id.",
+  "Returns the pending task at once; call wait_for_generation with its id for the finished tracks.",
+  "Called as a task (MCP tasks), it answers the task at once with the generation's id.",
+  "Pass idempotency_key to retry a call safely."
+].join(" ")
+
+export const CoverTrackArguments = CoverRequest.extend({ idempotency_key: idempotencyKey })
+export const AddVocalsArguments = VocalsRequest.extend({ idempotency_key: idempotencyKey })
+export const AddInstrumentalArguments = InstrumentalRequest.extend({ idempotency_key: idempotencyKey })
+export const EditTrackArguments = EditRequest.extend({ idempotency_key: idempotencyKey })
+
+const coverTask = ({ idempotency_key: key, ...fields }: z.output<typeof CoverTrackArguments>, { request }: ToolCall) =>
+  invoke(request, fields, (caller) => caller.tracks.cover(fields), key)
+const vocalsTask = ({ idempotency_key: key, ...fields }: z.output<typeof AddVocalsArguments>, { request }: ToolCall) =>
+  invoke(request, fields, (caller) => caller.tracks.vocals(fields), key)
+const instrumentalTask = ({ idempotency_key: key, ...fields }: z.output<typeof AddInstrumentalArguments>, { request }: ToolCall) =>
+  invoke(request, fields, (caller) => caller.tracks.instrumental(fields), key)
+const editTask = ({ idempotency_key: key, ...fields }: z.output<typeof EditTrackArguments>, { request }: ToolCall) =>
+  invoke(request, fields, (caller) => caller.tracks.edit(fields), key)
+
+/** Free and kept: a persona or an upload is a new record each call. */
+const keeps: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
 
 export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
@@ -261,6 +330,129 @@ export const tools: ReadonlyArray<LyreTool> = [
     run: async (args, { request, signal, progress }) =>
       resultOf(await waitFor((id) => loadExport(request, id), args.id, args.timeout_seconds, signal, progress), exportResult),
     startTask: (args, { request }) => loadExport(request, args.id)
+  }),
+  defineTool({
+    name: "upload_audio",
+    title: "Upload audio",
+    description: uploadDescription,
+    input: UploadFromRequest,
+    output: Upload,
+    // Fetching a url reaches outside Lyre.
+    annotations: { ...keeps, openWorldHint: true },
+    run: async (args, call) => resultOf(await startUpload(args, call), uploadResult),
+    startTask: startUpload
+  }),
+  defineTool({
+    name: "get_upload",
+    title: "Get an upload",
+    description: "The upload as it stands: `pending` while it is listened to, `ready` with its track_id and analysis " +
+      "(bpm, key, time signature, loudness, beats, chords), or `failed` with the error.",
+    input: UploadIdParams,
+    output: Upload,
+    annotations: readOnly,
+    run: async (args, { request }) => resultOf(await loadUpload(request, args.id), uploadResult)
+  }),
+  defineTool({
+    name: "wait_for_upload",
+    title: "Wait for an upload",
+    description: `Waits until the upload is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+      "returns it; when time runs out, returns it still `pending` (call again). Sends progress notifications while " +
+      "waiting when the request carries a progress token. Listening takes seconds to a minute.",
+    input: WaitForUploadParams,
+    output: Upload,
+    annotations: readOnly,
+    run: async (args, { request, signal, progress }) =>
+      resultOf(await waitFor((id) => loadUpload(request, id), args.id, args.timeout_seconds, signal, progress), uploadResult),
+    startTask: (args, { request }) => loadUpload(request, args.id)
+  }),
+  defineTool({
+    name: "list_uploads",
+    title: "List uploads",
+    description: "The account's uploads, newest first, `limit` at a time (1 to 100, default 20). Page with " +
+      "`starting_after` set to the last id seen while `has_more` is true.",
+    input: ListUploadsQuery,
+    output: UploadList,
+    annotations: readOnly,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.uploads.list(args)), (list) => valueResult(list))
+  }),
+  defineTool({
+    name: "cover_track",
+    title: "Cover a track",
+    description: "Cover a track: the same song (melody, harmony, form, words) in a new style (required); audio_weight " +
+      `(0 to 1) moves it between the source's rhythm (1) and the new style's (0). ${trackTaskTail}`,
+    input: CoverTrackArguments,
+    output: GenerationTask,
+    annotations: paid,
+    run: async (args, call) => resultOf(await coverTask(args, call), taskResult),
+    startTask: coverTask
+  }),
+  defineTool({
+    name: "add_vocals",
+    title: "Add vocals to a track",
+    description: "Add vocals: the source with lyrics (required) sung over it on a melody composed for its chords, in its " +
+      `key and on its beat; style and vocal_gender shape the voice. ${trackTaskTail}`,
+    input: AddVocalsArguments,
+    output: GenerationTask,
+    annotations: paid,
+    run: async (args, call) => resultOf(await vocalsTask(args, call), taskResult),
+    startTask: vocalsTask
+  }),
+  defineTool({
+    name: "add_instrumental",
+    title: "Add an accompaniment to a track",
+    description: "Add an accompaniment: an arrangement in the given style (required) composed for the source's sung " +
+      `melody, mixed with it. A track without vocals is refused (track_has_no_lyrics). ${trackTaskTail}`,
+    input: AddInstrumentalArguments,
+    output: GenerationTask,
+    annotations: paid,
+    run: async (args, call) => resultOf(await instrumentalTask(args, call), taskResult),
+    startTask: instrumentalTask
+  }),
+  defineTool({
+    name: "edit_track",
+    title: "Edit a span of a track",
+    description: `Edit a span: from start to end (seconds, ${editSpanSeconds.min} to ${editSpanSeconds.max} apart, within ` +
+      "the track) composed again, with new lyrics for it when given; outside the span, the source sample for sample. " +
+      trackTaskTail,
+    input: EditTrackArguments,
+    output: GenerationTask,
+    annotations: paid,
+    run: async (args, call) => resultOf(await editTask(args, call), taskResult),
+    startTask: editTask
+  }),
+  defineTool({
+    name: "create_persona",
+    title: "Make a persona",
+    description: "Keep the voice (timbre, range, vibrato) and arrangement palette of a track of this account (of a ready " +
+      "task or upload) under a name and description. Free. Returns the persona (`per_...`); give its id as persona_id " +
+      "to generate_music or any track tool (aether only).",
+    input: PersonaRequest,
+    output: Persona,
+    annotations: keeps,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.personas.create(args)), (persona) => valueResult(persona))
+  }),
+  defineTool({
+    name: "get_persona",
+    title: "Get a persona",
+    description: "A persona of this account: its name, description, source track and voice.",
+    input: GetPersonaParams,
+    output: Persona,
+    annotations: readOnly,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.personas.get(args)), (persona) => valueResult(persona))
+  }),
+  defineTool({
+    name: "list_personas",
+    title: "List personas",
+    description: "The account's personas, newest first, `limit` at a time. Page with `starting_after` set to the last " +
+      "id seen while `has_more` is true.",
+    input: ListPersonasQuery,
+    output: PersonaList,
+    annotations: readOnly,
+    run: async (args, { request }) =>
+      resultOf(await invoke(request, args, (caller) => caller.personas.list(args)), (list) => valueResult(list))
   }),
   defineTool({
     name: "get_account",

@@ -47,13 +47,25 @@ const rejectionOf = async (promise: Promise<unknown>): Promise<McpError> => {
 }
 
 describe("task-augmented tools/call", () => {
-  it("declares task support on generate_music and wait_for_generation, and the capability", async () => {
+  it("declares task support on the paid tools and the waits, and the capability", async () => {
     const account = await createAccount(server)
     const client = await connect(account.key)
     expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } })
     const { tools } = await client.listTools()
     const supported = tools.filter((tool) => tool.execution?.taskSupport === "optional").map((tool) => tool.name)
-    expect(supported).toEqual(["generate_music", "wait_for_generation", "extend_track", "export_track", "wait_for_export"])
+    expect(supported).toEqual([
+      "generate_music",
+      "wait_for_generation",
+      "extend_track",
+      "export_track",
+      "wait_for_export",
+      "upload_audio",
+      "wait_for_upload",
+      "cover_track",
+      "add_vocals",
+      "add_instrumental",
+      "edit_track"
+    ])
     const card = (await (await fetch(`${server.url}/.well-known/mcp/server-card.json`)).json()) as Json
     expect(card["capabilities"]).toMatchObject({ tasks: { requests: { tools: { call: {} } } } })
     await client.close()

@@ -80,6 +80,17 @@ describe("tools/list", () => {
       "extend_track",
       "export_track",
       "wait_for_export",
+      "upload_audio",
+      "get_upload",
+      "wait_for_upload",
+      "list_uploads",
+      "cover_track",
+      "add_vocals",
+      "add_instrumental",
+      "edit_track",
+      "create_persona",
+      "get_persona",
+      "list_personas",
       "get_account"
     ])
     const generate = tools.find((tool) => tool.name === "generate_music")

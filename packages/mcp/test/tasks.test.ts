@@ -1,6 +1,6 @@
 /** The MCP view of a Lyre task: the poll interval follows the wait tool's schedule by the task's age. */
 import { describe, expect, it } from "vitest"
-import type { Export, GenerationTask } from "@lyre/core"
+import type { Export, GenerationTask, Upload } from "@lyre/core"
 import { mcpTaskOf, mergePage, pollIntervalFor } from "../src/tasks.ts"
 
 const pending: GenerationTask = {
@@ -67,6 +67,40 @@ const exportAt = (id: string, createdAt: string, status: Export["status"] = "pen
 
 const generationAt = (id: string, createdAt: string): GenerationTask => ({ ...pending, id, created_at: createdAt, updated_at: createdAt })
 
+const uploadAt = (id: string, createdAt: string, status: Upload["status"] = "pending"): Upload => ({
+  id,
+  status,
+  title: null,
+  content_type: "audio/wav",
+  bytes: 1_000,
+  duration: 6,
+  track_id: status === "ready" ? "trk_up" : null,
+  analysis: status === "ready"
+    ? { bpm: 120, key: "A minor", time_signature: "4/4", loudness_lufs: -14, beats: [], chords: [] }
+    : null,
+  error: status === "failed" ? { code: "invalid_audio", message: "Listening found no sound." } : null,
+  created_at: createdAt,
+  updated_at: createdAt
+})
+
+describe("mcpTaskOf for an upload", () => {
+  it("speaks of the upload: pending, ready with its track and what was heard, failed without a refund", () => {
+    const at = "2026-01-01T00:00:00.000Z"
+    expect(mcpTaskOf(uploadAt("upl_abc", at), Date.parse(at) + 2_000)).toMatchObject({
+      taskId: "upl_abc",
+      status: "working",
+      statusMessage: "Upload upl_abc is pending after 2 s."
+    })
+    expect(mcpTaskOf(uploadAt("upl_abc", at, "ready"), Date.parse(at))).toMatchObject({
+      status: "completed",
+      statusMessage: "Upload upl_abc is ready: track trk_up, 120 bpm, A minor."
+    })
+    const failed = mcpTaskOf(uploadAt("upl_abc", at, "failed"), Date.parse(at))
+    expect(failed).toMatchObject({ status: "failed", statusMessage: "Listening found no sound. (invalid_audio)." })
+    expect(failed.pollInterval).toBeUndefined()
+  })
+})
+
 describe("mcpTaskOf for an export", () => {
   it("speaks of the export: pending, ready with its files, failed with the refund", () => {
     const exported = exportAt("exp_abc", "2026-01-01T00:00:00.000Z")
@@ -90,17 +124,33 @@ describe("mergePage", () => {
   it("merges both kinds newest first, and the cursor names the last of each kind shown", () => {
     const generations = { data: [generationAt("gen_5", minute(5)), generationAt("gen_3", minute(3)), generationAt("gen_1", minute(1))], has_more: false }
     const exports = { data: [exportAt("exp_4", minute(4)), exportAt("exp_2", minute(2))], has_more: false }
-    const page = mergePage(generations, exports, undefined, 3)
+    const page = mergePage({ generation: generations, export: exports }, undefined, 3)
     expect(page.jobs.map((job) => job.id)).toEqual(["gen_5", "exp_4", "gen_3"])
     expect(page.nextCursor).toBe("gen_3,exp_4")
-    expect(mergePage(generations, exports, undefined, 5).nextCursor).toBeUndefined()
+    expect(mergePage({ generation: generations, export: exports }, undefined, 5).nextCursor).toBeUndefined()
   })
 
   it("keeps a kind's position from the cursor when the page shows none of it", () => {
     const generations = { data: [generationAt("gen_9", minute(9)), generationAt("gen_8", minute(8))], has_more: true }
     const exports = { data: [exportAt("exp_1", minute(1))], has_more: false }
-    expect(mergePage(generations, exports, "gen_10,exp_2", 2).nextCursor).toBe("gen_8,exp_2")
+    expect(mergePage({ generation: generations, export: exports }, "gen_10,exp_2", 2).nextCursor).toBe("gen_8,exp_2")
     // One kind only, as before exports existed: the cursor is the last id.
-    expect(mergePage(generations, { data: [], has_more: false }, undefined, 2).nextCursor).toBe("gen_8")
+    expect(mergePage({ generation: generations, export: { data: [], has_more: false } }, undefined, 2).nextCursor).toBe("gen_8")
+  })
+
+  it("merges uploads as a third kind, its last id shown in the cursor", () => {
+    const generations = { data: [generationAt("gen_5", minute(5)), generationAt("gen_1", minute(1))], has_more: false }
+    const exports = { data: [exportAt("exp_4", minute(4))], has_more: false }
+    const uploads = { data: [uploadAt("upl_6", minute(6)), uploadAt("upl_3", minute(3)), uploadAt("upl_2", minute(2))], has_more: false }
+    const page = mergePage({ generation: generations, export: exports, upload: uploads }, undefined, 4)
+    expect(page.jobs.map((job) => job.id)).toEqual(["upl_6", "gen_5", "exp_4", "upl_3"])
+    expect(page.nextCursor).toBe("gen_5,exp_4,upl_3")
+    const rest = mergePage(
+      { generation: { data: [generationAt("gen_1", minute(1))], has_more: false }, export: { data: [], has_more: false }, upload: { data: [uploadAt("upl_2", minute(2))], has_more: false } },
+      page.nextCursor,
+      4
+    )
+    expect(rest.jobs.map((job) => job.id)).toEqual(["upl_2", "gen_1"])
+    expect(rest.nextCursor).toBeUndefined()
   })
 })

@@ -42,6 +42,25 @@ const withPathParams = (body: unknown, params: Record<string, string>): unknown 
   return { ...body, ...params }
 }
 
+/** How long the rest of a refused upload is read and dropped before its connection is closed. */
+const lingerMs = 2_000
+
+/**
+ * An upload refused before its end leaves its client still sending. Closing at once would make
+ * the client's next writes reset the connection, and a reset can destroy the answer before the
+ * client reads it (fetch then reports `write EPIPE`, not the refusal). So the rest is read and
+ * dropped for a short while (a lingering close, RFC 9112 section 9.6), then the connection is
+ * closed if the body has still not ended: never drained for longer than that (0075).
+ */
+const lingerThenClose = (req: IncomingMessage, res: ServerResponse): void => {
+  res.once("finish", () => {
+    req.resume()
+    setTimeout(() => {
+      if (!req.complete) req.socket.destroy()
+    }, lingerMs).unref()
+  })
+}
+
 /** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */
 export const makeRestHandler = (options: RestOptions) => {
   const routes = routesOf(appRouter)
@@ -113,9 +132,8 @@ export const makeRestHandler = (options: RestOptions) => {
       sendJson(res, ctx.response.status ?? match.route.meta.successStatus ?? 200, output, ctx.response.headers)
     } catch (cause) {
       const error = apiErrorFromTrpc(getTRPCErrorFromUnknown(cause), input)
-      // An upload refused before its end leaves bytes on the connection: it is not reused.
-      const unread = audio !== undefined && !req.complete
-      sendApiError(res, error, resourceMetadataUrl, unread ? { ...ctx.response.headers, connection: "close" } : ctx.response.headers)
+      sendApiError(res, error, resourceMetadataUrl, ctx.response.headers)
+      if (audio !== undefined && !req.complete) lingerThenClose(req, res)
     }
   }
 }

@@ -48,7 +48,7 @@ describe("the SDK client finds the agent", () => {
     const client = await a2aClient(server, account.key)
     const card = await client.getAgentCard()
     expect(card.url).toBe(`${server.url}/a2a`)
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track"])
+    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
   })
 })
 

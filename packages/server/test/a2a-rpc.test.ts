@@ -143,9 +143,14 @@ describe("bodies and shapes that are not A2A requests", () => {
     expect(await balanceOf(server, sender)).toBe(charged)
   })
 
-  it("-32005 for a file part and -32004 for a message continuing a task", async () => {
+  it("-32005 for a file part given to another operation than an upload, -32004 for a message continuing a task", async () => {
     const file = await rpc(server, call("message/send", {
-      message: { kind: "message", role: "user", messageId: "f", parts: [{ kind: "file", file: { uri: "https://example.com/a.mp3" } }] }
+      message: {
+        kind: "message",
+        role: "user",
+        messageId: "f",
+        parts: [{ kind: "file", file: { uri: "https://example.com/a.mp3" } }, { kind: "data", data: { operation: "cover_track", style: "jazz" } }]
+      }
     }), { key: account.key })
     expectError(file.body, -32005, 1)
     const follow = await rpc(server, call("message/send", { ...textMessage("jazz"), message: { ...textMessage("jazz").message, taskId } }), { key: account.key })

@@ -89,7 +89,7 @@ describe("the agent cards", () => {
     const legacy = (await (await fetch(`${server.url}/.well-known/agent-card.json`)).json()) as Json
     for (const card of [v1, legacy]) {
       const skills = card.skills as unknown as Array<{ id: string; description: string; outputModes: Array<string> }>
-      expect(skills.map((skill) => skill.id)).toEqual(["generate_music", "extend_track", "export_track"])
+      expect(skills.map((skill) => skill.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
       const exportSkill = skills[2]
       for (const [format, price] of Object.entries(exportPriceOf)) expect(exportSkill?.description).toContain(`${format} ${price}`)
       expect(exportSkill?.outputModes).toEqual(expect.arrayContaining(["audio/wav", "audio/midi", "text/vtt"]))

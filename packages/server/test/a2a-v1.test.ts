@@ -77,7 +77,7 @@ describe("the 1.x client finds Lyre", () => {
       ["JSONRPC", "1.0", `${server.url}/a2a`],
       ["JSONRPC", "0.3", `${server.url}/a2a`]
     ])
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track"])
+    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
 
     const v1 = await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })
     expect(v1.headers.get("vary")).toBe("A2A-Version")

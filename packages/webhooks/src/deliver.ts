@@ -1,11 +1,5 @@
-import { lookup as dnsLookup } from "node:dns"
-import type { LookupAddress } from "node:dns"
-import http from "node:http"
-import https from "node:https"
-import { isIP } from "node:net"
-import type { LookupFunction } from "node:net"
 import { performance } from "node:perf_hooks"
-import { isPrivateAddress } from "./address.ts"
+import { outboundTarget, PRIVATE_ADDRESS } from "./outbound.ts"
 
 export interface DeliveryRequest {
   readonly url: string
@@ -44,36 +38,6 @@ export interface DeliveryResult {
 const SNIPPET_BYTES = 1024
 /** Past this much body we stop reading: the answer's content does not matter beyond the snippet. */
 const MAX_DRAIN_BYTES = 64 * 1024
-const PRIVATE_ADDRESS = "ERR_WEBHOOK_PRIVATE_ADDRESS"
-
-const codedError = (code: string, message: string): NodeJS.ErrnoException =>
-  Object.assign(new Error(message), { code })
-
-/**
- * Resolves the name and hands the socket only public addresses. Because it runs inside the
- * connection itself, the address checked is the address connected to: a DNS answer that
- * changes between a check and the connect (rebinding) cannot get around it.
- */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: ReadonlyArray<LookupAddress>) => {
-    if (error) return callback(error, "")
-    const allowed = addresses.filter((entry) => !isPrivateAddress(entry.address))
-    const first = allowed[0]
-    if (first === undefined) {
-      const seen = addresses.map((entry) => entry.address).join(", ")
-      return callback(codedError(PRIVATE_ADDRESS, `${hostname} resolves only to non-public addresses (${seen})`), "")
-    }
-    if (options.all === true) return callback(null, allowed)
-    callback(null, first.address, first.family)
-  })
-}
-
-// Keep-alive pools, one per policy, so that a socket opened while private addresses were
-// allowed is never reused by a delivery that forbids them.
-const agents = {
-  public: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
-  private: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
-}
 
 const classify = (error: NodeJS.ErrnoException): DeliveryError => {
   switch (error.code) {
@@ -112,33 +76,18 @@ export const deliverWebhook = (request: DeliveryRequest): Promise<DeliveryResult
     }
     let timer: NodeJS.Timeout | undefined
 
-    let url: URL
-    try {
-      url = new URL(request.url)
-    } catch {
-      return finish(null, null, { code: "invalid_url", message: `Not a URL: ${request.url}` })
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      return finish(null, null, { code: "invalid_url", message: `Only http and https URLs receive webhooks, not ${url.protocol}` })
-    }
-    // Node connects to IP literals without calling `lookup`, so they are checked here.
-    const literal = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
-    if (!allowPrivate && isIP(literal) !== 0 && isPrivateAddress(literal)) {
-      return finish(null, null, { code: "private_address", message: `${literal} is not a public address` })
-    }
-
-    const transport = url.protocol === "https:" ? https : http
-    const pool = allowPrivate ? agents.private : agents.public
+    const checked = outboundTarget(request.url, allowPrivate)
+    if (!checked.ok) return finish(null, null, checked.refusal)
+    const { url, transport, options } = checked.target
     const req = transport.request(url, {
       method: "POST",
-      agent: url.protocol === "https:" ? pool.https : pool.http,
       headers: {
         "Content-Type": "application/json",
         "User-Agent": "Lyre-Webhooks/1",
         ...request.headers,
         "Content-Length": Buffer.byteLength(request.rawBody)
       },
-      ...(allowPrivate ? {} : { lookup: publicOnlyLookup })
+      ...options
     })
     // What has arrived so far, so that a time-out mid-answer still logs the status and snippet.
     let status: number | null = null

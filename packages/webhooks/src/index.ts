@@ -15,3 +15,5 @@ export type {
 export { generateWebhookSecret } from "./secret.ts"
 export { signWebhook, verifyWebhook, WebhookVerificationError } from "./signature.ts"
 export type { RawBody, VerifyOptions, WebhookVerificationReason } from "./signature.ts"
+export { outboundTarget, PRIVATE_ADDRESS } from "./outbound.ts"
+export type { OutboundRefusal, OutboundTarget } from "./outbound.ts"

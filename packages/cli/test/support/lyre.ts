@@ -20,7 +20,7 @@ export interface LyreHome {
     args: ReadonlyArray<string>,
     options?: {
       readonly env?: Record<string, string>
-      readonly input?: string
+      readonly input?: string | Buffer
       readonly cwd?: string
       /** Called with standard error so far, each time more arrives. */
       readonly onStderr?: (soFar: string) => void

@@ -59,6 +59,9 @@ export const hasIdShape = (kind: IdKind, value: string): boolean =>
  */
 export const isExportId = (value: string): boolean => value.startsWith(`${idPrefixes.export}_`)
 
+/** An upload's id (`upl_...`) by its prefix alone, as isExportId: the agents follow uploads as tasks too. */
+export const isUploadId = (value: string): boolean => value.startsWith(`${idPrefixes.upload}_`)
+
 export class Ids extends Context.Service<Ids, {
   readonly make: (kind: IdKind) => Effect.Effect<string>
 }>()("lyre/core/domain/Ids") {

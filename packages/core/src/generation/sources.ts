@@ -80,13 +80,11 @@ export const trackSources = Effect.gen(function*() {
   const personaRow = (personaId: string) =>
     sql<PersonaRow>`select id, track_id, provider_persona_id from personas where id = ${personaId}`.pipe(Effect.orDie)
 
-  /**
-   * A persona as its provider needs it; a deleted one still renders the tracks made with it. Its
-   * track may be an upload's, as for any task on a track (Personas.create finds it so).
-   */
+  /** A persona as its provider needs it; a deleted one still renders the tracks made with it. */
   const personaOf = (row: PersonaRow, depth: number): Effect.Effect<PersonaSource | undefined> =>
     Effect.gen(function*() {
       const [track] = yield* sourceRow(row.track_id)
+      // A persona made from an upload's track keeps that voice as a task's track's is kept.
       const source = track !== undefined ? yield* sourceOf(track, depth + 1) : (yield* uploadTrack(row.track_id, null))?.source
       if (source === undefined) return undefined
       return { personaId: row.id, providerPersonaId: row.provider_persona_id, source }

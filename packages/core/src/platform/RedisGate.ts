@@ -1,7 +1,8 @@
 /**
  * Redis on the request path, bounded. Every call the limiter and the deny-list make goes through
- * one gate per process: a call that fails or takes longer than `timeoutMillis` marks Redis away,
- * and while it is away the callers answer from their process-local fallbacks at once instead of
+ * one gate per process: a call that fails, or two in a row that take longer than `timeoutMillis`,
+ * mark Redis away (one slow answer on a busy host is not an outage, and calling it one made the
+ * log say "unavailable" and "back" twice within a second), and while it is away the callers answer from their process-local fallbacks at once instead of
  * trying again; one call a `probeMillis` is let through to find out whether Redis is back. So a
  * request waits on Redis at most once, for at most `timeoutMillis`, even when two services
  * would each have asked it, and the first request after Redis returns finds it again.
@@ -18,6 +19,13 @@ export interface RedisGateOptions {
   readonly timeoutMillis: number
   /** While Redis is away, how often one call tries it again. */
   readonly probeMillis: number
+}
+
+/** A call that outlived the gate's bound (its answer, if it comes, is dropped). */
+class SlowRedis extends Error {
+  constructor(millis: number) {
+    super(`Redis took longer than ${millis} ms`)
+  }
 }
 
 export const defaultRedisGateOptions: RedisGateOptions = { timeoutMillis: 150, probeMillis: 1_000 }
@@ -37,6 +45,8 @@ export class RedisGate extends Context.Service<RedisGate, {
       /** While away: when the next call may try Redis. */
       let probeAt = 0
       let probing = false
+      /** Calls in a row that outlived the bound while Redis was not marked away. */
+      let slowInARow = 0
       const backListeners: Array<() => void> = []
 
       const wentAway = (error: unknown) =>
@@ -59,7 +69,7 @@ export class RedisGate extends Context.Service<RedisGate, {
       /** The call under the bound; a late answer or a late failure is dropped, never unhandled. */
       const bounded = <A>(call: () => Promise<A>) =>
         Effect.callback<A, unknown>((resume) => {
-          const timer = setTimeout(() => resume(Effect.fail(new Error(`Redis took longer than ${options.timeoutMillis} ms`))), options.timeoutMillis)
+          const timer = setTimeout(() => resume(Effect.fail(new SlowRedis(options.timeoutMillis))), options.timeoutMillis)
           let promise: Promise<A>
           try {
             promise = call()
@@ -90,9 +100,15 @@ export class RedisGate extends Context.Service<RedisGate, {
           const probe = away
           if (probe) probing = true
           return bounded(call).pipe(
-            Effect.tap(() => cameBack),
-            Effect.catch((error) =>
-              Effect.andThen(
+            Effect.tap(() => {
+              slowInARow = 0
+              return cameBack
+            }),
+            Effect.catch((error) => {
+              // Not yet away and only slow once: this call falls back, the next one tries again.
+              if (!away && error instanceof SlowRedis && ++slowInARow < 2) return fellBack
+              slowInARow = 0
+              return Effect.andThen(
                 Effect.flatMap(Clock.currentTimeMillis, (failedAt) =>
                   Effect.andThen(
                     Effect.sync(() => {
@@ -103,7 +119,7 @@ export class RedisGate extends Context.Service<RedisGate, {
                 ),
                 fellBack
               )
-            ),
+            }),
             Effect.ensuring(Effect.sync(() => {
               if (probe) probing = false
             }))

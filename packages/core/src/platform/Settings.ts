@@ -14,7 +14,10 @@ export interface SettingsShape {
   readonly providerPollSeconds: number
   /** `WEBHOOK_RETRY_DELAYS`: seconds before each retry of a failed delivery; past the last, it is dead. */
   readonly webhookRetryDelaysSeconds: ReadonlyArray<number>
-  /** `WEBHOOK_ALLOW_PRIVATE`: endpoints on loopback and private addresses may register and receive. */
+  /**
+   * `WEBHOOK_ALLOW_PRIVATE`: endpoints on loopback and private addresses may register and receive,
+   * and uploads may be fetched from them (the one address rule for URLs an account gives).
+   */
   readonly webhookAllowPrivate: boolean
 }
 

@@ -20,6 +20,11 @@ export interface AudioFile {
   readonly filename: string | null
 }
 
+/** The file of an upload request, or why there is none to read. */
+export type OpenedAudio =
+  | { readonly ok: true; readonly file: AudioFile }
+  | { readonly ok: false; readonly error: ValidationError | UploadTooLarge }
+
 /**
  * An upload request's body, read only once the request is admitted (so a refused request is
  * answered without reading it), and handed to core by the adapter.
@@ -27,8 +32,11 @@ export interface AudioFile {
 export interface IncomingAudio {
   /** `Content-Length` as declared; null for a chunked body. */
   readonly declaredBytes: number | null
-  /** Reads up to the audio file; a body that has none is the request's fault. */
-  readonly open: () => Promise<{ readonly ok: true; readonly file: AudioFile } | { readonly ok: false; readonly error: ValidationError }>
+  /**
+   * Reads up to the audio file; a body that has none is the request's fault (as is, for a file
+   * fetched from a URL, one that cannot be fetched or declares a length past the cap).
+   */
+  readonly open: () => Promise<OpenedAudio>
   /** The form's `title` field, once the file has been read to its end (a field after the file counts too). */
   readonly title: () => Promise<string | undefined>
 }

@@ -4,6 +4,7 @@
  */
 import { z } from "zod"
 import { TaskError } from "../domain/models.ts"
+import { uploadContentTypes } from "./contentTypes.ts"
 
 /** Largest upload: a declared length past it is refused unread, a streamed body cut one byte past it. */
 export const maxUploadBytes = 50 * 1024 * 1024
@@ -11,36 +12,9 @@ export const maxUploadBytes = 50 * 1024 * 1024
 export const minUploadSeconds = 5
 export const maxUploadSeconds = 8 * 60
 
-/** The audio types an upload may be, by their `Content-Type`. */
-export const uploadContentTypes = ["audio/mpeg", "audio/wav", "audio/flac", "audio/ogg"] as const
+export { uploadContentTypeOf, uploadContentTypeOfFileName, uploadContentTypes, uploadExtensionOf } from "./contentTypes.ts"
 export const UploadContentType = z.enum(uploadContentTypes)
 export type UploadContentType = z.infer<typeof UploadContentType>
-
-/** The file extension each type is stored under. */
-export const uploadExtensionOf: { readonly [T in UploadContentType]: string } = {
-  "audio/mpeg": "mp3",
-  "audio/wav": "wav",
-  "audio/flac": "flac",
-  "audio/ogg": "ogg"
-}
-
-/** Other names clients send for the same types (a browser's `audio/x-wav`, `audio/mp3`...). */
-const aliases: Readonly<Record<string, UploadContentType>> = {
-  "audio/mp3": "audio/mpeg",
-  "audio/x-wav": "audio/wav",
-  "audio/wave": "audio/wav",
-  "audio/vnd.wave": "audio/wav",
-  "audio/x-flac": "audio/flac",
-  "application/ogg": "audio/ogg",
-  "audio/vorbis": "audio/ogg"
-}
-
-/** The upload type a media type names, or null. */
-export const uploadContentTypeOf = (mediaType: string): UploadContentType | null => {
-  const type = mediaType.split(";")[0]?.trim().toLowerCase() ?? ""
-  const known = uploadContentTypes.find((t) => t === type)
-  return known ?? aliases[type] ?? null
-}
 
 export const UploadStatus = z.enum(["pending", "ready", "failed"])
 export type UploadStatus = z.infer<typeof UploadStatus>

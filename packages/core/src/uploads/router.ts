@@ -1,9 +1,11 @@
 /** The uploads' procedures (DESIGN.md section 11): free of credits, in the common check order. */
 import { Effect } from "effect"
 import { InvalidContentType } from "../domain/errors.ts"
+import { Settings } from "../platform/Settings.ts"
 import { runProcedure } from "../trpc/context.ts"
 import { admitted, t, withBody } from "../trpc/init.ts"
 import { CreateUploadInput, DeletedUpload, ListUploadsQuery, Upload, UploadIdParams, UploadList } from "./model.ts"
+import { audioFrom, UploadFromRequest } from "./uploadFrom.ts"
 import { Uploads } from "./Uploads.ts"
 
 export const uploadsRouter = t.router({
@@ -37,6 +39,26 @@ export const uploadsRouter = t.router({
           : Uploads.use((uploads) => uploads.create(ctx.principal, input, audio))
       )
     }),
+
+  /**
+   * The same upload sent as JSON, for the agents (MCP's `upload_audio`, an A2A file part): the
+   * file inline as base64 or a URL to fetch, under the same checks and allowance. No REST route:
+   * REST takes the file as the body.
+   */
+  createFrom: withBody
+    .meta({ scope: "music:generate", successStatus: 202 })
+    .input(UploadFromRequest)
+    .output(Upload)
+    .mutation(({ ctx, input }) =>
+      runProcedure(
+        ctx,
+        Effect.gen(function*() {
+          const { webhookAllowPrivate } = yield* Settings
+          const audio = audioFrom(input, webhookAllowPrivate)
+          return yield* Uploads.use((uploads) => uploads.create(ctx.principal, { title: input.title }, audio))
+        })
+      )
+    ),
 
   get: admitted
     .meta({

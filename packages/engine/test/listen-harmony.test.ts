@@ -1,0 +1,75 @@
+// Key and chords read from a transcription's notes, and beats from audio the test makes: the
+// rules of `listen/harmony.ts` and `listen/rhythm.ts` on material whose answer is written here.
+
+import { describe, expect, it } from "vitest"
+import { chordsOn, keyOf } from "../src/listen/harmony.ts"
+import { beatsAndTempo } from "../src/listen/rhythm.ts"
+import type { TranscribedNote } from "../src/listen/types.ts"
+
+const note = (pitch: number, start: number, end: number, velocity = 0.8): TranscribedNote => ({ pitch, start, end, velocity })
+
+/** Each chord a bar of four beats at 1 s a beat: bass root, then the triad held. */
+const progression = (chords: ReadonlyArray<readonly [number, number, number]>): Array<TranscribedNote> =>
+  chords.flatMap(([root, third, fifth], bar) => {
+    const at = bar * 4
+    return [note(root - 12, at, at + 4), note(root, at, at + 4, 0.6), note(third, at, at + 4, 0.6), note(fifth, at, at + 4, 0.6)]
+  })
+
+describe("key and chords from notes", () => {
+  it("hears G major from I-vi-IV-V, and each chord on the beat grid", () => {
+    const notes = progression([[55, 59, 62], [52, 55, 59], [48, 52, 55], [50, 54, 57]])
+    expect(keyOf(notes)).toBe("G major")
+    const beats = Array.from({ length: 16 }, (_, i) => i)
+    expect(chordsOn(notes, beats, 16)).toEqual([
+      { start: 0, end: 4, chord: "G" },
+      { start: 4, end: 8, chord: "Em" },
+      { start: 8, end: 12, chord: "C" },
+      { start: 12, end: 16, chord: "D" }
+    ])
+  })
+
+  it("hears a minor key as minor: i-iv-v-i in E minor", () => {
+    const notes = progression([[52, 55, 59], [57, 60, 64], [59, 62, 66], [52, 55, 59]])
+    expect(keyOf(notes)).toBe("E minor")
+    expect(chordsOn(notes, [0, 4, 8, 12], 16).map((c) => c.chord)).toEqual(["Em", "Am", "Bm", "Em"])
+  })
+
+  it("lets a chord ring on through beats where nothing starts, and names nothing without notes", () => {
+    const notes = [note(48, 0, 1), note(52, 0, 1), note(55, 0, 1)]
+    expect(chordsOn(notes, [0, 1, 2, 3], 4)).toEqual([{ start: 0, end: 4, chord: "C" }])
+    expect(chordsOn([], [0, 1, 2], 3)).toEqual([])
+    expect(keyOf([])).toBe("C major")
+  })
+})
+
+const rate = 44_100
+
+/** Clicks of decaying noise on every beat, the counted ones louder; `seconds` long. */
+function clicks(bpm: number, seconds: number, accent: (beat: number) => number): Float32Array {
+  const out = new Float32Array(seconds * rate)
+  let seed = 7
+  const noise = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
+    return seed / 1_073_741_824 - 1
+  }
+  for (let beat = 0; ; beat++) {
+    const at = Math.round((beat * 60 / bpm) * rate)
+    if (at >= out.length) break
+    for (let i = 0; i < 2_000 && at + i < out.length; i++) out[at + i] = accent(beat) * noise() * Math.exp(-i / 300)
+  }
+  return out
+}
+
+describe("beats and tempo", () => {
+  it("follows a steady pulse within 2%, its beats on the clicks", () => {
+    const rhythm = beatsAndTempo(clicks(120, 20, () => 0.8))
+    expect(Math.abs(rhythm.bpm - 120) / 120).toBeLessThanOrEqual(0.02)
+    expect(rhythm.beats.length).toBeGreaterThan(30)
+    for (const beat of rhythm.beats.slice(2, -2)) expect(Math.abs(beat * 2 - Math.round(beat * 2))).toBeLessThan(0.03)
+  })
+
+  it("counts the strong half when every other onset is weak (eighths under a 90 bpm pulse)", () => {
+    const rhythm = beatsAndTempo(clicks(180, 20, (beat) => (beat % 2 === 0 ? 0.9 : 0.15)))
+    expect(Math.abs(rhythm.bpm - 90) / 90).toBeLessThanOrEqual(0.02)
+  })
+})
