@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape } from "@trpc/server"
 import { appRouter, InvalidJson, makeCallContext } from "@lyre/core"
 import type { ValidationError } from "@lyre/core"
-import { incomingAudio, sendJson } from "@lyre/http"
+import { incomingAudio, lingerThenClose, sendJson } from "@lyre/http"
 import type { AppRuntime } from "../app.ts"
 import { readSessionToken } from "./session.ts"
 
@@ -66,8 +66,8 @@ async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Prom
       ctx
     })
     const status = typeof shape.data.httpStatus === "number" ? shape.data.httpStatus : 500
-    // A file refused before its end leaves bytes on the connection: it is not reused.
-    const headers = req.complete ? ctx.response.headers : { ...ctx.response.headers, connection: "close" }
-    sendJson(res, status, { error: shape }, headers)
+    sendJson(res, status, { error: shape }, ctx.response.headers)
+    // A file refused before its end: the rest is read and dropped a while, then the connection closed.
+    if (!req.complete) lingerThenClose(req, res)
   }
 }
