@@ -11,6 +11,9 @@ export const setCsrfToken = (token: string): void => {
   csrfToken = token
 }
 
+/** The session's CSRF token, for the one call not made through the tRPC client (tools/upload.ts). */
+export const currentCsrfToken = (): string | null => csrfToken
+
 export const api = createTRPCClient<AppRouter>({
   links: [
     httpBatchLink({
@@ -31,7 +34,7 @@ export interface ApiProblem {
   readonly param?: string
 }
 
-const isProblem = (u: unknown): u is ApiProblem =>
+export const isProblem = (u: unknown): u is ApiProblem =>
   typeof u === "object" && u !== null && "code" in u && "message" in u && typeof u.message === "string"
 
 /** The envelope behind a failed call (or a generic one when the network itself failed). */

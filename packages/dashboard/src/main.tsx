@@ -1,11 +1,13 @@
-/** The account holder's dashboard: a shell with four pages under /dashboard. */
+/** The account holder's dashboard: a shell with its pages under /dashboard. */
 import { render } from "preact"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, setCsrfToken } from "./api.ts"
 import type { Outputs } from "./api.ts"
 import { Keys } from "./pages/Keys.tsx"
 import { Overview } from "./pages/Overview.tsx"
+import { Personas } from "./pages/Personas.tsx"
 import { Songs } from "./pages/Songs.tsx"
+import { Uploads } from "./pages/Uploads.tsx"
 import { Webhooks } from "./pages/Webhooks.tsx"
 import { Show, useQuery } from "./ui.tsx"
 import "./styles.css"
@@ -14,7 +16,9 @@ const pages = [
   { path: "/dashboard", label: "Overview", Page: Overview },
   { path: "/dashboard/keys", label: "API keys", Page: Keys },
   { path: "/dashboard/webhooks", label: "Webhooks", Page: Webhooks },
-  { path: "/dashboard/songs", label: "Songs", Page: Songs }
+  { path: "/dashboard/songs", label: "Songs", Page: Songs },
+  { path: "/dashboard/uploads", label: "Uploads", Page: Uploads },
+  { path: "/dashboard/personas", label: "Personas", Page: Personas }
 ] as const
 
 const current = () => pages.find((page) => page.path === location.pathname.replace(/\/$/, "")) ?? pages[0]

@@ -15,7 +15,7 @@ import {
   RouteNotFound
 } from "@lyre/core"
 import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
-import { incomingAudio, readJsonBody, sendApiError, sendJson } from "@lyre/http"
+import { incomingAudio, lingerThenClose, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { openApiDocument } from "./openapi.ts"
 import { matchRoute, routesOf } from "./routes.ts"
 
@@ -40,25 +40,6 @@ const withPathParams = (body: unknown, params: Record<string, string>): unknown 
   if (body === undefined) return { ...params }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return body
   return { ...body, ...params }
-}
-
-/** How long the rest of a refused upload is read and dropped before its connection is closed. */
-const lingerMs = 2_000
-
-/**
- * An upload refused before its end leaves its client still sending. Closing at once would make
- * the client's next writes reset the connection, and a reset can destroy the answer before the
- * client reads it (fetch then reports `write EPIPE`, not the refusal). So the rest is read and
- * dropped for a short while (a lingering close, RFC 9112 section 9.6), then the connection is
- * closed if the body has still not ended: never drained for longer than that (0075).
- */
-const lingerThenClose = (req: IncomingMessage, res: ServerResponse): void => {
-  res.once("finish", () => {
-    req.resume()
-    setTimeout(() => {
-      if (!req.complete) req.socket.destroy()
-    }, lingerMs).unref()
-  })
 }
 
 /** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */

@@ -254,7 +254,9 @@ describe("every page", () => {
     ["overview", "/dashboard"],
     ["keys", "/dashboard/keys"],
     ["webhooks", "/dashboard/webhooks"],
-    ["songs", "/dashboard/songs"]
+    ["songs", "/dashboard/songs"],
+    ["uploads", "/dashboard/uploads"],
+    ["personas", "/dashboard/personas"]
   ] as const
 
   it("has no serious or critical axe violations, and is screenshot at desktop and phone widths", async () => {

@@ -2,7 +2,8 @@
  * An upload's track on the built-in engine (the embedded default), through the API: exported as
  * WAV (its audio) and MIDI (its transcription), refused timed lyrics, and extended: the
  * extension is the upload sample for sample up to `continue_at`, then the engine's continuation.
- * Another account's upload track is 404 to every song tool.
+ * Another account's upload track is 404 to every song tool. A persona made from an upload's
+ * track is accepted by a generation, which renders to ready.
  */
 import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -122,5 +123,20 @@ describe("song tools on an upload's track (built-in engine)", { timeout: 240_000
       const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/${path}`, { key: other.key, body })
       expect([res.status, res.body.error?.code]).toEqual([404, "track_not_found"])
     }
+  })
+
+  it("a persona made from an upload's track names a generation, which renders to ready", async () => {
+    const made = await api(server, "POST", "/api/v1/personas", {
+      key: account.key,
+      body: { track_id: trackId, name: "From my upload", description: "Its tempo and key" }
+    })
+    expect(made.status).toBe(201)
+    const res = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { style: "folk", title: "With my persona", lyrics: "[Verse]\nSing it back", persona_id: made.body.id }
+    })
+    expect(res.status).toBe(202)
+    const task = await settled(`/api/v1/music/generations/${String(res.body.id)}`)
+    expect(task.status).toBe("ready")
   })
 })

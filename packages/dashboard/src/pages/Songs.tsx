@@ -1,94 +1,18 @@
 /**
  * Songs: generate (validated here with core's own schema, so the messages are the API's), follow
  * the task until it is ready or failed in a box of fixed size, and the history with players and,
- * under each ready track, the song tools (extend, export, karaoke, stems mixer).
+ * under each ready track, the song tools (extend, cover, vocals, accompaniment, edit, export,
+ * karaoke, stems mixer). A persona is chosen here too (the Personas page links here with it).
  */
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useState } from "preact/hooks"
 import { deprecatedModels, GenerateRequest, modelNames } from "@lyre/core/domain/models"
 import type { ModelName } from "@lyre/core/domain/models"
 import { priceOf } from "@lyre/core/domain/pricing"
-import { api, formatDate } from "../api.ts"
-import type { ApiProblem, Outputs } from "../api.ts"
+import { api } from "../api.ts"
+import type { ApiProblem } from "../api.ts"
+import { Following, TaskView } from "../tasks.tsx"
+import type { Followed, Task } from "../tasks.tsx"
 import { attempt, checkBody, Problem, Show, useQuery } from "../ui.tsx"
-import { TrackTools } from "../tools/TrackTools.tsx"
-
-type Task = Outputs["generations"]["get"]
-
-const followEveryMillis = 1_500
-
-const TaskView = (props: { readonly task: Task; readonly onExtended?: (task: Task) => void }) => {
-  const { task } = props
-  return (
-    <article class="task" data-task-id={task.id} data-status={task.status}>
-      <p>
-        <span class={`status ${task.status}`}>{task.status}</span> <code>{task.id}</code>{" "}
-        <span class="muted">
-          {task.model} · {task.credits_used} credits{task.credits_refunded > 0 ? `, ${task.credits_refunded} refunded` : ""} ·
-          {" "}
-          {formatDate(task.created_at)}
-        </span>
-      </p>
-      {task.error !== null && <p class="problem">{task.error.message} <code>{task.error.code}</code></p>}
-      <ul class="plain tracks">
-        {task.tracks.map((track) => (
-          <li key={track.id} class="track" data-track-id={track.id}>
-            {track.image_url === null
-              ? <span class="cover placeholder" aria-hidden="true" />
-              : <img class="cover" src={track.image_url} width={96} height={96} alt={`Cover of ${track.title ?? "track"}`} />}
-            <div>
-              <p><strong>{track.title ?? "Untitled"}</strong> {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}</p>
-              <audio controls preload="none" src={track.audio_url} aria-label={`Play ${track.title ?? "track"} ${track.index + 1}`} />
-              <p><a href={track.audio_url} download>Download<span class="sr-only"> {track.title ?? "track"} {track.index + 1}</span></a></p>
-              {task.status === "ready" && props.onExtended !== undefined && (
-                <TrackTools task={task} track={track} onExtended={props.onExtended} />
-              )}
-            </div>
-          </li>
-        ))}
-      </ul>
-    </article>
-  )
-}
-
-/** Polls a pending task until it settles; the box keeps its size so nothing around it moves. */
-const Following = (props: { readonly task: Task; readonly onSettled: () => void }) => {
-  const [task, setTask] = useState(props.task)
-  const box = useRef<HTMLElement>(null)
-  // An extension is started from the history below: bring the task being followed into view.
-  useEffect(() => box.current?.scrollIntoView({ block: "nearest" }), [props.task.id])
-  const [problem, setProblem] = useState<ApiProblem | null>(null)
-  useEffect(() => {
-    setTask(props.task)
-    if (props.task.status !== "pending") return
-    let stopped = false
-    const tick = async () => {
-      if (stopped) return
-      const result = await attempt(() => api.generations.get.query({ id: props.task.id }))
-      if (stopped) return
-      if (!result.ok) setProblem(result.problem)
-      else {
-        setTask(result.value)
-        if (result.value.status !== "pending") {
-          props.onSettled()
-          return
-        }
-      }
-      setTimeout(() => void tick(), followEveryMillis)
-    }
-    const timer = setTimeout(() => void tick(), followEveryMillis)
-    return () => {
-      stopped = true
-      clearTimeout(timer)
-    }
-  }, [props.task.id])
-  return (
-    <section class="card following" aria-labelledby="following-title" aria-live="polite" ref={box}>
-      <h2 id="following-title">{task.status === "pending" ? "Generating…" : task.status === "ready" ? "Ready" : "Failed"}</h2>
-      <TaskView task={task} />
-      <Problem problem={problem} />
-    </section>
-  )
-}
 
 interface Draft {
   style: string
@@ -97,6 +21,7 @@ interface Draft {
   instrumental: boolean
   model: ModelName
   vocal_gender: "" | "m" | "f"
+  persona_id: string
 }
 
 const requestOf = (draft: Draft): Record<string, unknown> => ({
@@ -106,8 +31,12 @@ const requestOf = (draft: Draft): Record<string, unknown> => ({
   ...(draft.lyrics === "" ? {} : { lyrics: draft.lyrics }),
   instrumental: draft.instrumental,
   model: draft.model,
-  ...(draft.vocal_gender === "" ? {} : { vocal_gender: draft.vocal_gender })
+  ...(draft.vocal_gender === "" ? {} : { vocal_gender: draft.vocal_gender }),
+  ...(draft.persona_id === "" ? {} : { persona_id: draft.persona_id })
 })
+
+/** `?persona=per_...`: the Personas page's "Generate with" link. */
+const personaAsked = (): string => new URLSearchParams(location.search).get("persona") ?? ""
 
 const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
   const [draft, setDraft] = useState<Draft>({
@@ -116,8 +45,10 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
     lyrics: "",
     instrumental: false,
     model: "aether",
-    vocal_gender: ""
+    vocal_gender: "",
+    persona_id: personaAsked()
   })
+  const [personas] = useQuery(() => api.personas.list.query({ limit: 100 }))
   const [problem, setProblem] = useState<ApiProblem | null>(null)
   const [busy, setBusy] = useState(false)
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft({ ...draft, [key]: value })
@@ -176,6 +107,16 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
           <option value="m">m</option>
         </select>
       </label>
+      <label>
+        Persona (aether only)
+        <select name="persona_id" value={draft.persona_id} onChange={(e) => set("persona_id", e.currentTarget.value)} {...invalid("persona_id")}>
+          <option value="">none</option>
+          {draft.persona_id !== "" && personas.state !== "ok" && <option value={draft.persona_id}>{draft.persona_id}</option>}
+          {personas.state === "ok" && personas.value.data.map((persona) => (
+            <option key={persona.id} value={persona.id}>{persona.name}</option>
+          ))}
+        </select>
+      </label>
       <button type="submit" class="primary" disabled={busy}>Generate for {priceOf[draft.model]} credits</button>
       <Problem problem={problem} id="generate-problem" />
     </form>
@@ -184,16 +125,16 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
 
 export const Songs = () => {
   const [history, reload] = useQuery(() => api.generations.list.query({ limit: 20 }))
-  const [following, setFollowing] = useState<Task | null>(null)
-  // A new generation and an extension are followed alike, in the box at the top.
-  const onCreated = (task: Task) => {
-    setFollowing(task)
+  const [following, setFollowing] = useState<Followed | null>(null)
+  // A new generation and a task made from a track are followed alike, in the box at the top.
+  const onCreated = (made: Followed) => {
+    setFollowing(made)
     reload()
   }
   return (
     <>
-      <GenerateForm onCreated={onCreated} />
-      {following !== null && <Following task={following} onSettled={reload} />}
+      <GenerateForm onCreated={(task) => onCreated({ task })} />
+      {following !== null && <Following followed={following} onSettled={reload} />}
       <section aria-labelledby="history-title" class="card">
         <h2 id="history-title">History</h2>
         <Show loaded={history}>
@@ -202,7 +143,7 @@ export const Songs = () => {
               ? <p class="muted">No songs yet.</p>
               : (
                 <ul class="plain">
-                  {list.data.map((task) => <li key={task.id}><TaskView task={task} onExtended={onCreated} /></li>)}
+                  {list.data.map((task) => <li key={task.id}><TaskView task={task} onCreated={onCreated} /></li>)}
                 </ul>
               )}
         </Show>

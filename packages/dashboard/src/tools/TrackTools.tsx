@@ -1,20 +1,21 @@
 /**
- * The song tools under a ready track: Extend, Export, Karaoke and the stems mixer, each opened
- * on demand (nothing is fetched or decoded for a tool nobody opened). They share one view of
- * the track's exports, so a stems export made in Export is the mixer's too.
+ * The song tools under a ready track or upload: Extend, Cover, Add vocals, Add accompaniment,
+ * Edit a section, Export, Karaoke and the stems mixer, each opened on demand (nothing is
+ * fetched or decoded for a tool nobody opened). The export tools share one view of the track's
+ * exports, so a stems export made in Export is the mixer's too.
  */
 import { useState } from "preact/hooks"
 import type { ComponentChildren } from "preact"
-import type { Outputs } from "../api.ts"
 import { ExportPanel } from "./ExportPanel.tsx"
 import { useTrackExports } from "./exports.ts"
 import { ExtendForm } from "./ExtendForm.tsx"
 import { Karaoke } from "./Karaoke.tsx"
 import { Mixer } from "./Mixer.tsx"
+import type { SourceTrack } from "./source.ts"
+import { AccompanimentForm, CoverForm, EditForm, VocalsForm } from "./TrackTaskForms.tsx"
+import type { Derived } from "./TrackTaskForms.tsx"
 
-type Task = Outputs["generations"]["get"]
-type Track = Task["tracks"][number]
-type ToolName = "extend" | "export" | "karaoke" | "mixer"
+type ToolName = "extend" | "cover" | "vocals" | "instrumental" | "edit" | "export" | "karaoke" | "mixer"
 
 const Tool = (props: {
   readonly label: string
@@ -29,30 +30,26 @@ const Tool = (props: {
   </details>
 )
 
-export const TrackTools = (props: { readonly task: Task; readonly track: Track; readonly onExtended: (task: Task) => void }) => {
+export const TrackTools = (props: { readonly source: SourceTrack; readonly onCreated: (made: Derived) => void }) => {
   const [open, setOpen] = useState<Readonly<Partial<Record<ToolName, boolean>>>>({})
   const needsExports = open.export === true || open.karaoke === true || open.mixer === true
-  const exports = useTrackExports(props.track.id, needsExports)
-  const title = props.track.title ?? "Untitled"
-  const what = `${title} ${props.track.index + 1}`
+  const { source } = props
+  const exports = useTrackExports(source.track.id, needsExports)
+  const what = source.name
   const toggle = (name: ToolName) => (value: boolean) => setOpen((now) => ({ ...now, [name]: value }))
-  const hasLyrics = props.track.lyrics !== null && props.track.lyrics.trim() !== ""
+  const tool = (name: ToolName, label: string, body: () => ComponentChildren) => (
+    <Tool label={label} what={what} open={open[name] === true} onToggle={toggle(name)}>{body}</Tool>
+  )
   return (
     <div class="track-tools">
-      <Tool label="Extend" what={what} open={open.extend === true} onToggle={toggle("extend")}>
-        {() => <ExtendForm task={props.task} track={props.track} onCreated={props.onExtended} />}
-      </Tool>
-      <Tool label="Export" what={what} open={open.export === true} onToggle={toggle("export")}>
-        {() => <ExportPanel trackTitle={what} hasLyrics={hasLyrics} exports={exports} />}
-      </Tool>
-      {hasLyrics && (
-        <Tool label="Karaoke" what={what} open={open.karaoke === true} onToggle={toggle("karaoke")}>
-          {() => <Karaoke track={props.track} exports={exports} />}
-        </Tool>
-      )}
-      <Tool label="Stems mixer" what={what} open={open.mixer === true} onToggle={toggle("mixer")}>
-        {() => <Mixer title={what} exports={exports} />}
-      </Tool>
+      {tool("extend", "Extend", () => <ExtendForm source={source} onCreated={(task) => props.onCreated({ task, source, kind: "extend" })} />)}
+      {tool("cover", "Cover", () => <CoverForm source={source} onCreated={props.onCreated} />)}
+      {tool("vocals", "Add vocals", () => <VocalsForm source={source} onCreated={props.onCreated} />)}
+      {tool("instrumental", "Add accompaniment", () => <AccompanimentForm source={source} onCreated={props.onCreated} />)}
+      {tool("edit", "Edit a section", () => <EditForm source={source} onCreated={props.onCreated} />)}
+      {tool("export", "Export", () => <ExportPanel trackTitle={what} hasLyrics={source.hasLyrics} exports={exports} />)}
+      {source.hasLyrics && tool("karaoke", "Karaoke", () => <Karaoke track={source.track} exports={exports} />)}
+      {tool("mixer", "Stems mixer", () => <Mixer title={what} exports={exports} />)}
     </div>
   )
 }

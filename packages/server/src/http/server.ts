@@ -35,6 +35,7 @@ import { RequestTracing } from "../telemetry.ts"
 import { defaultDashboardDir, makeDashboardHandler } from "./dashboard.ts"
 import { readSessionToken } from "./session.ts"
 import { serveFile } from "./files.ts"
+import { isTrpcUpload, makeTrpcUploadHandler } from "./trpcUpload.ts"
 import { makeMetricsEndpoint } from "./metricsEndpoint.ts"
 import { makeProviderCallbackHandler } from "./providerCallback.ts"
 import { makeRouteLabeller } from "./routeTemplate.ts"
@@ -81,6 +82,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   const authorize = makeAuthorizeHandler({ runtime, publicUrl })
   const token = makeTokenHandler({ runtime })
   const serverMetadata = JSON.stringify(authorizationServerMetadata(publicUrl))
+  const trpcUpload = makeTrpcUploadHandler(runtime)
   const dashboard = makeDashboardHandler({
     dir: defaultDashboardDir,
     fail: (res, error) => sendApiError(res, error, resourceMetadataUrl)
@@ -96,10 +98,13 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     if (path.startsWith("/api/docs") && docsPage(req, res, path.slice(4))) return
     if (api) return rest(req, res, path.slice(4), url.searchParams, requestId)
     if (path.startsWith("/trpc/")) {
+      const procedurePath = path.slice("/trpc/".length)
+      // The dashboard's upload sends the file itself, which tRPC's adapter (JSON only) cannot read.
+      if (isTrpcUpload(req, procedurePath)) return trpcUpload(req, res, url.searchParams)
       return nodeHTTPRequestHandler({
         req,
         res,
-        path: path.slice("/trpc/".length),
+        path: procedurePath,
         router: appRouter,
         createContext: ({ req: request }) =>
           makeCallContext(runtime, {
