@@ -139,8 +139,8 @@ const skills: ReadonlyArray<Skill> = [
     id: "add_instrumental",
     name: "Add an accompaniment",
     description: "Send a data part with `operation: \"add_instrumental\"`, the `track_id` of a sung track and a " +
-      "`style` (required): an arrangement composed for its melody, mixed with it. A track without vocals is refused " +
-      `(track_has_no_lyrics). ${trackTaskTail}`,
+      "`style` (required): an arrangement composed for its melody, mixed with it. A track made without vocals is refused " +
+      `(track_has_no_lyrics); an upload is accompanied as heard. ${trackTaskTail}`,
     tags: ["music", "accompaniment", "arrangement", "instrumental"],
     examples: [JSON.stringify({ operation: "add_instrumental", track_id: "trk_...", style: "string quartet" })]
   },

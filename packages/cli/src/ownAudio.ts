@@ -75,7 +75,7 @@ const trackTasks: ReadonlyArray<TrackTaskCommand> = [
   },
   {
     name: "accompany",
-    description: "Compose an accompaniment in a style for a track's sung melody and mix it in (a track without vocals is refused).",
+    description: "Compose an accompaniment in a style for a track's sung melody and mix it in (a track made without vocals is refused; an upload is accompanied as heard).",
     style: "required",
     lyrics: false,
     flags: withoutFlags("instrumental"),

@@ -194,7 +194,7 @@ export class LyreClient {
     /** The track with `lyrics` sung over it, in its key and on its beat. */
     vocals: (trackId: string, body: VocalsRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
       this.#create(`${trackPath(trackId)}/vocals`, body, options),
-    /** An accompaniment in `style` composed for the track's sung melody (a track without vocals is 400 `track_has_no_lyrics`). */
+    /** An accompaniment in `style` composed for the track's sung melody (a track made without vocals is 400 `track_has_no_lyrics`; an upload is accompanied as heard). */
     instrumental: (trackId: string, body: InstrumentalRequest, options: CreateOptions = {}): Promise<GenerationTask> =>
       this.#create(`${trackPath(trackId)}/instrumentals`, body, options),
     /** The span from `start` to `end` (seconds, 2 to 60 apart) made again, with new `lyrics` when given; the rest is the source's. */

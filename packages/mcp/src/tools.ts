@@ -402,7 +402,7 @@ export const tools: ReadonlyArray<LyreTool> = [
     name: "add_instrumental",
     title: "Add an accompaniment to a track",
     description: "Add an accompaniment: an arrangement in the given style (required) composed for the source's sung " +
-      `melody, mixed with it. A track without vocals is refused (track_has_no_lyrics). ${trackTaskTail}`,
+      `melody, mixed with it. A track made without vocals is refused (track_has_no_lyrics); an upload is accompanied as heard. ${trackTaskTail}`,
     input: AddInstrumentalArguments,
     output: GenerationTask,
     annotations: paid,

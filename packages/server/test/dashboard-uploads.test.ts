@@ -327,16 +327,10 @@ describe("deleting an upload", () => {
 })
 
 describe("add vocals and accompaniment", () => {
-  it("Add vocals on an upload and Add accompaniment on a sung song, each followed to ready; an upload has no melody to accompany", async () => {
+  it("Add vocals on an upload and Add accompaniment on a sung song, each followed to ready", async () => {
     const upload = await readyUpload()
     const page = await tabs.open(holder, "/dashboard/uploads")
-    // Core's rule, in its words: an upload stands for an instrumental, with no sung melody.
     const before = await balance()
-    const accompany = await tool(page, String(upload["id"]), "Add accompaniment")
-    await accompany.getByLabel("Style of the accompaniment").fill("string quartet")
-    await accompany.getByRole("button", { name: "Add accompaniment for 50 credits" }).click()
-    await expect.poll(() => accompany.getByRole("alert").textContent()).toMatch(/track_has_no_lyrics$/)
-    expect(await balance()).toBe(before)
 
     const vocals = await tool(page, String(upload["id"]), "Add vocals")
     await vocals.getByLabel("Lyrics to sing").fill("[Verse]\nHumming by the water")
@@ -378,6 +372,23 @@ describe("add vocals and accompaniment", () => {
     expect(row?.source_track_id).toBe(trackId)
     await songs.screenshot({ path: screenshotPath("dashboard-uploads/accompaniment-desktop"), fullPage: true })
   }, 400_000)
+
+  it("Add accompaniment on an upload: what was heard in it (a voice alone, often) is accompanied, at the price on the button", async () => {
+    const upload = await readyUpload()
+    const page = await tabs.open(holder, "/dashboard/uploads")
+    const before = await balance()
+    const accompany = await tool(page, String(upload["id"]), "Add accompaniment")
+    await accompany.getByLabel("Style of the accompaniment").fill("string quartet")
+    await accompany.getByRole("button", { name: "Add accompaniment for 50 credits" }).click()
+    await page.locator("section.following [data-status=pending]").waitFor()
+    expect(await balance()).toBe(before - 50)
+    const [row] = await server.query<{ source_track_id: string }>(
+      "select source_track_id from generation_tasks where account_id = $1 and derivation = 'instrumental' and source_track_id = $2",
+      holder.id,
+      String(upload["track_id"])
+    )
+    expect(row?.source_track_id).toBe(String(upload["track_id"]))
+  }, 240_000)
 })
 
 describe("personas in the dashboard", () => {

@@ -82,7 +82,12 @@ interface TrackTaskKind<I> {
 const fieldsOf = (input: Readonly<Record<string, unknown>>, ...dropped: ReadonlyArray<string>) =>
   Object.fromEntries(Object.entries(input).filter(([name]) => name !== "track_id" && !dropped.includes(name)))
 
-const sings = (found: FoundTrack): boolean => !found.request.instrumental && (found.request.lyrics ?? "").trim() !== ""
+/**
+ * Whether a track has a sung melody to accompany. An upload may well be a voice alone (what an
+ * accompaniment is most asked for): what it holds was heard, not written, so its tune is taken.
+ */
+const sings = (found: FoundTrack): boolean =>
+  found.source.upload !== undefined || (!found.request.instrumental && (found.request.lyrics ?? "").trim() !== "")
 
 const spanOf = (found: FoundTrack, input: EditRequest): Effect.Effect<TrackDerivation, InvalidParameter> => {
   const length = input.end - input.start

@@ -237,7 +237,7 @@ export const appRouter = t.router({
       segment: "instrumentals",
       summary: "Add an accompaniment to a track",
       description: "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
-        "A track without vocals is 400 `track_has_no_lyrics`."
+        "A track made without vocals is 400 `track_has_no_lyrics`; an upload is accompanied as heard (it may be a voice alone)."
     })
       .input(InstrumentalRequest)
       .output(GenerationTask)
