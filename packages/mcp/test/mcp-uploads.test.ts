@@ -11,25 +11,23 @@ import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { maxInlineUploadBase64Chars, maxInlineUploadBytes, priceOf } from "@lyre/core"
-import { api, createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
+import { api, createAccount, validSong } from "../../server/test/support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { startAudioHost, toneWav } from "../../server/test/support/audioHost.ts"
-import type { AudioHost } from "../../server/test/support/audioHost.ts"
+import { startUploadBeds, toneWav } from "../../server/test/support/audioHost.ts"
+import type { AudioHost, UploadBeds } from "../../server/test/support/audioHost.ts"
 
 let live: TestServer
 let strict: TestServer
 let host: AudioHost
 const wav = toneWav(6)
 const base64 = wav.toString("base64")
+let beds: UploadBeds | undefined
 beforeAll(async () => {
-  host = await startAudioHost(wav)
-  ;[live, strict] = await Promise.all([
-    startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 0.5, webhookAllowPrivate: true }),
-    startTestServer()
-  ])
+  beds = await startUploadBeds(wav)
+  ;({ host, live, strict } = beds)
 }, 60_000)
 afterAll(async () => {
-  await Promise.all([live?.close(), strict?.close(), host?.close()])
+  await beds?.close()
 })
 
 const connect = async (server: TestServer, key: string): Promise<Client> => {

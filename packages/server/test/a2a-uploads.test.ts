@@ -16,24 +16,22 @@ import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { maxInlineUploadBytes, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, asTask, dataMessage, detailOf, rejectionOf, userMessage } from "./support/a2a.ts"
-import { startAudioHost, toneWav } from "./support/audioHost.ts"
-import type { AudioHost } from "./support/audioHost.ts"
-import { balanceOf, createAccount, startTestServer } from "./support/harness.ts"
+import { startUploadBeds, toneWav } from "./support/audioHost.ts"
+import type { AudioHost, UploadBeds } from "./support/audioHost.ts"
+import { balanceOf, createAccount } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 let live: TestServer
 let strict: TestServer
 let host: AudioHost
 const wav = toneWav(6)
+let beds: UploadBeds | undefined
 beforeAll(async () => {
-  host = await startAudioHost(wav)
-  ;[live, strict] = await Promise.all([
-    startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 0.5, webhookAllowPrivate: true }),
-    startTestServer()
-  ])
+  beds = await startUploadBeds(wav)
+  ;({ host, live, strict } = beds)
 }, 60_000)
 afterAll(async () => {
-  await Promise.all([live?.close(), strict?.close(), host?.close()])
+  await beds?.close()
 })
 
 const v1Client = (server: TestServer, key: string): Promise<Client> => {

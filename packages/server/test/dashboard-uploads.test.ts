@@ -10,7 +10,6 @@
  * Screenshots go to `test-output/screenshots/dashboard-uploads/`; axe-core checks each view.
  */
 import { existsSync, readdirSync } from "node:fs"
-import { createRequire } from "node:module"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -20,27 +19,10 @@ import { createHolder, envelopeOf, startDashboardServer, trpc } from "./support/
 import type { Holder, Session } from "./support/dashboard.ts"
 import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "./support/browser.ts"
 import type { Tabs } from "./support/browser.ts"
+import { aMajor, pulsedChordWav } from "./support/testAudio.ts"
 
-const require = createRequire(import.meta.url)
-const { WaveFile } = require("wavefile") as typeof import("wavefile")
-
-const rate = 44_100
-
-/** Ten seconds of an A major chord with a kick on every beat at 120 bpm, as a stereo 16-bit WAV. */
-const song = (): Buffer => {
-  const samples: Array<number> = []
-  for (let i = 0; i < rate * 10; i++) {
-    const t = i / rate
-    const beat = t % 0.5
-    const kick = beat < 0.06 ? Math.sin(2 * Math.PI * 70 * t) * (1 - beat / 0.06) * 0.5 : 0
-    const chord = (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 277.18 * t) + Math.sin(2 * Math.PI * 329.63 * t)) * 0.08
-    const v = Math.round((chord + kick) * 32767)
-    samples.push(v, v)
-  }
-  const wav = new WaveFile()
-  wav.fromScratch(2, rate, "16", samples)
-  return Buffer.from(wav.toBuffer())
-}
+/** Ten seconds of an A major chord with a kick on every beat at 120 bpm, in stereo. */
+const song = pulsedChordWav({ seconds: 10, channels: 2, chord: aMajor })
 
 let server: TestServer
 let signIn: (holder: Holder) => Promise<Session>
@@ -107,7 +89,7 @@ const uploadThroughSession = async (title: string): Promise<Json> => {
   const sent = await fetch(`${server.url}/trpc/uploads.create?input=${encodeURIComponent(JSON.stringify({ title }))}`, {
     method: "POST",
     headers: { cookie: session.cookie, "x-csrf-token": session.csrf, "content-type": "audio/wav" },
-    body: song()
+    body: song
   })
   const body = (await sent.json()) as Json
   expect(sent.status).toBe(200)
@@ -143,7 +125,7 @@ describe("uploads in the dashboard", () => {
       }).observe(document.body, { subtree: true, childList: true, attributes: true })`)
     const before = await uploadRows(holder.id)
     await page.getByLabel("Title (optional)").fill("Chord study")
-    await page.getByLabel("Drop an audio file here, or choose one").setInputFiles({ name: "chord-study.wav", mimeType: "audio/wav", buffer: song() })
+    await page.getByLabel("Drop an audio file here, or choose one").setInputFiles({ name: "chord-study.wav", mimeType: "audio/wav", buffer: song })
     await page.getByTestId("upload-progress").waitFor()
     expect(await page.getByText(/^Sending chord-study\.wav: \d+%$/).count()).toBe(1)
     await page.getByTestId("upload-progress").waitFor({ state: "detached", timeout: 60_000 })
@@ -462,7 +444,7 @@ describe("another account", () => {
     const session = await signIn(holder)
     const rows = await uploadRows(holder.id)
     // Refused before the body is read: a small one, so the early answer cannot cut it off mid-send.
-    const body = song().subarray(0, 4096)
+    const body = song.subarray(0, 4096)
     for (const headers of [{ cookie: session.cookie }, { cookie: session.cookie, "x-csrf-token": "x" }]) {
       const sent = await fetch(`${server.url}/trpc/uploads.create`, { method: "POST", headers: { ...headers, "content-type": "audio/wav" }, body })
       const answer = (await sent.json()) as Json

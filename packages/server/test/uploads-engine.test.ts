@@ -9,6 +9,7 @@ import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { aMajor, pulsedChordWav } from "./support/testAudio.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")
@@ -16,21 +17,8 @@ const { Midi } = require("@tonejs/midi") as typeof import("@tonejs/midi")
 
 const rate = 44_100
 
-/** Ten seconds of a chord with a kick on every beat at 120 bpm, as a stereo 16-bit WAV. */
-const song = (): Buffer => {
-  const samples: Array<number> = []
-  for (let i = 0; i < rate * 10; i++) {
-    const t = i / rate
-    const beat = t % 0.5
-    const kick = beat < 0.06 ? Math.sin(2 * Math.PI * 70 * t) * (1 - beat / 0.06) * 0.5 : 0
-    const chord = (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 277.18 * t) + Math.sin(2 * Math.PI * 329.63 * t)) * 0.08
-    const v = Math.round((chord + kick) * 32767)
-    samples.push(v, v)
-  }
-  const wav = new WaveFile()
-  wav.fromScratch(2, rate, "16", samples)
-  return Buffer.from(wav.toBuffer())
-}
+/** Ten seconds of a chord with a kick on every beat at 120 bpm, in stereo. */
+const song = pulsedChordWav({ seconds: 10, channels: 2, chord: aMajor })
 
 let server: TestServer
 let account: TestAccount
@@ -43,7 +31,7 @@ beforeAll(async () => {
   const created = await fetch(`${server.url}/api/v1/music/uploads?title=Mine`, {
     method: "POST",
     headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav" },
-    body: song()
+    body: song
   }).then(async (res) => (await res.json()) as Json)
   const ready = await settled(`/api/v1/music/uploads/${String(created.id)}`)
   expect(ready.status).toBe("ready")
@@ -84,7 +72,7 @@ describe("song tools on an upload's track (built-in engine)", { timeout: 240_000
     expect(wav.status).toBe("ready")
     expect(String(wav.task_id)).toMatch(/^upl_/)
     const pcm = pcmOf(await fileBytes(wav))
-    const original = pcmOf(song())
+    const original = pcmOf(song)
     expect(pcm.length).toBe(original.length)
     let worst = 0
     for (let i = 0; i < pcm.length; i++) worst = Math.max(worst, Math.abs((pcm[i] ?? 0) - (original[i] ?? 0)))

@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import { decodeUrl } from "./audio.ts"
+import { meterLevel, stopSources } from "./meter.ts"
 
 interface Side {
   readonly name: "A" | "B"
@@ -57,10 +58,7 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
       for (const side of ["A", "B"] as const) {
         const node = nodes.current[side]
         if (node === undefined) continue
-        node.analyser.getFloatTimeDomainData(samples)
-        let energy = 0
-        for (const sample of samples) energy += sample * sample
-        next[side] = Math.min(1, Math.sqrt(energy / samples.length) * 4)
+        next[side] = meterLevel(node.analyser, samples)
       }
       setLevels(next)
     }, 200)
@@ -68,11 +66,7 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
   }, [playing, length])
 
   const stop = () => {
-    for (const source of sources.current) {
-      source.onended = null
-      source.stop()
-    }
-    sources.current = []
+    stopSources(sources.current)
   }
 
   const play = async () => {

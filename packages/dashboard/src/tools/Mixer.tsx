@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import { exportPriceOf } from "@lyre/core/domain/pricing"
 import { decodeUrl } from "./audio.ts"
 import type { Export, TrackExports } from "./exports.ts"
+import { meterLevel, stopSources } from "./meter.ts"
 
 interface Channel {
   readonly name: string
@@ -64,10 +65,7 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
       if (ctx !== null) setPosition(Math.min(length, started.current.offset + ctx.currentTime - started.current.at))
       const next: Record<string, number> = {}
       for (const [name, node] of gains.current) {
-        node.analyser.getFloatTimeDomainData(samples)
-        let energy = 0
-        for (const sample of samples) energy += sample * sample
-        next[name] = Math.min(1, Math.sqrt(energy / samples.length) * 4)
+        next[name] = meterLevel(node.analyser, samples)
       }
       setMeters(next)
     }, 250)
@@ -77,11 +75,7 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
   const stop = (): number => {
     const ctx = context.current
     const reached = ctx === null ? started.current.offset : started.current.offset + ctx.currentTime - started.current.at
-    for (const source of sources.current) {
-      source.onended = null
-      source.stop()
-    }
-    sources.current = []
+    stopSources(sources.current)
     setMeters({})
     return Math.min(length, reached)
   }

@@ -1,39 +1,17 @@
 /**
- * For the agents' uploads: a WAV made here (a chord of sines with a pulse on every beat, as
- * uploads.test.ts makes one), and an HTTP server on 127.0.0.1 that serves it, redirects to it,
- * declares a file past the upload cap, and serves a file that is not audio.
+ * For the agents' uploads: a WAV (testAudio.ts's chord of sines with a kick on every beat), and
+ * an HTTP server on 127.0.0.1 that serves it, redirects to it, declares a file past the upload
+ * cap, and serves a file that is not audio.
  */
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { maxUploadBytes } from "@lyre/core"
+import { startTestServer } from "./harness.ts"
+import type { TestServer } from "./harness.ts"
+import { pulsedChordWav } from "./testAudio.ts"
 
-const rate = 44_100
-
-/** 16-bit mono PCM WAV of `seconds` of an A minor chord, pulsed at 120 bpm. */
-export const toneWav = (seconds: number): Buffer => {
-  const frames = Math.round(seconds * rate)
-  const out = Buffer.alloc(44 + frames * 2)
-  out.write("RIFF", 0)
-  out.writeUInt32LE(36 + frames * 2, 4)
-  out.write("WAVEfmt ", 8)
-  out.writeUInt32LE(16, 16)
-  out.writeUInt16LE(1, 20)
-  out.writeUInt16LE(1, 22)
-  out.writeUInt32LE(rate, 24)
-  out.writeUInt32LE(rate * 2, 28)
-  out.writeUInt16LE(2, 32)
-  out.writeUInt16LE(16, 34)
-  out.write("data", 36)
-  out.writeUInt32LE(frames * 2, 40)
-  for (let i = 0; i < frames; i++) {
-    const t = i / rate
-    const beat = t % 0.5
-    const pulse = beat < 0.05 ? Math.sin(2 * Math.PI * 80 * t) * (1 - beat / 0.05) : 0
-    const v = 0.25 * (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 261.63 * t) + Math.sin(2 * Math.PI * 329.63 * t)) / 3 + 0.3 * pulse
-    out.writeInt16LE(Math.round(Math.max(-1, Math.min(1, v)) * 32767), 44 + i * 2)
-  }
-  return out
-}
+/** `seconds` of an A minor chord, pulsed at 120 bpm, as 16-bit mono WAV. */
+export const toneWav = (seconds: number): Buffer => pulsedChordWav({ seconds })
 
 export interface AudioHost {
   /** `http://127.0.0.1:<port>` */
@@ -81,4 +59,25 @@ export const startAudioHost = async (wav: Buffer): Promise<AudioHost> => {
       return new Promise((resolve) => server.close(() => resolve()))
     }
   }
+}
+
+/**
+ * What the agents' upload tests run against: the audio host serving `wav`, a service with the
+ * built-in engine that may fetch from it (WEBHOOK_ALLOW_PRIVATE, as only tests set it), and a
+ * strict one that refuses every private address.
+ */
+export interface UploadBeds {
+  readonly host: AudioHost
+  readonly live: TestServer
+  readonly strict: TestServer
+  readonly close: () => Promise<void>
+}
+
+export const startUploadBeds = async (wav: Buffer): Promise<UploadBeds> => {
+  const [host, live, strict] = await Promise.all([
+    startAudioHost(wav),
+    startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 0.5, webhookAllowPrivate: true }),
+    startTestServer()
+  ])
+  return { host, live, strict, close: async () => void (await Promise.all([live.close(), strict.close(), host.close()])) }
 }
