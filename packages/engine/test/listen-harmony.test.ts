@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest"
 import { chordsOn, keyOf } from "../src/listen/harmony.ts"
 import { beatsAndTempo } from "../src/listen/rhythm.ts"
 import type { TranscribedNote } from "../src/listen/types.ts"
+import { decodeWhole } from "../src/listen/analyse.ts"
+import { writeOutsideSong, writeOutsideWaltz } from "../../server/test/support/outsideSong.ts"
 
 const note = (pitch: number, start: number, end: number, velocity = 0.8): TranscribedNote => ({ pitch, start, end, velocity })
 
@@ -71,5 +73,27 @@ describe("beats and tempo", () => {
   it("counts the strong half when every other onset is weak (eighths under a 90 bpm pulse)", () => {
     const rhythm = beatsAndTempo(clicks(180, 20, (beat) => (beat % 2 === 0 ? 0.9 : 0.15)))
     expect(Math.abs(rhythm.bpm - 90) / 90).toBeLessThanOrEqual(0.02)
+  })
+
+  it("hears three beats a bar when every third is the strong one, and four under a backbeat", () => {
+    const waltz = beatsAndTempo(clicks(120, 20, (beat) => (beat % 3 === 0 ? 0.9 : 0.35)))
+    expect(waltz.meter).toBe("3/4")
+    const backbeat = beatsAndTempo(clicks(120, 20, (beat) => (beat % 4 === 0 ? 0.9 : beat % 2 === 1 ? 0.7 : 0.4)))
+    expect(backbeat.meter).toBe("4/4")
+    expect(beatsAndTempo(clicks(120, 20, () => 0.8)).meter).toBe("4/4")
+  })
+
+  it("hears FluidSynth's waltzes in 3/4 at their tempo, with drums or without, and the outside 4/4 song in 4/4", { timeout: 60_000 }, async () => {
+    const monoOf = async (wav: Buffer): Promise<Float32Array> => {
+      const audio = await decodeWhole(new Uint8Array(wav), "audio/wav")
+      return Float32Array.from(audio.left, (l, i) => 0.5 * (l + (audio.right[i] ?? 0)))
+    }
+    for (const [bpm, drums] of [[90, true], [150, false]] as const) {
+      const waltz = beatsAndTempo(await monoOf(writeOutsideWaltz(bpm, drums)))
+      expect([waltz.meter, Math.abs(waltz.bpm - bpm) / bpm <= 0.02], `${bpm} bpm, drums ${drums}: ${waltz.bpm}`).toEqual(["3/4", true])
+    }
+    const song = writeOutsideSong()
+    const four = beatsAndTempo(await monoOf(song.wav))
+    expect([four.meter, Math.abs(four.bpm - song.bpm) / song.bpm <= 0.02]).toEqual(["4/4", true])
   })
 })

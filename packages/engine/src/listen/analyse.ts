@@ -105,7 +105,7 @@ export async function listen(
   const analysis: Analysis = {
     bpm: rhythm.value.bpm,
     key: key.value,
-    time_signature: "4/4",
+    time_signature: rhythm.value.meter,
     loudness_lufs: loudness.value,
     beats: rhythm.value.beats,
     chords: chords.value

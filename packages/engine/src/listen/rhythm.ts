@@ -28,17 +28,20 @@ const musicTempo = (): MusicTempoClass => {
 const slowestBpm = 40
 const fastestBpm = 208
 
+export type Meter = "3/4" | "4/4"
+
 export interface Rhythm {
   readonly bpm: number
   /** Seconds, to the millisecond. */
   readonly beats: Array<number>
+  readonly meter: Meter
 }
 
 /**
  * No agent kept: no grid. The tempo stays a positive number because the
  * tasks on the upload compose at it; 120 is the engine's own default.
  */
-const noRhythm: Rhythm = { bpm: 120, beats: [] }
+const noRhythm: Rhythm = { bpm: 120, beats: [], meter: "4/4" }
 
 /** Onset strength at each beat: the strongest flux within 30 ms of it (the flux is every 10 ms). */
 function beatStrengths(flux: ReadonlyArray<number>, beats: ReadonlyArray<number>): Array<number> {
@@ -52,6 +55,9 @@ function beatStrengths(flux: ReadonlyArray<number>, beats: ReadonlyArray<number>
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
 
+/** A half under this is not what people count: a folk song's strummed 96 is not a 48 (it was heard so). */
+const slowestCountedBpm = 60
+
 /**
  * The tracker's agents often keep twice the felt tempo (a hi-hat's eighths: 180 for 90, 200 for
  * 100). Then every other beat is weak: the beats of the stronger half are the ones people count.
@@ -60,7 +66,7 @@ const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / Math
  * 175 bpm a swung hat keeps the halves close, and the half is taken unless they are equal.
  */
 function countedBeats(beats: ReadonlyArray<number>, flux: ReadonlyArray<number>, bpm: number): ReadonlyArray<number> {
-  if (bpm / 2 < slowestBpm || beats.length < 8) return beats
+  if (bpm / 2 < slowestCountedBpm || beats.length < 8) return beats
   const strengths = beatStrengths(flux, beats)
   const even = mean(strengths.filter((_, i) => i % 2 === 0))
   const odd = mean(strengths.filter((_, i) => i % 2 === 1))
@@ -68,6 +74,32 @@ function countedBeats(beats: ReadonlyArray<number>, flux: ReadonlyArray<number>,
   if (balance >= (bpm > 175 ? 0.9 : 0.45)) return beats
   const phase = even >= odd ? 0 : 1
   return beats.filter((_, i) => i % 2 === phase)
+}
+
+/** How much the strongest of the `period` phases of the beats stands out from the rest, relative to their mean. */
+function accent(strengths: ReadonlyArray<number>, period: number): number {
+  const all = mean(strengths)
+  if (all <= 0) return 0
+  let best = 0
+  for (let phase = 0; phase < period; phase++) {
+    const on = mean(strengths.filter((_, i) => i % period === phase))
+    const off = mean(strengths.filter((_, i) => i % period !== phase))
+    best = Math.max(best, (on - off) / all)
+  }
+  return best
+}
+
+/**
+ * Three beats a bar when a beat in every three stands out clearly, and more than any beat in
+ * every four or every two does (a backbeat on two and four accents every four beats too, and
+ * every three not at all); four otherwise, as most music is. Wanting a clear three keeps a
+ * loose 4/4 from being heard as a waltz.
+ */
+function meterOf(beats: ReadonlyArray<number>, flux: ReadonlyArray<number>): Meter {
+  if (beats.length < 12) return "4/4"
+  const strengths = beatStrengths(flux, beats)
+  const three = accent(strengths, 3)
+  return three > 0.25 && three > 1.5 * Math.max(accent(strengths, 4), accent(strengths, 2)) ? "3/4" : "4/4"
 }
 
 /** The tempo the beats keep: the median interval between them, steadier than one agent's period. */
@@ -89,5 +121,5 @@ export function beatsAndTempo(mono: Float32Array): Rhythm {
   const beats = countedBeats(heard, tracked.spectralFlux, tempoOf(heard))
   const bpm = tempoOf(beats)
   if (!Number.isFinite(bpm) || bpm <= 0) return noRhythm
-  return { bpm: Math.round(bpm * 100) / 100, beats: beats.map((t) => Math.round(t * 1000) / 1000) }
+  return { bpm: Math.round(bpm * 100) / 100, beats: beats.map((t) => Math.round(t * 1000) / 1000), meter: meterOf(beats, tracked.spectralFlux) }
 }

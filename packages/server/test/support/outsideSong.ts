@@ -82,14 +82,47 @@ export const writeOutsideSong = (format: "wav" | "flac" | "oga" = "wav"): Outsid
       for (let half = 0; half < 2; half++) drums.addNote({ midi: 42, time: start + (b + half / 2) * beat, duration: 0.05, velocity: 0.4 })
     }
   }
+  return { wav: renderWithFluidSynth(midi, format), bpm, key: "G major", melody }
+}
+
+/** A MIDI file rendered by FluidSynth with its General MIDI SoundFont, in the container asked for. */
+const renderWithFluidSynth = (midi: InstanceType<typeof Midi>, format: "wav" | "flac" | "oga"): Buffer => {
   const dir = mkdtempSync(join(tmpdir(), "lyre-outside-"))
   try {
     const midPath = join(dir, "song.mid")
     const wavPath = join(dir, `song.${format}`)
     writeFileSync(midPath, midi.toArray())
     execFileSync(fluidsynthPath, ["-ni", "-q", "-g", "0.6", "-r", "44100", "-T", format, "-F", wavPath, soundFontPath, midPath], { stdio: "ignore" })
-    return { wav: readFileSync(wavPath), bpm, key: "G major", melody }
+    return readFileSync(wavPath)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A waltz made outside: sixteen bars of three beats, the bass on one and the chord on two and
+ * three (oom-pah-pah), with a kick and hats or without drums at all.
+ */
+export const writeOutsideWaltz = (bpm: number, drums: boolean): Buffer => {
+  const beat = 60 / bpm
+  const midi = new Midi()
+  midi.header.setTempo(bpm)
+  midi.header.timeSignatures.push({ ticks: 0, timeSignature: [3, 4] })
+  const pads = midi.addTrack()
+  pads.channel = 1
+  pads.instrument.number = 0
+  const bass = midi.addTrack()
+  bass.channel = 2
+  bass.instrument.number = 32
+  const kit = midi.addTrack()
+  kit.channel = 9
+  const progression: ReadonlyArray<ReadonlyArray<number>> = [[55, 59, 62], [52, 55, 59], [48, 52, 55], [50, 54, 57]]
+  for (let bar = 0; bar < 16; bar++) {
+    const start = beat + bar * 3 * beat
+    const chord = progression[bar % progression.length] ?? []
+    bass.addNote({ midi: (chord[0] ?? 48) - 12, time: start, duration: beat * 0.9, velocity: 0.8 })
+    for (const b of [1, 2]) for (const pitch of chord) pads.addNote({ midi: pitch, time: start + b * beat, duration: beat * 0.6, velocity: 0.45 })
+    if (drums) for (let b = 0; b < 3; b++) kit.addNote({ midi: b === 0 ? 36 : 42, time: start + b * beat, duration: 0.1, velocity: b === 0 ? 0.9 : 0.4 })
+  }
+  return renderWithFluidSynth(midi, "wav")
 }
