@@ -4,6 +4,7 @@
 // its extension continued at, on the same bar grid (all takes share the root's tempo).
 
 import { compose, type Part, type Score } from "./compose.ts"
+import { layOnUpload } from "./listen/overUpload.ts"
 import { uploadGridStart, uploadMidi, uploadPcm } from "./listen/uploadRoot.ts"
 import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
@@ -11,14 +12,14 @@ import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
-import { editPcm, editSegments, identityOf, sourceTake } from "./arrange/index.ts"
+import { editPcm, editSegments, identityOf, isUploadRoot, sourceTake } from "./arrange/index.ts"
 import { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
 import { DRUM_HOLD, KIT_PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
 import { composeTake, kitFor, programOf, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
-import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource } from "./types.ts"
+import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource, UploadRoot } from "./types.ts"
 import { dequantize, quantize, wavFile, wavSamples } from "./wav.ts"
 
 export { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo } from "./splice.ts"
@@ -109,10 +110,21 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
     : source.upload !== undefined ? await uploadPcm(source.upload)
     : source.derives?.kind === "edit" ? await editPcm(source, options, cache, reader)
+    : (source.derives?.kind === "vocals" || source.derives?.kind === "instrumental") && isUploadRoot(source.derives.source)
+      ? await layeredOnUploadPcm(source, options, cache)
     : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
   return wav
+}
+
+/** Vocals or an accompaniment of an upload: rendered alone, and laid with the upload's own audio. */
+async function layeredOnUploadPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Int16Array> {
+  const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
+  const bed = dequantize(wavSamples(await trackWav(derived, options, cache)))
+  const layer = mixTake(sourceTake(source, options, reader), options, false)
+  const mix = layOnUpload(derived.upload as UploadRoot, bed, layer)
+  return quantize(mix.left, mix.right)
 }
 
 function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Array {

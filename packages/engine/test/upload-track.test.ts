@@ -155,3 +155,45 @@ describe("a cover of an upload", () => {
     expect(lead?.notes.map((n) => n.pitch)).toEqual([69, 74, 72])
   })
 })
+
+describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () => {
+  /** The least-squares gain of `bed` in `mix`, and what is left of `mix` past it, as a share of its energy. */
+  const bedIn = (mix: Int16Array, bed: Int16Array): { readonly gain: number; readonly rest: number } => {
+    let dot = 0
+    let bedEnergy = 0
+    let mixEnergy = 0
+    for (let i = 0; i < bed.length; i++) {
+      dot += (mix[i] ?? 0) * (bed[i] ?? 0)
+      bedEnergy += (bed[i] ?? 0) ** 2
+      mixEnergy += (mix[i] ?? 0) ** 2
+    }
+    const gain = dot / bedEnergy
+    let rest = 0
+    for (let i = 0; i < bed.length; i++) rest += ((mix[i] ?? 0) - gain * (bed[i] ?? 0)) ** 2
+    return { gain, rest: rest / mixEnergy }
+  }
+
+  for (const kind of ["vocals", "instrumental"] as const) {
+    it(`${kind}: the upload's own audio, as long as it, with the new ${kind === "vocals" ? "voice" : "band"} laid on it`, async () => {
+      const made: TrackSource = {
+        request: {
+          style: kind === "vocals" ? "soul" : "string quartet",
+          title: "Layered",
+          lyrics: kind === "vocals" ? "[Verse]\nSinging over what you sent\nEvery beat of it" : null,
+          instrumental: kind !== "vocals",
+          model: "aether"
+        },
+        taskId: `upload-${kind}`,
+        index: 0,
+        derives: { kind, source: upload }
+      }
+      const mix = pcmOf(await trackWav(made, {}, null))
+      expect(mix.length).toBe(samples.length)
+      const heard = bedIn(mix, samples)
+      // The upload is there whole (only scaled down, if the sum would clip), and something else is too.
+      expect(heard.gain).toBeGreaterThan(0.5)
+      expect(heard.gain).toBeLessThanOrEqual(1.001)
+      expect(heard.rest).toBeGreaterThan(0.01)
+    })
+  }
+})

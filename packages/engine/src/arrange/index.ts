@@ -14,6 +14,8 @@ import type { EngineRequest, EngineTrack, RenderOptions, TrackSource } from "../
 import { dequantize, wavSamples } from "../wav.ts"
 import { arrangedTake, personaTake, vocalsTake } from "./takes.ts"
 
+export { isUploadRoot } from "./takes.ts"
+
 export { editPcm, editSegments } from "./edit.ts"
 
 /** True when a source is made by this module rather than by `composeTake` alone. */

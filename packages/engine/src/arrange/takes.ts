@@ -54,6 +54,9 @@ export function personaTake(source: TrackSource, options: RenderOptions, tracks:
   return { spec: own, score, weirdness: k.weirdness, rng: persona.rng }
 }
 
+/** An upload's own track (not an extension of it): its audio is not a take. */
+export const isUploadRoot = (source: TrackSource): boolean => source.extends === undefined && source.upload !== undefined
+
 const CENTRE = { m: 55, f: 67 } as const
 
 function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shift: number): N[] {
@@ -87,7 +90,9 @@ export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental"
   const vocal: VocalNote[] = scaled(sheet.vocal, ratio, shift)
   const lead = scaled(sheet.lead, ratio, 0)
   const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
-  const leadPart: Part[] = lead.length === 0 ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
+  // An instrumental of an upload is laid under the upload itself (song.ts), which carries its tune.
+  const underUpload = kind === "instrumental" && isUploadRoot((source.derives as NonNullable<TrackSource["derives"]>).source)
+  const leadPart: Part[] = lead.length === 0 || underUpload ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
   const parts = [...score.parts.filter((p) => p.role !== "lead"), ...leadPart]
   return { spec, score: { ...score, parts, vocal, harmony: scaled(sheet.harmony, ratio, shift), voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng }
 }
@@ -130,9 +135,12 @@ export function vocalsTake(source: TrackSource, options: RenderOptions, tracks: 
   const plan = withLines(sheet.plan, parseLyrics(request.lyrics), false)
   const takeRng = new Rng(`vocals|take|${source.index}|${source.taskId}|${requestKey(request)}`)
   const sung = compose({ spec: sheet.spec, lyrics: request.lyrics, instrumental: false, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
+  // Over an upload the band is the upload's own audio (song.ts lays the voice on it): the take is the voice alone.
+  const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
+  const band = isUploadRoot(derived) ? { parts: [], drums: [], kicks: [] } : {}
   return {
     spec: sheet.spec,
-    score: { ...sheet.score, vocal: sung.vocal, harmony: sung.harmony, voice },
+    score: { ...sheet.score, ...band, vocal: sung.vocal, harmony: sung.harmony, voice },
     weirdness: k.weirdness,
     rng: persona?.rng ?? takeRng
   }
