@@ -33,9 +33,24 @@ const program = (leases: LeaseBook) => Effect.gen(function*() {
     // In-flight requests get what is left of 7 s after the delay, inside the 10 s drain.
     (running) => Effect.promise(() => running.close(Math.max(1_000, 7_000 - drainDelayMillis)))
   )
-  // Finalizers run last first: on SIGTERM /readyz answers 503, the load balancer is given
-  // DRAIN_DELAY_SECONDS to notice, then the listener closes and the requests in flight finish,
-  // then the worker hands its leases back and the pools close.
+  // The signal itself flips /readyz to 503, before its interruption reaches the finalizers: on a
+  // busy process every hop between the two was time the load balancer kept sending here.
+  yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const markDraining = () => runtime.runSync(Readiness.use((readiness) => readiness.drain))
+      process.once("SIGTERM", markDraining)
+      process.once("SIGINT", markDraining)
+      return markDraining
+    }),
+    (markDraining) =>
+      Effect.sync(() => {
+        process.removeListener("SIGTERM", markDraining)
+        process.removeListener("SIGINT", markDraining)
+      })
+  )
+  // Finalizers run last first: on SIGTERM /readyz answers 503 (already, by the listener above),
+  // the load balancer is given DRAIN_DELAY_SECONDS to notice, then the listener closes and the
+  // requests in flight finish, then the worker hands its leases back and the pools close.
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => logger.log("info", "draining", { port: server.port })).pipe(
       Effect.andThen(Effect.promise(() => runtime.runPromise(Readiness.use((readiness) => readiness.drain)))),

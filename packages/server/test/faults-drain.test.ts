@@ -185,8 +185,10 @@ describe("graceful drain", () => {
         const restarted = spawnEntry("main", envFor(port))
         apis[i] = restarted
         await waitReady(`http://127.0.0.1:${port}`, startupMillis)
-        // The next one goes down only once the proxy sends here again, as an operator's rollout waits.
+        // The next one goes down only once the proxy sends here again and the new process has
+        // served for a moment (a rollout's minimum ready time), as an operator's rollout waits.
         await proxy.waitUp(i)
+        await sleep(1_500)
       }
       await sleep(1_000)
       await load.stop()
