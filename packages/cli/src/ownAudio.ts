@@ -13,7 +13,7 @@ import type { CommandContext } from "./context.ts"
 import type { Display } from "./display.ts"
 import { CliError, TaskFailed } from "./errors.ts"
 import { formatBytes, formatPersona, formatPersonaList, formatUpload, formatUploadList } from "./format.ts"
-import { pageOf } from "./paging.ts"
+import { pageOf, withPaging } from "./paging.ts"
 import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
 import type { Flags, RequestFlag } from "./requestFlags.ts"
 
@@ -178,11 +178,7 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
     .description("The account's uploads: list, show (and wait for) one, delete one.")
     .addHelpText("after", examples("lyre uploads list", "lyre uploads get upl_... --wait", "lyre uploads delete upl_..."))
 
-  uploads
-    .command("list")
-    .description("The account's uploads, newest first.")
-    .option("--limit <n>", "1 to 100 (default 20)")
-    .option("--starting-after <id>", "the last id of the previous page")
+  withPaging(uploads.command("list").description("The account's uploads, newest first."))
     .addHelpText("after", examples("lyre uploads list", "lyre uploads list --limit 100 --output json"))
     .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
       const options = globals(command)
@@ -281,11 +277,7 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
       write(options, persona, formatPersona(persona))
     })
 
-  personas
-    .command("list")
-    .description("The account's personas, newest first.")
-    .option("--limit <n>", "1 to 100 (default 20)")
-    .option("--starting-after <id>", "the last id of the previous page")
+  withPaging(personas.command("list").description("The account's personas, newest first."))
     .addHelpText("after", examples("lyre personas list", "lyre personas list --output json"))
     .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
       const options = globals(command)

@@ -16,7 +16,7 @@ import { formatAccount, formatExport, formatList, formatLyricLines, formatTask, 
 import { examples } from "./context.ts"
 import type { GlobalOptions, Io } from "./context.ts"
 import { addOwnAudioCommands } from "./ownAudio.ts"
-import { pageOf } from "./paging.ts"
+import { pageOf, withPaging } from "./paging.ts"
 import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
 
 export const version = "0.1.0"
@@ -316,11 +316,7 @@ export const createProgram = (io: Io): Command => {
       if (task.status === "failed") throw failedTask(task)
     })
 
-  program
-    .command("list")
-    .description("The account's tasks, newest first.")
-    .option("--limit <n>", "1 to 100 (default 20)")
-    .option("--starting-after <id>", "the last id of the previous page")
+  withPaging(program.command("list").description("The account's tasks, newest first."))
     .addHelpText("after", examples("lyre list", "lyre list --limit 100 --output json", "lyre list --starting-after gen_..."))
     .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
       const options = globals(command)

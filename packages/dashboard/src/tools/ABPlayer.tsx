@@ -38,7 +38,7 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
     )
     return () => {
       controller.abort()
-      for (const source of sources.current) source.stop()
+      stopSources(sources.current)
       void context.current?.close()
     }
   }, [props.a.url, props.b.url])

@@ -50,7 +50,7 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
     )
     return () => {
       controller.abort()
-      for (const source of sources.current) source.stop()
+      stopSources(sources.current)
       void context.current?.close()
     }
   }, [props.stems.id])
