@@ -1,7 +1,8 @@
 /**
  * A developer's aid, not part of `pnpm bench`: runs one endpoint of the API benchmark against
- * `pnpm start` (PostgreSQL + Redis), optionally under `--cpu-prof`, and prints CPU time per
- * request of the service, of this process (load and fake upstream) and of PostgreSQL + Redis.
+ * `pnpm start` (PostgreSQL + Redis, or with PROFILE_MODE=pglite the embedded default),
+ * optionally under `--cpu-prof`, and prints CPU time per request of the service, of this
+ * process (load and fake upstream) and of PostgreSQL + Redis.
  *
  * PROFILE_ENDPOINT=me|task|create, PROFILE_SECONDS (default 8), PROFILE_DIR (write CPU
  * profiles there), PROFILE_BARE=1 (measure bench/bare-server.ts instead), PROFILE_ROLES=1 (CPU
@@ -18,7 +19,7 @@ import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, stopProcess, waitUntilServing } from "./service.ts"
+import { adminOf, createAccountKeys, launchService, parseBenchMode, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
@@ -26,8 +27,10 @@ const profileDir = process.env["PROFILE_DIR"]
 /** PROFILE_BARE=1: set up with Lyre, then measure bench/bare-server.ts on the same database. */
 const bare = process.env["PROFILE_BARE"] === "1"
 const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
-await query(postgresUrl, `create database ${databaseName}`)
-if (process.env["PROFILE_EXPLAIN"]) {
+/** PROFILE_MODE=pglite: the embedded database (in the service's own process) and limits in memory. */
+const embedded = parseBenchMode(process.env["PROFILE_MODE"] ?? "postgres") === "pglite"
+if (!embedded) await query(postgresUrl, `create database ${databaseName}`)
+if (process.env["PROFILE_EXPLAIN"] && !embedded) {
   await query(postgresUrl, `alter database ${databaseName} set session_preload_libraries = 'auto_explain'`)
   await query(postgresUrl, `alter database ${databaseName} set auto_explain.log_min_duration = '${process.env["PROFILE_EXPLAIN"]}'`)
 }
@@ -40,8 +43,9 @@ const url = `http://127.0.0.1:${port}`
 const adminToken = randomBase62(32)
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-prof-"))
 const childEnv = {
-    PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(),
-    REDIS_URL: redisUrl, ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
+    PORT: String(port), DATA_DIR: dataDir,
+    ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
+    ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
     RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn"
 }
 const launch = (entry: string) =>
@@ -149,5 +153,5 @@ if (process.env["PROFILE_ROLES"]) {
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 await stopProcess(child)
 await upstream.close()
-await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
+if (!embedded) await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)
 rmSync(dataDir, { recursive: true, force: true })

@@ -135,9 +135,19 @@ const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
 /** Lyre's CPU per request as a multiple of the bare handler's, at most this. */
 const goalOf = (endpoint: Endpoint) => (endpoint === "POST create" ? 1.1 : 1.15)
 
+/**
+ * What each side waits on per request, the same for both (the bare handler runs Lyre's
+ * statements and its rate limiter): the CPU compared is the work around the same round trips.
+ */
+const roundTrips = [
+  "round trips per request, the same on both sides: GET /v1/me 1 statement, GET task 2, POST create 3 and the upstream's POST;",
+  "  each also one rate-limit call to Redis (PGlite: counted in memory, no round trip). Lyre alone also records a key's",
+  "  last use, one statement at most once a minute per key."
+].join("\n")
+
 process.stdout.write(
   `Lyre API benchmark: ${connections} connections${overallRate === undefined ? "" : ` offering ${overallRate} requests/s`}, ${rounds} turns of ${seconds} s per side and endpoint, ${keyCount} keys; ` +
-    "CPU is the service process's, per request\n"
+    "CPU is the service process's, per request\n" + roundTrips + "\n"
 )
 for (const mode of modes) {
   const figures = await benchMode(mode)

@@ -42,4 +42,23 @@ describe("RateLimiter (memory): a sliding window of 60 seconds", () => {
       yield* TestClock.adjust("60 seconds")
       expect((yield* limiter.hit("key_c", 1)).allowed).toBe(true)
     }).pipe(Effect.provide(RateLimiter.layerMemory)))
+
+  it.effect("a busy subject counts the same after its expired entries are cut from the log", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter
+      for (let i = 0; i < 2000; i++) expect((yield* limiter.hit("key_busy", 3000)).allowed).toBe(true)
+      yield* TestClock.adjust("30 seconds")
+      for (let i = 0; i < 1000; i++) expect((yield* limiter.hit("key_busy", 3000)).allowed).toBe(true)
+      expect((yield* limiter.hit("key_busy", 3000)).allowed).toBe(false)
+      // t=61: the first 2000 have left the window, more than enough to cut the log.
+      yield* TestClock.adjust("31 seconds")
+      const after = yield* limiter.hit("key_busy", 3000)
+      expect(after.allowed).toBe(true)
+      expect(after.remaining).toBe(1999)
+      expect(after.resetAtSeconds).toBe(90)
+      for (let i = 0; i < 1999; i++) expect((yield* limiter.hit("key_busy", 3000)).allowed).toBe(true)
+      const refused = yield* limiter.hit("key_busy", 3000)
+      expect(refused.allowed).toBe(false)
+      expect(refused.retryAfterSeconds).toBe(29)
+    }).pipe(Effect.provide(RateLimiter.layerMemory)))
 })

@@ -29,7 +29,7 @@ import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
 import { Metrics } from "../observability/Metrics.ts"
-import { currentTraceContext, TaskTraces } from "../observability/TaskTraces.ts"
+import { currentTraceContext, fnTracedWhen, TaskTraces } from "../observability/TaskTraces.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
@@ -151,7 +151,7 @@ export class Generations extends Context.Service<Generations, {
         markFailed: (id, failure) => markFailed(id, failure)
       }
 
-      const create = Effect.fn("Generations.create")(function*(
+      const create = fnTracedWhen(traced, "Generations.create")(function*(
         principal: Principal,
         request: GenerateRequest,
         idempotencyKey: string | undefined,

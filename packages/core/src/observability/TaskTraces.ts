@@ -29,3 +29,12 @@ export const traceParentOf = (
   if (traceId === undefined || spanId === undefined || traceId === "" || spanId === "") return null
   return { parent: Tracer.externalSpan({ traceId, spanId }), requestId: requestId ?? "" }
 }
+
+/**
+ * `Effect.fn(name)` when traces are exported, else `Effect.fnUntraced`. A traced function
+ * captures a stack trace on every call to name its span's call site, about 4 µs, and does so
+ * even when spans are switched off (docs/decisions/0059-spans-only-when-exported.md), so the
+ * functions on a request's path choose once, where their layer is built.
+ */
+export const fnTracedWhen = (traced: boolean, name: string): typeof Effect.fnUntraced =>
+  traced ? Effect.fn(name) : Effect.fnUntraced

@@ -47,23 +47,41 @@ const scriptRunner = (redis: RedisScripting, script: string) => {
     )
 }
 
+/**
+ * One subject's accepted request times, oldest first, from `head` on. Entries that leave the
+ * window move `head` forward; the array is cut only once most of it is behind `head`, so a hit
+ * costs the same however busy the subject: removing from the front of an array moves all the
+ * rest (about 4 µs a hit for a subject at 800 requests per second, a minute of them kept).
+ */
+interface WindowLog {
+  times: Array<number>
+  head: number
+}
+
+/** Below this many expired entries the array is not worth cutting. */
+const compactAfter = 1024
+
 /** Sliding windows in this process's memory: a log of accepted request times per subject. */
 const makeWindows = () => {
-  const logs = new Map<string, Array<number>>()
+  const logs = new Map<string, WindowLog>()
   return (subject: string, limit: number, now: number): RateLimitDecision => {
     let log = logs.get(subject)
     if (log === undefined) {
-      log = []
+      log = { times: [], head: 0 }
       logs.set(subject, log)
     }
     // Drop what has left the window; the log is in time order and never longer than limit.
-    let expired = 0
-    while (expired < log.length && (log[expired] ?? 0) <= now - windowMillis) expired++
-    if (expired > 0) log.splice(0, expired)
-    const allowed = log.length < limit
-    if (allowed) log.push(now)
-    if (log.length === 0) logs.delete(subject)
-    return decide(allowed, limit, log.length, log[0] ?? now, now)
+    const { times } = log
+    while (log.head < times.length && (times[log.head] ?? 0) <= now - windowMillis) log.head++
+    if (log.head > compactAfter && log.head * 2 > times.length) {
+      log.times = times.slice(log.head)
+      log.head = 0
+    }
+    const allowed = log.times.length - log.head < limit
+    if (allowed) log.times.push(now)
+    const count = log.times.length - log.head
+    if (count === 0) logs.delete(subject)
+    return decide(allowed, limit, count, log.times[log.head] ?? now, now)
   }
 }
 

@@ -12,6 +12,7 @@ import type {
   SourceTrack,
   SubmitOutcome
 } from "@lyre/core/provider/outcomes"
+import { fnTracedWhen, TaskTraces } from "@lyre/core/observability/TaskTraces"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Context, Effect, Layer, Redacted } from "effect"
 import {
@@ -122,6 +123,7 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const apiKey = typeof config.apiKey === "string" ? Redacted.make(config.apiKey) : config.apiKey
   const modelMap = { ...defaultModelMap, ...config.modelMap }
   const timeoutMs = config.timeoutMs ?? 10_000
+  const traced = yield* TaskTraces
   const secure = new URL(baseUrl).protocol === "https:"
   // node:http rather than fetch or Effect's HttpClient: a poll cost about half the CPU (measured
   // against the fake upstream), and the worker polls every task. Connections are kept alive;
@@ -200,9 +202,17 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
       })
     })
 
+  /** The address of each POST path, parsed once: the paths are a handful of constants. */
+  const postUrls = new Map<string, URL>()
+  const postUrlOf = (path: string): URL => {
+    let url = postUrls.get(path)
+    if (url === undefined) postUrls.set(path, url = new URL(`${baseUrl}${path}`))
+    return url
+  }
+
   /** POSTs a body that creates an upstream task, and reads the answer as a submission's outcome. */
   const create = (path: string, body: unknown): Effect.Effect<SubmitOutcome> =>
-    exchange({ method: "POST", url: new URL(`${baseUrl}${path}`), body: JSON.stringify(body) }).pipe(
+    exchange({ method: "POST", url: postUrlOf(path), body: JSON.stringify(body) }).pipe(
       Effect.map(interpretSubmit),
       Effect.catch((failure) =>
         Effect.succeed<SubmitOutcome>(
@@ -258,8 +268,8 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     }
   }
 
-  const submit = Effect.fn("SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
-    yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
+  const submit = fnTracedWhen(traced, "SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
+    if (traced) yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
     const target = route(submission)
     return target === null ? noUpload : yield* create(target.path, target.body)
   })
