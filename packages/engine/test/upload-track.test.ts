@@ -194,6 +194,29 @@ describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () =>
       expect(heard.gain).toBeGreaterThan(0.5)
       expect(heard.gain).toBeLessThanOrEqual(1.001)
       expect(heard.rest).toBeGreaterThan(0.01)
+
+      // Its stems: the new layer's and the upload itself, at the gain it has in the mix, adding up to the mix.
+      const stems = await exportTrack(made, "stems", {}, null)
+      const names = stems.files.map((f) => f.stem)
+      expect(names[names.length - 1]).toBe("upload")
+      expect(stems.files.find((f) => f.stem === "upload")?.name).toBe("upload.wav")
+      if (kind === "vocals") expect(names).toEqual(["vocals", "upload"])
+      else expect(names).not.toContain("vocals")
+      expect(names.length).toBeGreaterThan(1)
+      const parts = stems.files.map((f) => pcmOf(f.bytes))
+      for (const p of parts) expect(p.length).toBe(mix.length)
+      const own = bedIn(parts[parts.length - 1] as Int16Array, samples)
+      expect(own.gain).toBeCloseTo(heard.gain, 2)
+      expect(own.rest).toBeLessThan(1e-6)
+      let residual = 0
+      let signal = 0
+      for (let i = 0; i < mix.length; i++) {
+        let sum = 0
+        for (const p of parts) sum += p[i] ?? 0
+        residual += (sum - (mix[i] ?? 0)) ** 2
+        signal += (mix[i] ?? 0) ** 2
+      }
+      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
     })
   }
 })
