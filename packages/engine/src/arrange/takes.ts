@@ -13,6 +13,7 @@ import { Rng } from "../rng.ts"
 import type { TrackReader } from "../splice.ts"
 import { parseStyle, PC_NAMES, type StyleSpec } from "../style.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
+import { coverLine, coverVocal } from "./coverRhythm.ts"
 import { sheetOf, type Sheet } from "./sheet.ts"
 
 /** What a persona lends a take: the voice's register, the palette, and the voice's own seeds. */
@@ -65,9 +66,10 @@ function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shi
 
 /**
  * A cover or an instrumental: the source's form and chords played by a band in the new style,
- * with the source's sung melody (and words) and lead line on the same bars and beats. At
- * `audio_weight` 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and
- * comping rhythm) in the new style's sounds; below it, the new style's own groove. A cover takes
+ * with the source's sung melody (and words) and lead line on the same bars. At `audio_weight`
+ * 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and comping rhythm)
+ * in the new style's sounds and the tune its rhythm; below it, the new style's own groove, and
+ * a cover's tune moves phrase by phrase to the new style's rhythm (coverRhythm.ts). A cover takes
  * the style's tempo when it names one, and may change voice; an instrumental keeps both.
  */
 export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions, tracks: TrackReader): Take {
@@ -87,14 +89,17 @@ export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental"
   const score = compose({ spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
   const ratio = barSeconds(bpm) / sheet.bar
   const shift = CENTRE[voice] - CENTRE[sheet.voice]
-  const vocal: VocalNote[] = scaled(sheet.vocal, ratio, shift)
-  const lead = scaled(sheet.lead, ratio, 0)
+  // A cover's tune takes the rhythm audio_weight asks for (coverRhythm.ts); an instrumental keeps the source's.
+  const rhythm = { bar: barSeconds(bpm), genre: styled.genre, audioWeight: kind === "cover" ? k.audioWeight : 1, seed: `cover|${source.index}|${source.taskId}|${requestKey(request)}` }
+  const sung = coverVocal(scaled(sheet.vocal, ratio, shift), scaled(sheet.harmony, ratio, shift), sheet.plan, rhythm)
+  const vocal: VocalNote[] = sung.vocal
+  const lead = coverLine(scaled(sheet.lead, ratio, 0), sheet.chords.length, rhythm)
   const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
   // An instrumental of an upload is laid under the upload itself (song.ts), which carries its tune.
   const underUpload = kind === "instrumental" && isUploadRoot((source.derives as NonNullable<TrackSource["derives"]>).source)
   const leadPart: Part[] = lead.length === 0 || underUpload ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
   const parts = [...score.parts.filter((p) => p.role !== "lead"), ...leadPart]
-  return { spec, score: { ...score, parts, vocal, harmony: scaled(sheet.harmony, ratio, shift), voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng }
+  return { spec, score: { ...score, parts, vocal, harmony: sung.harmony, voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng }
 }
 
 /**
