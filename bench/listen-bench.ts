@@ -5,7 +5,7 @@
  * each part's CPU time per minute of audio beside the render's. CPU time is the process's (the
  * WebAssembly backends may use threads of their own), the wall time beside it.
  *
- * Goal (issue 24): the whole listening under 5 s of CPU per minute of audio.
+ * Goal (issue 24): the whole listening under 5 s of CPU per minute of audio (decision 0093: how).
  * Run: node bench/listen-bench.ts
  */
 import { cpuUsage } from "node:process"

@@ -207,17 +207,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   })
   const duration = t + bar * 0.75 // room for the last chord and the reverb tail
 
-  const swing = genre.swing
-  const swing16 = genre.drums === "boombap" || genre.drums === "funk" || genre.drums === "four" || genre.drums === "trap" || genre.drums === "onedrop"
   /** Time of 16th step s (0..15) in a bar, with swing applied to off-beats. */
-  const at = (b: BarInfo, s: number): number => {
-    let pos = s
-    if (swing > 0) {
-      if (swing16 && s % 2 === 1) pos += swing * 1.0
-      if (!swing16 && s % 4 === 2) pos += swing * 2.0
-    }
-    return b.start + pos * step
-  }
+  const at = (b: BarInfo, s: number): number => b.start + swungStep(genre, s) * step
 
   // Everything negated and nothing to sing: a solo piano rather than silence.
   const inst: ReadonlySet<Instrument> = spec.instruments.size === 0 && !vocal ? new Set<Instrument>(["piano"]) : spec.instruments
@@ -586,7 +577,22 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
  * and pitches. Strong beats land on chord tones, the rest moves by scale steps in an arch,
  * and the last note is held and resolved to a chord tone.
  */
-function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInfo>, centre: number, scalePcs: ReadonlyArray<number>, r: Rng, weird: number, wordEnds: ReadonlyArray<boolean> | null): { offs: number[]; dur: number[]; pitch: number[] } {
+/** Where 16th step `s` (0..15) of a bar falls, in sixteenths, once the genre's swing delays its off-beats. */
+export function swungStep(genre: Genre, s: number): number {
+  const swing = genre.swing
+  if (swing <= 0) return s
+  const swing16 = genre.drums === "boombap" || genre.drums === "funk" || genre.drums === "four" || genre.drums === "trap" || genre.drums === "onedrop"
+  if (swing16 && s % 2 === 1) return s + swing * 1.0
+  if (!swing16 && s % 4 === 2) return s + swing * 2.0
+  return s
+}
+
+/**
+ * The composer's rhythm for a phrase of `count` notes over `nBars` bars: each note's onset and
+ * length in sixteenths from the phrase's start (eighths when they fit, the last note held, word
+ * ends lengthened). Fewer than `count` when they do not all fit.
+ */
+export function phraseRhythm(count: number, nBars: number, r: Rng, wordEnds: ReadonlyArray<boolean> | null): { offs: number[]; dur: number[] } {
   const slots = nBars * 16 - 2
   const unit = count * 2 <= slots - 4 ? 2 : 1
   const n = Math.min(count, Math.floor(slots / unit))
@@ -608,7 +614,12 @@ function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInf
   const offs: number[] = []
   let pos = startOff
   for (let i = 0; i < n; i++) { offs.push(pos); pos += dur[i] ?? unit }
+  return { offs, dur }
+}
 
+function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInfo>, centre: number, scalePcs: ReadonlyArray<number>, r: Rng, weird: number, wordEnds: ReadonlyArray<boolean> | null): { offs: number[]; dur: number[]; pitch: number[] } {
+  const { offs, dur } = phraseRhythm(count, nBars, r, wordEnds)
+  const n = offs.length
   const pitch: number[] = []
   const scaleSet = [...scalePcs]
   const chordAt = (off: number): ReadonlyArray<number> => {

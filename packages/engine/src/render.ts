@@ -15,6 +15,7 @@ import type { KitFlavour } from "./synth/drums.ts"
 import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
 import { renderVoice } from "./synth/voice.ts"
+import { colourVoice, type VoiceColour } from "./synth/voiceColour.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
 
 /** One part of the mix as it sounds in the track: `vocals`, `drums`, `bass`, `harmony`, `lead`, `vinyl`. */
@@ -43,6 +44,8 @@ export interface Take {
   readonly weirdness: number
   /** Positioned after composing: the mixer draws its noise, voice and master seeds from here. */
   readonly rng: Rng
+  /** A persona's voice colour heard in an upload (brightness, vibrato), laid on the sung voice. */
+  readonly voiceColour?: VoiceColour | undefined
 }
 
 /** Which stem each band role is heard in. */
@@ -285,6 +288,7 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   if (score.vocal.length > 0 && options.muteVoice !== true) {
     renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed)
     if (score.harmony.length > 0) renderVoice(score.harmony.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed ^ 0x5a5a)
+    if (take.voiceColour !== undefined) colourVoice(voiceBuf, take.voiceColour)
     highpassInPlace(voiceBuf, 0, n, 110)
     const rms = rmsOf(voiceBuf, 0, n)
     if (rms > 0) {

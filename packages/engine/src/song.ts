@@ -4,7 +4,7 @@
 // its extension continued at, on the same bar grid (all takes share the root's tempo).
 
 import { compose, type Part, type Score } from "./compose.ts"
-import { layOnUpload } from "./listen/overUpload.ts"
+import { layOnUpload, layStemsOnUpload } from "./listen/overUpload.ts"
 import { uploadGridStart, uploadMidi, uploadPcm } from "./listen/uploadRoot.ts"
 import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
@@ -110,12 +110,23 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
   const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
     : source.upload !== undefined ? await uploadPcm(source.upload)
     : source.derives?.kind === "edit" ? await editPcm(source, options, cache, reader)
-    : (source.derives?.kind === "vocals" || source.derives?.kind === "instrumental") && isUploadRoot(source.derives.source)
-      ? await layeredOnUploadPcm(source, options, cache)
+    : isLayeredOnUpload(source) ? await layeredOnUploadPcm(source, options, cache)
     : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
   return wav
+}
+
+/** Vocals or an accompaniment made on an upload: a layer laid on the upload's own audio. */
+const isLayeredOnUpload = (source: TrackSource): boolean =>
+  source.extends === undefined && (source.derives?.kind === "vocals" || source.derives?.kind === "instrumental") && isUploadRoot(source.derives.source)
+
+/** Its stems: the layer's, and the upload's audio as the stem `upload`, each at its gain in the mix. */
+async function layeredOnUploadStems(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<ReadonlyArray<StemAudio>> {
+  const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
+  const bed = dequantize(wavSamples(await trackWav(derived, options, cache)))
+  const layer = mixTake(sourceTake(source, options, reader), options, true)
+  return layStemsOnUpload(derived.upload as UploadRoot, bed, layer, layer.stems ?? [])
 }
 
 /** Vocals or an accompaniment of an upload: rendered alone, and laid with the upload's own audio. */
@@ -328,7 +339,8 @@ export async function exportTrack(source: TrackSource, format: ExportFormat, opt
     case "wav":
       return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
     case "stems": {
-      const files: EngineFile[] = trackStems(source, options).map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
+      const stems = isLayeredOnUpload(source) ? await layeredOnUploadStems(source, options, cache) : trackStems(source, options)
+      const files: EngineFile[] = stems.map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
       return { files, timedLyrics: null }
     }
     case "midi":

@@ -76,7 +76,20 @@ export interface UploadRoot {
   }
   readonly transcription: {
     readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+    /** The voice heard in it (listen/voiceProfile.ts); absent for uploads listened to before it was measured. */
+    readonly voice?: VoiceProfile | null | undefined
   }
+}
+
+/** The voice heard in an upload, which a persona made from its track sings with. */
+export interface VoiceProfile {
+  readonly register: "m" | "f"
+  /** Median sung pitch, MIDI note number. */
+  readonly centre: number
+  /** 0 (dull) .. 1 (bright); 0.5 is the engine's own voice unchanged. */
+  readonly brightness: number
+  /** Rate in Hz and depth as the peak deviation from the note's pitch, a fraction of it (0.012 = 21 cents). */
+  readonly vibrato: { readonly rate: number; readonly depth: number }
 }
 
 /**

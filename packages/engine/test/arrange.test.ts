@@ -65,7 +65,9 @@ function melodyOf(midi: Midi): ReadonlyArray<string> {
 
 describe("a cover of an engine track", { timeout: 300_000 }, () => {
   const cover: TrackSource = {
-    request: { ...song, style: "bossa nova, acoustic guitar, brass, 140 bpm", audio_weight: 0.3 },
+    // The default weight, the lowest that keeps the source's rhythm whole (below it the tune moves
+    // towards the new style's rhythm: "audio_weight on a cover" below).
+    request: { ...song, style: "bossa nova, acoustic guitar, brass, 140 bpm", audio_weight: 0.5 },
     taskId: "arrange-cover",
     index: 0,
     derives: { kind: "cover", source }
@@ -100,6 +102,61 @@ describe("a cover of an engine track", { timeout: 300_000 }, () => {
       expect(take.lyrics).toBe(LYRICS)
       expect(take.mp3.length).toBeGreaterThan(10_000)
     }
+  })
+})
+
+/** Each onset of a MIDI track in sixteenths from its bar line (at the file's tempo). */
+function barPositions(midi: Midi, track: (name: string) => boolean): ReadonlyArray<number> {
+  const bar = 240 / (midi.header.tempos[0]?.bpm ?? 120)
+  const notes = midi.tracks.find((t) => track(t.name))?.notes ?? []
+  return notes.map((n) => ((n.time / bar) % 1) * 16)
+}
+
+/**
+ * The sixteenths of a bar on which a jazz tune falls (bossa nova is the engine's jazz): straight,
+ * but for the off-beat eighths, which its swing of 0.3 delays by 0.6 of a sixteenth.
+ */
+const SWUNG_JAZZ = [0, 1, 2.6, 3].flatMap((s) => [s, s + 4, s + 8, s + 12])
+const onGrid = (position: number, grid: ReadonlyArray<number>): boolean => grid.some((g) => Math.abs(position - g) < 0.05 || Math.abs(position - 16 - g) < 0.05)
+
+describe("audio_weight on a cover of an engine track", { timeout: 300_000 }, () => {
+  const at = (weight: number): TrackSource => ({
+    request: { ...song, style: "bossa nova, acoustic guitar, brass, 140 bpm", audio_weight: weight },
+    taskId: "arrange-cover-weight",
+    index: 0,
+    derives: { kind: "cover", source }
+  })
+
+  it("1 keeps the source's note onsets; 0 sings the same notes in the new style's rhythm", async () => {
+    const [original, kept, moved, half] = await Promise.all([midiOf(source), midiOf(at(1)), midiOf(at(0)), midiOf(at(0.25))])
+    const theirs = melodyOf(original)
+    expect(theirs.length).toBeGreaterThan(20)
+    // 1: every sung note on the source's bar and sixteenth, with the source's scale degree.
+    expect(melodyOf(kept)).toEqual(theirs)
+
+    // 0: the same scale degrees in the same order...
+    const degrees = (m: Midi): ReadonlyArray<string> => melodyOf(m).map((n) => n.split(":")[2] ?? "")
+    expect(degrees(moved)).toEqual(degrees(original))
+    // ...on the new style's swung grid, the source's straight one having no swung off-beat...
+    const vocals = (name: string): boolean => name === "vocals"
+    const positions = barPositions(moved, vocals)
+    expect(positions.every((p) => onGrid(p, SWUNG_JAZZ))).toBe(true)
+    expect(positions.filter((p) => onGrid(p, [2.6, 6.6, 10.6, 14.6])).length / positions.length).toBeGreaterThan(0.1)
+    expect(barPositions(original, vocals).every((p) => Math.abs(p - Math.round(p)) < 0.05)).toBe(true)
+    // ...so that few notes fall where the source's did.
+    const same = (m: Midi): number => {
+      const ours = new Set(melodyOf(m))
+      return theirs.filter((n) => ours.has(n)).length / theirs.length
+    }
+    expect(same(moved)).toBeLessThan(0.5)
+    // 0.25 lies between: half of the phrases move.
+    expect(same(half)).toBeGreaterThan(same(moved))
+    expect(same(half)).toBeLessThan(1)
+  })
+
+  it("is deterministic", async () => {
+    const [a, b] = await Promise.all([engine.export(at(0), "midi"), engine.export(at(0), "midi")])
+    expect(Buffer.from(fileOf(a, "track.mid")).equals(Buffer.from(fileOf(b, "track.mid")))).toBe(true)
   })
 })
 

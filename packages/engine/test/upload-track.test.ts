@@ -156,6 +156,48 @@ describe("a cover of an upload", () => {
   })
 })
 
+describe("audio_weight on a cover of an upload", { timeout: 120_000 }, () => {
+  // A tune heard in three bars from the first beat (0.25 s; bars of 2.5 s at 96 bpm), a note on
+  // every beat, each a few milliseconds off it as a transcription is.
+  const bar = 2.5
+  const beat = bar / 4
+  const tune = [69, 67, 65, 64, 62, 64, 65, 67, 69, 70, 69, 67]
+  const heard = tune.map((pitch, i) => {
+    const start = 0.25 + i * beat + (i % 3 === 0 ? 0.012 : i % 3 === 1 ? -0.008 : 0.004)
+    return { pitch, start, end: start + beat * 0.8, velocity: 0.7 }
+  })
+  const coverAt = (weight: number): TrackSource => ({
+    request: { style: "bossa nova, acoustic guitar", title: "Covered", lyrics: null, instrumental: true, model: "aether", audio_weight: weight },
+    taskId: "cover-weight-of-upload",
+    index: 0,
+    derives: { kind: "cover", source: { ...upload, upload: { ...(upload.upload as UploadRoot), transcription: { notes: heard } } } }
+  })
+  const leadOf = async (weight: number): Promise<ReadonlyArray<{ readonly time: number; readonly midi: number }>> => {
+    const exported = await exportTrack(coverAt(weight), "midi", {}, null)
+    const midi = new Midi(exported.files[0]?.bytes ?? new Uint8Array(0))
+    expect(midi.header.tempos[0]?.bpm).toBeCloseTo(96, 1)
+    return midi.tracks.find((t) => t.name.startsWith("lead"))?.notes.map((n) => ({ time: n.time, midi: n.midi })) ?? []
+  }
+
+  it("1 keeps the transcription's onsets; 0 plays the same notes in the new style's rhythm", async () => {
+    const [kept, moved] = await Promise.all([leadOf(1), leadOf(0)])
+    // The cover's bar 0 is the upload's first beat.
+    const onsets = heard.map((n) => n.start - 0.25)
+    expect(kept.map((n) => n.midi)).toEqual(tune)
+    kept.forEach((n, i) => expect(Math.abs(n.time - (onsets[i] ?? 0))).toBeLessThan(0.002))
+
+    expect(moved.map((n) => n.midi)).toEqual(tune)
+    // Bossa nova is the engine's jazz: straight sixteenths, but the off-beat eighths 0.6 of a sixteenth late.
+    const swung = [0, 1, 2.6, 3].flatMap((s) => [s, s + 4, s + 8, s + 12])
+    const sixteenth = bar / 16
+    for (const n of moved) {
+      const position = (n.time % bar) / sixteenth
+      expect(swung.some((g) => Math.abs(position - g) < 0.05)).toBe(true)
+    }
+    expect(moved.filter((n, i) => Math.abs(n.time - (onsets[i] ?? 0)) > 0.02).length).toBeGreaterThan(tune.length / 2)
+  })
+})
+
 describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () => {
   /** The least-squares gain of `bed` in `mix`, and what is left of `mix` past it, as a share of its energy. */
   const bedIn = (mix: Int16Array, bed: Int16Array): { readonly gain: number; readonly rest: number } => {
@@ -194,6 +236,29 @@ describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () =>
       expect(heard.gain).toBeGreaterThan(0.5)
       expect(heard.gain).toBeLessThanOrEqual(1.001)
       expect(heard.rest).toBeGreaterThan(0.01)
+
+      // Its stems: the new layer's and the upload itself, at the gain it has in the mix, adding up to the mix.
+      const stems = await exportTrack(made, "stems", {}, null)
+      const names = stems.files.map((f) => f.stem)
+      expect(names[names.length - 1]).toBe("upload")
+      expect(stems.files.find((f) => f.stem === "upload")?.name).toBe("upload.wav")
+      if (kind === "vocals") expect(names).toEqual(["vocals", "upload"])
+      else expect(names).not.toContain("vocals")
+      expect(names.length).toBeGreaterThan(1)
+      const parts = stems.files.map((f) => pcmOf(f.bytes))
+      for (const p of parts) expect(p.length).toBe(mix.length)
+      const own = bedIn(parts[parts.length - 1] as Int16Array, samples)
+      expect(own.gain).toBeCloseTo(heard.gain, 2)
+      expect(own.rest).toBeLessThan(1e-6)
+      let residual = 0
+      let signal = 0
+      for (let i = 0; i < mix.length; i++) {
+        let sum = 0
+        for (const p of parts) sum += p[i] ?? 0
+        residual += (sum - (mix[i] ?? 0)) ** 2
+        signal += (mix[i] ?? 0) ** 2
+      }
+      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
     })
   }
 })

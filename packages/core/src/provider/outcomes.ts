@@ -112,6 +112,13 @@ export interface UploadSource {
   }
   readonly transcription: {
     readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+    /** The voice heard along its top line, for a persona of the upload's track. */
+    readonly voice?: {
+      readonly register: "m" | "f"
+      readonly centre: number
+      readonly brightness: number
+      readonly vibrato: { readonly rate: number; readonly depth: number }
+    } | null | undefined
   }
 }
 

@@ -38,6 +38,16 @@ export type UploadAnalysis = z.infer<typeof UploadAnalysis>
 /** The note transcription kept with an upload (not public): what later tasks compose from. */
 export interface Transcription {
   readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+  /** The voice heard along its top line (register, centre, brightness, vibrato): what a persona of the upload's track sings with. */
+  readonly voice?: HeardVoice | null | undefined
+}
+
+/** The voice heard in an upload (the engine's measure of it), kept with its transcription. */
+export interface HeardVoice {
+  readonly register: "m" | "f"
+  readonly centre: number
+  readonly brightness: number
+  readonly vibrato: { readonly rate: number; readonly depth: number }
 }
 
 export const Upload = z.object({

@@ -12,7 +12,9 @@ import { composeTake, knobs, requestKey, songIdentity, voiceFor, type Take } fro
 import { Rng } from "../rng.ts"
 import type { TrackReader } from "../splice.ts"
 import { parseStyle, PC_NAMES, type StyleSpec } from "../style.ts"
+import type { VoiceColour } from "../synth/voiceColour.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
+import { coverLine, coverVocal } from "./coverRhythm.ts"
 import { sheetOf, type Sheet } from "./sheet.ts"
 
 /** What a persona lends a take: the voice's register, the palette, and the voice's own seeds. */
@@ -22,11 +24,17 @@ interface PersonaVoice {
   readonly named: StyleSpec["named"]
   /** The persona track's take rng, positioned where its mixer drew the voice's seeds. */
   readonly rng: Rng
+  /** Of an upload's track: the brightness and vibrato heard in its voice. */
+  readonly colour: VoiceColour | undefined
 }
 
 export function personaVoice(persona: TrackSource, options: RenderOptions, tracks: TrackReader): PersonaVoice {
   const take = (tracks.segmentsOf(persona, options)[0] as { readonly take: Take }).take
-  return { voice: take.score.voice, instruments: take.spec.instruments, named: take.spec.named, rng: take.rng }
+  const plain = { voice: take.score.voice, instruments: take.spec.instruments, named: take.spec.named, rng: take.rng, colour: take.voiceColour }
+  // An upload's track: its stand-in take is never heard; the voice is the one listening heard in it.
+  const heard = isUploadRoot(persona) ? persona.upload?.transcription.voice ?? null : null
+  if (heard === null) return plain
+  return { ...plain, voice: heard.register, colour: { brightness: heard.brightness, vibratoRate: heard.vibrato.rate, vibratoDepth: heard.vibrato.depth } }
 }
 
 /** The spec's tags with its tempo and key as they now are (the tags name both, second and third). */
@@ -51,7 +59,7 @@ export function personaTake(source: TrackSource, options: RenderOptions, tracks:
   const takeRng = new Rng(`take|${source.index}|${source.taskId}|${requestKey(source.request)}`)
   const k = knobs(source.request)
   const score = compose({ spec: own, lyrics: source.request.lyrics, instrumental: source.request.instrumental, model: source.request.model, voice: persona.voice, ...k }, takeRng)
-  return { spec: own, score, weirdness: k.weirdness, rng: persona.rng }
+  return { spec: own, score, weirdness: k.weirdness, rng: persona.rng, voiceColour: persona.colour }
 }
 
 /** An upload's own track (not an extension of it): its audio is not a take. */
@@ -65,9 +73,10 @@ function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shi
 
 /**
  * A cover or an instrumental: the source's form and chords played by a band in the new style,
- * with the source's sung melody (and words) and lead line on the same bars and beats. At
- * `audio_weight` 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and
- * comping rhythm) in the new style's sounds; below it, the new style's own groove. A cover takes
+ * with the source's sung melody (and words) and lead line on the same bars. At `audio_weight`
+ * 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and comping rhythm)
+ * in the new style's sounds and the tune its rhythm; below it, the new style's own groove, and
+ * a cover's tune moves phrase by phrase to the new style's rhythm (coverRhythm.ts). A cover takes
  * the style's tempo when it names one, and may change voice; an instrumental keeps both.
  */
 export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions, tracks: TrackReader): Take {
@@ -87,14 +96,17 @@ export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental"
   const score = compose({ spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
   const ratio = barSeconds(bpm) / sheet.bar
   const shift = CENTRE[voice] - CENTRE[sheet.voice]
-  const vocal: VocalNote[] = scaled(sheet.vocal, ratio, shift)
-  const lead = scaled(sheet.lead, ratio, 0)
+  // A cover's tune takes the rhythm audio_weight asks for (coverRhythm.ts); an instrumental keeps the source's.
+  const rhythm = { bar: barSeconds(bpm), genre: styled.genre, audioWeight: kind === "cover" ? k.audioWeight : 1, seed: `cover|${source.index}|${source.taskId}|${requestKey(request)}` }
+  const sung = coverVocal(scaled(sheet.vocal, ratio, shift), scaled(sheet.harmony, ratio, shift), sheet.plan, rhythm)
+  const vocal: VocalNote[] = sung.vocal
+  const lead = coverLine(scaled(sheet.lead, ratio, 0), sheet.chords.length, rhythm)
   const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
   // An instrumental of an upload is laid under the upload itself (song.ts), which carries its tune.
   const underUpload = kind === "instrumental" && isUploadRoot((source.derives as NonNullable<TrackSource["derives"]>).source)
   const leadPart: Part[] = lead.length === 0 || underUpload ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
   const parts = [...score.parts.filter((p) => p.role !== "lead"), ...leadPart]
-  return { spec, score: { ...score, parts, vocal, harmony: scaled(sheet.harmony, ratio, shift), voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng }
+  return { spec, score: { ...score, parts, vocal, harmony: sung.harmony, voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng, voiceColour: kind === "instrumental" ? undefined : persona?.colour }
 }
 
 /**
@@ -142,6 +154,7 @@ export function vocalsTake(source: TrackSource, options: RenderOptions, tracks: 
     spec: sheet.spec,
     score: { ...sheet.score, ...band, vocal: sung.vocal, harmony: sung.harmony, voice },
     weirdness: k.weirdness,
-    rng: persona?.rng ?? takeRng
+    rng: persona?.rng ?? takeRng,
+    voiceColour: persona?.colour
   }
 }

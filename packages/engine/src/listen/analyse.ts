@@ -1,7 +1,8 @@
 // Listening to an upload: decoded once, then the note transcription (Basic Pitch), tempo and
 // beats (music-tempo, on a mono signal at 44.1 kHz), key and chords on the beat grid from the
 // transcription's notes, and integrated loudness (the engine's own BS.1770 meter, on the two
-// channels). All of it under permissive licences (decision 0081). Each part's CPU time is kept
+// channels), and the voice along the transcription's top line (voiceProfile.ts, for personas).
+// All of it under permissive licences (decision 0081). Each part's CPU time is kept
 // for the benchmark.
 
 import { cpuUsage } from "node:process"
@@ -11,6 +12,7 @@ import { SR } from "../synth/dsp.ts"
 import { integratedLoudness } from "../synth/loudness.ts"
 import { chordsOn, keyOf } from "./harmony.ts"
 import { beatsAndTempo } from "./rhythm.ts"
+import { voiceProfile } from "./voiceProfile.ts"
 import type { Analysis, Listening, Transcription } from "./types.ts"
 
 /** CPU milliseconds of this thread's process spent in `work`. */
@@ -101,6 +103,7 @@ export async function listen(
   const key = timed(() => keyOf(transcription.notes))
   const chords = timed(() => chordsOn(transcription.notes, rhythm.value.beats, duration))
   const loudness = timed(() => loudnessOf(audio))
+  const voice = timed(() => voiceProfile(mono, SR, transcription.notes))
 
   const analysis: Analysis = {
     bpm: rhythm.value.bpm,
@@ -112,7 +115,7 @@ export async function listen(
   }
   return {
     analysis,
-    transcription,
+    transcription: { ...transcription, voice: voice.value },
     duration,
     timings: {
       decode: decodeMs,
@@ -120,7 +123,8 @@ export async function listen(
       key: key.ms,
       chords: chords.ms,
       loudness: loudness.ms,
-      transcription: (transcriptionUsed.user + transcriptionUsed.system) / 1000
+      transcription: (transcriptionUsed.user + transcriptionUsed.system) / 1000,
+      voice: voice.ms
     }
   }
 }

@@ -1,6 +1,8 @@
 // What listening to an upload gives (ENGINE-SEAMS.md rule 5): the public analysis and, kept
 // beside it but not public, the note transcription later tasks compose from.
 
+import type { VoiceProfile } from "../types.ts"
+
 export interface ChordSpan {
   readonly start: number
   readonly end: number
@@ -29,6 +31,8 @@ export interface TranscribedNote {
 
 export interface Transcription {
   readonly notes: ReadonlyArray<TranscribedNote>
+  /** The voice heard along the notes' top line (voiceProfile.ts); null when there is no tune to measure. */
+  readonly voice?: VoiceProfile | null | undefined
 }
 
 export interface Listening {
@@ -37,5 +41,5 @@ export interface Listening {
   /** Seconds. */
   readonly duration: number
   /** CPU milliseconds spent on each part, for the benchmark. */
-  readonly timings: { readonly decode: number; readonly beats: number; readonly key: number; readonly chords: number; readonly loudness: number; readonly transcription: number }
+  readonly timings: { readonly decode: number; readonly beats: number; readonly key: number; readonly chords: number; readonly loudness: number; readonly transcription: number; readonly voice: number }
 }
