@@ -15,9 +15,12 @@ let account: TestAccount
 let song: OutsideSong
 let ready: Json
 beforeAll(async () => {
+  // Rendered before the first request: FluidSynth blocks this thread for seconds on a busy
+  // machine, long enough for the server to close the kept-alive connection that fetch would
+  // then reuse for the upload (ECONNRESET).
+  song = writeOutsideSong()
   server = await startTestServer({ worker: "inline", providerPollSeconds: 1 })
   account = await createAccount(server)
-  song = writeOutsideSong()
   const created = await fetch(`${server.url}/api/v1/music/uploads?title=Outside`, {
     method: "POST",
     headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav" },
