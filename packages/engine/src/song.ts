@@ -4,7 +4,7 @@
 // its extension continued at, on the same bar grid (all takes share the root's tempo).
 
 import { compose, type Part, type Score } from "./compose.ts"
-import { layOnUpload, layStemsOnUpload } from "./listen/overUpload.ts"
+import { layOnUpload, layStemsOnUpload, UPLOAD_STEM } from "./listen/overUpload.ts"
 import { uploadGridStart, uploadMidi, uploadPcm } from "./listen/uploadRoot.ts"
 import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
@@ -12,8 +12,8 @@ import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
-import { editPcm, editSegments, identityOf, isUploadRoot, sourceTake } from "./arrange/index.ts"
-import { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
+import { editPcm, editSegments, editStems, identityOf, isUploadRoot, sourceTake } from "./arrange/index.ts"
+import { spliceStems, spliceStereo, type NamedStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
 import { DRUM_HOLD, KIT_PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
 import { composeTake, kitFor, programOf, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
@@ -174,33 +174,25 @@ export async function renderExtension(source: TrackSource, options: RenderOption
   }
 }
 
-/** Each stem of the track as heard in it, adding up to its mix. */
-function trackStems(source: TrackSource, options: RenderOptions): ReadonlyArray<StemAudio> {
-  const segments = segmentsOf(source, options)
-  let stems: Map<string, Stereo> | null = null
-  let length = 0
-  for (const seg of segments) {
-    const rendered = mixTake(seg.take, seg.options, true)
-    const own = new Map((rendered.stems ?? []).map((s) => [s.name, { left: s.left, right: s.right }] as const))
-    if (stems === null) {
-      stems = own
-      length = rendered.left.length
-      continue
-    }
-    const silent = (n: number): Stereo => ({ left: new Float32Array(n), right: new Float32Array(n) })
-    const next = new Map<string, Stereo>()
-    const tailLength = rendered.left.length
-    for (const name of new Set([...stems.keys(), ...own.keys()])) {
-      next.set(name, spliceStereo(stems.get(name) ?? silent(length), own.get(name) ?? silent(tailLength), seg.from, seg.offset))
-    }
-    stems = next
-    length = Math.round(seg.offset * SR) + tailLength
+/**
+ * Each stem of the track as heard in it, adding up to its mix: made as its PCM is (trackWav), from
+ * its source's stems, so an upload anywhere in a track's chain is the stem `upload` there.
+ */
+async function stemsOf(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<ReadonlyArray<NamedStereo>> {
+  if (source.extends !== undefined) {
+    const parent = await stemsOf(source.extends.source, options, cache)
+    const segments = segmentsOf(source, options)
+    const last = segments[segments.length - 1] as Segment
+    const tail = mixTake(last.take, last.options, true).stems ?? []
+    return spliceStems(parent, tail, (head, own) => spliceStereo(head, own, last.from, last.offset))
   }
-  const order = ["vocals", "drums", "bass", "harmony", "lead", "vinyl"]
-  return [...(stems ?? new Map<string, Stereo>()).entries()]
-    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
-    .map(([name, s]) => ({ name, left: s.left, right: s.right }))
+  if (source.upload !== undefined) return [{ name: UPLOAD_STEM, ...dequantize(wavSamples(await trackWav(source, options, cache))) }]
+  if (source.derives?.kind === "edit") return editStems(source, options, await stemsOf(source.derives.source, options, cache), reader)
+  if (isLayeredOnUpload(source)) return layeredOnUploadStems(source, options, cache)
+  return mixTake(sourceTake(source, options, reader), options, true).stems ?? []
 }
+
+const stemOrder = ["vocals", "drums", "bass", "harmony", "lead", "vinyl", UPLOAD_STEM]
 
 // ---------------------------------------------------------------- words and notes
 
@@ -339,7 +331,7 @@ export async function exportTrack(source: TrackSource, format: ExportFormat, opt
     case "wav":
       return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
     case "stems": {
-      const stems = isLayeredOnUpload(source) ? await layeredOnUploadStems(source, options, cache) : trackStems(source, options)
+      const stems = [...await stemsOf(source, options, cache)].sort((a, b) => stemOrder.indexOf(a.name) - stemOrder.indexOf(b.name))
       const files: EngineFile[] = stems.map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
       return { files, timedLyrics: null }
     }

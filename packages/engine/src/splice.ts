@@ -54,3 +54,25 @@ function splice(head: Float32Array, tail: Float32Array, at: number, offset: numb
 export function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: number): Stereo {
   return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
 }
+
+export interface NamedStereo extends Stereo { readonly name: string }
+
+/**
+ * Two tracks' stems spliced name by name as their mixes are (`join` is the mix's splice); a part
+ * one side lacks is silent on that side. The splice being linear, the stems still add up.
+ */
+export function spliceStems(
+  head: ReadonlyArray<NamedStereo>,
+  tail: ReadonlyArray<NamedStereo>,
+  join: (head: Stereo, tail: Stereo) => Stereo
+): ReadonlyArray<NamedStereo> {
+  const silentLike = (side: ReadonlyArray<NamedStereo>): Stereo => {
+    const n = side[0]?.left.length ?? 0
+    return { left: new Float32Array(n), right: new Float32Array(n) }
+  }
+  const names = [...new Set([...head, ...tail].map((s) => s.name))]
+  return names.map((name) => ({
+    name,
+    ...join(head.find((s) => s.name === name) ?? silentLike(head), tail.find((s) => s.name === name) ?? silentLike(tail))
+  }))
+}

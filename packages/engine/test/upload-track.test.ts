@@ -61,6 +61,47 @@ const pcmOf = (bytes: Uint8Array): Int16Array => {
   return new Int16Array(data.buffer, data.byteOffset, data.length >> 1)
 }
 
+/**
+ * How far below the mix (dB) what the stems leave of it lies (they add up when this is very low),
+ * and the share of samples left out of that because a stem was at a rail of its 16-bit file: a part
+ * can pass full scale alone where the mix does not (a kick under a bass that cancels it), and its
+ * file clips there (engine README, "Known limits").
+ */
+const stemsResidual = (parts: ReadonlyArray<Int16Array>, mix: Int16Array): { readonly db: number; readonly railed: number } => {
+  let residual = 0
+  let signal = 0
+  let railed = 0
+  for (let i = 0; i < mix.length; i++) {
+    let sum = 0
+    let atRail = false
+    for (const p of parts) {
+      const x = p[i] ?? 0
+      sum += x
+      atRail ||= x === 32767 || x === -32768
+    }
+    if (atRail) {
+      railed++
+      continue
+    }
+    residual += (sum - (mix[i] ?? 0)) ** 2
+    signal += (mix[i] ?? 0) ** 2
+  }
+  return { db: 10 * Math.log10(residual / signal), railed: railed / mix.length }
+}
+
+const expectStemsAddUp = (parts: ReadonlyArray<Int16Array>, mix: Int16Array): void => {
+  const { db, railed } = stemsResidual(parts, mix)
+  expect(db).toBeLessThan(-60)
+  expect(railed).toBeLessThan(0.001)
+}
+
+/** Samples (interleaved) where two PCMs differ, among the first `count`. */
+const differingSamples = (a: Int16Array, b: Int16Array, from: number, to: number): number => {
+  let n = 0
+  for (let i = from; i < to; i++) if (a[i] !== b[i]) n++
+  return n
+}
+
 describe("an upload's own track", () => {
   it("its WAV export is its audio, within one step of 16 bits", async () => {
     const exported = await exportTrack(upload, "wav", {}, null)
@@ -105,6 +146,52 @@ describe("an extension of an upload", { timeout: 120_000 }, () => {
     expect(continuation?.take.spec.minor).toBe(true)
     // Its bars start on the upload's: the first beat (0.25 s) plus whole bars of 2.5 s.
     expect(((continuation?.offset ?? 0) - 0.25) / 2.5).toBeCloseTo(Math.round(((continuation?.offset ?? 0) - 0.25) / 2.5), 6)
+  })
+
+  it("has the upload as its stem `upload` up to continue_at, and stems that add up to its mix", async () => {
+    const continueAt = 6
+    const [take] = extensionSources(upload, continueAt, upload.request, "gen_extension_stems", 1)
+    if (take === undefined) throw new Error("no take")
+    const mix = pcmOf(await trackWav(take, {}, null))
+    const stems = await exportTrack(take, "stems", {}, null)
+    const names = stems.files.map((f) => f.stem)
+    expect(names[names.length - 1]).toBe("upload")
+    expect(names.length).toBeGreaterThan(1)
+    const parts = stems.files.map((f) => pcmOf(f.bytes))
+    for (const p of parts) expect(p.length).toBe(mix.length)
+    const own = parts[parts.length - 1] as Int16Array
+    const cut = Math.round(continueAt * rate) * 2
+    expect(differingSamples(own, samples, 0, cut)).toBe(0)
+    // The continuation's parts are silent before it: up to continue_at the upload is the mix.
+    for (const p of parts.slice(0, -1)) expect(p.subarray(0, cut).every((x) => x === 0)).toBe(true)
+    expectStemsAddUp(parts, mix)
+  })
+})
+
+describe("an edit of an upload", { timeout: 120_000 }, () => {
+  it("is the upload sample for sample outside its bars, its stems the upload there and the new take inside, adding up to its mix", async () => {
+    const edited: TrackSource = {
+      request: { ...upload.request, style: "96 bpm, in D minor, piano" },
+      taskId: "upload-edit",
+      index: 0,
+      derives: { kind: "edit", source: upload, start: 3, end: 6 }
+    }
+    const mix = pcmOf(await trackWav(edited, {}, null))
+    expect(mix.length).toBe(samples.length)
+    // The span is widened to the bar lines around it (bars of 2.5 s from the first beat, 0.25 s).
+    const before = Math.round(2.75 * rate) * 2
+    const after = Math.round(7.75 * rate) * 2
+    expect(differingSamples(mix, samples, 0, before)).toBe(0)
+    expect(differingSamples(mix, samples, after, mix.length)).toBe(0)
+    expect(differingSamples(mix, samples, before, after)).toBeGreaterThan(0)
+    const stems = await exportTrack(edited, "stems", {}, null)
+    const parts = stems.files.map((f) => pcmOf(f.bytes))
+    expect(stems.files[stems.files.length - 1]?.stem).toBe("upload")
+    for (const p of parts) expect(p.length).toBe(mix.length)
+    const own = parts[parts.length - 1] as Int16Array
+    expect(differingSamples(own, samples, 0, before)).toBe(0)
+    expect(differingSamples(own, samples, after, own.length)).toBe(0)
+    expectStemsAddUp(parts, mix)
   })
 })
 
@@ -250,15 +337,7 @@ describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () =>
       const own = bedIn(parts[parts.length - 1] as Int16Array, samples)
       expect(own.gain).toBeCloseTo(heard.gain, 2)
       expect(own.rest).toBeLessThan(1e-6)
-      let residual = 0
-      let signal = 0
-      for (let i = 0; i < mix.length; i++) {
-        let sum = 0
-        for (const p of parts) sum += p[i] ?? 0
-        residual += (sum - (mix[i] ?? 0)) ** 2
-        signal += (mix[i] ?? 0) ** 2
-      }
-      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
+      expectStemsAddUp(parts, mix)
     })
   }
 })

@@ -9,7 +9,7 @@ import type { SectionPlan } from "../form.ts"
 import { parseLyrics } from "../lyrics.ts"
 import { knobs, mixTake, requestKey, type Take } from "../render.ts"
 import { Rng } from "../rng.ts"
-import { CROSSFADE_SECONDS, spliceStereo, type Segment, type TrackReader } from "../splice.ts"
+import { CROSSFADE_SECONDS, spliceStems, spliceStereo, type NamedStereo, type Segment, type TrackReader } from "../splice.ts"
 import type { PcmCacheOptions } from "../pcm-cache.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { SR } from "../synth/dsp.ts"
@@ -19,6 +19,8 @@ import { withLines } from "./takes.ts"
 
 interface EditTake {
   readonly take: Take
+  /** Track time (s) of the take's own time 0: the source's first bar line. */
+  readonly offset: number
   /** Track time (s) of the bar lines the span was widened to. */
   readonly from: number
   readonly until: number
@@ -56,8 +58,9 @@ function spanPlan(plan: ReadonlyArray<SectionPlan>, first: number, last: number,
 function editTake(source: TrackSource, edit: Edit, options: RenderOptions, tracks: TrackReader): EditTake {
   const sheet = sheetOf(edit.source, options, tracks)
   const bars = sheet.chords.length
-  const first = Math.min(bars - 1, Math.max(0, Math.floor(edit.start / sheet.bar + 1e-6)))
-  const last = Math.min(bars, Math.max(first + 1, Math.ceil(edit.end / sheet.bar - 1e-6)))
+  // Bars count from the source's first bar line (an upload's first beat).
+  const first = Math.min(bars - 1, Math.max(0, Math.floor((edit.start - sheet.start) / sheet.bar + 1e-6)))
+  const last = Math.min(bars, Math.max(first + 1, Math.ceil((edit.end - sheet.start) / sheet.bar - 1e-6)))
   const request = source.request
   const given = !request.instrumental && request.lyrics !== null && request.lyrics.trim() !== "" && request.lyrics !== edit.source.request.lyrics
   const plan = spanPlan(sheet.plan, first, last, given ? parseLyrics(request.lyrics) : null)
@@ -73,7 +76,12 @@ function editTake(source: TrackSource, edit: Edit, options: RenderOptions, track
     plan,
     chords: sheet.chords
   }, rng)
-  return { take: { spec: sheet.spec, score, weirdness: k.weirdness, rng }, from: first * sheet.bar, until: last * sheet.bar }
+  return {
+    take: { spec: sheet.spec, score, weirdness: k.weirdness, rng },
+    offset: sheet.start,
+    from: sheet.start + first * sheet.bar,
+    until: sheet.start + last * sheet.bar
+  }
 }
 
 function clip(segments: ReadonlyArray<Segment>, from: number, until: number): Segment[] {
@@ -85,13 +93,13 @@ export function editSegments(source: TrackSource, options: RenderOptions, tracks
   const edit = source.derives as Edit
   const parent = tracks.segmentsOf(edit.source, options)
   const end = (parent[parent.length - 1] as Segment).until
-  const { take, from, until } = editTake(source, edit, options, tracks)
+  const { take, offset, from, until } = editTake(source, edit, options, tracks)
   const resume = Math.min(end, until) - CROSSFADE_SECONDS
   const own: RenderOptions = { muteVoice: options.muteVoice }
   // The source's takes composed again for after the span: a take's rng is drawn on as it is
   // mixed, so one take object mixed twice would not sound the same twice.
   const after = tracks.segmentsOf(edit.source, options)
-  return [...clip(parent, 0, from), { take, offset: 0, from, until: resume, options: own }, ...clip(after, resume, end)]
+  return [...clip(parent, 0, from), { take, offset, from, until: resume, options: own }, ...clip(after, resume, end)]
 }
 
 /** The edited track's PCM: the source's own 16-bit PCM outside the span, so it is exact there. */
@@ -99,9 +107,22 @@ export async function editPcm(source: TrackSource, options: RenderOptions, cache
   const edit = source.derives as Edit
   const head = dequantize(wavSamples(await tracks.trackWav(edit.source, options, cache)))
   const end = head.left.length / SR
-  const { take, from, until } = editTake(source, edit, options, tracks)
+  const { take, offset, from, until } = editTake(source, edit, options, tracks)
   const resume = Math.min(end, until) - CROSSFADE_SECONDS
   const mix = mixTake(take, { muteVoice: options.muteVoice }, false)
-  const spliced = spliceStereo(spliceStereo(head, mix, from, 0), head, resume, 0)
+  const spliced = spliceStereo(spliceStereo(head, mix, from, offset), head, resume, 0)
   return quantize(spliced.left, spliced.right)
+}
+
+/**
+ * The edited track's stems, made as its PCM is: the source's stems outside the span, the new
+ * take's inside, spliced at the same places, so they add up to the edited mix.
+ */
+export function editStems(source: TrackSource, options: RenderOptions, parent: ReadonlyArray<NamedStereo>, tracks: TrackReader): ReadonlyArray<NamedStereo> {
+  const edit = source.derives as Edit
+  const end = (parent[0]?.left.length ?? 0) / SR
+  const { take, offset, from, until } = editTake(source, edit, options, tracks)
+  const resume = Math.min(end, until) - CROSSFADE_SECONDS
+  const own = mixTake(take, { muteVoice: options.muteVoice }, true).stems ?? []
+  return spliceStems(parent, own, (head, mix) => spliceStereo(spliceStereo(head, mix, from, offset), head, resume, 0))
 }

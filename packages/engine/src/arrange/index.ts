@@ -16,7 +16,7 @@ import { arrangedTake, personaTake, vocalsTake } from "./takes.ts"
 
 export { isUploadRoot } from "./takes.ts"
 
-export { editPcm, editSegments } from "./edit.ts"
+export { editPcm, editSegments, editStems } from "./edit.ts"
 
 /** True when a source is made by this module rather than by `composeTake` alone. */
 export const isArranged = (source: TrackSource): boolean => source.derives !== undefined || source.persona !== undefined

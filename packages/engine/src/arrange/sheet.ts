@@ -10,6 +10,7 @@ import type { Segment, TrackReader } from "../splice.ts"
 import type { StyleSpec } from "../style.ts"
 import { diatonicChord, type Chord } from "../theory.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
+import { uploadGridStart } from "../listen/uploadRoot.ts"
 import { uploadChords, uploadLead } from "./uploadSheet.ts"
 
 export interface Sheet {
@@ -17,6 +18,11 @@ export interface Sheet {
   readonly voice: "m" | "f"
   /** Seconds per bar (every take of a track shares the root's tempo). */
   readonly bar: number
+  /**
+   * Track time of the first bar line: an upload's first beat (its chords are heard bar by bar
+   * from there), 0 for the engine's own songs.
+   */
+  readonly start: number
   /** One chord per bar, the whole track. */
   readonly chords: ReadonlyArray<Chord>
   /** The form in bars, covering every bar once, in order. */
@@ -137,5 +143,6 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
     plan,
     chords
   }
-  return { spec: first.spec, voice: first.score.voice, bar, chords, plan, vocal, harmony, lead, score, first }
+  const start = upload === undefined ? 0 : uploadGridStart(upload)
+  return { spec: first.spec, voice: first.score.voice, bar, start, chords, plan, vocal, harmony, lead, score, first }
 }
