@@ -50,6 +50,12 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
     return [{ take, offset: 0, from: 0, until: source.upload.duration, options }]
   }
   if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options, reader)
+  if (isLayeredOnUpload(source)) {
+    // Laid on the upload from its first beat, and heard as long as the upload lasts.
+    const take = sourceTake(source, options, reader)
+    const upload = (source.derives as NonNullable<TrackSource["derives"]>).source.upload as UploadRoot
+    return [{ take, offset: uploadGridStart(upload), from: 0, until: upload.duration, options }]
+  }
   if (source.extends === undefined) {
     const take = sourceTake(source, options, reader)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
@@ -64,14 +70,20 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
   return [...kept, { take, offset, from: continueAt, until: offset + renderedSeconds(take.score, own), options: own }]
 }
 
+/** Track time of a root track's first bar line: an upload's first beat (also under a layer laid on it), else 0. */
+function gridStartOf(root: TrackSource): number {
+  if (root.upload !== undefined) return uploadGridStart(root.upload)
+  if (isLayeredOnUpload(root)) return uploadGridStart((root.derives as NonNullable<TrackSource["derives"]>).source.upload as UploadRoot)
+  return 0
+}
+
 /** The continuation of an extension, composed on the source's bar grid from the bar `continueAt` falls in. */
 function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number, options: RenderOptions): { take: Take; offset: number } {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const root = rootOf(source)
   const { spec, voice } = identityOf(root, options, reader)
   const bar = barSeconds(spec.bpm)
-  // An upload's bars start at its first beat; the engine's own songs at 0.
-  const grid = root.upload === undefined ? 0 : uploadGridStart(root.upload)
+  const grid = gridStartOf(root)
   const offset = grid + Math.floor(Math.max(0, continueAt - grid) / bar + 1e-9) * bar
   const at = [...parent].reverse().find((s) => s.from <= continueAt) ?? (parent[0] as Segment)
   const local = continueAt - at.offset

@@ -285,6 +285,34 @@ describe("audio_weight on a cover of an upload", { timeout: 120_000 }, () => {
   })
 })
 
+describe("vocals on an upload", { timeout: 120_000 }, () => {
+  it("times every word, in order, on the upload's beat grid (within 60 ms of a sixteenth from its first beat), in its key", async () => {
+    const words = "Singing over what you sent\nEvery beat of it"
+    const made: TrackSource = {
+      request: { style: "soul", title: "On the grid", lyrics: `[Verse]\n${words}`, instrumental: false, model: "aether" },
+      taskId: "upload-vocals-grid",
+      index: 0,
+      derives: { kind: "vocals", source: upload }
+    }
+    const timed = (await exportTrack(made, "timed_lyrics", {}, null)).timedLyrics ?? []
+    expect(timed.map((w) => w.text)).toEqual(words.split(/\s+/))
+    // The upload's beats: 0.25 s, then every 0.625 s (96 bpm); a sixteenth is a quarter of that.
+    const sixteenth = 0.625 / 4
+    for (const w of timed) {
+      expect(w.start).toBeGreaterThanOrEqual(0.25 - 0.06)
+      expect(w.end).toBeLessThanOrEqual(seconds)
+      const steps = (w.start - 0.25) / sixteenth
+      expect(Math.abs(steps - Math.round(steps)) * sixteenth).toBeLessThan(0.06)
+    }
+    // The sung notes (the MIDI export's vocal track) are in D minor, and start where the words do.
+    const midi = new Midi((await exportTrack(made, "midi", {}, null)).files[0]?.bytes ?? new Uint8Array(0))
+    const sung = midi.tracks.find((t) => t.name === "vocals")?.notes ?? []
+    const minor = [0, 2, 3, 5, 7, 8, 10, 11]
+    expect(sung.filter((n) => minor.includes((((n.midi - 2) % 12) + 12) % 12)).length / sung.length).toBeGreaterThanOrEqual(0.9)
+    expect(sung[0]?.time).toBeCloseTo(timed[0]?.start ?? -1, 2)
+  })
+})
+
 describe("vocals and an accompaniment of an upload", { timeout: 120_000 }, () => {
   /** The least-squares gain of `bed` in `mix`, and what is left of `mix` past it, as a share of its energy. */
   const bedIn = (mix: Int16Array, bed: Int16Array): { readonly gain: number; readonly rest: number } => {
