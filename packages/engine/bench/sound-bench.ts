@@ -21,8 +21,11 @@ import type { EngineRequest, EngineTrack, RenderOptions } from "../src/types.ts"
 import type { RenderedAudio, Take } from "../src/render.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 
-/** The engine before issue 25 (formula synthesis): the commit this branch started from. */
-export const BASE_COMMIT = "2b742e30e1dfa5cda9394976adf3d5e0ef446767"
+/**
+ * The engine before issue 25 (formula synthesis): the commit this branch started from.
+ * SOUND_BENCH_BASE names another commit to measure against (a later main, before a change).
+ */
+export const BASE_COMMIT = process.env["SOUND_BENCH_BASE"] ?? "2b742e30e1dfa5cda9394976adf3d5e0ef446767"
 
 interface EngineUnderTest {
   readonly name: string
