@@ -20,11 +20,8 @@ const VOWELS: Readonly<Record<Vowel, Formants>> = {
 }
 const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
-/**
- * One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz;
- * 1 leaves the pulse as it is, and PRE_EMPHASIS lifts it further).
- */
-const SOURCE_TILT = 1
+/** One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz). */
+const SOURCE_TILT = 0.8
 /** Vibrato depth (fraction of the pitch) once it has bloomed: enough to sing, little enough to keep vowels in tune. */
 const VIBRATO = 0.012
 /** Level of the fricative noise band against the voiced sound. */
@@ -33,15 +30,10 @@ const FRICATION = 0.8
 const ASPIRATION = 1.6
 /** The fricative band-pass's gain at its centre (3 keeps the level the DC-normalised resonator had there). */
 const FRIC_GAIN = 3
+/** The longest part of an open syllable's vowel that the next syllable's onset consonants may take (seconds). */
+const ONSET_BORROW = 0.12
 /** The presence lift: a first-order shelf at 2.5 kHz adding this much (1 = +6 dB) above it. */
 const PRESENCE_LIFT = 1
-/**
- * First-order pre-emphasis of the glottal source (+6 dB an octave above ~1 kHz): the vowels'
- * second and third formants, which tell one vowel from another, stood 15-20 dB under the
- * first, much weaker than in speech. Measured with pocketsphinx on the held-out lyrics sung on a
- * plain tune by the voice alone: 9% of the words recognised before, 12% after.
- */
-const PRE_EMPHASIS = 0.9
 const PRESENCE_COEF = 1 - Math.exp((-2 * Math.PI * 2500) / SR)
 
 /** Where the tongue or lips close: it sets the formant transitions (loci) into and out of the vowel. */
@@ -165,6 +157,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   }
 
   let prevEnd = 0
+  let prevOpen = false
+  let prevVowel = 0
   for (let n = 0; n < notes.length; n++) {
     const note = notes[n] as VocalNote
     const next = notes[n + 1]
@@ -175,7 +169,10 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     // Onset consonants sit just before the beat so the vowel lands on it; where the previous
     // note leaves no room (legato), they take the start of this note instead of vanishing.
     const onsetFull = sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0)
-    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8, 0.16)
+    // A singer takes the consonants from the end of the previous vowel (when that syllable
+    // closes on no consonant of its own), so they keep their length and the vowel its beat.
+    const borrow = prevOpen ? Math.min(ONSET_BORROW, prevVowel * 0.4) : 0
+    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8 + borrow, 0.16)
     const within = Math.min(onsetFull - before, note.dur * 0.3)
     const onsetDur = before + within
     let t = note.start - before
@@ -212,6 +209,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     // Keep the pitch steady into the gap so a following legato note glides from here.
     if (next !== undefined) f0.fill(hz, fr(end), fr(next.start))
     prevEnd = end
+    prevOpen = sy.coda.length === 0
+    prevVowel = vowelEnd - vowelStart
   }
 
   // Smooth the control tracks: formants glide (coarticulation), amplitudes ramp, pitch slides.
@@ -253,7 +252,6 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   let ph = 0
   let vibPh = 0
   let tilt = 0
-  let prevTilt = 0
   let jitter = 0
   const gTable = GLOTTAL
   const [F0, F1, F2, F3] = F
@@ -317,8 +315,6 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       const g0 = gTable[xi] as number
       const glott = g0 + ((gTable[xi + 1] as number) - g0) * (x - xi)
       tilt += SOURCE_TILT * (glott - tilt)
-      const src = tilt - PRE_EMPHASIS * prevTilt
-      prevTilt = tilt
       ns ^= ns << 13
       ns ^= ns >>> 17
       ns ^= ns << 5
@@ -326,7 +322,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       const nz = (ns / 2147483648) - 1
       nz2 = nz1
       nz1 = nz
-      let y = src * (va + (va1 - va) * w) + nz * 0.3 * (aa + (aa1 - aa) * w)
+      let y = tilt * (va + (va1 - va) * w) + nz * 0.3 * (aa + (aa1 - aa) * w)
       y = ca0 * y + bb0 * r0y1 + cc0 * r0y2
       r0y2 = r0y1
       r0y1 = y
