@@ -14,7 +14,7 @@ function dictionaryText(): string {
   if (text === null) {
     // The package's only file of data; resolved where the package manager put it.
     const path = createRequire(import.meta.url).resolve("cmu-pronouncing-dictionary")
-    text = readFileSync(path, "utf8")
+    text = readFileSync(path, "latin1") // ASCII: the cheapest decoding
   }
   return text
 }

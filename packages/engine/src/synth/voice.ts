@@ -320,8 +320,6 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       ns ^= ns << 5
       ns >>>= 0
       const nz = (ns / 2147483648) - 1
-      nz2 = nz1
-      nz1 = nz
       let y = tilt * (va + (va1 - va) * w) + nz * 0.3 * (aa + (aa1 - aa) * w)
       y = ca0 * y + bb0 * r0y1 + cc0 * r0y2
       r0y2 = r0y1
@@ -340,6 +338,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       r4y1 = y
       if (fricative) {
         const fy = fa0 * (nz - nz2) + fbb * fy1 + fc * fy2
+        nz2 = nz1
+        nz1 = nz
         fy2 = fy1
         fy1 = fy
         y += fy * FRICATION * (fa + (fa1 - fa) * w)
