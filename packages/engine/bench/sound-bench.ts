@@ -105,10 +105,11 @@ function ensureTools(): void {
   ensureDebianPackage({ path: "/usr/bin/aubio", pkg: "aubio-tools", variable: "PATH", binary: "aubio", need: `${need} aubio`, tests: "the sound bench" })
 }
 
-/** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox). */
+/** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox, repeatably). */
 function recognise(wav: string, work: string): string[] {
   const pcm16k = join(work, "16k.wav")
-  execFileSync("sox", [wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
+  // -R: sox's dither is otherwise random, and pocketsphinx hears a different word or two each run.
+  execFileSync("sox", ["-R", wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
   const out = execFileSync(SPHINX, ["-infile", pcm16k, "-logfn", "/dev/null"], { encoding: "utf8", maxBuffer: 1 << 24 })
   return words(out)
 }
