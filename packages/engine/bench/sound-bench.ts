@@ -21,8 +21,11 @@ import type { EngineRequest, EngineTrack, RenderOptions } from "../src/types.ts"
 import type { RenderedAudio, Take } from "../src/render.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 
-/** The engine before issue 25 (formula synthesis): the commit this branch started from. */
-export const BASE_COMMIT = "2b742e30e1dfa5cda9394976adf3d5e0ef446767"
+/**
+ * The engine before issue 25 (formula synthesis): the commit this branch started from.
+ * SOUND_BENCH_BASE names another commit to measure against (a later main, before a change).
+ */
+export const BASE_COMMIT = process.env["SOUND_BENCH_BASE"] ?? "2b742e30e1dfa5cda9394976adf3d5e0ef446767"
 
 interface EngineUnderTest {
   readonly name: string
@@ -102,10 +105,11 @@ function ensureTools(): void {
   ensureDebianPackage({ path: "/usr/bin/aubio", pkg: "aubio-tools", variable: "PATH", binary: "aubio", need: `${need} aubio`, tests: "the sound bench" })
 }
 
-/** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox). */
+/** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox, repeatably). */
 function recognise(wav: string, work: string): string[] {
   const pcm16k = join(work, "16k.wav")
-  execFileSync("sox", [wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
+  // -R: sox's dither is otherwise random, and pocketsphinx hears a different word or two each run.
+  execFileSync("sox", ["-R", wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
   const out = execFileSync(SPHINX, ["-infile", pcm16k, "-logfn", "/dev/null"], { encoding: "utf8", maxBuffer: 1 << 24 })
   return words(out)
 }

@@ -3,17 +3,22 @@
 // languages still get a vowel per syllable, which is what singing needs most.
 
 import type { SectionKind } from "./genres.ts"
+import { pronunciation } from "./pronounce.ts"
 
-export type Vowel = "i" | "I" | "e" | "ae" | "a" | "o" | "U" | "u" | "A" | "@"
+/** Vowel targets: i "beet", I "bit", e "bet", ae "bat", a "father", o "bought", U "book", u "boot", A "but", @ schwa, er "bird". */
+export type Vowel = "i" | "I" | "e" | "ae" | "a" | "o" | "U" | "u" | "A" | "@" | "er"
+/** Consonants: th as in "thin", dh as in "this", zh as in "measure", j as in "jam", y as in "yes". */
 export type Consonant =
   | "s" | "sh" | "f" | "th" | "h" | "z" | "v" | "p" | "t" | "k" | "b" | "d" | "g"
-  | "m" | "n" | "ng" | "l" | "r" | "w" | "y" | "ch" | "j"
+  | "m" | "n" | "ng" | "l" | "r" | "w" | "y" | "ch" | "j" | "dh" | "zh"
 
 export interface Syllable {
   readonly onset: ReadonlyArray<Consonant>
   /** One vowel, or two for a diphthong (the note glides from the first to the second). */
   readonly vowel: readonly [Vowel] | readonly [Vowel, Vowel]
   readonly coda: ReadonlyArray<Consonant>
+  /** The word's stressed syllable (the dictionary's primary stress; the first syllable when the spelling rules guessed). */
+  readonly stressed?: boolean
   /** Last syllable of its word (a small gap may follow). */
   readonly wordEnd: boolean
   /** The letters this syllable is spelt with, where the spelling rules could split them ("" otherwise). */
@@ -173,8 +178,80 @@ function vowelOf(g: string, long: boolean, followedByR: boolean): readonly [Vowe
   return [SHORT[g] ?? "@"]
 }
 
-/** Splits one word into sung syllables. */
+/** Splits one word into sung syllables: as the pronouncing dictionary says it, else by its spelling. */
 export function syllabify(wordIn: string): Syllable[] {
+  const spelt = spellingSyllables(wordIn)
+  const key = wordIn.toLowerCase().normalize("NFD").replace(/[\u2018\u2019]/g, "'").replace(/[^a-z']/g, "").replace(/^'+|'+$/g, "")
+  const phones = key === "" ? null : pronunciation(key)
+  if (phones === null) return spelt
+  const said = phoneSyllables(phones)
+  if (said.length === 0) return spelt
+  // The letters of each syllable come from the spelling rules' split when it has as many.
+  return said.map((s, i) => ({ ...s, text: spelt.length === said.length ? (spelt[i]?.text ?? "") : "" }))
+}
+
+const ARPA_VOWELS: Readonly<Record<string, readonly [Vowel] | readonly [Vowel, Vowel]>> = {
+  AA: ["a"], AE: ["ae"], AH: ["A"], AO: ["o"], AW: ["a", "U"], AY: ["a", "i"], EH: ["e"], ER: ["er"], EY: ["e", "i"],
+  IH: ["I"], IY: ["i"], OW: ["o", "U"], OY: ["o", "i"], UH: ["U"], UW: ["u"]
+}
+const ARPA_CONSONANTS: Readonly<Record<string, Consonant>> = {
+  B: "b", CH: "ch", D: "d", DH: "dh", F: "f", G: "g", HH: "h", JH: "j", K: "k", L: "l", M: "m", N: "n", NG: "ng", P: "p",
+  R: "r", S: "s", SH: "sh", T: "t", TH: "th", V: "v", W: "w", Y: "y", Z: "z", ZH: "zh"
+}
+/** Two- and three-consonant clusters English starts a syllable with: the rest of a cluster between vowels closes the syllable before. */
+const ONSET_CLUSTERS = new Set([
+  "p l", "b l", "k l", "g l", "f l", "s l", "p r", "b r", "t r", "d r", "k r", "g r", "f r", "th r", "sh r", "t w", "d w", "k w", "s w", "g w", "th w",
+  "s p", "s t", "s k", "s m", "s n", "s f", "p y", "b y", "f y", "v y", "m y", "k y", "h y", "s p l", "s p r", "s t r", "s k r", "s k w", "s k y", "s p y"
+])
+
+/** Syllables from ARPAbet phones: one per vowel, consonants between vowels start the next syllable as far as English allows. */
+export function phoneSyllables(phones: ReadonlyArray<string>): Syllable[] {
+  type Nucleus = { vowel: readonly [Vowel] | readonly [Vowel, Vowel]; stress: number; merged: boolean }
+  const nuclei: Nucleus[] = []
+  const clusters: Consonant[][] = [[]]
+  for (const p of phones) {
+    const base = p.replace(/[0-9]$/, "")
+    const stress = Number(p.slice(base.length) || "0")
+    const v = ARPA_VOWELS[base]
+    if (v !== undefined) {
+      const prev = nuclei[nuclei.length - 1]
+      // "fire", "hour", "flower": a diphthong running straight into an unstressed ER is sung as one syllable ending in r.
+      if (base === "ER" && stress === 0 && prev !== undefined && !prev.merged && prev.vowel.length === 2 && clusters[clusters.length - 1]?.length === 0) {
+        prev.merged = true
+        clusters[clusters.length - 1]?.push("r")
+        continue
+      }
+      // Unstressed AH is the neutral schwa ("the", "a", "about").
+      nuclei.push({ vowel: base === "AH" && stress === 0 ? ["@"] : v, stress, merged: false })
+      clusters.push([])
+      continue
+    }
+    const c = ARPA_CONSONANTS[base]
+    if (c !== undefined) clusters[clusters.length - 1]?.push(c)
+  }
+  if (nuclei.length === 0) return []
+  const primary = nuclei.findIndex((n) => n.stress === 1)
+  const out: Syllable[] = []
+  let onset: Consonant[] = clusters[0] ?? []
+  nuclei.forEach((n, k) => {
+    const after = clusters[k + 1] ?? []
+    const last = k === nuclei.length - 1
+    let split = after.length
+    if (!last) {
+      // The longest tail of the cluster that can start a syllable (a single consonant always can, but not "ng").
+      split = after.length === 0 ? 0 : after[after.length - 1] === "ng" ? after.length : after.length - 1
+      for (let i = 0; i < after.length - 1; i++) {
+        if (ONSET_CLUSTERS.has(after.slice(i).join(" "))) { split = i; break }
+      }
+    }
+    out.push({ onset, vowel: n.vowel, coda: after.slice(0, split), stressed: k === (primary < 0 ? 0 : primary), wordEnd: last, text: "" })
+    onset = after.slice(split)
+  })
+  return out
+}
+
+/** Splits one word into syllables by its spelling (English-ish rules), for words the dictionary lacks. */
+export function spellingSyllables(wordIn: string): Syllable[] {
   const word = wordIn.toLowerCase().normalize("NFD").replace(/[^a-z]/g, "")
   if (word === "") return otherScript(wordIn)
   const known = EXCEPTIONS[word]

@@ -1,8 +1,10 @@
 // The singing voice: a Klatt-style formant synthesizer. A glottal pulse train at the
 // melody's pitch (with vibrato) feeds a cascade of four formant resonators whose
 // frequencies follow each syllable's vowel; consonants are made of silence (closures),
-// noise bursts and bands (plosives, fricatives) and formant targets (nasals, liquids).
-// Parameters are laid out on a control grid and smoothed, which gives coarticulation.
+// noise bursts and bands (plosives, fricatives), aspiration after voiceless stops, and formant
+// targets (nasals, liquids, and the loci of each place of articulation, which give the formant
+// transitions into and out of the vowel). Parameters are laid out on a control grid and
+// smoothed, which gives coarticulation.
 
 import type { VocalNote } from "../compose.ts"
 import type { Consonant, Vowel } from "../lyrics.ts"
@@ -14,7 +16,7 @@ type Formants = readonly [number, number, number, number]
 const VOWELS: Readonly<Record<Vowel, Formants>> = {
   i: [270, 2290, 3010, 3500], I: [390, 1990, 2550, 3500], e: [530, 1840, 2480, 3500], ae: [660, 1720, 2410, 3500],
   a: [730, 1090, 2440, 3500], o: [570, 840, 2410, 3400], U: [440, 1020, 2240, 3400], u: [300, 870, 2240, 3400],
-  A: [640, 1190, 2390, 3400], "@": [500, 1500, 2500, 3500]
+  A: [640, 1190, 2390, 3400], "@": [500, 1500, 2500, 3500], er: [490, 1350, 1690, 3300]
 }
 const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
@@ -24,9 +26,18 @@ const SOURCE_TILT = 0.8
 const VIBRATO = 0.012
 /** Level of the fricative noise band against the voiced sound. */
 const FRICATION = 0.8
+/** Aspiration after a voiceless stop's burst, against the stop's own aspiration level. */
+const ASPIRATION = 1.6
+/** The fricative band-pass's gain at its centre (3 keeps the level the DC-normalised resonator had there). */
+const FRIC_GAIN = 3
+/** The longest part of an open syllable's vowel that the next syllable's onset consonants may take (seconds). */
+const ONSET_BORROW = 0.12
 /** The presence lift: a first-order shelf at 2.5 kHz adding this much (1 = +6 dB) above it. */
 const PRESENCE_LIFT = 1
 const PRESENCE_COEF = 1 - Math.exp((-2 * Math.PI * 2500) / SR)
+
+/** Where the tongue or lips close: it sets the formant transitions (loci) into and out of the vowel. */
+type Place = "lab" | "dent" | "alv" | "post" | "vel" | "glot"
 
 interface ConsonantShape {
   readonly dur: number
@@ -37,24 +48,43 @@ interface ConsonantShape {
   readonly band: number
   /** Aspiration (breath through the vocal tract). */
   readonly asp: number
-  /** Formant targets, or null to keep the neighbouring vowel's. */
+  /** Formant targets, or null to take them from the place of articulation and the neighbouring vowel. */
   readonly formants: Formants | null
   /** Plosive: silence for the first part, a burst at the end. */
   readonly plosive: boolean
+  readonly place: Place
 }
 
-const C = (dur: number, voice: number, fric: number, band: number, asp: number, formants: Formants | null, plosive = false): ConsonantShape =>
-  ({ dur, voice, fric, band, asp, formants, plosive })
+const C = (place: Place, dur: number, voice: number, fric: number, band: number, asp: number, formants: Formants | null, plosive = false): ConsonantShape =>
+  ({ place, dur, voice, fric, band, asp, formants, plosive })
 const CONSONANTS: Readonly<Record<Consonant, ConsonantShape>> = {
-  s: C(0.09, 0, 0.4, 6500, 0, null), z: C(0.07, 0.35, 0.22, 6000, 0, null), sh: C(0.09, 0, 0.38, 3000, 0, null),
-  f: C(0.08, 0, 0.13, 5000, 0.05, null), v: C(0.06, 0.4, 0.08, 4500, 0, null), th: C(0.07, 0, 0.1, 5500, 0.05, null),
-  h: C(0.07, 0, 0, 0, 0.35, null), ch: C(0.1, 0, 0.36, 3200, 0, null, true), j: C(0.08, 0.3, 0.28, 3000, 0, null, true),
-  p: C(0.07, 0, 0.3, 1000, 0.2, null, true), t: C(0.06, 0, 0.4, 4500, 0.18, null, true), k: C(0.07, 0, 0.35, 2500, 0.2, null, true),
-  b: C(0.06, 0.12, 0.25, 1000, 0, null, true), d: C(0.05, 0.12, 0.3, 4000, 0, null, true), g: C(0.06, 0.12, 0.28, 2300, 0, null, true),
-  m: C(0.08, 0.55, 0, 0, 0, [280, 1000, 2200, 3300]), n: C(0.07, 0.55, 0, 0, 0, [280, 1600, 2600, 3300]),
-  ng: C(0.07, 0.5, 0, 0, 0, [280, 2000, 2700, 3300]), l: C(0.06, 0.75, 0, 0, 0, [360, 1100, 2700, 3400]),
-  r: C(0.06, 0.75, 0, 0, 0, [420, 1250, 1650, 3200]), w: C(0.06, 0.7, 0, 0, 0, [300, 700, 2200, 3300]),
-  y: C(0.05, 0.7, 0, 0, 0, [280, 2200, 2900, 3500])
+  s: C("alv", 0.09, 0, 0.4, 6500, 0, null), z: C("alv", 0.07, 0.35, 0.22, 6000, 0, null), sh: C("post", 0.09, 0, 0.38, 3000, 0, null),
+  f: C("lab", 0.08, 0, 0.13, 5000, 0.05, null), v: C("lab", 0.06, 0.4, 0.08, 4500, 0, null), th: C("dent", 0.07, 0, 0.1, 5500, 0.05, null),
+  dh: C("dent", 0.05, 0.45, 0.06, 5000, 0, null), zh: C("post", 0.07, 0.35, 0.2, 3000, 0, null),
+  h: C("glot", 0.07, 0, 0, 0, 0.35, null), ch: C("post", 0.1, 0, 0.36, 3200, 0, null, true), j: C("post", 0.08, 0.3, 0.28, 3000, 0, null, true),
+  p: C("lab", 0.09, 0, 0.3, 1000, 0.2, null, true), t: C("alv", 0.085, 0, 0.4, 4500, 0.18, null, true), k: C("vel", 0.095, 0, 0.35, 2500, 0.2, null, true),
+  b: C("lab", 0.06, 0.12, 0.25, 1000, 0, null, true), d: C("alv", 0.05, 0.12, 0.3, 4000, 0, null, true), g: C("vel", 0.06, 0.12, 0.28, 2300, 0, null, true),
+  m: C("lab", 0.08, 0.55, 0, 0, 0, [280, 1000, 2200, 3300]), n: C("alv", 0.07, 0.55, 0, 0, 0, [280, 1600, 2600, 3300]),
+  ng: C("vel", 0.07, 0.5, 0, 0, 0, [280, 2000, 2700, 3300]), l: C("alv", 0.06, 0.75, 0, 0, 0, [360, 1100, 2700, 3400]),
+  r: C("alv", 0.06, 0.75, 0, 0, 0, [420, 1250, 1650, 3200]), w: C("lab", 0.06, 0.7, 0, 0, 0, [300, 700, 2200, 3300]),
+  y: C("post", 0.05, 0.7, 0, 0, 0, [280, 2200, 2900, 3500])
+}
+
+/**
+ * F2 loci and how far the vowel pulls F2 away from them (locus equations: F2 at the release =
+ * locus + k (vowel F2 - locus)); velars pinch F2 and F3 together. F1 falls towards the closure.
+ */
+const LOCI: Readonly<Record<Place, { readonly f2: number; readonly k: number; readonly f3: number | null }>> = {
+  lab: { f2: 850, k: 0.55, f3: null }, dent: { f2: 1500, k: 0.5, f3: null }, alv: { f2: 1750, k: 0.35, f3: 2700 },
+  post: { f2: 2000, k: 0.4, f3: 2500 }, vel: { f2: 2100, k: 0.6, f3: null }, glot: { f2: 0, k: 1, f3: null }
+}
+
+function locusFormants(place: Place, vowel: Formants): Formants {
+  if (place === "glot") return vowel
+  const l = LOCI[place]
+  const f2 = l.f2 + l.k * ((vowel[1] as number) - l.f2)
+  const f3 = place === "vel" ? Math.max(vowel[2] as number, f2 + 300) : l.f3 === null ? (vowel[2] as number) : 0.5 * (l.f3 + (vowel[2] as number))
+  return [Math.min(vowel[0] as number, 300), f2, f3, vowel[3] as number]
 }
 
 /** Glottal flow derivative (Rosenberg pulse), one period, for a table-lookup source. */
@@ -97,17 +127,27 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       arr.fill(v, a, b)
     }
   }
-  const consonant = (c: Consonant, a: number, b: number, vowelF: Formants, pitchHz: number): void => {
+  const consonant = (c: Consonant, a: number, b: number, vowelF: Formants, pitchHz: number, released: boolean): void => {
     const shape = CONSONANTS[c]
-    setF(a, b, shape.formants ?? vowelF)
+    setF(a, b, shape.formants ?? locusFormants(shape.place, vowelF))
     f0.fill(pitchHz, a, b)
     if (shape.plosive) {
-      // Closure (near silence, a murmur if voiced), then a short burst and aspiration.
-      const burst = Math.max(a, b - Math.max(1, Math.round((0.018 * SR) / FRAME)))
+      // Closure (near silence, a murmur if voiced), then a short burst; a voiceless stop
+      // before a vowel then breathes through the vowel's own formants before the voice starts
+      // (the voice onset time that tells p/t/k from b/d/g).
+      const aspirated = released && shape.voice === 0 && shape.asp > 0
+      const aspFrames = aspirated ? Math.round((b - a) * 0.4) : 0
+      const burstEnd = b - aspFrames
+      const burst = Math.max(a, burstEnd - Math.max(1, Math.round((0.014 * SR) / FRAME)))
       vAmp.fill(shape.voice, a, burst)
-      fAmp.fill(shape.fric, burst, b)
-      fBand.fill(shape.band, burst, b)
-      aAmp.fill(shape.asp, burst, b)
+      fAmp.fill(shape.fric, burst, burstEnd)
+      fBand.fill(shape.band, burst, burstEnd)
+      aAmp.fill(shape.asp, burst, burstEnd)
+      if (aspirated) {
+        setF(burstEnd, b, vowelF)
+        aAmp.fill(shape.asp * ASPIRATION, burstEnd, b)
+        fAmp.fill(0, burstEnd, b)
+      }
     } else {
       vAmp.fill(shape.voice, a, b)
       fAmp.fill(shape.fric, a, b)
@@ -117,6 +157,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   }
 
   let prevEnd = 0
+  let prevOpen = false
+  let prevVowel = 0
   for (let n = 0; n < notes.length; n++) {
     const note = notes[n] as VocalNote
     const next = notes[n + 1]
@@ -127,14 +169,18 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     // Onset consonants sit just before the beat so the vowel lands on it; where the previous
     // note leaves no room (legato), they take the start of this note instead of vanishing.
     const onsetFull = sy.onset.reduce((s, c) => s + CONSONANTS[c].dur, 0)
-    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8, 0.16)
+    // A singer takes the consonants from the end of the previous vowel (when that syllable
+    // closes on no consonant of its own), so they keep their length and the vowel its beat.
+    const borrow = prevOpen ? Math.min(ONSET_BORROW, prevVowel * 0.4) : 0
+    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8 + borrow, 0.16)
     const within = Math.min(onsetFull - before, note.dur * 0.3)
     const onsetDur = before + within
     let t = note.start - before
     const onsetScale = onsetDur / Math.max(1e-6, onsetFull)
-    for (const c of sy.onset) {
+    for (const [i, c] of sy.onset.entries()) {
       const d = CONSONANTS[c].dur * onsetScale
-      consonant(c, fr(t), fr(t + d), v1, hz)
+      // A stop after s is not aspirated ("stop", "sky").
+      consonant(c, fr(t), fr(t + d), v1, hz, sy.onset[i - 1] !== "s")
       t += d
     }
     const end = note.start + note.dur
@@ -157,12 +203,14 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const codaScale = codaDur / Math.max(1e-6, codaFull)
     for (const c of sy.coda) {
       const d = CONSONANTS[c].dur * codaScale
-      consonant(c, fr(t), fr(t + d), v2, hz)
+      consonant(c, fr(t), fr(t + d), v2, hz, false)
       t += d
     }
     // Keep the pitch steady into the gap so a following legato note glides from here.
     if (next !== undefined) f0.fill(hz, fr(end), fr(next.start))
     prevEnd = end
+    prevOpen = sy.coda.length === 0
+    prevVowel = vowelEnd - vowelStart
   }
 
   // Smooth the control tracks: formants glide (coarticulation), amplitudes ramp, pitch slides.
@@ -198,6 +246,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   let r0y1 = 0, r0y2 = 0, r1y1 = 0, r1y2 = 0, r2y1 = 0, r2y2 = 0, r3y1 = 0, r3y2 = 0, r4y1 = 0, r4y2 = 0
   let presence = 0
   let fy1 = 0
+  let nz1 = 0
+  let nz2 = 0
   let fy2 = 0
   let ph = 0
   let vibPh = 0
@@ -236,7 +286,9 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const fbw = fb * 0.35
     const fc = -Math.exp(-2 * Math.PI * fbw * INV_SR)
     const fbb = 2 * Math.exp(-Math.PI * fbw * INV_SR) * Math.cos(2 * Math.PI * Math.min(fb, 9000) * INV_SR)
-    const fa0 = 1 - fbb - fc
+    // A band-pass (zeros at DC and Nyquist): frication has little energy below its band, as
+    // in speech, where a resonator normalised at DC let the hiss reach down to the voice's range.
+    const fa0 = FRIC_GAIN * (1 - Math.exp(-Math.PI * fbw * INV_SR))
     const pitch = f0[fi] as number
     const depth = (vib[fi] as number) * VIBRATO
     const va1 = vAmp[fi + 1] as number
@@ -285,7 +337,9 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       r4y2 = r4y1
       r4y1 = y
       if (fricative) {
-        const fy = fa0 * nz + fbb * fy1 + fc * fy2
+        const fy = fa0 * (nz - nz2) + fbb * fy1 + fc * fy2
+        nz2 = nz1
+        nz1 = nz
         fy2 = fy1
         fy1 = fy
         y += fy * FRICATION * (fa + (fa1 - fa) * w)
