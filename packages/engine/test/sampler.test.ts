@@ -93,6 +93,25 @@ describe("SoundFont sampler", () => {
     expect(Array.from(choked.left)).toEqual(Array.from(live.left))
   })
 
+  it("plays a hi-hat groove (eighths, an open hat, a triplet roll) over a ride and a crash as live (residual under -40 dB)", () => {
+    const step = 0.15
+    const notes: PlayedNote[] = []
+    for (let s = 0; s < 32; s += 2) {
+      const start = s * step
+      notes.push({ start, end: start + 0.1, key: s % 8 === 6 ? 46 : 42, velocity: 70 + (s % 6) })
+      if (s === 20) for (let r = 1; r < 3; r++) notes.push({ start: start + (r * 2 * step) / 3, end: start + (r * 2 * step) / 3 + 0.1, key: 42, velocity: 50 })
+    }
+    // No exclusive class: these two come from the cache, the hats from the live sequence.
+    notes.push({ start: 0, end: 0.1, key: 49, velocity: 90 }, { start: 1.2, end: 1.3, key: 51, velocity: 80 })
+    const n = SR * 7
+    const cached = { left: new Float32Array(n), right: new Float32Array(n) }
+    const live = { left: new Float32Array(n), right: new Float32Array(n) }
+    playNotes(notes, 0, true, cached)
+    playNotesLive(notes, 0, true, live)
+    expect(residualDb(cached.left, live.left)).toBeLessThan(-40)
+    expect(residualDb(cached.right, live.right)).toBeLessThan(-40)
+  })
+
   it("adds onto what the buffer holds and cuts notes at its end", () => {
     const notes: PlayedNote[] = [{ start: 0.5, end: 4, key: 60, velocity: 100 }]
     const base = new Float32Array(SR)
