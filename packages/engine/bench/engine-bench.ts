@@ -5,6 +5,7 @@
 // Run: pnpm exec node packages/engine/bench/engine-bench.ts (or import { engineBench }).
 
 import { availableParallelism } from "node:os"
+import { Worker } from "node:worker_threads"
 import { makeEngine, renderTrack, type EngineRequest } from "../src/index.ts"
 import { encodeMp3 } from "../src/mp3.ts"
 import { renderAudio } from "../src/render.ts"
@@ -39,8 +40,13 @@ const requests: ReadonlyArray<EngineRequest> = [
   { style: "ambient, calm, pads, strings", title: "Drift", lyrics: null, instrumental: true, model: "nocturne" }
 ]
 
-/** The issue's goal for the one-core figure. */
+/** A 2-minute song: at 100 bpm these lyrics make a ~126 s song, cut at exactly 120 s. */
+const SONG: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+
+/** Issue 17's goal for the one-core figure over the 8 takes (wall clock, one worker). */
 const GOAL = 40
+/** Issue 25's goal: one take of a 2-minute song with vocals, rendered and encoded, per CPU-second of one core. */
+const SONG_GOAL = 30
 
 /**
  * The engine's speed as a fraction of the reference loop's (both per CPU-second), measured with
@@ -108,6 +114,41 @@ export interface EngineBenchResult {
   readonly twoMinuteSongColdSeconds: number
   /** CPU seconds of each take of the 2-minute song rendered on one thread. */
   readonly twoMinuteSongCpuPerTake: ReadonlyArray<number>
+  /** Seconds of the 2-minute song per CPU-second (render + MP3 of take 0; the best of three tries). */
+  readonly twoMinuteSongRealtime: number
+  /** The same as a fraction of the reference loop's speed, measured just before that try. */
+  readonly twoMinuteSongReferenceRatio: number
+  /** One render thread's memory, in MiB (see `threadMemory`). */
+  readonly threadMemory: ThreadMemory
+}
+
+/** What one render thread holds: a fresh worker rendering one take of the 2-minute song. */
+export interface ThreadMemory {
+  /** Growth of the process's resident set from before the worker starts to its peak during the take. */
+  readonly rssPeakGrowth: number
+  /** The worker's V8 heap, external memory and ArrayBuffers after the take (the bank and the take's buffers still held). */
+  readonly heap: number
+  readonly external: number
+  readonly arrayBuffers: number
+}
+
+/** Runs memory-worker.ts in a fresh thread, sampling the process's RSS every 10 ms while it renders. */
+async function threadMemory(song: EngineRequest, maxSeconds: number): Promise<ThreadMemory> {
+  const rss0 = process.memoryUsage.rss()
+  let peak = rss0
+  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, 10)
+  const worker = new Worker(new URL("./memory-worker.ts", import.meta.url), { workerData: { song, maxSeconds } })
+  try {
+    const reply = await new Promise<{ readonly after: { heap: number; external: number; arrayBuffers: number } }>((resolve, reject) => {
+      worker.once("message", resolve)
+      worker.once("error", reject)
+    })
+    peak = Math.max(peak, process.memoryUsage.rss())
+    return { rssPeakGrowth: (peak - rss0) / 2 ** 20, ...reply.after }
+  } finally {
+    clearInterval(sampler)
+    await worker.terminate()
+  }
 }
 
 function threadCpuSeconds(): number {
@@ -117,6 +158,9 @@ function threadCpuSeconds(): number {
 
 /** Runs the benchmark, printing one line per figure; the root `pnpm bench` can call this. */
 export async function engineBench(log: (line: string) => void = console.log): Promise<EngineBenchResult> {
+  // Memory first, while the process has not yet grown (the allocator keeps what later pools
+  // free, so RSS growth read after them would show nothing).
+  const memory = await threadMemory(SONG, 120)
   // One worker, so the takes run one after another on one core; no PCM cache, so the figure is
   // synthesis and encoding alone, as before song tools.
   const single = makeEngine({ threads: 1, pcmCache: null })
@@ -171,8 +215,7 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
   log(`one take of each style on one thread: synthesis and mix ${(splitAudio / synthCpu).toFixed(0)}x real time per CPU-second, ` +
     `LAME ${(splitAudio / encodeCpu).toFixed(0)}x; LAME is ${(encodeShare * 100).toFixed(0)}% of the CPU time`)
 
-  // A 2-minute song: at 100 bpm these lyrics make a ~126 s song, cut at exactly 120 s.
-  const song: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+  const song = SONG
   const engine = makeEngine({ render: { maxSeconds: 120 } })
   // Cold: the first task on a fresh pool also pays for starting the workers.
   const tc = performance.now()
@@ -191,6 +234,27 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
     cpuPerTake.push(threadCpuSeconds() - c)
   }
   log(`2-minute song, CPU per take on one thread: ${cpuPerTake.map((x) => x.toFixed(2)).join(" s, ")} s (pool wall time on idle cores is about the larger)`)
+  // Issue 25's figure: render + MP3 of one take with vocals per CPU-second, each try beside a
+  // run of the reference loop just before it; the best of three tries (the others carry more of
+  // the machine's noise), and its fraction of the reference loop's speed in the same try.
+  let songRtf = 0
+  let songRatio = 0
+  for (let k = 0; k < 3; k++) {
+    const r0 = threadCpuSeconds()
+    referenceLoop(REFERENCE_SECONDS)
+    const refRtf = REFERENCE_SECONDS / (threadCpuSeconds() - r0)
+    const c = threadCpuSeconds()
+    await renderTrack(song, "bench-2min", 0, { maxSeconds: 120 })
+    const rtf = 120 / (threadCpuSeconds() - c)
+    if (rtf > songRtf) {
+      songRtf = rtf
+      songRatio = rtf / refRtf
+    }
+  }
+  log(`2-minute song with vocals, one take rendered+encoded: ${songRtf.toFixed(1)}x real time per CPU-second, best of 3 (goal >= ${SONG_GOAL}x: ${songRtf >= SONG_GOAL ? "met" : "NOT met"}); ` +
+    `${songRatio.toFixed(3)} of the reference loop's speed measured beside it`)
+  log(`memory per render thread (a fresh worker, one take of the 2-minute song, measured first): process RSS +${memory.rssPeakGrowth.toFixed(0)} MiB at its peak; ` +
+    `the worker after the take: V8 heap ${memory.heap.toFixed(0)} MiB, external ${memory.external.toFixed(0)} MiB, of which ArrayBuffers ${memory.arrayBuffers.toFixed(0)} MiB`)
   log(`2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s); cold pool: ${cold.toFixed(2)} s`)
   return {
     realtimeFactor: rtf,
@@ -200,7 +264,10 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
     encodeShare,
     twoMinuteSongSeconds: t2,
     twoMinuteSongColdSeconds: cold,
-    twoMinuteSongCpuPerTake: cpuPerTake
+    twoMinuteSongCpuPerTake: cpuPerTake,
+    twoMinuteSongRealtime: songRtf,
+    twoMinuteSongReferenceRatio: songRatio,
+    threadMemory: memory
   }
 }
 

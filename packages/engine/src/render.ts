@@ -170,10 +170,10 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   const spaceScale = score.richness < 0.5 ? 0.5 : 1
   const band = new Map<string, BandStem>()
 
-  const sampledL = new Float32Array(n)
-  const sampledR = new Float32Array(n)
+  // How far the previous part wrote into `part`: only that much is cleared for the next.
+  let written = 0
   for (const p of score.parts) {
-    part.fill(0)
+    part.fill(0, 0, written)
     let last = 0
     const synthetic = synthesized(genre, p.instrument)
     if (synthetic) {
@@ -186,16 +186,15 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     } else {
       // The notes the MIDI export writes, played by the GM bank's recording of the instrument.
       const played: PlayedNote[] = p.notes.map((note) => ({ start: note.start, end: note.start + note.dur, key: note.pitch, velocity: midiVelocity(note.vel) }))
-      sampledL.fill(0)
-      sampledR.fill(0)
-      last = playNotes(played, programOf(genre, p.instrument), false, sampledL, sampledR)
-      for (let i = 0; i < last; i++) part[i] = (sampledL[i] as number) + (sampledR[i] as number)
+      // Mono: the part is panned again below, and the bank's instruments are mono recordings.
+      last = playNotes(played, programOf(genre, p.instrument), false, { mono: part })
       // Above 4 kHz the bank's recordings carry hammer, pick and bow noise at full level; a mix
       // engineer tucks it under the voice (the accompaniment more than the lead), so the air is
       // there but the bands fall.
       if (p.role === "lead" || p.role === "bass") highShelfInPlace(part, 0, last, 4000, 0.45)
       else highShelfInPlace(part, 0, last, 2500, 0.3)
     }
+    written = last
     if (last === 0) continue
     if (p.instrument === "eguitar" && synthetic) {
       // Amp and cabinet: high-pass, hard drive, then roll off the fizz.
@@ -247,13 +246,13 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   if (score.drums.length > 0) {
     const played = (h: DrumHit): PlayedNote => ({ start: h.time, end: h.time + DRUM_HOLD, key: drumKey(h), velocity: midiVelocity(h.vel) })
     const kit = KIT_PROGRAM[kitFor(genre)]
-    playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, drumsL, drumsR)
+    playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, { left: drumsL, right: drumsR })
     // Hats and cymbals on their own pass, mixed under the skins as a drummer's overheads are:
     // the kits record them at the level of the snare, and their hiss would cover everything
     // between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
-    sampledL.fill(0)
-    sampledR.fill(0)
-    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, sampledL, sampledR)
+    const sampledL = new Float32Array(n)
+    const sampledR = new Float32Array(n)
+    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, { left: sampledL, right: sampledR })
     for (const ch of [sampledL, sampledR]) highShelfInPlace(ch, 0, metalEnd, 3000, 0.6)
     const metalGain = 0.4
     for (let i = 0; i < metalEnd; i++) {
