@@ -4,7 +4,7 @@
  * with its files re-hosted and served at the service's own URLs with Range.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
+import { api, createAccount, settledAt, startTestServer } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 
 let server: TestServer
@@ -21,16 +21,7 @@ beforeAll(async () => {
 }, 240_000)
 afterAll(() => server.close())
 
-/** Polls a task or an export until it leaves `pending`. */
-const settled = async (path: string, withinMs = 200_000): Promise<Json> => {
-  const until = Date.now() + withinMs
-  let body = (await api(server, "GET", path, { key: account.key })).body
-  while (String(body.status) === "pending" && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 250))
-    body = (await api(server, "GET", path, { key: account.key })).body
-  }
-  return body
-}
+const settled = (path: string): Promise<Json> => settledAt(server, account.key, path)
 
 const firstTrack = (task: Json): Json => (task.tracks as unknown as Array<Json>)[0] ?? {}
 

@@ -7,7 +7,7 @@
  */
 import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
+import { api, createAccount, settledAt, startTestServer } from "./support/harness.ts"
 import type { Json, TestAccount, TestServer } from "./support/harness.ts"
 import { writeOutsideSong } from "./support/outsideSong.ts"
 import type { OutsideSong, WrittenNote } from "./support/outsideSong.ts"
@@ -88,16 +88,7 @@ describe("listening to an upload made outside", () => {
   })
 })
 
-/** Polls a task or an export until it leaves `pending`; an answer other than 200 (a loaded machine's 503) is asked again. */
-const settled = async (path: string, withinMs = 240_000): Promise<Json> => {
-  const until = Date.now() + withinMs
-  let res = await api(server, "GET", path, { key: account.key })
-  while ((res.status !== 200 || String(res.body.status) === "pending") && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 250))
-    res = await api(server, "GET", path, { key: account.key })
-  }
-  return res.body
-}
+const settled = (path: string): Promise<Json> => settledAt(server, account.key, path)
 
 interface Heard { readonly pitch: number; readonly start: number }
 

@@ -209,3 +209,17 @@ export const balanceOf = async (server: TestServer, account: Pick<TestAccount, "
   (await api(server, "GET", "/api/v1/me", { key: account.key })).body.credits?.total as unknown as number
 
 export const validSong = { style: "synthwave, 110 bpm", title: "Night Drive", lyrics: "[Verse]\nNeon lights" }
+
+/**
+ * Polls a task, an export or an upload at `path` until it leaves `pending`; an answer other than
+ * 200 (a loaded machine's 503) is asked again.
+ */
+export const settledAt = async (server: TestServer, key: string, path: string, withinMs = 240_000): Promise<Json> => {
+  const until = Date.now() + withinMs
+  let res = await api(server, "GET", path, { key })
+  while ((res.status !== 200 || String(res.body.status) === "pending") && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    res = await api(server, "GET", path, { key })
+  }
+  return res.body
+}
