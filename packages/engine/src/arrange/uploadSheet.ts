@@ -7,6 +7,8 @@
 import type { NoteEvent } from "../compose.ts"
 import type { Chord } from "../theory.ts"
 import type { UploadRoot } from "../types.ts"
+// The top line is read as listening reads the voice along it: one rule for what the tune is.
+import { lowest, together } from "../listen/voiceProfile.ts"
 
 const pitchClass: Readonly<Record<string, number>> = { C: 0, D: 2, E: 4, F: 5, G: 7, A: 9, B: 11 }
 
@@ -32,10 +34,6 @@ export function uploadChords(root: UploadRoot, bars: number): Array<Chord | unde
   })
 }
 
-/** Notes this close together start together: of them the highest is the tune. */
-const together = 0.05
-/** The tune is sung or played above the bass and the comping's low notes. */
-const lowest = 55
 
 /**
  * The skyline of the transcription from the first beat on, in the sheet's time (bar 0 at 0, bars

@@ -17,9 +17,9 @@ export type { VoiceProfile } from "../types.ts"
 interface Note { readonly pitch: number; readonly start: number; readonly end: number }
 
 /** The tune is sung above the bass and the comping's low notes (as uploadSheet.ts reads it). */
-const lowest = 55
+export const lowest = 55
 /** Notes this close together start together: of them the highest is the tune. */
-const together = 0.05
+export const together = 0.05
 /** A note long enough to hold a vibrato cycle or two. */
 const longNote = 0.35
 /** At most this many notes are tracked (the longest), to bound the work on a long upload. */
