@@ -8,6 +8,9 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 30_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    // expect.poll waits for a browser or a server to catch up (a seek fetching audio, a page
+    // rendering an answer); its default second is too short on a loaded two-core machine.
+    expect: { poll: { timeout: 15_000 } }
   }
 })

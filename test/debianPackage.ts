@@ -31,8 +31,11 @@ export const ensureDebianPackage = (options: {
     )
   }
   process.stderr.write(`Installing Debian's ${options.pkg} for ${options.tests} (once per machine)...\n`)
-  execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" })
-  execFileSync("apt-get", ["install", "-y", "-qq", options.pkg], {
+  // Another test run (or a person) may be installing at the same moment: wait for dpkg's lock
+  // instead of failing the whole run on it.
+  const waitForLock = ["-o", "DPkg::Lock::Timeout=600"]
+  execFileSync("apt-get", [...waitForLock, "update", "-qq"], { stdio: "inherit" })
+  execFileSync("apt-get", [...waitForLock, "install", "-y", "-qq", options.pkg], {
     stdio: ["ignore", "ignore", "inherit"],
     env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
   })

@@ -65,12 +65,14 @@ export const Problem = (props: { readonly problem: ApiProblem | null; readonly i
     </p>
   )
 
+/** What stands where an answer will be: "Loading…", or the problem of the last try. */
+export const Awaited = (props: { readonly problem: ApiProblem | null }) =>
+  props.problem === null ? <p class="muted" aria-busy="true">Loading…</p> : <Problem problem={props.problem} />
+
 export const Show = <T,>(props: { readonly loaded: Loaded<T>; readonly children: (value: T) => ComponentChildren }) =>
-  props.loaded.state === "loading"
-    ? <p class="muted" aria-busy="true">Loading…</p>
-    : props.loaded.state === "error"
-    ? <Problem problem={props.loaded.problem} />
-    : <>{props.children(props.loaded.value)}</>
+  props.loaded.state === "ok" ? <>{props.children(props.loaded.value)}</> : (
+    <Awaited problem={props.loaded.state === "error" ? props.loaded.problem : null} />
+  )
 
 /**
  * A table that may be wider than a phone: it scrolls sideways, so it takes keyboard focus and

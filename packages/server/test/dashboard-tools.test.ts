@@ -73,7 +73,7 @@ const tool = async (page: Page, id: string, label: "Extend" | "Export" | "Karaok
 const madeView = async (view: Locator, testId: string, make: string): Promise<Locator> => {
   const shown = view.getByTestId(testId)
   const button = view.getByRole("button", { name: make })
-  await shown.or(button).waitFor({ timeout: 30_000 })
+  await shown.or(button).waitFor({ timeout: 60_000 })
   if (await button.isVisible()) await button.click()
   await shown.waitFor({ timeout: 60_000 })
   return shown

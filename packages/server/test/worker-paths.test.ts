@@ -427,9 +427,11 @@ describe("concurrency slots", () => {
 
   it("a task that becomes ready frees its credential's slot", async () => {
     const account = await createAccount(callbacks, { concurrency_limit: 1 })
-    const first = await create(callbacks, account, songBehaving({ pollsBeforeDone: Infinity }))
+    // The callback that finishes the first task waits 3 s, so the second create meets the slot
+    // still taken however slowly a loaded machine answers it (a CI run saw the callback win).
+    const first = await create(callbacks, account, songBehaving({ pollsBeforeDone: Infinity, callbackDelayMs: 3_000 }))
     expect((await create(callbacks, account, songBehaving({}))).status).toBe(429)
-    expect((await settled(callbacks, account, String(first.body.id), 5_000)).status).toBe("ready")
+    expect((await settled(callbacks, account, String(first.body.id), 20_000)).status).toBe("ready")
     expect(await slotOf(callbacks, account)).toBe(0)
     expect((await create(callbacks, account, songBehaving({}))).status).toBe(202)
   })

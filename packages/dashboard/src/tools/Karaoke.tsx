@@ -8,6 +8,7 @@ import { lyricLines } from "@lyre/core/domain/exports"
 import type { TimedWord } from "@lyre/core/domain/models"
 import { exportPriceOf } from "@lyre/core/domain/pricing"
 import type { Outputs } from "../api.ts"
+import { Awaited } from "../ui.tsx"
 import type { TrackExports } from "./exports.ts"
 
 type Track = Outputs["generations"]["get"]["tracks"][number]
@@ -116,7 +117,7 @@ const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<Ti
 
 export const Karaoke = (props: { readonly track: Track; readonly exports: TrackExports }) => {
   const found = props.exports.latest("timed_lyrics")
-  if (props.exports.exports === undefined) return <p class="muted" aria-busy="true">Loading…</p>
+  if (props.exports.exports === undefined) return <Awaited problem={props.exports.problem} />
   if (found === undefined) {
     return (
       <p>

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { exportPriceOf } from "@lyre/core/domain/pricing"
 import { decodeUrl } from "./audio.ts"
+import { Awaited } from "../ui.tsx"
 import type { Export, TrackExports } from "./exports.ts"
 import { meterLevel, stopSources } from "./meter.ts"
 
@@ -169,7 +170,7 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
 
 export const Mixer = (props: { readonly title: string; readonly exports: TrackExports }) => {
   const found = props.exports.latest("stems")
-  if (props.exports.exports === undefined) return <p class="muted" aria-busy="true">Loading…</p>
+  if (props.exports.exports === undefined) return <Awaited problem={props.exports.problem} />
   if (found === undefined) {
     return (
       <p>
