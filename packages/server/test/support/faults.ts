@@ -295,7 +295,7 @@ export const loadAccount = async (base: string, token: string): Promise<{ readon
 export const createBody = (title: string): string => JSON.stringify({ style: "lo-fi piano", title, instrumental: true })
 
 /** Until `/readyz` answers 200 (the process is up and its database reachable). */
-export const waitReady = async (base: string, withinMs = 30_000): Promise<void> => {
+export const waitReady = async (base: string, withinMs = 60_000): Promise<void> => {
   const deadline = Date.now() + withinMs
   while (Date.now() < deadline) {
     const ready = await fetch(`${base}/readyz`).then((res) => res.status === 200, () => false)

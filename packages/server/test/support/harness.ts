@@ -116,6 +116,11 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     port,
     finalConfig.host
   )
+  // The server runs in the test's own process: a test that holds the event loop for seconds (a
+  // long comparison on a loaded machine) lets the server's idle timer and fetch's pool expire in
+  // the same turn, and a request sent on the closing connection fails with ECONNRESET. Here only
+  // the client closes idle connections (after its own 4 s), so that race cannot happen.
+  server.server.keepAliveTimeout = 0
   const url = finalConfig.publicUrl
   return {
     url,
