@@ -3,7 +3,7 @@
  * so a database leak does not leak usable keys; lookups go by that hash on every request, so a
  * revocation or a downgrade is seen by every process at once (nothing is cached).
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
@@ -83,7 +83,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       const settings = yield* Settings
       const accessTokens = yield* AccessTokens
       const baseUrl = baseUrlOf(settings)
-      const hashKey = (key: string) => createHmac("sha256", settings.secretKey).update(key).digest("hex")
+      // The secret as a key object once: a string key is prepared again on every request's HMAC.
+      const hmacKey = createSecretKey(Buffer.from(settings.secretKey, "utf8"))
+      const hashKey = (key: string) => createHmac("sha256", hmacKey).update(key).digest("hex")
 
       const create = Effect.fn("ApiKeys.create")(function*(accountId: string, input: NewApiKey) {
         const id = yield* ids.make("apiKey")

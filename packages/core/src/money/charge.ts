@@ -272,6 +272,20 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
     return Effect.succeed({ status: 202, body: request.body, replayed: false })
   }
 
+  /**
+   * Without a key nothing can be held: the charge, and again (at most three in all) after a
+   * missing counter row is made. Written without the keyed loop's generator: the path of every
+   * create sent without a key.
+   */
+  if (idempotency === undefined) {
+    const unkeyed = (tries: number): Effect.Effect<Charged<B>, ChargeError> =>
+      Effect.flatMap(Effect.orDie(statement), ([outcome]) =>
+        tries < 3 && outcome !== undefined && outcome.available && outcome.pending === null
+          ? Effect.andThen(ensureSlot, unkeyed(tries + 1))
+          : answerOf(outcome))
+    return unkeyed(1)
+  }
+
   /** The charge; `held` when its claim met a key already held (and so it charged nothing). */
   const attempt = statement.pipe(
     Effect.map(([outcome]) => ({ held: false as const, outcome })),

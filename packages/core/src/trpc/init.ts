@@ -57,19 +57,29 @@ const admission = (ctx: CallContext, scope: Scope | undefined, type: "query" | "
     })
     : Guard.use((guard) => guard.admit(ctx.authorization, scope, ctx.resource))
 
-export const admitted = t.procedure.use(async ({ ctx, meta, next, type }) => {
-  const { principal, rateLimit } = await runProcedure(ctx, admission(ctx, meta?.scope, type))
+/** The admission, its rate-limit headers set on the answer: the principal. */
+const admit = async (ctx: CallContext, scope: Scope | undefined, type: "query" | "mutation" | "subscription") => {
+  const { principal, rateLimit } = await runProcedure(ctx, admission(ctx, scope, type))
   Object.assign(
     ctx.response.headers,
     rateLimitHeaders(rateLimit.limit, rateLimit.remaining, rateLimit.resetAtSeconds)
   )
-  return next({ ctx: { principal } })
-})
+  return principal
+}
 
-/** A body the adapter could not read is judged here, after the guard, as the check order says. */
-export const withBody = admitted.use(({ ctx, next }) => {
+export const admitted = t.procedure.use(async ({ ctx, meta, next, type }) =>
+  next({ ctx: { principal: await admit(ctx, meta?.scope, type) } })
+)
+
+/**
+ * A body the adapter could not read is judged here, after the guard, as the check order says.
+ * One middleware with the guard rather than a second after it: each is a step of tRPC's chain
+ * on every create.
+ */
+export const withBody = t.procedure.use(async ({ ctx, meta, next, type }) => {
+  const principal = await admit(ctx, meta?.scope, type)
   if (ctx.bodyError !== undefined) {
     throw new TRPCError({ code: trpcCodeFor(ctx.bodyError), message: ctx.bodyError.message, cause: ctx.bodyError })
   }
-  return next()
+  return next({ ctx: { principal } })
 })
