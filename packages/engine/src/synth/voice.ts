@@ -1,5 +1,5 @@
 // The singing voice: a Klatt-style formant synthesizer. A glottal pulse train at the
-// melody's pitch feeds a cascade of four formant resonators whose
+// melody's pitch (with vibrato) feeds a cascade of four formant resonators whose
 // frequencies follow each syllable's vowel; consonants are made of silence (closures),
 // noise bursts and bands (plosives, fricatives), aspiration after voiceless stops, and formant
 // targets (nasals, liquids, and the loci of each place of articulation, which give the formant
@@ -8,7 +8,7 @@
 
 import type { VocalNote } from "../compose.ts"
 import type { Consonant, Vowel } from "../lyrics.ts"
-import { INV_SR, SR } from "./dsp.ts"
+import { INV_SR, SR, tsin } from "./dsp.ts"
 
 const FRAME = 32
 
@@ -22,14 +22,8 @@ const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
 /** One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz). */
 const SOURCE_TILT = 0.8
-/**
- * The longest a vowel sounds at full voice (seconds): about a syllable's length in speech. The
- * coda follows at once and the voice rests until the next note, so a long note is sung as a
- * spoken syllable at the note's pitch. Held vowels cost words: on the held-out prompts a
- * recogniser heard 8.5 % of the sung words with notes held to their end, 11-14 % with 0.15-0.3 s
- * (decision 0095). No vibrato: it bloomed only on vowels held longer than this.
- */
-const SPOKEN_VOWEL = 0.15
+/** Vibrato depth (fraction of the pitch) once it has bloomed: enough to sing, little enough to keep vowels in tune. */
+const VIBRATO = 0.012
 /** Level of the fricative noise band against the voiced sound. */
 const FRICATION = 0.8
 /** Aspiration after a voiceless stop's burst, against the stop's own aspiration level. */
@@ -120,6 +114,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   const aAmp = new Float32Array(frames)
   const fAmp = new Float32Array(frames)
   const fBand = new Float32Array(frames).fill(4000)
+  const vib = new Float32Array(frames)
   const F = [new Float32Array(frames), new Float32Array(frames), new Float32Array(frames), new Float32Array(frames)] as const
   const scale = register === "f" ? 1.16 : 1
   const breath = register === "f" ? 0.05 : 0.025
@@ -191,8 +186,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const end = note.start + note.dur
     const codaFull = sy.coda.reduce((s, c) => s + CONSONANTS[c].dur, 0)
     const codaDur = Math.min(codaFull, note.dur * 0.35)
+    const vowelEnd = end - codaDur
     const vowelStart = note.start + within
-    const vowelEnd = Math.min(end - codaDur, vowelStart + SPOKEN_VOWEL)
     const a = fr(vowelStart)
     const b = fr(vowelEnd)
     const mid = fr(vowelStart + (vowelEnd - vowelStart) * (v2 === v1 ? 1 : 0.65))
@@ -202,6 +197,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     aAmp.fill(breath, a, b)
     fAmp.fill(0, a, b)
     f0.fill(hz, a, b)
+    // Vibrato blooms on held notes only.
+    for (let i = a; i < b; i++) vib[i] = Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
     t = vowelEnd
     const codaScale = codaDur / Math.max(1e-6, codaFull)
     for (const c of sy.coda) {
@@ -240,6 +237,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   smooth(vAmp, 0.012)
   smooth(aAmp, 0.006)
   smooth(fAmp, 0.004)
+  smooth(vib, 0.05)
 
   // The per-sample loop keeps every resonator, coefficient and the noise generator's state in
   // locals (no array or object traffic): the same arithmetic, in the same order, as a cascade
@@ -252,6 +250,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
   let nz2 = 0
   let fy2 = 0
   let ph = 0
+  let vibPh = 0
   let tilt = 0
   let jitter = 0
   const gTable = GLOTTAL
@@ -291,6 +290,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     // in speech, where a resonator normalised at DC let the hiss reach down to the voice's range.
     const fa0 = FRIC_GAIN * (1 - Math.exp(-Math.PI * fbw * INV_SR))
     const pitch = f0[fi] as number
+    const depth = (vib[fi] as number) * VIBRATO
     const va1 = vAmp[fi + 1] as number
     const aa1 = aAmp[fi + 1] as number
     const fa1 = fAmp[fi + 1] as number
@@ -300,12 +300,15 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     if (!fricative) { fy1 *= 0.5; fy2 *= 0.5 }
     for (let i = s0; i < stop; i++) {
       const w = (i - s0) / FRAME
+      vibPh += 5.6 * INV_SR
+      if (vibPh >= 1) vibPh -= 1
       ns ^= ns << 13
       ns ^= ns >>> 17
       ns ^= ns << 5
       ns >>>= 0
       jitter += 0.002 * ((ns / 2147483648) - 1 - jitter)
-      ph += pitch * (1 + jitter * 0.3) * INV_SR
+      // No vibrato yet (depth 0): skipping the table read adds the same exact zero.
+      ph += pitch * (1 + (depth === 0 ? 0 : depth * tsin(vibPh)) + jitter * 0.3) * INV_SR
       if (ph >= 1) ph -= 1
       const x = ph * 2048
       const xi = x | 0

@@ -13,8 +13,8 @@ export interface VoiceColour {
   readonly vibratoDepth: number
 }
 
-/** The vibrato the formant voice already sings with: none, its vowels are short (voice.ts SPOKEN_VOWEL). */
-export const BUILT_IN_VIBRATO = 0
+/** The vibrato the formant voice already sings with once bloomed (voice.ts VIBRATO). */
+export const BUILT_IN_VIBRATO = 0.012
 const TILT_COEF = 1 - Math.exp((-2 * Math.PI * 1500) / SR)
 
 export function colourVoice(voice: Float32Array, colour: VoiceColour): void {
