@@ -24,6 +24,23 @@ const F5_BANDWIDTH = 250
 const SOURCE_TILT = 0.8
 /** Vibrato depth (fraction of the pitch) once it has bloomed: enough to sing, little enough to keep vowels in tune. */
 const VIBRATO = 0.012
+/**
+ * The longest a vowel sounds as its word (seconds): about a syllable's length in speech, after
+ * which the coda follows at once. Held vowels cost the recogniser words: it hears a syllable,
+ * then reads words into the rest of the vowel (decisions 0095, 0096).
+ */
+const SPOKEN_VOWEL = 0.18
+/**
+ * The rest of a long note is sung on the syllable's vowel taken most of the way (HUM_CENTRE) to
+ * a schwa, softer (HUM_LEVEL of the note's voicing, a third of the breath), with the vibrato:
+ * the recogniser does not read it as words, it keeps the mix tonal and the vibrato heard, and
+ * the vowel is still its own ("me" above "la" in the F2 region). A nasal hum was read as words,
+ * quieter sustains left the mix too flat (decision 0096).
+ */
+const HUM_LEVEL = 0.5
+const HUM_BREATH = 0.3
+const HUM_CENTRE = 0.65
+const SCHWA: Formants = [500, 1500, 2500, 3500]
 /** Level of the fricative noise band against the voiced sound. */
 const FRICATION = 0.8
 /** Aspiration after a voiceless stop's burst, against the stop's own aspiration level. */
@@ -186,8 +203,8 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const end = note.start + note.dur
     const codaFull = sy.coda.reduce((s, c) => s + CONSONANTS[c].dur, 0)
     const codaDur = Math.min(codaFull, note.dur * 0.35)
-    const vowelEnd = end - codaDur
     const vowelStart = note.start + within
+    const vowelEnd = Math.min(end - codaDur, vowelStart + SPOKEN_VOWEL)
     const a = fr(vowelStart)
     const b = fr(vowelEnd)
     const mid = fr(vowelStart + (vowelEnd - vowelStart) * (v2 === v1 ? 1 : 0.65))
@@ -197,14 +214,26 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     aAmp.fill(breath, a, b)
     fAmp.fill(0, a, b)
     f0.fill(hz, a, b)
-    // Vibrato blooms on held notes only.
-    for (let i = a; i < b; i++) vib[i] = Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
+    // Vibrato blooms on held notes only (from 0.22 s after the vowel's start, over 0.4 s).
+    const bloom = (i: number): number => Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
+    for (let i = a; i < b; i++) vib[i] = bloom(i)
     t = vowelEnd
     const codaScale = codaDur / Math.max(1e-6, codaFull)
     for (const c of sy.coda) {
       const d = CONSONANTS[c].dur * codaScale
       consonant(c, fr(t), fr(t + d), v2, hz, false)
       t += d
+    }
+    // The rest of the note: the soft, centralised vowel, at the note's pitch, the vibrato blooming
+    // as it did on a held vowel.
+    if (end - t > 0.04) {
+      const ha = fr(t), hb = fr(end)
+      setF(ha, hb, [0, 1, 2, 3].map((k) => (v2[k] as number) + HUM_CENTRE * ((SCHWA[k] as number) - (v2[k] as number))) as unknown as Formants)
+      vAmp.fill(note.vel * HUM_LEVEL, ha, hb)
+      aAmp.fill(breath * HUM_BREATH, ha, hb)
+      fAmp.fill(0, ha, hb)
+      f0.fill(hz, ha, hb)
+      for (let i = ha; i < hb; i++) vib[i] = bloom(i)
     }
     // Keep the pitch steady into the gap so a following legato note glides from here.
     if (next !== undefined) f0.fill(hz, fr(end), fr(next.start))
