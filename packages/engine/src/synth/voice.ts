@@ -32,12 +32,12 @@ const VIBRATO = 0.012
 const SPOKEN_VOWEL = 0.18
 /**
  * The rest of a long note is sung on the syllable's vowel taken most of the way (HUM_CENTRE) to
- * a schwa, a little softer (HUM_LEVEL of the note's voicing, a third of the breath), with the vibrato:
+ * a schwa, softer (HUM_LEVEL of the note's voicing, a third of the breath), with the vibrato:
  * the recogniser does not read it as words, it keeps the mix tonal and the vibrato heard, and
  * the vowel is still its own ("me" above "la" in the F2 region). A nasal hum was read as words,
  * quieter sustains left the mix too flat (decision 0096).
  */
-const HUM_LEVEL = 0.85
+const HUM_LEVEL = 0.5
 const HUM_BREATH = 0.3
 const HUM_CENTRE = 0.65
 const SCHWA: Formants = [500, 1500, 2500, 3500]
