@@ -106,7 +106,7 @@ function ensureTools(): void {
 }
 
 /** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox, repeatably). */
-function recognise(wav: string, work: string): string[] {
+export function recognise(wav: string, work: string): string[] {
   const pcm16k = join(work, "16k.wav")
   // -R: sox's dither is otherwise random, and pocketsphinx hears a different word or two each run.
   execFileSync("sox", ["-R", wav, "-r", "16000", "-c", "1", "-b", "16", pcm16k])
@@ -154,7 +154,7 @@ function measureTake(engine: EngineUnderTest, prompt: EngineRequest, seconds: nu
   return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung: sungWords.length, bpm: aubioTempo(mixWav), key: key(mono).name }
 }
 
-function spokenMatch(lyrics: string, work: string): { readonly matched: number; readonly said: number } {
+export function spokenMatch(lyrics: string, work: string): { readonly matched: number; readonly said: number } {
   const said = words(lyrics)
   const wav = join(work, "espeak.wav")
   execFileSync("espeak-ng", ["-w", wav, said.join(" ")])

@@ -3,11 +3,10 @@
 // engine. For trying a change to the voice before measuring it with the sound bench.
 // PROMPTS=0,3 picks prompts by index; DRY=1 scores the dry lead voice (no harmony, reverb, master).
 // Run: pnpm exec node packages/engine/bench/sung-words.ts
-import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PROMPTS, lcs, words } from "./sound-bench.ts"
+import { PROMPTS, lcs, recognise, spokenMatch, words } from "./sound-bench.ts"
 import { composeTake, mixTake } from "../src/render.ts"
 import { renderVoice } from "../src/synth/voice.ts"
 import { highpassInPlace } from "../src/synth/dsp.ts"
@@ -15,11 +14,6 @@ import { quantize, wavFile } from "../src/wav.ts"
 
 const SECONDS = 45
 const work = mkdtempSync(join(tmpdir(), "sung-words-"))
-const recognise = (wav: string): string[] => {
-  const pcm = join(work, "16k.wav")
-  execFileSync("sox", ["-R", wav, "-r", "16000", "-c", "1", "-b", "16", pcm])
-  return words(execFileSync("/usr/bin/pocketsphinx_continuous", ["-infile", pcm, "-logfn", "/dev/null"], { encoding: "utf8", maxBuffer: 1 << 24 }))
-}
 const picked = (process.env["PROMPTS"] ?? "").split(",").filter((s) => s !== "").map(Number)
 let sung = 0, spoken = 0, count = 0
 for (const [pi, p] of PROMPTS.entries()) {
@@ -46,18 +40,13 @@ for (const [pi, p] of PROMPTS.entries()) {
     if (vocals === undefined) continue
     writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
   }
-  const heard = recognise(wav)
+  const heard = recognise(wav, work)
   const m = lcs(heard, sungWords)
-  const said = words(p.lyrics ?? "")
-  let e = 0
-  if (process.env["NOESPEAK"] === undefined) {
-    execFileSync("espeak-ng", ["-w", join(work, "espeak.wav"), said.join(" ")])
-    e = lcs(recognise(join(work, "espeak.wav")), said)
-  }
+  const espeak = process.env["NOESPEAK"] === undefined ? spokenMatch(p.lyrics ?? "", work) : { matched: 0, said: 1 }
   sung += m / sungWords.length
-  spoken += e / said.length
+  spoken += espeak.matched / espeak.said
   count++
-  console.log(`${p.label.padEnd(10)} sung ${m}/${sungWords.length} espeak ${e}/${said.length} | ${heard.join(" ")}`)
+  console.log(`${p.label.padEnd(10)} sung ${m}/${sungWords.length} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
 }
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
 if (process.env["KEEP"] === undefined) rmSync(work, { recursive: true, force: true })
