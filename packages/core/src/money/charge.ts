@@ -245,6 +245,10 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
            exists (select 1 from work) as debited
     from model`
 
+  /** The statement found no counter row for the credential (the model open): make one, charge again. */
+  const slotMissing = (outcome: ChargeOutcome | undefined): boolean =>
+    outcome !== undefined && outcome.available && outcome.pending === null
+
   /** A credential whose counter row is missing gets one (at zero) and is charged again. */
   const ensureSlot = writes`
     insert into credential_inflight (subject) values (${principal.subject}) on conflict do nothing`.pipe(Effect.orDie)
@@ -280,7 +284,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
   if (idempotency === undefined) {
     const unkeyed = (tries: number): Effect.Effect<Charged<B>, ChargeError> =>
       Effect.flatMap(Effect.orDie(statement), ([outcome]) =>
-        tries < 3 && outcome !== undefined && outcome.available && outcome.pending === null
+        tries < 3 && slotMissing(outcome)
           ? Effect.andThen(ensureSlot, unkeyed(tries + 1))
           : answerOf(outcome))
     return unkeyed(1)
@@ -313,7 +317,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
         )
         if (answer !== undefined) return answer
       }
-      const again = tries < 3 && (held || (outcome !== undefined && outcome.available && outcome.pending === null))
+      const again = tries < 3 && (held || slotMissing(outcome))
       if (again) {
         if (!held) yield* ensureSlot
         continue

@@ -34,7 +34,6 @@ export function uploadChords(root: UploadRoot, bars: number): Array<Chord | unde
   })
 }
 
-
 /**
  * The skyline of the transcription from the first beat on, in the sheet's time (bar 0 at 0, bars
  * `sheetBar` long: the stand-in's tempo is the heard one rounded): of notes starting together the

@@ -208,15 +208,20 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     const a = fr(vowelStart)
     const b = fr(vowelEnd)
     const mid = fr(vowelStart + (vowelEnd - vowelStart) * (v2 === v1 ? 1 : 0.65))
+    /**
+     * Frames [from, to) voiced at the note's pitch, `level` of its voicing and `breathShare` of
+     * its breath; the vibrato blooms on held notes only, 0.22 s after the vowel's start, over 0.4 s.
+     */
+    const voiced = (from: number, to: number, level: number, breathShare: number): void => {
+      vAmp.fill(note.vel * level, from, to)
+      aAmp.fill(breath * breathShare, from, to)
+      fAmp.fill(0, from, to)
+      f0.fill(hz, from, to)
+      for (let i = from; i < to; i++) vib[i] = Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
+    }
     setF(a, mid, v1)
     if (mid < b) setF(mid, b, v2)
-    vAmp.fill(note.vel, a, b)
-    aAmp.fill(breath, a, b)
-    fAmp.fill(0, a, b)
-    f0.fill(hz, a, b)
-    // Vibrato blooms on held notes only (from 0.22 s after the vowel's start, over 0.4 s).
-    const bloom = (i: number): number => Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
-    for (let i = a; i < b; i++) vib[i] = bloom(i)
+    voiced(a, b, 1, 1)
     t = vowelEnd
     const codaScale = codaDur / Math.max(1e-6, codaFull)
     for (const c of sy.coda) {
@@ -228,12 +233,9 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     // as it did on a held vowel.
     if (end - t > 0.04) {
       const ha = fr(t), hb = fr(end)
-      setF(ha, hb, [0, 1, 2, 3].map((k) => (v2[k] as number) + HUM_CENTRE * ((SCHWA[k] as number) - (v2[k] as number))) as unknown as Formants)
-      vAmp.fill(note.vel * HUM_LEVEL, ha, hb)
-      aAmp.fill(breath * HUM_BREATH, ha, hb)
-      fAmp.fill(0, ha, hb)
-      f0.fill(hz, ha, hb)
-      for (let i = ha; i < hb; i++) vib[i] = bloom(i)
+      const centred = (k: 0 | 1 | 2 | 3): number => v2[k] + HUM_CENTRE * (SCHWA[k] - v2[k])
+      setF(ha, hb, [centred(0), centred(1), centred(2), centred(3)])
+      voiced(ha, hb, HUM_LEVEL, HUM_BREATH)
     }
     // Keep the pitch steady into the gap so a following legato note glides from here.
     if (next !== undefined) f0.fill(hz, fr(end), fr(next.start))
