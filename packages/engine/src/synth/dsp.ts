@@ -119,6 +119,19 @@ export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQR
   }
 }
 
+/** A biquad's normalised coefficients (a0 = 1), for a filter run inline in a hot loop. */
+export interface BiquadCoefficients { readonly b0: number; readonly b1: number; readonly b2: number; readonly a1: number; readonly a2: number }
+
+/** RBJ peaking EQ: `db` added at `hz`, `q` setting how wide (about 1.2 octaves at q 1.2). */
+export function peakingBiquad(hz: number, db: number, q: number): BiquadCoefficients {
+  const a = Math.pow(10, db / 40)
+  const w = (2 * Math.PI * hz) / SR
+  const alpha = Math.sin(w) / (2 * q)
+  const cos = Math.cos(w)
+  const a0 = 1 + alpha / a
+  return { b0: (1 + alpha * a) / a0, b1: (-2 * cos) / a0, b2: (1 - alpha * a) / a0, a1: (-2 * cos) / a0, a2: (1 - alpha / a) / a0 }
+}
+
 /** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched. */
 export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number): void {
   const a = onePoleCoef(hz)
