@@ -1,3 +1,4 @@
+import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer } from "./support/harness.ts"
 import type { TestServer } from "./support/harness.ts"
@@ -22,6 +23,21 @@ describe("every error is the envelope, and nothing else", () => {
     const res = await api(server, "GET", "/nothing-here")
     expect(res.status).toBe(404)
     expect(res.body.error?.code).toBe("route_not_found")
+  })
+
+  it("404 route_not_found for a target the URL parser refuses, sent as is (fetch would tidy it)", async () => {
+    // `/\\@` reads as an address with no host; its throw had escaped the request handler.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const sent = request(`${server.url}/`, { path: "/\\@", method: "GET" }, (res) => {
+        let body = ""
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+      })
+      sent.on("error", reject)
+      sent.end()
+    })
+    expect(answer.status).toBe(404)
+    expect(JSON.parse(answer.body)).toEqual({ error: { type: "not_found", code: "route_not_found", message: expect.any(String) } })
   })
 
   it("405 method_not_allowed with Allow for a wrong method", async () => {

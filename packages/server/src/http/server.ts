@@ -43,6 +43,8 @@ import { sendDiscoveryDocument } from "./discovery.ts"
 import { makeDocsPageHandler } from "./docsPage.ts"
 import { makeSignInHandler } from "./signin.ts"
 import { apiCatalog, apiCatalogLink, apiCatalogMediaType, apiCatalogPath, protectedResourceMetadataDocuments } from "./wellKnown.ts"
+import { requestTarget } from "./requestTarget.ts"
+import type { RequestTarget } from "./requestTarget.ts"
 
 export interface HttpOptions {
   readonly runtime: AppRuntime
@@ -88,7 +90,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     fail: (res, error) => sendApiError(res, error, resourceMetadataUrl)
   })
 
-  const route = async (req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<void> => {
+  const route = async (req: IncomingMessage, res: ServerResponse, url: RequestTarget, requestId: string): Promise<void> => {
     const path = url.pathname
     const api = path === "/api" || path.startsWith("/api/")
     // REST writes the request id with the rest of its answer's headers: set here, every answer
@@ -167,7 +169,7 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
   return async (req, res) => {
     const started = performance.now()
     const requestId = `req_${randomBase62(24)}`
-    const url = new URL(req.url ?? "/", "http://localhost")
+    const url = requestTarget(req.url)
     const label = observed ? routeOf(url.pathname) : null
     const span = label === null ? null : tracing.begin(requestId, req.method ?? "GET", label.route)
     // Listen before routing: most answers are finished by the time routing returns.

@@ -22,6 +22,7 @@ import {
   safeReturnTo,
   sessionCookie
 } from "./session.ts"
+import type { RequestTarget } from "./requestTarget.ts"
 
 export interface SignInOptions {
   readonly runtime: AppRuntime
@@ -94,7 +95,7 @@ export const makeSignInHandler = (options: SignInOptions) => {
   }
 
   /** Answers `/signin` and `/signout`; false when the path is not one of them. */
-  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
+  return async (req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<boolean> => {
     if (url.pathname === "/signin") {
       if (req.method === "GET" || req.method === "HEAD") {
         req.resume()

@@ -13,6 +13,7 @@ import type { AppRuntime } from "../app.ts"
 import { errorBlock, escape, page, sendPage } from "../http/pages.ts"
 import { csrfMatches, currentSession, readForm } from "../http/session.ts"
 import { redirectError, redirectToClient } from "./respond.ts"
+import type { RequestTarget } from "../http/requestTarget.ts"
 
 /** The parameters an authorize request carries, all kept through sign-in and consent. */
 const parameterNames = [
@@ -169,7 +170,7 @@ ${hidden}
     redirectToClient(res, checked.redirectUri, publicUrl, checked.state, { code })
   }
 
-  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
+  return async (req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<boolean> => {
     if (req.method === "GET" || req.method === "HEAD") {
       req.resume()
       await show(req, res, url.searchParams)
