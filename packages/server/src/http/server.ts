@@ -233,7 +233,9 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         inFlight.add(res)
         res.once("close", forget)
       }
-      void handler(req, res)
+      // The handler answers its own failures; a throw that escapes it anyway costs this
+      // request its connection, never the process (an unhandled rejection would end it).
+      handler(req, res).catch(() => res.destroy())
     })
     server.once("error", reject)
     server.listen(port, host, () => {
