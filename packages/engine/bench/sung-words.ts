@@ -1,7 +1,9 @@
 // Sung words, quickly: the vocal stem of the sound bench's held-out prompts (the same take, the
 // same 45 s cut, the same recogniser and alignment), without the other measures or the base
 // engine. For trying a change to the voice before measuring it with the sound bench.
-// PROMPTS=0,3 picks prompts by index; DRY=1 scores the dry lead voice (no harmony, reverb, master).
+// PROMPTS=0,3 picks prompts by index; DRY=1 scores the dry lead voice (no harmony, reverb, master);
+// TAKES=3 scores the first three takes of each prompt: the recogniser turns a small change of sound
+// into a word or two more or less on one take, so comparing two voices needs more than one take.
 // Run: pnpm exec node packages/engine/bench/sung-words.ts
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -15,38 +17,41 @@ import { quantize, wavFile } from "../src/wav.ts"
 const SECONDS = 45
 const work = mkdtempSync(join(tmpdir(), "sung-words-"))
 const picked = (process.env["PROMPTS"] ?? "").split(",").filter((s) => s !== "").map(Number)
+const takes = Number(process.env["TAKES"] ?? "1")
 let sung = 0, spoken = 0, count = 0
 for (const [pi, p] of PROMPTS.entries()) {
   if (picked.length > 0 && !picked.includes(pi)) continue
-  const take = composeTake(p, "sound-bench", 0)
-  const sungWords: string[] = []
-  let lastWordStart = -1
-  for (const v of take.score.vocal) {
-    if (v.start >= SECONDS) break
-    if (v.syllable.wordStart && v.start !== lastWordStart) { sungWords.push(...words(v.syllable.word)); lastWordStart = v.start }
-  }
-  const wav = join(work, `p${pi}.wav`)
-  if (process.env["DRY"] !== undefined) {
-    const buf = new Float32Array(SECONDS * 44100)
-    renderVoice(take.score.vocal.filter((v) => v.start < SECONDS), buf, take.score.voice, 99)
-    highpassInPlace(buf, 0, buf.length, 110)
-    let peak = 0
-    for (const x of buf) peak = Math.max(peak, Math.abs(x))
-    for (let i = 0; i < buf.length; i++) buf[i] = ((buf[i] as number) * 0.5) / peak
-    writeFileSync(wav, wavFile(quantize(buf, buf)))
-  } else {
-    const audio = mixTake(take, { maxSeconds: SECONDS }, true)
-    const vocals = audio.stems?.find((s) => s.name === "vocals")
-    if (vocals === undefined) continue
-    writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
-  }
-  const heard = recognise(wav, work)
-  const m = lcs(heard, sungWords)
   const espeak = process.env["NOESPEAK"] === undefined ? spokenMatch(p.lyrics ?? "", work) : { matched: 0, said: 1 }
-  sung += m / sungWords.length
-  spoken += espeak.matched / espeak.said
-  count++
-  console.log(`${p.label.padEnd(10)} sung ${m}/${sungWords.length} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
+  for (let index = 0; index < takes; index++) {
+    const take = composeTake(p, "sound-bench", index)
+    const sungWords: string[] = []
+    let lastWordStart = -1
+    for (const v of take.score.vocal) {
+      if (v.start >= SECONDS) break
+      if (v.syllable.wordStart && v.start !== lastWordStart) { sungWords.push(...words(v.syllable.word)); lastWordStart = v.start }
+    }
+    const wav = join(work, `p${pi}.wav`)
+    if (process.env["DRY"] !== undefined) {
+      const buf = new Float32Array(SECONDS * 44100)
+      renderVoice(take.score.vocal.filter((v) => v.start < SECONDS), buf, take.score.voice, 99)
+      highpassInPlace(buf, 0, buf.length, 110)
+      let peak = 0
+      for (const x of buf) peak = Math.max(peak, Math.abs(x))
+      for (let i = 0; i < buf.length; i++) buf[i] = ((buf[i] as number) * 0.5) / peak
+      writeFileSync(wav, wavFile(quantize(buf, buf)))
+    } else {
+      const audio = mixTake(take, { maxSeconds: SECONDS }, true)
+      const vocals = audio.stems?.find((s) => s.name === "vocals")
+      if (vocals === undefined) continue
+      writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
+    }
+    const heard = recognise(wav, work)
+    const m = lcs(heard, sungWords)
+    sung += m / sungWords.length
+    spoken += espeak.matched / espeak.said
+    count++
+    console.log(`${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords.length} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
+  }
 }
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
 if (process.env["KEEP"] === undefined) rmSync(work, { recursive: true, force: true })
