@@ -189,6 +189,13 @@ const TWO_MINUTES: EngineRequest = { style: "pop, 100 bpm, in C major, piano, sy
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : String(x))
 
+/**
+ * The asked tempo, or its double or half (a beat tracker's usual octave), within 4 %: what
+ * "as exact as today" is checked against, so that a tempo the analyser no longer finds shows.
+ */
+export const tempoHeard = (asked: number, found: number): boolean =>
+  [asked, asked * 2, asked / 2].some((bpm) => Math.abs(found - bpm) <= 0.04 * bpm)
+
 export async function soundBench(log: (line: string) => void = console.log): Promise<void> {
   ensureTools()
   const seconds = Number(process.env["SOUND_BENCH_SECONDS"] ?? "45")
@@ -197,25 +204,32 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
   const work = mkdtempSync(join(tmpdir(), "lyre-sound-bench-"))
   try {
     log(`each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`)
-    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked/aubio | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
-    const totals = new Map<string, { matched: number; sung: number; speed: number }>()
+    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked/aubio    | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
+    const totals = new Map<string, { matched: number; sung: number; speed: number; met: Record<string, number> }>()
     let spokenMatched = 0
     let spokenSaid = 0
     for (const prompt of prompts) {
       const spoken = spokenMatch(prompt.lyrics ?? "", work)
       for (const engine of engines) {
         const f = measureTake(engine, prompt, seconds, work)
-        const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0 }
-        totals.set(engine.name, { matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds })
+        const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0, met: {} }
         const falling = f.bandsDb.every((b, i) => i === 0 || b <= (f.bandsDb[i - 1] as number))
-        log(`${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${prompt.bpm} / ${f1(f.bpm).padStart(5)} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
+        const goals = {
+          "bands falling": falling, "flatness": f.flatness <= 0.08, "loudness": Math.abs(f.lufs + 14) <= 1,
+          "true peak": f.truePeakDb <= -1, "tempo heard": tempoHeard(prompt.bpm, f.bpm), "key heard": f.key === prompt.key
+        }
+        const met = { ...t.met }
+        for (const [goal, ok] of Object.entries(goals)) met[goal] = (met[goal] ?? 0) + (ok ? 1 : 0)
+        totals.set(engine.name, { matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds, met })
+        log(`${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${prompt.bpm} / ${f1(f.bpm).padStart(5)} ${tempoHeard(prompt.bpm, f.bpm) ? "ok" : "OFF"} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
           `${f.matched}/${f.sung} (${((100 * f.matched) / Math.max(1, f.sung)).toFixed(0)}%) / ${spoken.matched}/${spoken.said} | ${(f.seconds / f.cpuSeconds).toFixed(0)}x`)
       }
       spokenMatched += spoken.matched / Math.max(1, spoken.said)
       spokenSaid++
     }
     for (const [name, t] of totals) {
-      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(0)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(0)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
+      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(1)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(1)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
+      log(`${name}: prompts meeting each goal, of ${t.sung}: ${Object.entries(t.met).map(([goal, n]) => `${goal} ${n}`).join(", ")}`)
     }
     // A 2-minute song with vocals, MP3 included, one take after another on this thread.
     for (const engine of engines) {
