@@ -82,7 +82,7 @@ const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Numb
 const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)
 const cpu = () => cpuMillisOf(child.pid)
 const mainThreadCpu = () => cpuMillisOf(child.pid, { mainThread: true })
-await run(2)
+await run(Number(process.env["PROFILE_WARM"] ?? "2"))
 // What the service spends with no request at all (timers, background fibers), per second.
 const idleBefore = cpu()
 await new Promise((resolve) => setTimeout(resolve, 3_000))

@@ -9,6 +9,11 @@
  * requests per second, and Lyre's CPU as a multiple of the bare handler's (goal: at most 1.15
  * for reads, 1.10 for create); then runs the other benchmarks when present.
  *
+ * BENCH_WARMUP (default 15) sets each side's warm-up per endpoint, in seconds, before any turn is
+ * measured: V8 goes on compiling and optimising for 10-20 s of load in a process of Lyre's size,
+ * on threads of its own whose CPU is the process's. After 2 s, Lyre's GET /v1/me cost 0.347 ms
+ * of CPU a request against 0.262 for the bare handler (1.32); after 20 s, 0.277 against 0.246
+ * (1.13), the main thread's share moving far less (0.257 to 0.237) than the rest (0.090 to 0.040).
  * BENCH_SECONDS (default 3) sets each turn's length, BENCH_ROUNDS (default 3) the turns each
  * side takes per endpoint; DATABASE_URL / REDIS_URL default to the machine's local servers;
  * BENCH_MODES=pglite,postgres picks the modes; BENCH_EXTRAS=0 skips the other benchmarks.
@@ -25,6 +30,7 @@ import { createAccountKeys, launchService, parseBenchMode, startApiOnlyProvider,
 import type { BenchRequest } from "./support.ts"
 import type { BenchMode } from "./service.ts"
 
+const warmupSeconds = Number(process.env["BENCH_WARMUP"] ?? "15")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "3")
 const rounds = Number(process.env["BENCH_ROUNDS"] ?? "3")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
@@ -66,8 +72,8 @@ const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoin
 /** Both sides under the same load, in turns (the order alternating), their figures summed over the turns. */
 const compare = async (sides: readonly [Side, Side], requestFor: (connection: number) => BenchRequest) => {
   const run = (side: Side, duration: number) => loadPerConnection(side.url, { connections, duration, overallRate }, requestFor)
-  // A short warm-up first, so neither side is measured while its JIT is still cold.
-  for (const side of sides) await run(side, 2)
+  // A warm-up first, so neither side is measured while V8 is still compiling it (BENCH_WARMUP).
+  for (const side of sides) await run(side, warmupSeconds)
   const totals = sides.map(() => ({ cpuMillis: 0, requests: 0, seconds: 0, errors: 0 }))
   for (let round = 0; round < rounds; round++) {
     for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
