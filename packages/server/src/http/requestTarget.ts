@@ -37,5 +37,5 @@ export const requestTarget = (target: string | undefined): RequestTarget => {
   const search = question === -1 ? "" : raw.slice(question + 1)
   // URLSearchParams drops a leading `?` of what it is given, which the URL parser keeps as a name.
   if (plain.test(raw) && !search.startsWith("?")) return new PlainTarget(pathname, search)
-  return URL.canParse(raw, "http://localhost") ? new URL(raw, "http://localhost") : new PlainTarget(pathname, "")
+  return URL.parse(raw, "http://localhost") ?? new PlainTarget(pathname, "")
 }
