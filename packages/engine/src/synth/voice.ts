@@ -377,10 +377,11 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
       y = ca4 * y + bb4 * r4y1 + cc4 * r4y2
       r4y2 = r4y1
       r4y1 = y
-      const voiced = sb0 * y + sf1
-      sf1 = sb1 * y - sa1 * voiced + sf2
-      sf2 = sb2 * y - sa2 * voiced
-      y = voiced
+      // The singer's formant, on the voiced sound before the frication joins it.
+      const lifted = sb0 * y + sf1
+      sf1 = sb1 * y - sa1 * lifted + sf2
+      sf2 = sb2 * y - sa2 * lifted
+      y = lifted
       if (fricative) {
         const fy = fa0 * (nz - nz2) + fbb * fy1 + fc * fy2
         nz2 = nz1
