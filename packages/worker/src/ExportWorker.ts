@@ -31,8 +31,10 @@ export interface ExportWorkerOptions extends LeaseOptions {
   readonly downloadTimeoutMs?: number
   /** Exports processed at once by this worker. */
   readonly concurrency?: number
-  /** How often the worker looks for due exports. */
+  /** How long the worker first rests after a look that found no due export. */
   readonly idleMillis?: number
+  /** The longest rest after empty looks in a row (default 1 s). */
+  readonly maxIdleMillis?: number
   readonly sweepMillis?: number
 }
 
@@ -124,7 +126,7 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   })
 
   // Exports are few beside tasks and each takes seconds, so a batch at a time is enough.
-  const run = runBatches({ name: "export worker", tick, sweep, idleMillis, sweepMillis })
+  const run = runBatches({ name: "export worker", tick, sweep, idleMillis, maxIdleMillis: options.maxIdleMillis, sweepMillis })
 
   return ExportWorker.of({ sweep, tick, run })
 })

@@ -17,9 +17,11 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
+  defaultMaxIdleMillis,
   Generations,
   Ids,
   Leases,
+  makeIdleRest,
   makeOutageBackoff,
   providerFailure,
   TaskTraces,
@@ -40,8 +42,13 @@ export interface TaskWorkerOptions extends LeaseOptions {
   readonly downloadTimeoutMs?: number
   /** Tasks processed at once by this worker. */
   readonly concurrency?: number
-  /** How often an idle worker looks for due tasks when nothing wakes it. */
+  /** How long the worker first rests after a look that found no due task, unless woken. */
   readonly idleMillis?: number
+  /**
+   * The longest rest after empty looks in a row (default 1 s): how late a task due by the clock
+   * (its next poll) is found when no callback wakes the worker.
+   */
+  readonly maxIdleMillis?: number
   /** How often the deadline sweep runs. */
   readonly sweepMillis?: number
   /**
@@ -145,8 +152,8 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   /**
    * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes
    * each in its own fiber, and sleeps until a notification (a callback made a task due), a slot
-   * freed while every slot was busy, or the idle interval. A claim that took fewer tasks than it
-   * could saw everything due, so the next one waits for news; under load claims are spaced by
+   * freed while every slot was busy, or the idle rest (longer after each empty look, up to
+   * `maxIdleMillis`). A claim that took fewer tasks than it could saw everything due, so the next one waits for news; under load claims are spaced by
    * `claimGapMillis`, each taking what came meanwhile, rather than one statement per task.
    */
   const run = Effect.gen(function*() {
@@ -155,6 +162,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     )
     let inFlight = 0
     const outage = makeOutageBackoff("worker", { baseMillis: idleMillis, maxMillis: 2_000 })
+    const idle = makeIdleRest(idleMillis, options.maxIdleMillis ?? defaultMaxIdleMillis)
     // While a slot is free, this process's callbacks wake only this worker (see Wakeup.remote).
     yield* wakeup.attachWorker(() => inFlight < concurrency)
     let lastSweep = 0
@@ -191,8 +199,9 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
       }
       // Every free slot filled: more may be due, so look again (after the gap) without waiting.
       const backoff = outage.delayMillis()
+      if (claimed.length > 0) idle.reset()
       if (backoff > 0) yield* Effect.sleep(backoff)
-      else if (claimed.length < free) yield* wakeup.wait(idleMillis)
+      else if (claimed.length < free) yield* wakeup.wait(idle.next())
     }
   }).pipe(Effect.scoped)
 

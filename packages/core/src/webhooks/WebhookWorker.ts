@@ -18,6 +18,7 @@
  */
 import { Cause, Clock, Context, Effect, Exit, Layer } from "effect"
 import { causeIsDatabaseUnavailable, makeOutageBackoff } from "../domain/unavailable.ts"
+import { defaultMaxIdleMillis, makeIdleRest } from "../platform/IdleRest.ts"
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
 import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
@@ -32,8 +33,13 @@ export interface WebhookWorkerOptions {
   readonly leaseSeconds: number
   /** Attempts in flight at once in this worker. */
   readonly concurrency?: number
-  /** How long an idle worker waits before looking again. */
+  /** How long the worker first rests after a look that found nothing, unless woken. */
   readonly idleMillis?: number
+  /**
+   * The longest rest after empty looks in a row (default 1 s): how late a retry that falls due,
+   * or an event another process wrote, is found.
+   */
+  readonly maxIdleMillis?: number
   /**
    * The least time between two looks for work. Every task transition wakes the deliverer; under
    * load the wakes come faster than events need a look each, and each look is two statements.
@@ -155,6 +161,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
     )
 
   const outage = makeOutageBackoff("webhooks", { baseMillis: idleMillis, maxMillis: 2_000 })
+  const idle = makeIdleRest(idleMillis, options.maxIdleMillis ?? defaultMaxIdleMillis)
   const fanOut = outage.guard(webhooks.fanOut(fanOutBatch), "fan-out", 0)
 
   const run = Effect.gen(function*() {
@@ -188,11 +195,12 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
         ))
       }
       // More may be due at once (a full fan-out batch, or a claim that took every free slot but
-      // slots are still free); otherwise sleep until a new event, a freed quarter or the idle time.
+      // slots are still free); otherwise rest until a new event, a freed quarter or the idle rest ends.
       const maybeMore = fanned === fanOutBatch || (claimed.length > 0 && claimed.length === free && concurrency - inFlight >= refillAt)
+      if (fanned > 0 || claimed.length > 0) idle.reset()
       const backoff = outage.delayMillis()
       if (backoff > 0) yield* Effect.sleep(backoff)
-      else if (!maybeMore) yield* signal.wait(idleMillis)
+      else if (!maybeMore) yield* signal.wait(idle.next())
     }
   })
 

@@ -19,6 +19,8 @@ export interface ListenWorkerOptions extends LeaseOptions {
   /** Uploads listened to at once by this worker (each holds one listener thread). */
   readonly concurrency?: number
   readonly idleMillis?: number
+  /** The longest rest after empty looks in a row (default 1 s). */
+  readonly maxIdleMillis?: number
   readonly sweepMillis?: number
 }
 
@@ -92,7 +94,7 @@ const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
     return claimed.length
   })
 
-  const run = runBatches({ name: "listen worker", tick, sweep, idleMillis, sweepMillis })
+  const run = runBatches({ name: "listen worker", tick, sweep, idleMillis, maxIdleMillis: options.maxIdleMillis, sweepMillis })
 
   return ListenWorker.of({ tick, run })
 })
