@@ -19,9 +19,15 @@ const work = mkdtempSync(join(tmpdir(), "sung-words-"))
 const picked = (process.env["PROMPTS"] ?? "").split(",").filter((s) => s !== "").map(Number)
 const takes = Number(process.env["TAKES"] ?? "1")
 let sung = 0, spoken = 0, count = 0
+/** Words over every take, for the pooled share and its standard error. */
+let sungMatched = 0, sungTotal = 0, spokenMatched = 0, spokenTotal = 0
 for (const [pi, p] of PROMPTS.entries()) {
   if (picked.length > 0 && !picked.includes(pi)) continue
   const espeak = process.env["NOESPEAK"] === undefined ? spokenMatch(p.lyrics ?? "", work) : { matched: 0, said: 1 }
+  if (process.env["NOESPEAK"] === undefined) {
+    spokenMatched += espeak.matched
+    spokenTotal += espeak.said
+  }
   for (let index = 0; index < takes; index++) {
     const take = composeTake(p, "sound-bench", index)
     const sungWords: string[] = []
@@ -48,11 +54,23 @@ for (const [pi, p] of PROMPTS.entries()) {
     const heard = recognise(wav, work)
     const m = lcs(heard, sungWords)
     sung += m / sungWords.length
+    sungMatched += m
+    sungTotal += sungWords.length
     spoken += espeak.matched / espeak.said
     count++
     console.log(`${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords.length} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
   }
 }
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
+/**
+ * Whether a word is recognised changes from take to take, so a share of a few hundred words
+ * carries a standard error of 1-2 points (binomial, sqrt(p (1 - p) / n)): two voices, or the voice and
+ * espeak-ng, differ only when their shares are further apart than about twice the two errors combined.
+ */
+const pooled = (matched: number, total: number) => {
+  const p = matched / Math.max(1, total)
+  return `${(100 * p).toFixed(1)}% ± ${(100 * Math.sqrt((p * (1 - p)) / Math.max(1, total))).toFixed(1)} of ${total} words`
+}
+console.log(`pooled sung ${pooled(sungMatched, sungTotal)}` + (spokenTotal > 0 ? `; espeak-ng ${pooled(spokenMatched, spokenTotal)} (once per prompt)` : ""))
 if (process.env["KEEP"] === undefined) rmSync(work, { recursive: true, force: true })
 else console.log(work)
