@@ -64,8 +64,9 @@ for (const [pi, p] of PROMPTS.entries()) {
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
 /**
  * Whether a word is recognised changes from take to take, so a share of a few hundred words
- * carries a standard error of 1-2 points (binomial, sqrt(p (1 - p) / n)): two voices, or the voice and
- * espeak-ng, differ only when their shares are further apart than about twice the two errors combined.
+ * carries a standard error of 1-2 points (binomial, sqrt(p (1 - p) / n)): two voices, or the
+ * voice and espeak-ng, differ only when their shares are further apart than about twice the two
+ * errors combined.
  */
 const pooled = (matched: number, total: number) => {
   const p = matched / Math.max(1, total)
