@@ -1,5 +1,6 @@
 export * from "./domain/errors.ts"
 export * from "./domain/unavailable.ts"
+export * from "./domain/backoff.ts"
 export * from "./domain/ids.ts"
 export * from "./domain/models.ts"
 export * from "./domain/pricing.ts"

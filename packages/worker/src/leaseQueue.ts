@@ -23,7 +23,7 @@
 import { Cause, Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import { causeIsDatabaseUnavailable, handBackWithin, relaxedCommit, stillPending } from "@lyre/core"
+import { causeIsDatabaseUnavailable, doubled, handBackWithin, relaxedCommit, stillPending } from "@lyre/core"
 import type { LeaseBook } from "@lyre/core"
 
 /** The options every queue's worker takes. */
@@ -92,7 +92,7 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
   /** Gives the row back; `also` sets more columns in the same statement (`column = ...,`). */
   const release = Effect.fnUntraced(function*(claimed: C, reason: string, also: Fragment = sql``) {
     const now = yield* Clock.currentTimeMillis
-    const delay = Math.min(maxPollSeconds, options.pollSeconds * 2 ** Math.max(0, claimed.attempts - 1))
+    const delay = doubled(options.pollSeconds, maxPollSeconds, Math.max(0, claimed.attempts - 1))
     yield* sql`
       ${relaxedCte}
       update ${table}

@@ -8,6 +8,7 @@
 import { createHmac, randomBytes } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { doubled } from "../domain/backoff.ts"
 import { Ids, randomBase62 } from "../domain/ids.ts"
 import { decoyPasswordHash, verifyPassword } from "../domain/passwords.ts"
 import { Settings } from "../platform/Settings.ts"
@@ -58,7 +59,7 @@ interface ThrottleRow {
 /** Whole seconds an attempt must still wait after `failures` failures, the last at `last`. */
 export const throttleWaitSeconds = (failures: number, free: number, last: number, now: number): number => {
   if (failures < free || now - last >= forgetAfterMillis) return 0
-  const wait = Math.min(maxWaitSeconds, firstWaitSeconds * 2 ** (failures - free)) * 1000
+  const wait = doubled(firstWaitSeconds, maxWaitSeconds, failures - free) * 1000
   return Math.max(0, Math.ceil((last + wait - now) / 1000))
 }
 

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { Cause } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
+import { doubled } from "./backoff.ts"
 import { ServiceUnavailable } from "./errors.ts"
 
 /**
@@ -92,6 +93,6 @@ export const makeOutageBackoff = (label: string, options: { readonly baseMillis:
         )
       ),
     /** How long to wait before the next round while the database is out of reach; 0 otherwise. */
-    delayMillis: (): number => failures === 0 ? 0 : Math.min(options.baseMillis * 2 ** (failures - 1), options.maxMillis)
+    delayMillis: (): number => failures === 0 ? 0 : doubled(options.baseMillis, options.maxMillis, failures - 1)
   }
 }

@@ -7,6 +7,8 @@
  * written by another process. Resting a fixed 100-250 ms, an idle `pnpm start` ran about 35
  * statements a second in its embedded database, 55 ms of CPU a second with nobody using it.
  */
+import { doubled } from "../domain/backoff.ts"
+
 export interface IdleRest {
   /** After a look that found work: the next empty look rests `firstMillis`. */
   readonly reset: () => void
@@ -16,14 +18,15 @@ export interface IdleRest {
 
 export const makeIdleRest = (firstMillis: number, maxMillis: number): IdleRest => {
   const ceiling = Math.max(firstMillis, maxMillis)
-  let upcoming = firstMillis
+  /** Empty looks since the last that found work; past the ceiling more of them change nothing. */
+  let empty = 0
   return {
     reset: () => {
-      upcoming = firstMillis
+      empty = 0
     },
     next: () => {
-      const rest = upcoming
-      upcoming = Math.min(ceiling, upcoming * 2)
+      const rest = doubled(firstMillis, ceiling, empty)
+      if (rest < ceiling) empty++
       return rest
     }
   }
