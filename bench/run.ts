@@ -107,7 +107,7 @@ const compare = async (sides: readonly [Side, Side], requestFor: (connection: nu
     cpuMicros: (total.cpuMillis * 1000) / Math.max(1, total.requests),
     errors: total.errors
   }))
-  return { figures, ratios: ratios.sort((a, b) => a - b) as RoundRatios }
+  return { figures, ratios: ratios.sort((a, b) => a - b) }
 }
 
 const benchMode = async (mode: BenchMode) => {

@@ -17,7 +17,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
-  defaultMaxIdleMillis,
   Generations,
   Ids,
   Leases,
@@ -153,8 +152,9 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
    * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes
    * each in its own fiber, and sleeps until a notification (a callback made a task due), a slot
    * freed while every slot was busy, or the idle rest (longer after each empty look, up to
-   * `maxIdleMillis`). A claim that took fewer tasks than it could saw everything due, so the next one waits for news; under load claims are spaced by
-   * `claimGapMillis`, each taking what came meanwhile, rather than one statement per task.
+   * `maxIdleMillis`). A claim that took fewer tasks than it could saw everything due, so the
+   * next one waits for news; under load claims are spaced by `claimGapMillis`, each taking what
+   * came meanwhile, rather than one statement per task.
    */
   const run = Effect.gen(function*() {
     yield* Effect.logInfo("worker started").pipe(
@@ -162,7 +162,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     )
     let inFlight = 0
     const outage = makeOutageBackoff("worker", { baseMillis: idleMillis, maxMillis: 2_000 })
-    const idle = makeIdleRest(idleMillis, options.maxIdleMillis ?? defaultMaxIdleMillis)
+    const idle = makeIdleRest(idleMillis, options.maxIdleMillis)
     // While a slot is free, this process's callbacks wake only this worker (see Wakeup.remote).
     yield* wakeup.attachWorker(() => inFlight < concurrency)
     let lastSweep = 0

@@ -6,7 +6,7 @@
  * with growing pauses, and resumed.
  */
 import { Clock, Effect } from "effect"
-import { defaultMaxIdleMillis, makeIdleRest, makeOutageBackoff } from "@lyre/core"
+import { makeIdleRest, makeOutageBackoff } from "@lyre/core"
 
 export interface BatchLoop {
   /** Names the worker in its outage lines (`export worker: the database is out of reach`). */
@@ -20,7 +20,7 @@ export interface BatchLoop {
   readonly sweepMillis: number
 }
 
-export const runBatches = ({ name, tick, sweep, idleMillis, maxIdleMillis = defaultMaxIdleMillis, sweepMillis }: BatchLoop): Effect.Effect<never> =>
+export const runBatches = ({ name, tick, sweep, idleMillis, maxIdleMillis, sweepMillis }: BatchLoop): Effect.Effect<never> =>
   Effect.gen(function*() {
     let lastSweep = 0
     const outage = makeOutageBackoff(name, { baseMillis: idleMillis, maxMillis: 2_000 })

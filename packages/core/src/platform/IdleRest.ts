@@ -16,7 +16,11 @@ export interface IdleRest {
   readonly next: () => number
 }
 
-export const makeIdleRest = (firstMillis: number, maxMillis: number): IdleRest => {
+/** The longest rest of an idle loop unless told otherwise: work nobody signalled waits at most this. */
+export const defaultMaxIdleMillis = 1_000
+
+/** `maxMillis` absent (an option left unset): `defaultMaxIdleMillis`. */
+export const makeIdleRest = (firstMillis: number, maxMillis: number = defaultMaxIdleMillis): IdleRest => {
   const ceiling = Math.max(firstMillis, maxMillis)
   /** Empty looks since the last that found work; past the ceiling more of them change nothing. */
   let empty = 0
@@ -32,5 +36,3 @@ export const makeIdleRest = (firstMillis: number, maxMillis: number): IdleRest =
   }
 }
 
-/** The longest rest of an idle loop unless told otherwise: work nobody signalled waits at most this. */
-export const defaultMaxIdleMillis = 1_000

@@ -18,7 +18,7 @@
  */
 import { Cause, Clock, Context, Effect, Exit, Layer } from "effect"
 import { causeIsDatabaseUnavailable, makeOutageBackoff } from "../domain/unavailable.ts"
-import { defaultMaxIdleMillis, makeIdleRest } from "../platform/IdleRest.ts"
+import { makeIdleRest } from "../platform/IdleRest.ts"
 import { deliverWebhook, SIGNATURE_HEADER, signWebhook } from "@lyre/webhooks"
 import type { AttemptOutcome, ClaimedDelivery } from "./Webhooks.ts"
 import { Webhooks } from "./Webhooks.ts"
@@ -161,7 +161,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
     )
 
   const outage = makeOutageBackoff("webhooks", { baseMillis: idleMillis, maxMillis: 2_000 })
-  const idle = makeIdleRest(idleMillis, options.maxIdleMillis ?? defaultMaxIdleMillis)
+  const idle = makeIdleRest(idleMillis, options.maxIdleMillis)
   const fanOut = outage.guard(webhooks.fanOut(fanOutBatch), "fan-out", 0)
 
   const run = Effect.gen(function*() {
