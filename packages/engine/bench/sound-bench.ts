@@ -6,7 +6,8 @@
 // espeak-ng speaking the same words. Then render speed on one core for a 2-minute song with
 // vocals, and the memory of a render thread.
 // Run: pnpm exec node packages/engine/bench/sound-bench.ts (the root `pnpm bench` runs it too).
-// SOUND_BENCH_SECONDS (default 45) cuts each take; SOUND_BENCH_PROMPTS=2 runs the first two.
+// SOUND_BENCH_SECONDS (default 45) cuts each take; SOUND_BENCH_PROMPTS=2 runs the first two;
+// SOUND_BENCH_WORD_TAKES (default 3) is how many takes of each prompt the sung words are judged on.
 
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -19,6 +20,7 @@ import { key } from "../test/support/analysis.ts"
 import { soundMeasures, type SoundMeasures } from "../test/support/sound-measures.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "../src/types.ts"
 import type { RenderedAudio, Take } from "../src/render.ts"
+import type { VocalNote } from "../src/compose.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 
 /**
@@ -145,6 +147,39 @@ export const beatTempo = (tempos: ReadonlyArray<number>, asked: number): number 
   return low === undefined || high === undefined ? Number.NaN : (low + high) / 2
 }
 
+/** The words sung by notes starting within `seconds`, in order, each word once (not per syllable). */
+export function sungWordsOf(vocal: ReadonlyArray<VocalNote>, seconds: number): string[] {
+  const sung: string[] = []
+  let lastWordStart = -1
+  for (const v of vocal) {
+    if (v.start >= seconds) break
+    if (v.syllable.wordStart && v.start !== lastWordStart) { sung.push(...words(v.syllable.word)); lastWordStart = v.start }
+  }
+  return sung
+}
+
+/** The sung words pocketsphinx recognises on a rendered take's vocal stem, aligned in order. */
+export function stemWords(audio: RenderedAudio, file: string, work: string): { readonly matched: number; readonly sung: number; readonly heard: ReadonlyArray<string> } {
+  const sung = sungWordsOf(audio.score.vocal, audio.left.length / 44100)
+  const vocals = audio.stems?.find((s) => s.name === "vocals")
+  if (vocals === undefined) return { matched: 0, sung: sung.length, heard: [] }
+  const wav = join(work, file)
+  writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
+  const heard = recognise(wav, work)
+  return { matched: lcs(heard, sung), sung: sung.length, heard }
+}
+
+/**
+ * A share of words with its binomial standard error, sqrt(p (1 - p) / n). Whether a word is
+ * recognised changes from take to take, so a share of a few hundred words carries an error of 1-2
+ * points: two voices, or the voice and espeak-ng, differ only when their shares are further apart
+ * than about twice the two errors combined.
+ */
+export const pooledShare = (matched: number, total: number): string => {
+  const p = matched / Math.max(1, total)
+  return `${(100 * p).toFixed(1)}% ± ${(100 * Math.sqrt((p * (1 - p)) / Math.max(1, total))).toFixed(1)} of ${total} words`
+}
+
 interface TakeFigures extends SoundMeasures {
   readonly cpuSeconds: number
   readonly seconds: number
@@ -166,21 +201,9 @@ function measureTake(engine: EngineUnderTest, prompt: EngineRequest & { readonly
   writeFileSync(mixWav, wavFile(quantize(audio.left, audio.right)))
   const mono = new Float32Array(audio.left.length)
   for (let i = 0; i < mono.length; i++) mono[i] = 0.5 * ((audio.left[i] as number) + (audio.right[i] as number))
-  const vocals = audio.stems?.find((s) => s.name === "vocals")
-  let matched = 0
-  const sungWords: string[] = []
-  let lastWordStart = -1
-  for (const v of audio.score.vocal) {
-    if (v.start >= audio.left.length / 44100) break
-    if (v.syllable.wordStart && v.start !== lastWordStart) { sungWords.push(...words(v.syllable.word)); lastWordStart = v.start }
-  }
-  if (vocals !== undefined) {
-    const wav = join(work, `${engine.name}-vocals.wav`)
-    writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
-    matched = lcs(recognise(wav, work), sungWords)
-  }
+  const { matched, sung } = stemWords(audio, `${engine.name}-vocals.wav`, work)
   const tempos = aubioBeatTempos(mixWav)
-  return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung: sungWords.length, bpm: meanTempo(tempos), beatBpm: beatTempo(tempos, prompt.bpm), key: key(mono).name }
+  return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung, bpm: meanTempo(tempos), beatBpm: beatTempo(tempos, prompt.bpm), key: key(mono).name }
 }
 
 export function spokenMatch(lyrics: string, work: string): { readonly matched: number; readonly said: number } {
@@ -233,14 +256,16 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
   try {
     log(`each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`)
     log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked / aubio / its beats | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
-    const totals = new Map<string, { matched: number; sung: number; speed: number; met: Record<string, number> }>()
+    const totals = new Map<string, { matched: number; sung: number; speed: number; met: Record<string, number>; wordsMatched: number; wordsSung: number }>()
     let spokenMatched = 0
     let spokenSaid = 0
+    let spokenWordsMatched = 0
+    let spokenWords = 0
     for (const prompt of prompts) {
       const spoken = spokenMatch(prompt.lyrics ?? "", work)
       for (const engine of engines) {
         const f = measureTake(engine, prompt, seconds, work)
-        const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0, met: {} }
+        const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0, met: {}, wordsMatched: 0, wordsSung: 0 }
         const falling = f.bandsDb.every((b, i) => i === 0 || b <= (f.bandsDb[i - 1] as number))
         const goals = {
           "bands falling": falling, "flatness": f.flatness <= 0.08, "loudness": Math.abs(f.lufs + 14) <= 1,
@@ -248,16 +273,39 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
         }
         const met = { ...t.met }
         for (const [goal, ok] of Object.entries(goals)) met[goal] = (met[goal] ?? 0) + (ok ? 1 : 0)
-        totals.set(engine.name, { matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds, met })
+        totals.set(engine.name, {
+          matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds, met,
+          wordsMatched: t.wordsMatched + f.matched, wordsSung: t.wordsSung + f.sung
+        })
         log(`${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${String(prompt.bpm).padStart(3)} / ${f1(f.bpm).padStart(5)} / ${f1(f.beatBpm).padStart(5)} ${tempoHeard(prompt.bpm, f.beatBpm) ? "ok" : "OFF"} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
           `${f.matched}/${f.sung} (${((100 * f.matched) / Math.max(1, f.sung)).toFixed(0)}%) / ${spoken.matched}/${spoken.said} | ${(f.seconds / f.cpuSeconds).toFixed(0)}x`)
       }
       spokenMatched += spoken.matched / Math.max(1, spoken.said)
       spokenSaid++
+      spokenWordsMatched += spoken.matched
+      spokenWords += spoken.said
     }
     for (const [name, t] of totals) {
       log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(1)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(1)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
       log(`${name}: prompts meeting each goal, of ${t.sung}: ${Object.entries(t.met).map(([goal, n]) => `${goal} ${n}`).join(", ")}`)
+    }
+    // One take a prompt moves by a word or two with any change of sound (decision 0097): the
+    // words are judged over more takes of each prompt, pooled.
+    const wordTakes = Number(process.env["SOUND_BENCH_WORD_TAKES"] ?? "3")
+    for (const engine of wordTakes > 1 ? engines : []) {
+      const t = totals.get(engine.name)
+      if (t === undefined) continue
+      let matched = t.wordsMatched
+      let sung = t.wordsSung
+      for (const prompt of prompts) {
+        for (let index = 1; index < wordTakes; index++) {
+          const audio = engine.mixTake(engine.composeTake(prompt, "sound-bench", index), { maxSeconds: seconds }, true)
+          const w = stemWords(audio, `${engine.name}-vocals.wav`, work)
+          matched += w.matched
+          sung += w.sung
+        }
+      }
+      log(`${engine.name}: sung words recognised over ${wordTakes} takes of each prompt, pooled: ${pooledShare(matched, sung)} (espeak-ng: ${pooledShare(spokenWordsMatched, spokenWords)}, once a prompt)`)
     }
     // A 2-minute song with vocals, MP3 included, one take after another on this thread.
     for (const engine of engines) {

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PROMPTS, lcs, recognise, spokenMatch, words } from "./sound-bench.ts"
+import { PROMPTS, lcs, pooledShare, recognise, spokenMatch, stemWords, sungWordsOf } from "./sound-bench.ts"
 import { composeTake, mixTake } from "../src/render.ts"
 import { renderVoice } from "../src/synth/voice.ts"
 import { highpassInPlace } from "../src/synth/dsp.ts"
@@ -30,14 +30,9 @@ for (const [pi, p] of PROMPTS.entries()) {
   }
   for (let index = 0; index < takes; index++) {
     const take = composeTake(p, "sound-bench", index)
-    const sungWords: string[] = []
-    let lastWordStart = -1
-    for (const v of take.score.vocal) {
-      if (v.start >= SECONDS) break
-      if (v.syllable.wordStart && v.start !== lastWordStart) { sungWords.push(...words(v.syllable.word)); lastWordStart = v.start }
-    }
-    const wav = join(work, `p${pi}.wav`)
+    let m: number, sungWords: number, heard: ReadonlyArray<string>
     if (process.env["DRY"] !== undefined) {
+      const wav = join(work, `p${pi}.wav`)
       const buf = new Float32Array(SECONDS * 44100)
       renderVoice(take.score.vocal.filter((v) => v.start < SECONDS), buf, take.score.voice, 99)
       highpassInPlace(buf, 0, buf.length, 110)
@@ -45,33 +40,25 @@ for (const [pi, p] of PROMPTS.entries()) {
       for (const x of buf) peak = Math.max(peak, Math.abs(x))
       for (let i = 0; i < buf.length; i++) buf[i] = ((buf[i] as number) * 0.5) / peak
       writeFileSync(wav, wavFile(quantize(buf, buf)))
+      const sungList = sungWordsOf(take.score.vocal, SECONDS)
+      heard = recognise(wav, work)
+      m = lcs(heard, sungList)
+      sungWords = sungList.length
     } else {
-      const audio = mixTake(take, { maxSeconds: SECONDS }, true)
-      const vocals = audio.stems?.find((s) => s.name === "vocals")
-      if (vocals === undefined) continue
-      writeFileSync(wav, wavFile(quantize(vocals.left, vocals.right)))
+      const w = stemWords(mixTake(take, { maxSeconds: SECONDS }, true), `p${pi}.wav`, work)
+      m = w.matched
+      sungWords = w.sung
+      heard = w.heard
     }
-    const heard = recognise(wav, work)
-    const m = lcs(heard, sungWords)
-    sung += m / sungWords.length
+    sung += m / sungWords
     sungMatched += m
-    sungTotal += sungWords.length
+    sungTotal += sungWords
     spoken += espeak.matched / espeak.said
     count++
-    console.log(`${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords.length} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
+    console.log(`${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
   }
 }
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
-/**
- * Whether a word is recognised changes from take to take, so a share of a few hundred words
- * carries a standard error of 1-2 points (binomial, sqrt(p (1 - p) / n)): two voices, or the
- * voice and espeak-ng, differ only when their shares are further apart than about twice the two
- * errors combined.
- */
-const pooled = (matched: number, total: number) => {
-  const p = matched / Math.max(1, total)
-  return `${(100 * p).toFixed(1)}% ± ${(100 * Math.sqrt((p * (1 - p)) / Math.max(1, total))).toFixed(1)} of ${total} words`
-}
-console.log(`pooled sung ${pooled(sungMatched, sungTotal)}` + (spokenTotal > 0 ? `; espeak-ng ${pooled(spokenMatched, spokenTotal)} (once per prompt)` : ""))
+console.log(`pooled sung ${pooledShare(sungMatched, sungTotal)}` + (spokenTotal > 0 ? `; espeak-ng ${pooledShare(spokenMatched, spokenTotal)} (once per prompt)` : ""))
 if (process.env["KEEP"] === undefined) rmSync(work, { recursive: true, force: true })
 else console.log(work)
