@@ -10,6 +10,7 @@
 // TAKES (default 3) takes of each held-out prompt, cut at 45 s, as `sung-words.ts` measures ours.
 // Run: pnpm exec node packages/engine/bench/flite-words.ts
 import { execFileSync } from "node:child_process"
+import { createRequire } from "node:module"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,6 +18,8 @@ import { ensureDebianPackage } from "../../../test/debianPackage.ts"
 import { composeTake } from "../src/render.ts"
 import type { VocalNote } from "../src/compose.ts"
 import { PROMPTS, lcs, pooledShare, recognise, spokenMatch, sungWordsOf, words } from "./sound-bench.ts"
+
+const { WaveFile } = createRequire(import.meta.url)("wavefile") as typeof import("wavefile")
 
 const SECONDS = 45
 /** Flite's voices speak at 16 kHz, the recogniser's own rate. */
@@ -26,39 +29,22 @@ const maxStretch = Number(process.env["STRETCH"] ?? "1.6")
 ensureDebianPackage({ path: "/usr/bin/flite", pkg: "flite", variable: "PATH", binary: "flite", need: "The Flite bench needs flite", tests: "the Flite bench" })
 const work = mkdtempSync(join(tmpdir(), "flite-words-"))
 
-/** The 16-bit samples of a mono WAV file Flite wrote, as floats, its leading and trailing silence cut. */
+/** The samples of a mono 16-bit WAV file Flite wrote, as floats, its leading and trailing silence cut. */
 const spokenSamples = (path: string): Float32Array => {
-  const bytes = readFileSync(path)
-  for (let at = 12; at + 8 <= bytes.length; at += 8 + bytes.readUInt32LE(at + 4)) {
-    if (bytes.toString("ascii", at, at + 4) !== "data") continue
-    const samples = new Float32Array(bytes.readUInt32LE(at + 4) / 2)
-    for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(at + 8 + 2 * i) / 32_768
-    let from = 0
-    let to = samples.length
-    while (from < to && Math.abs(samples[from] as number) < 0.01) from++
-    while (to > from && Math.abs(samples[to - 1] as number) < 0.01) to--
-    return samples.subarray(from, to)
-  }
-  return new Float32Array(0)
+  const wav = new WaveFile(readFileSync(path))
+  const samples = Float32Array.from(wav.getSamples(false, Float64Array) as unknown as Float64Array, (x) => x / 32_768)
+  let from = 0
+  let to = samples.length
+  while (from < to && Math.abs(samples[from] as number) < 0.01) from++
+  while (to > from && Math.abs(samples[to - 1] as number) < 0.01) to--
+  return samples.subarray(from, to)
 }
 
 /** A mono 16-bit WAV file at Flite's rate (the engine's own writer is for its 44.1 kHz stereo). */
-const monoWav = (samples: Float32Array): Buffer => {
-  const bytes = Buffer.alloc(44 + 2 * samples.length)
-  bytes.write("RIFF", 0)
-  bytes.writeUInt32LE(36 + 2 * samples.length, 4)
-  bytes.write("WAVEfmt ", 8)
-  bytes.writeUInt32LE(16, 16)
-  bytes.writeUInt16LE(1, 20)
-  bytes.writeUInt16LE(1, 22)
-  bytes.writeUInt32LE(RATE, 24)
-  bytes.writeUInt32LE(2 * RATE, 28)
-  bytes.writeUInt16LE(2, 32)
-  bytes.writeUInt16LE(16, 34)
-  bytes.write("data", 36)
-  bytes.writeUInt32LE(2 * samples.length, 40)
-  for (let i = 0; i < samples.length; i++) bytes.writeInt16LE(Math.round(32_767 * Math.max(-1, Math.min(1, samples[i] as number))), 44 + 2 * i)
-  return bytes
+const monoWav = (samples: Float32Array): Uint8Array => {
+  const wav = new WaveFile()
+  wav.fromScratch(1, RATE, "16", Int16Array.from(samples, (x) => Math.round(32_767 * Math.max(-1, Math.min(1, x)))))
+  return wav.toBuffer()
 }
 
 const flite = (voice: string, text: string, settings: Record<string, number>): Float32Array => {
