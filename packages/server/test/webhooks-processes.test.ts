@@ -87,17 +87,22 @@ const onPostgres = async () => {
     await Promise.all(workers.map((worker) => worker.waitFor("worker starting")))
     await new Promise((resolve) => setTimeout(resolve, 2_000))
     const { endpointId, ids } = await pingAll(setup)
-    // Kill the first worker while it holds leases on attempts the receiver has not answered yet.
-    const victim = workers[0]
+    // Kill a worker while it holds leases on attempts the receiver has not answered yet: whichever
+    // holds some first. An idle worker rests up to a second between looks, and a signal wakes only
+    // its own process, so either one may take the first events.
+    let victim: Spawned | undefined
     const deadline = Date.now() + 30_000
-    for (;;) {
-      const [held] = await setup.query<{ n: number }>(
-        "select count(*)::int as n from webhook_deliveries where status = 'pending' and lease_owner like $1",
-        `%:${String(victim?.child.pid)}:%`
-      )
-      if ((held?.n ?? 0) > 0 || Date.now() > deadline) break
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    while (victim === undefined && Date.now() < deadline) {
+      for (const worker of workers) {
+        const [held] = await setup.query<{ n: number }>(
+          "select count(*)::int as n from webhook_deliveries where status = 'pending' and lease_owner like $1",
+          `%:${String(worker.child.pid)}:%`
+        )
+        if ((held?.n ?? 0) > 0) victim = worker
+      }
+      if (victim === undefined) await new Promise((resolve) => setTimeout(resolve, 20))
     }
+    expect(victim).toBeDefined()
     // Its requests are out (the receiver answers after 500 ms): kill it before the answers come.
     await new Promise((resolve) => setTimeout(resolve, 200))
     await victim?.crash()
