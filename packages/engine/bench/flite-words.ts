@@ -83,15 +83,13 @@ let espeakMatched = 0, espeakSaid = 0
 const spoken = { slt: { matched: 0, said: 0 }, awb: { matched: 0, said: 0 } }
 let sungMatched = 0, sungTotal = 0
 for (const prompt of PROMPTS) {
-  const said = words(prompt.lyrics ?? "")
   const espeak = spokenMatch(prompt.lyrics ?? "", work)
   espeakMatched += espeak.matched
   espeakSaid += espeak.said
   for (const voice of ["slt", "awb"] as const) {
-    const wav = join(work, "spoken.wav")
-    execFileSync("flite", ["-voice", voice, "-t", said.join(" "), "-o", wav])
-    spoken[voice].matched += lcs(recognise(wav, work), said)
-    spoken[voice].said += said.length
+    const flites = spokenMatch(prompt.lyrics ?? "", work, (text, wav) => { execFileSync("flite", ["-voice", voice, "-t", text, "-o", wav]) })
+    spoken[voice].matched += flites.matched
+    spoken[voice].said += flites.said
   }
   for (let index = 0; index < takes; index++) {
     const take = composeTake(prompt, "sound-bench", index)

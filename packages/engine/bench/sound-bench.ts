@@ -206,10 +206,14 @@ function measureTake(engine: EngineUnderTest, prompt: EngineRequest & { readonly
   return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung, bpm: meanTempo(tempos), beatBpm: beatTempo(tempos, prompt.bpm), key: key(mono).name }
 }
 
-export function spokenMatch(lyrics: string, work: string): { readonly matched: number; readonly said: number } {
+/** espeak-ng writing `text` to the WAV file `wav`: the goal's yardstick. */
+const espeak = (text: string, wav: string): void => { execFileSync("espeak-ng", ["-w", wav, text]) }
+
+/** The lyrics' words recognised when `speak` (espeak-ng unless told) says them, aligned in order. */
+export function spokenMatch(lyrics: string, work: string, speak: (text: string, wav: string) => void = espeak): { readonly matched: number; readonly said: number } {
   const said = words(lyrics)
-  const wav = join(work, "espeak.wav")
-  execFileSync("espeak-ng", ["-w", wav, said.join(" ")])
+  const wav = join(work, "spoken.wav")
+  speak(said.join(" "), wav)
   return { matched: lcs(recognise(wav, work), said), said: said.length }
 }
 
