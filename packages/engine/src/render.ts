@@ -14,7 +14,7 @@ import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
 import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
-import { renderVoice } from "./synth/voice.ts"
+import { singerFor } from "./synth/singer.ts"
 import { colourVoice, type VoiceColour } from "./synth/voiceColour.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
 
@@ -285,8 +285,9 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   let voiceGain = 0
   let voiceSend = 0
   if (score.vocal.length > 0 && options.muteVoice !== true) {
-    renderVoice(score.vocal.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed)
-    if (score.harmony.length > 0) renderVoice(score.harmony.filter((v) => v.start < seconds), voiceBuf, score.voice, voiceSeed ^ 0x5a5a)
+    const singer = singerFor([...score.vocal, ...score.harmony], score.voice)
+    singer.sing(score.vocal.filter((v) => v.start < seconds), voiceBuf, voiceSeed)
+    if (score.harmony.length > 0) singer.sing(score.harmony.filter((v) => v.start < seconds), voiceBuf, voiceSeed ^ 0x5a5a)
     if (take.voiceColour !== undefined) colourVoice(voiceBuf, take.voiceColour)
     highpassInPlace(voiceBuf, 0, n, 110)
     const rms = rmsOf(voiceBuf, 0, n)

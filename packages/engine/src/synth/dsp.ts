@@ -122,10 +122,10 @@ export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQR
 /** A biquad's normalised coefficients (a0 = 1), for a filter run inline in a hot loop. */
 export interface BiquadCoefficients { readonly b0: number; readonly b1: number; readonly b2: number; readonly a1: number; readonly a2: number }
 
-/** RBJ peaking EQ: `db` added at `hz`, `q` setting how wide (about 1.2 octaves at q 1.2). */
-export function peakingBiquad(hz: number, db: number, q: number): BiquadCoefficients {
+/** RBJ peaking EQ: `db` added at `hz`, `q` setting how wide (about 1.2 octaves at q 1.2), for a signal at `rate`. */
+export function peakingBiquad(hz: number, db: number, q: number, rate = SR): BiquadCoefficients {
   const a = Math.pow(10, db / 40)
-  const w = (2 * Math.PI * hz) / SR
+  const w = (2 * Math.PI * hz) / rate
   const alpha = Math.sin(w) / (2 * q)
   const cos = Math.cos(w)
   const a0 = 1 + alpha / a

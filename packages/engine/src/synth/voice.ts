@@ -1,4 +1,5 @@
-// The singing voice: a Klatt-style formant synthesizer. A glottal pulse train at the
+// The formant voice: sings the words Flite cannot say (singer.ts sings the rest, decision 0102).
+// A Klatt-style formant synthesizer. A glottal pulse train at the
 // melody's pitch (with vibrato) feeds a cascade of four formant resonators whose
 // frequencies follow each syllable's vowel; consonants are made of silence (closures),
 // noise bursts and bands (plosives, fricatives), aspiration after voiceless stops, and formant
@@ -9,6 +10,7 @@
 import type { VocalNote } from "../compose.ts"
 import type { Consonant, Vowel } from "../lyrics.ts"
 import { INV_SR, SR, peakingBiquad, tsin } from "./dsp.ts"
+import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./voiceColour.ts"
 
 const FRAME = 32
 
@@ -22,8 +24,8 @@ const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
 /** One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz). */
 const SOURCE_TILT = 0.8
-/** Vibrato depth (fraction of the pitch) once it has bloomed: enough to sing, little enough to keep vowels in tune. */
-const VIBRATO = 0.012
+/** Vibrato depth (fraction of the pitch) once it has bloomed. */
+const VIBRATO = BUILT_IN_VIBRATO
 /**
  * The longest a vowel sounds as its word (seconds): about a syllable's length in speech, after
  * which the coda follows at once. Held vowels cost the recogniser words: it hears a syllable,
@@ -139,7 +141,7 @@ const GLOTTAL = (() => {
   return d
 })()
 
-export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, register: "m" | "f", seed: number): void {
+export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, register: "m" | "f", seed: number): void {
   if (notes.length === 0) return
   const frames = Math.ceil(out.length / FRAME) + 1
   const f0 = new Float32Array(frames)
@@ -352,7 +354,7 @@ export function renderVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, 
     if (!fricative) { fy1 *= 0.5; fy2 *= 0.5 }
     for (let i = s0; i < stop; i++) {
       const w = (i - s0) / FRAME
-      vibPh += 5.6 * INV_SR
+      vibPh += BUILT_IN_VIBRATO_RATE * INV_SR
       if (vibPh >= 1) vibPh -= 1
       ns ^= ns << 13
       ns ^= ns >>> 17

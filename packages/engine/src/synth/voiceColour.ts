@@ -1,5 +1,5 @@
-// A persona's voice colour, laid on the engine's singing voice after it is synthesized (the
-// formant voice itself, voice.ts, is left as it is): its brightness as a tilt above 1.5 kHz,
+// A persona's voice colour, laid on the engine's singing voice after it is sung (the voices
+// themselves, singer.ts and voice.ts, are left as they are): its brightness as a tilt above 1.5 kHz,
 // and the vibrato it lacks as a pitch swing made by a modulated delay (a Doppler vibrato). Both
 // are linear in the voice, so the vocal stem still adds up to the mix.
 
@@ -13,8 +13,10 @@ export interface VoiceColour {
   readonly vibratoDepth: number
 }
 
-/** The vibrato the formant voice already sings with once bloomed (voice.ts VIBRATO). */
+/** The vibrato both voices (singer.ts, voice.ts) sing with once bloomed: enough to sing, little enough to keep vowels in tune. */
 export const BUILT_IN_VIBRATO = 0.012
+/** Its rate (Hz). */
+export const BUILT_IN_VIBRATO_RATE = 5.6
 const TILT_COEF = 1 - Math.exp((-2 * Math.PI * 1500) / SR)
 
 export function colourVoice(voice: Float32Array, colour: VoiceColour): void {
