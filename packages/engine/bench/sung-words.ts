@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PROMPTS, lcs, pooledShare, recognise, spokenMatch, stemWords, sungWordsOf } from "./sound-bench.ts"
 import { composeTake, mixTake } from "../src/render.ts"
-import { renderVoice } from "../src/synth/voice.ts"
+import { singerFor } from "../src/synth/singer.ts"
 import { highpassInPlace } from "../src/synth/dsp.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 
@@ -34,7 +34,7 @@ for (const [pi, p] of PROMPTS.entries()) {
     if (process.env["DRY"] !== undefined) {
       const wav = join(work, `p${pi}.wav`)
       const buf = new Float32Array(SECONDS * 44100)
-      renderVoice(take.score.vocal.filter((v) => v.start < SECONDS), buf, take.score.voice, 99)
+      singerFor(take.score.vocal, take.score.voice).sing(take.score.vocal.filter((v) => v.start < SECONDS), buf, 99)
       highpassInPlace(buf, 0, buf.length, 110)
       let peak = 0
       for (const x of buf) peak = Math.max(peak, Math.abs(x))

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PROMPTS, words, lcs } from "./sound-bench.ts"
 import { lineSyllables } from "../src/lyrics.ts"
-import { renderVoice } from "../src/synth/voice.ts"
+import { singerFor } from "../src/synth/singer.ts"
 import { highpassInPlace } from "../src/synth/dsp.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 import type { VocalNote } from "../src/compose.ts"
@@ -42,7 +42,7 @@ for (const [pi, p] of PROMPTS.entries()) {
   }
   const buf = new Float32Array(Math.ceil((t + 0.5) * 44100))
   const c0 = process.threadCpuUsage()
-  renderVoice(notes, buf, female ? "f" : "m", 99)
+  singerFor(notes, female ? "f" : "m").sing(notes, buf, 99)
   const c = process.threadCpuUsage(c0); cpu += (c.user + c.system) / 1e6
   highpassInPlace(buf, 0, buf.length, 110)
   let peak = 0
