@@ -54,8 +54,8 @@ export function midiHz(m: number): number {
 }
 
 /** One-pole low-pass coefficient for a cutoff in Hz. */
-export function onePoleCoef(hz: number): number {
-  return 1 - Math.exp((-2 * Math.PI * Math.min(hz, SR * 0.45)) / SR)
+export function onePoleCoef(hz: number, rate = SR): number {
+  return 1 - Math.exp((-2 * Math.PI * Math.min(hz, rate * 0.45)) / rate)
 }
 
 /** In-place one-pole low-pass over a range of a buffer. */
@@ -100,10 +100,11 @@ export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQR
   const cw = Math.cos(w)
   const a0 = 1 + alpha
   const b0 = (1 - cw) / 2 / a0
-  const b1 = (1 - cw) / a0
-  const b2 = b0
-  const a1 = (-2 * cw) / a0
-  const a2 = (1 - alpha) / a0
+  biquadInPlace(buf, { b0, b1: (1 - cw) / a0, b2: b0, a1: (-2 * cw) / a0, a2: (1 - alpha) / a0 })
+}
+
+/** Runs a biquad (direct form I) over a whole buffer in place. */
+export function biquadInPlace(buf: Float32Array, { b0, b1, b2, a1, a2 }: BiquadCoefficients): void {
   let x1 = 0
   let x2 = 0
   let y1 = 0
@@ -132,9 +133,9 @@ export function peakingBiquad(hz: number, db: number, q: number, rate = SR): Biq
   return { b0: (1 + alpha * a) / a0, b1: (-2 * cos) / a0, b2: (1 - alpha * a) / a0, a1: (-2 * cos) / a0, a2: (1 - alpha / a) / a0 }
 }
 
-/** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched. */
-export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number): void {
-  const a = onePoleCoef(hz)
+/** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched; `rate` the signal's. */
+export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number, rate = SR): void {
+  const a = onePoleCoef(hz, rate)
   let lp = 0
   for (let i = from; i < to; i++) {
     const x = buf[i] as number

@@ -8,7 +8,7 @@
 
 import type { VocalNote } from "../compose.ts"
 import { FLITE_RATE, FLITE_VOICES, isVowel, speakable, speakWords, type Phone, type SpokenWord } from "./flite.ts"
-import { SR, peakingBiquad } from "./dsp.ts"
+import { SR, biquadInPlace, highShelfInPlace, peakingBiquad } from "./dsp.ts"
 import { renderFormantVoice } from "./voice.ts"
 import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./voiceColour.ts"
 
@@ -35,23 +35,12 @@ const presenceOf = new WeakMap<SpokenWord, Float32Array>()
 
 function withPresence(word: SpokenWord): Float32Array {
   let lifted = presenceOf.get(word)
-  if (lifted !== undefined) return lifted
-  lifted = new Float32Array(word.samples.length)
-  const shelf = 1 - Math.exp((-2 * Math.PI * PRESENCE_SHELF_HZ) / FLITE_RATE)
-  const { b0, b1, b2, a1, a2 } = SINGERS_FORMANT
-  let low = 0, x1 = 0, x2 = 0, y1 = 0, y2 = 0
-  for (let i = 0; i < lifted.length; i++) {
-    const raw = word.samples[i] as number
-    low += shelf * (raw - low)
-    const x = low + PRESENCE_SHELF_GAIN * (raw - low)
-    const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
-    x2 = x1
-    x1 = x
-    y2 = y1
-    y1 = y
-    lifted[i] = y
+  if (lifted === undefined) {
+    lifted = word.samples.slice()
+    highShelfInPlace(lifted, 0, lifted.length, PRESENCE_SHELF_HZ, PRESENCE_SHELF_GAIN, FLITE_RATE)
+    biquadInPlace(lifted, SINGERS_FORMANT)
+    presenceOf.set(word, lifted)
   }
-  presenceOf.set(word, lifted)
   return lifted
 }
 
