@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PROMPTS, lcs, pooledShare, recognise, spokenMatch, stemWords, sungWordsOf } from "./sound-bench.ts"
 import { composeTake, mixTake } from "../src/render.ts"
-import { singerFor } from "../src/synth/singer.ts"
+import { singerFor } from "../src/synth/voice/singer.ts"
 import { highpassInPlace } from "../src/synth/dsp.ts"
 import { quantize, wavFile } from "../src/wav.ts"
 

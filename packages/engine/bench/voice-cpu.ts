@@ -14,7 +14,7 @@ type Mod = { composeTake: (r: unknown, t: string, i: number) => { score: Score }
 type Sing = (score: Score, out: Float32Array) => void
 /** How an engine's tree sings a score's vocal: through a singer where it has one, else voice.ts's renderVoice. */
 const singingOf = async (dir: string): Promise<Sing> => {
-  const singer = join(dir, "synth/singer.ts")
+  const singer = [join(dir, "synth/voice/singer.ts"), join(dir, "synth/singer.ts")].find(existsSync) ?? ""
   if (existsSync(singer) && readFileSync(singer, "utf8").includes("export function singerFor")) {
     const m = await import(singer) as { singerFor: (n: ReadonlyArray<Note>, r: "m" | "f") => { sing: (n: ReadonlyArray<Note>, out: Float32Array, seed: number) => void } }
     return (score, out) => m.singerFor(score.vocal, score.voice).sing(score.vocal.filter((v) => v.start < 120), out, 42)

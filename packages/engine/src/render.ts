@@ -14,8 +14,8 @@ import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
 import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
-import { singerFor } from "./synth/singer.ts"
-import { colourVoice, type VoiceColour } from "./synth/voiceColour.ts"
+import { singerFor } from "./synth/voice/singer.ts"
+import { colourVoice, type VoiceColour } from "./synth/voice/colour.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
 
 /** One part of the mix as it sounds in the track: `vocals`, `drums`, `bass`, `harmony`, `lead`, `vinyl`. */

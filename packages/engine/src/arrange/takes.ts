@@ -12,7 +12,7 @@ import { composeTake, knobs, requestKey, songIdentity, voiceFor, type Take } fro
 import { Rng } from "../rng.ts"
 import type { TrackReader } from "../splice.ts"
 import { parseStyle, PC_NAMES, type StyleSpec } from "../style.ts"
-import type { VoiceColour } from "../synth/voiceColour.ts"
+import type { VoiceColour } from "../synth/voice/colour.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { coverLine, coverVocal } from "./coverRhythm.ts"
 import { sheetOf, type Sheet } from "./sheet.ts"

@@ -7,10 +7,10 @@
 // transitions into and out of the vowel). Parameters are laid out on a control grid and
 // smoothed, which gives coarticulation.
 
-import type { VocalNote } from "../compose.ts"
-import type { Consonant, Vowel } from "../lyrics.ts"
-import { INV_SR, SR, peakingBiquad, tsin } from "./dsp.ts"
-import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./voiceColour.ts"
+import type { VocalNote } from "../../compose.ts"
+import type { Consonant, Vowel } from "../../lyrics.ts"
+import { INV_SR, SR, peakingBiquad, tsin } from "../dsp.ts"
+import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./colour.ts"
 
 const FRAME = 32
 

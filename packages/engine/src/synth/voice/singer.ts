@@ -6,11 +6,11 @@
 // the onset consonants just before the beat, the vowel held through the note, the coda at its
 // end, at speaking speed. The voice's vibrato and glides are in the spacing of the grains.
 
-import type { VocalNote } from "../compose.ts"
+import type { VocalNote } from "../../compose.ts"
 import { FLITE_RATE, FLITE_VOICES, isVowel, speakable, speakWords, type Phone, type SpokenWord } from "./flite.ts"
-import { SR, biquadInPlace, highShelfInPlace, peakingBiquad } from "./dsp.ts"
-import { renderFormantVoice } from "./voice.ts"
-import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./voiceColour.ts"
+import { SR, biquadInPlace, highShelfInPlace, peakingBiquad } from "../dsp.ts"
+import { renderFormantVoice } from "./formant.ts"
+import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./colour.ts"
 
 /** The longest the onset consonants sound before the beat (seconds). */
 const ONSET_LEAD = 0.16

@@ -1,9 +1,9 @@
 // A persona's voice colour, laid on the engine's singing voice after it is sung (the voices
-// themselves, singer.ts and voice.ts, are left as they are): its brightness as a tilt above 1.5 kHz,
+// themselves, singer.ts and formant.ts, are left as they are): its brightness as a tilt above 1.5 kHz,
 // and the vibrato it lacks as a pitch swing made by a modulated delay (a Doppler vibrato). Both
 // are linear in the voice, so the vocal stem still adds up to the mix.
 
-import { SR } from "./dsp.ts"
+import { SR } from "../dsp.ts"
 
 export interface VoiceColour {
   /** 0 (dull) .. 1 (bright); 0.5 leaves the voice as it is. */
@@ -13,7 +13,7 @@ export interface VoiceColour {
   readonly vibratoDepth: number
 }
 
-/** The vibrato both voices (singer.ts, voice.ts) sing with once bloomed: enough to sing, little enough to keep vowels in tune. */
+/** The vibrato both voices (singer.ts, formant.ts) sing with once bloomed: enough to sing, little enough to keep vowels in tune. */
 export const BUILT_IN_VIBRATO = 0.012
 /** Its rate (Hz). */
 export const BUILT_IN_VIBRATO_RATE = 5.6
