@@ -125,10 +125,17 @@ function runFlite(texts: ReadonlyArray<string>, voice: FliteVoice): Array<Spoken
   }
 }
 
-/** The 16-bit mono samples of Flite's WAV file, as floats. */
+/**
+ * The 16-bit mono samples of Flite's WAV file, as floats: wavefile reads the chunks, and the
+ * data chunk's bytes are read as 16-bit integers directly (its sample-by-sample getter took
+ * 90 ms of a 2-minute song's render).
+ */
 function pcmOf(file: Buffer): Float32Array {
-  const samples = new WaveFile(file).getSamples(false, Float64Array) as unknown as Float64Array
-  return Float32Array.from(samples, (x) => x / 32768)
+  const bytes = (new WaveFile(file).data as { readonly samples: Uint8Array }).samples
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const out = new Float32Array(bytes.byteLength >> 1)
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt16(2 * i, true) / 32768
+  return out
 }
 
 /**
