@@ -8,7 +8,7 @@
 
 import type { VocalNote } from "../../compose.ts"
 import { FLITE_RATE, FLITE_VOICES, isVowel, speakable, speakWords, type Phone, type SpokenWord } from "./flite.ts"
-import { SR, biquadInPlace, highShelfInPlace, peakingBiquad } from "../dsp.ts"
+import { SR, biquadInPlace, highShelfInPlace, midiHz, peakingBiquad } from "../dsp.ts"
 import { renderFormantVoice } from "./formant.ts"
 import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./colour.ts"
 
@@ -63,7 +63,7 @@ interface Unit {
   readonly end: number
 }
 
-/** Where each phone of `word` starts, by index, and the indices of its vowels. */
+/** The indices of a word's vowels among its phones. */
 const vowelsOf = (phones: ReadonlyArray<Phone>): number[] => phones.flatMap((p, i) => (isVowel(p) ? [i] : []))
 
 /**
@@ -92,8 +92,11 @@ function unitsOf(notes: ReadonlyArray<VocalNote>, word: SpokenWord): Unit[] {
   return units
 }
 
-/** The pieces a unit sounds as, after the previous unit's sound ended at `prevEnd` (seconds); returns where this one ends. */
-function layUnit(unit: Unit, word: SpokenWord, prevEnd: number, wordEnds: boolean, pieces: Piece[]): number {
+/**
+ * The pieces a unit sounds as, after the previous unit's sound ended at `prevEnd` (seconds);
+ * returns where this one ends. A word's last unit before another word leaves the breath of 0100.
+ */
+function layUnit(unit: Unit, word: SpokenWord, prevEnd: number, beforeNextWord: boolean, pieces: Piece[]): number {
   const first = unit.notes[0] as VocalNote
   const lastNote = unit.notes[unit.notes.length - 1] as VocalNote
   const start = first.start
@@ -106,7 +109,7 @@ function layUnit(unit: Unit, word: SpokenWord, prevEnd: number, wordEnds: boolea
   const codaOut = Math.min(codaLen, dur * 0.35)
   const vowelFrom = start + within
   const gapped = end - WORD_GAP
-  const soundEnd = wordEnds && gapped - codaOut - vowelFrom > 0.06 ? gapped : end
+  const soundEnd = beforeNextWord && gapped - codaOut - vowelFrom > 0.06 ? gapped : end
   const vowelTo = Math.max(vowelFrom + 0.02, soundEnd - codaOut)
   const level = first.vel
   const piece = (from: number, to: number, srcFrom: number, srcTo: number): void => {
@@ -171,8 +174,8 @@ export function singerFor(allNotes: ReadonlyArray<VocalNote>, register: "m" | "f
           continue
         }
         const units = unitsOf(wordNotes, word)
-        const wordEnds = words[i + 1] !== undefined
-        for (const [k, unit] of units.entries()) prevEnd = layUnit(unit, word, prevEnd, wordEnds && k === units.length - 1, pieces)
+        const anotherWord = words[i + 1] !== undefined
+        for (const [k, unit] of units.entries()) prevEnd = layUnit(unit, word, prevEnd, anotherWord && k === units.length - 1, pieces)
       }
       overlapAdd(pieces, notes, out, voice.pitch)
       if (unsung.length > 0) renderFormantVoice(unsung, out, register, seed)
@@ -193,7 +196,7 @@ class PitchTrack {
     const notes = this.notes
     while (this.index < notes.length - 1 && t >= (notes[this.index] as VocalNote).start + (notes[this.index] as VocalNote).dur) this.index++
     const note = notes[this.index] as VocalNote
-    const target = 440 * Math.pow(2, (note.pitch - 69) / 12)
+    const target = midiHz(note.pitch)
     // A glide from the last note, unless the voice has been silent a while.
     this.hz = this.at < 0 || t - this.at > 0.1 ? target : this.hz + (1 - Math.exp(-(t - this.at) / GLIDE)) * (target - this.hz)
     this.at = t
