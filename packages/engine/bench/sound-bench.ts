@@ -242,6 +242,12 @@ async function threadMemory(which: "before" | "now"): Promise<{ readonly heapMb:
 
 const TWO_MINUTES: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals", title: "Two Minutes", model: "aether", instrumental: false,
   lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n") }
+/** The pairs of prompts whose lyrics, three times over, make each speed round's 2-minute song. */
+const SPEED_LYRICS: ReadonlyArray<readonly [number, number]> = [[0, 3], [2, 4], [5, 6], [7, 2]]
+const twoMinutes = (round: number): EngineRequest => {
+  const [a, b] = SPEED_LYRICS[round % SPEED_LYRICS.length] as readonly [number, number]
+  return round === 0 ? TWO_MINUTES : { ...TWO_MINUTES, lyrics: [0, 1, 2].map(() => (PROMPTS[a]?.lyrics ?? "") + "\n" + (PROMPTS[b]?.lyrics ?? "")).join("\n") }
+}
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : String(x))
 
@@ -311,18 +317,38 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
       }
       log(`${engine.name}: sung words recognised over ${wordTakes} takes of each prompt, pooled: ${pooledShare(matched, sung)} (espeak-ng: ${pooledShare(spokenWordsMatched, spokenWords)}, once a prompt)`)
     }
-    // A 2-minute song with vocals, MP3 included, one take after another on this thread.
+    // A 2-minute song with vocals, MP3 included, on this thread. One render moves with the
+    // machine's state by up to a third between runs, so the engines take turns, each round on
+    // other lyrics (Flite speaks every new song's words within its figure), and the medians and
+    // each round's ratio are printed.
+    const rounds = Number(process.env["SOUND_BENCH_SPEED_ROUNDS"] ?? "3")
     for (const engine of engines) {
-      // The warm-up loads the bank and compiles the WebAssembly (once a thread) on other words:
-      // the measured take's words are spoken by Flite within its figure, as a new song's are.
+      // The warm-up loads the bank and compiles the WebAssembly (once a thread) on other words.
       await engine.renderTrack({ ...TWO_MINUTES, lyrics: PROMPTS[1]?.lyrics ?? null }, "warm", 0, { maxSeconds: 10 })
-      const c0 = process.threadCpuUsage()
-      const track = await engine.renderTrack(TWO_MINUTES, "sound-bench-2min", 0, { maxSeconds: 120 })
-      const c = process.threadCpuUsage(c0)
-      const cpu = (c.user + c.system) / 1e6
+    }
+    const speed = new Map<string, Array<{ readonly cpu: number; readonly seconds: number }>>(engines.map((e) => [e.name, []]))
+    for (let round = 0; round < rounds; round++) {
+      const request = twoMinutes(round)
+      for (const engine of round % 2 === 0 ? engines : [...engines].reverse()) {
+        const c0 = process.threadCpuUsage()
+        const track = await engine.renderTrack(request, "sound-bench-2min", 0, { maxSeconds: 120 })
+        const c = process.threadCpuUsage(c0)
+        speed.get(engine.name)?.push({ cpu: (c.user + c.system) / 1e6, seconds: track.duration })
+      }
+    }
+    const median = (xs: ReadonlyArray<number>): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
+    for (const engine of engines) {
+      const runs = speed.get(engine.name) ?? []
       const memory = await threadMemory(engine.name === "now" ? "now" : "before")
-      log(`${engine.name}: 2-minute song with vocals (${track.duration.toFixed(0)} s) rendered and encoded in ${cpu.toFixed(2)} s CPU = ${(track.duration / cpu).toFixed(1)}x real time on one core (goal >= 30x); ` +
+      log(`${engine.name}: 2-minute song with vocals (${runs.map((r) => r.seconds.toFixed(0)).join("/")} s) rendered and encoded in ${runs.map((r) => r.cpu.toFixed(2)).join(" / ")} s CPU over ${rounds} rounds = ` +
+        `${median(runs.map((r) => r.seconds / r.cpu)).toFixed(1)}x real time on one core, the median (goal >= 30x); ` +
         `render thread: peak heap ${memory.heapMb.toFixed(0)} MB, outside the heap ${memory.externalMb.toFixed(0)} MB, process RSS +${memory.rssDeltaMb.toFixed(0)} MB`)
+    }
+    const now = speed.get("now") ?? []
+    const before = speed.get("before") ?? []
+    if (now.length > 0 && before.length === now.length) {
+      const ratios = now.map((r, i) => r.cpu / (before[i] as { readonly cpu: number }).cpu)
+      log(`2-minute song, CPU now / before, each round: ${ratios.map((x) => x.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)})`)
     }
   } finally {
     rmSync(work, { recursive: true, force: true })
