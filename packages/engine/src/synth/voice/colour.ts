@@ -4,6 +4,7 @@
 // are linear in the voice, so the vocal stem still adds up to the mix.
 
 import { SR } from "../dsp.ts"
+import { VIBRATO } from "./phrasing.ts"
 
 export interface VoiceColour {
   /** 0 (dull) .. 1 (bright); 0.5 leaves the voice as it is. */
@@ -13,10 +14,6 @@ export interface VoiceColour {
   readonly vibratoDepth: number
 }
 
-/** The vibrato both voices (singer.ts, formant.ts) sing with once bloomed: enough to sing, little enough to keep vowels in tune. */
-export const BUILT_IN_VIBRATO = 0.012
-/** Its rate (Hz). */
-export const BUILT_IN_VIBRATO_RATE = 5.6
 const TILT_COEF = 1 - Math.exp((-2 * Math.PI * 1500) / SR)
 
 export function colourVoice(voice: Float32Array, colour: VoiceColour): void {
@@ -30,7 +27,8 @@ export function colourVoice(voice: Float32Array, colour: VoiceColour): void {
       voice[i] = x + 0.8 * tilt * (x - low)
     }
   }
-  const extra = colour.vibratoDepth - BUILT_IN_VIBRATO
+  // The voices already sing with VIBRATO; a persona sings with more.
+  const extra = colour.vibratoDepth - VIBRATO
   if (extra > 0.001 && colour.vibratoRate > 0) {
     // y(t) = x(t - D(1 + sin wt)) swings the pitch by D·w: D = extra / w.
     const w = 2 * Math.PI * Math.max(3, Math.min(9, colour.vibratoRate))

@@ -10,7 +10,7 @@
 import type { VocalNote } from "../../compose.ts"
 import type { Consonant, Vowel } from "../../lyrics.ts"
 import { INV_SR, SR, peakingBiquad, tsin } from "../dsp.ts"
-import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./colour.ts"
+import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, WORD_GAP } from "./phrasing.ts"
 
 const FRAME = 32
 
@@ -24,8 +24,6 @@ const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
 /** One-pole smoothing of the glottal pulse: lower is duller (0.55 left almost nothing above 3 kHz). */
 const SOURCE_TILT = 0.8
-/** Vibrato depth (fraction of the pitch) once it has bloomed. */
-const VIBRATO = BUILT_IN_VIBRATO
 /**
  * The longest a vowel sounds as its word (seconds): about a syllable's length in speech, after
  * which the coda follows at once. Held vowels cost the recogniser words: it hears a syllable,
@@ -40,15 +38,6 @@ const SPOKEN_VOWEL = 0.18
  * quieter sustains left the mix too flat (decision 0096).
  */
 const HUM_LEVEL = 0.5
-/**
- * A word's last note falls silent this long before the next word (seconds), where its sustain
- * leaves room, and the next word's onset consonants may sound in that breath rather than inside
- * their note. Sounding from word to word, the voice let the recogniser run words together
- * ("folded paper boats" heard as one "op"). Over three takes of every held-out prompt, gaps of
- * 0.1-0.22 s scored better than none and 0.06 s did not; 0.15 s left a persona's vibrato too
- * little of the note to be heard (decision 0100).
- */
-const WORD_GAP = 0.12
 const HUM_BREATH = 0.3
 const HUM_CENTRE = 0.65
 const SCHWA: Formants = [500, 1500, 2500, 3500]
@@ -207,7 +196,7 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     // A singer takes the consonants from the end of the previous vowel (when that syllable
     // closes on no consonant of its own), so they keep their length and the vowel its beat.
     const borrow = prevOpen ? Math.min(ONSET_BORROW, prevVowel * 0.4) : 0
-    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8 + borrow, 0.16)
+    const before = Math.min(onsetFull, Math.max(0, note.start - prevEnd) * 0.8 + borrow, ONSET_LEAD)
     const within = Math.min(onsetFull - before, note.dur * 0.3)
     const onsetDur = before + within
     let t = note.start - before
@@ -354,7 +343,7 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     if (!fricative) { fy1 *= 0.5; fy2 *= 0.5 }
     for (let i = s0; i < stop; i++) {
       const w = (i - s0) / FRAME
-      vibPh += BUILT_IN_VIBRATO_RATE * INV_SR
+      vibPh += VIBRATO_RATE * INV_SR
       if (vibPh >= 1) vibPh -= 1
       ns ^= ns << 13
       ns ^= ns >>> 17

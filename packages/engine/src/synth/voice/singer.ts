@@ -10,12 +10,8 @@ import type { VocalNote } from "../../compose.ts"
 import { FLITE_RATE, FLITE_VOICES, isVowel, speakable, speakWords, type Phone, type SpokenWord } from "./flite.ts"
 import { SR, biquadInPlace, highShelfInPlace, midiHz, peakingBiquad } from "../dsp.ts"
 import { renderFormantVoice } from "./formant.ts"
-import { BUILT_IN_VIBRATO, BUILT_IN_VIBRATO_RATE } from "./colour.ts"
+import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, WORD_GAP } from "./phrasing.ts"
 
-/** The longest the onset consonants sound before the beat (seconds). */
-const ONSET_LEAD = 0.16
-/** A word's last note falls silent this long before the next word, where it leaves room (decision 0100). */
-const WORD_GAP = 0.12
 /** Pitch glides between notes with this time constant (seconds). */
 const GLIDE = 0.025
 /** Phones without voicing: their grains are taken where the time map says, not at a pulse. */
@@ -201,7 +197,7 @@ class PitchTrack {
     this.hz = this.at < 0 || t - this.at > 0.1 ? target : this.hz + (1 - Math.exp(-(t - this.at) / GLIDE)) * (target - this.hz)
     this.at = t
     const bloom = Math.min(1, Math.max(0, (t - note.start - 0.22) * 2.5))
-    return this.hz * (1 + BUILT_IN_VIBRATO * bloom * Math.sin(2 * Math.PI * BUILT_IN_VIBRATO_RATE * t))
+    return this.hz * (1 + VIBRATO * bloom * Math.sin(2 * Math.PI * VIBRATO_RATE * t))
   }
 }
 
