@@ -94,6 +94,8 @@ export interface FakeUpstreamControl {
   sendCallback(taskId: string, stage: CallbackStage, options?: { readonly url?: string }): Promise<CallbackRecord>
   /** Resolves once every callback scheduled so far has been sent and answered. */
   settled(): Promise<void>
+  /** The most connections the fake held open at once, since it started or was reset. */
+  mostConnections(): number
 }
 
 export interface FakeUpstream {
@@ -699,6 +701,12 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       json(res, 404, { code: 404, msg: "Not found", data: null })
     }
   })
+  let openConnections = 0
+  let mostConnections = 0
+  server.on("connection", (socket) => {
+    mostConnections = Math.max(mostConnections, ++openConnections)
+    socket.once("close", () => openConnections--)
+  })
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
     server.listen(options.port ?? 0, "127.0.0.1", resolve)
@@ -734,6 +742,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       callbacks.length = 0
       downloads.length = 0
       uploads.length = 0
+      mostConnections = openConnections
     },
     submissions,
     polls,
@@ -781,7 +790,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     },
     settled: async () => {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight])
-    }
+    },
+    mostConnections: () => mostConnections
   }
 
   return {

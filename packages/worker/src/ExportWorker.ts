@@ -21,6 +21,7 @@ import { Provider } from "@lyre/core/provider/Provider"
 import { runBatches } from "./batchLoop.ts"
 import { leaseQueue } from "./leaseQueue.ts"
 import type { Leased, LeaseOptions } from "./leaseQueue.ts"
+import { UpstreamConnections } from "./provider/upstreamAgents.ts"
 import { rehostExportFiles } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { timeoutFailure } from "./TaskWorker.ts"
@@ -51,7 +52,8 @@ export class ExportWorker extends Context.Service<ExportWorker, {
   /** Claims, processes and sweeps until interrupted. */
   readonly run: Effect.Effect<never>
 }>()("lyre/worker/ExportWorker") {
-  static readonly layer = (options: ExportWorkerOptions) => Layer.effect(ExportWorker, make(options))
+  static readonly layer = (options: ExportWorkerOptions) =>
+    Layer.effect(ExportWorker, make(options)).pipe(Layer.provide(UpstreamConnections.layer))
 }
 
 const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
@@ -62,7 +64,11 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const concurrency = options.concurrency ?? 8
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
-  const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 60_000 }
+  const rehostOptions = {
+    publicUrl: options.publicUrl,
+    agents: yield* UpstreamConnections,
+    timeoutMs: options.downloadTimeoutMs ?? 60_000
+  }
   const queue = leaseQueue<Claimed>(sql, yield* Leases, {
     table: "exports",
     noun: "export",

@@ -30,6 +30,7 @@ import type { PollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { leaseQueue } from "./leaseQueue.ts"
 import type { Leased, LeaseOptions } from "./leaseQueue.ts"
+import { UpstreamConnections } from "./provider/upstreamAgents.ts"
 import { rehostTracks } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { Wakeup } from "./Wakeup.ts"
@@ -74,7 +75,8 @@ export class TaskWorker extends Context.Service<TaskWorker, {
   /** Claims, processes and sweeps until interrupted. */
   readonly run: Effect.Effect<never>
 }>()("lyre/worker/TaskWorker") {
-  static readonly layer = (options: TaskWorkerOptions) => Layer.effect(TaskWorker, make(options))
+  static readonly layer = (options: TaskWorkerOptions) =>
+    Layer.effect(TaskWorker, make(options)).pipe(Layer.provide(UpstreamConnections.layer))
 }
 
 const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
@@ -91,7 +93,11 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
   const claimGapMillis = options.claimGapMillis ?? 10
-  const rehostOptions = { publicUrl: options.publicUrl, timeoutMs: options.downloadTimeoutMs ?? 30_000 }
+  const rehostOptions = {
+    publicUrl: options.publicUrl,
+    agents: yield* UpstreamConnections,
+    timeoutMs: options.downloadTimeoutMs ?? 30_000
+  }
   const queue = leaseQueue<Claimed>(sql, yield* Leases, {
     table: "generation_tasks",
     noun: "task",

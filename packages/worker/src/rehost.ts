@@ -13,6 +13,7 @@ import { Effect, Schema } from "effect"
 import type { ExportFile, FinishedTrack, ProviderExportFile, ProviderTrack, RehostKind, TimedWord } from "@lyre/core"
 import { Ids, Metrics, timedLyricsFiles } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
+import type { UpstreamAgents } from "./provider/upstreamAgents.ts"
 
 export class RehostError extends Schema.TaggedError<RehostError>()("RehostError", {
   message: Schema.String,
@@ -36,6 +37,8 @@ const extensionOf = (url: string, contentType: string | null, fallback: string):
 export interface RehostOptions {
   /** The site root: stored files are served at `{publicUrl}/files/<key>`. */
   readonly publicUrl: string
+  /** The connections downloads share, bounded per origin. */
+  readonly agents: UpstreamAgents
   /** Limit for each download, connect to last byte. */
   readonly timeoutMs: number
 }
@@ -75,22 +78,28 @@ class Deadline {
   }
 }
 
-/** GET with node:http (lighter than fetch for many large bodies), following a few redirects. */
-const open = (url: string, deadline: Deadline, redirects = 0): Promise<IncomingMessage> =>
+/**
+ * GET with node:http (lighter than fetch for many large bodies), following a few redirects. The
+ * time limit counts from the call, so a download waiting for one of the agent's connections
+ * spends its own time waiting.
+ */
+const open = (url: string, agents: UpstreamAgents, deadline: Deadline, redirects = 0): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
     const target = new URL(url)
-    const get = target.protocol === "https:" ? httpsGet : target.protocol === "http:" ? httpGet : null
-    if (get === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
-    const request = get(target, (response) => {
+    const onResponse = (response: IncomingMessage) => {
       const location = response.headers.location
       const status = response.statusCode ?? 0
       if (status >= 300 && status < 400 && location !== undefined && redirects < maxRedirects) {
         response.resume()
-        resolve(open(new URL(location, target).toString(), deadline, redirects + 1))
+        resolve(open(new URL(location, target).toString(), agents, deadline, redirects + 1))
         return
       }
       resolve(response)
-    })
+    }
+    const request = target.protocol === "https:" ? httpsGet(target, { agent: agents.https }, onResponse)
+      : target.protocol === "http:" ? httpGet(target, { agent: agents.http }, onResponse)
+      : null
+    if (request === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
     request.on("error", reject)
     deadline.track(request)
   })
@@ -141,7 +150,7 @@ const copy = Effect.fnUntraced(function*(
   const deadline = new Deadline(options.timeoutMs)
   return yield* Effect.gen(function*() {
     const response = yield* Effect.tryPromise({
-      try: () => open(url, deadline),
+      try: () => open(url, options.agents, deadline),
       catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
     })
     const status = response.statusCode ?? 0

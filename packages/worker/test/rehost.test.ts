@@ -12,6 +12,7 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { Effect, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { destroyUpstreamAgents, makeUpstreamAgents, UPSTREAM_SOCKETS_PER_ORIGIN } from "../src/provider/upstreamAgents.ts"
 import { rehostTracks } from "../src/rehost.ts"
 import { Storage } from "../src/storage/Storage.ts"
 
@@ -21,7 +22,9 @@ beforeAll(async () => {
   upstream = await startFakeUpstream({ apiKey: "k", audioBytes: 10_000 })
   directory = mkdtempSync(join(tmpdir(), "lyre-rehost-"))
 })
+const agents = makeUpstreamAgents()
 afterAll(async () => {
+  destroyUpstreamAgents(agents)
   await upstream.close()
   rmSync(directory, { recursive: true, force: true })
 })
@@ -39,7 +42,7 @@ const track = (audioUrl: string, imageUrl: string | null): ProviderTrack => ({
   duration: 12.5
 })
 
-const options = { publicUrl: "https://lyre.example", timeoutMs: 5_000 }
+const options = { publicUrl: "https://lyre.example", agents, timeoutMs: 5_000 }
 
 describe("rehostTracks", () => {
   it("copies audio and covers over HTTP to fixed keys and answers lasting URLs", async () => {
@@ -108,5 +111,23 @@ describe("rehostTracks", () => {
       server.closeAllConnections()
       server.close()
     }
+  })
+
+  it(`downloads share at most ${UPSTREAM_SOCKETS_PER_ORIGIN} connections to one host, the rest waiting their turn`, async () => {
+    // Unbounded, 64 tasks' downloads opened a connection each and overflowed the upstream's accept queue.
+    const created = await fetch(`${upstream.url}/api/v1/generate`, {
+      method: "POST",
+      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      body: JSON.stringify({ customMode: true, instrumental: true, model: "V4_5", style: "pop", title: "Many" })
+    }).then((res) => res.json() as Promise<{ data: { taskId: string } }>)
+    const [id] = upstream.control.task(created.data.taskId)?.trackIds ?? []
+    const tracks = Array.from({ length: 100 }, () => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`))
+    upstream.control.reset()
+    // The test's own fetch keeps its connection open.
+    const already = upstream.control.mostConnections()
+    const exit = await run(rehostTracks("gen_g", tracks, options))
+    expect(Exit.isSuccess(exit) && exit.value.length).toBe(100)
+    expect(upstream.control.mostConnections() - already).toBeGreaterThan(1)
+    expect(upstream.control.mostConnections() - already).toBeLessThanOrEqual(UPSTREAM_SOCKETS_PER_ORIGIN)
   })
 })

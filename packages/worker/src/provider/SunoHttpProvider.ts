@@ -1,6 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest } from "node:http"
+import { request as httpRequest } from "node:http"
 import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http"
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
+import { request as httpsRequest } from "node:https"
 import type {
   ExportFormat,
   ExportPollOutcome,
@@ -28,6 +28,7 @@ import type { MidiRecordOutcome, RawAnswer } from "./sunoAnswers.ts"
 import { parseCallback } from "./sunoCallback.ts"
 import type { ProviderCallback } from "./sunoCallback.ts"
 import { transcriptionFile } from "./sunoMidi.ts"
+import { UpstreamConnections } from "./upstreamAgents.ts"
 import {
   addInstrumentalBody,
   addVocalsBody,
@@ -75,7 +76,8 @@ export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
   createPersona(submission: PersonaSubmission): Effect.Effect<PersonaOutcome>
   parseCallback(body: unknown): ProviderCallback | null
 }>()("lyre/worker/provider/SunoHttpProvider") {
-  static readonly layer = (config: SunoHttpProviderConfig) => Layer.effect(SunoHttpProvider, make(config))
+  static readonly layer = (config: SunoHttpProviderConfig) =>
+    Layer.effect(SunoHttpProvider, make(config)).pipe(Layer.provide(UpstreamConnections.layer))
 
   /** The core `Provider` port, served by this adapter; `name` labels it in logs. */
   static readonly providerLayer = (config: SunoHttpProviderConfig, name = "http") =>
@@ -126,16 +128,10 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const traced = yield* TaskTraces
   const secure = new URL(baseUrl).protocol === "https:"
   // node:http rather than fetch or Effect's HttpClient: a poll cost about half the CPU (measured
-  // against the fake upstream), and the worker polls every task. Connections are kept alive;
-  // with `timeout` set, the agent retires an idle connection a second before the upstream's
-  // `Keep-Alive: timeout=` hint, so a request rarely meets a connection the upstream closed.
-  const agent = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const options = { keepAlive: true, timeout: 5_000, scheduling: "lifo" } as const
-      return secure ? new HttpsAgent(options) : new HttpAgent(options)
-    }),
-    (agent) => Effect.sync(() => agent.destroy())
-  )
+  // against the fake upstream), and the worker polls every task. Connections are kept alive and
+  // bounded per origin (upstreamAgents.ts).
+  const agents = yield* UpstreamConnections
+  const agent = secure ? agents.https : agents.http
   const send = secure ? httpsRequest : httpRequest
 
   /** One request, its answer read whole; rejects with the request's error. */

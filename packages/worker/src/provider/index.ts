@@ -6,3 +6,5 @@ export { defaultModelMap, generateBody, MAX_UPSTREAM_TITLE, shortenTitle } from 
 export type { ModelCodename } from "./sunoRequest.ts"
 export { engineProviderLayer } from "./EngineProvider.ts"
 export type { EngineProviderOptions } from "./EngineProvider.ts"
+export { UPSTREAM_SOCKETS_PER_ORIGIN, UpstreamConnections } from "./upstreamAgents.ts"
+export type { UpstreamAgents } from "./upstreamAgents.ts"

@@ -1,0 +1,50 @@
+/**
+ * The connections a process opens to the provider's hosts (its API, the hosts of its files): one
+ * pair of agents per process, shared by the provider's calls and every download, kept alive, and
+ * at most `UPSTREAM_SOCKETS_PER_ORIGIN` to one origin, further requests waiting in the agent for
+ * a free connection rather than opening another.
+ *
+ * Unbounded, a worker with 64 tasks in flight downloaded their four files each at once over as
+ * many new connections: three workers and two API processes held about 730 connections to the
+ * upstream. A burst of connects outran the upstream's accept queue (511), the kernel dropped
+ * the SYNs it had no room for, and a submission whose SYN was dropped waited out the client's
+ * retransmits (1, 2, then 4 s) and then its 10 s time-out: its outcome unknown, which without a
+ * callback leaves the task to its deadline, and the model's circuit counting the failure.
+ */
+import { Agent as HttpAgent } from "node:http"
+import { Agent as HttpsAgent } from "node:https"
+import { Context, Effect, Layer } from "effect"
+
+/** Connections to one origin per agent; about a worker's tasks in flight (`TaskWorker` concurrency). */
+export const UPSTREAM_SOCKETS_PER_ORIGIN = 64
+
+export interface UpstreamAgents {
+  readonly http: HttpAgent
+  readonly https: HttpsAgent
+}
+
+/**
+ * One agent per scheme. `timeout` lets an idle connection go a second before the upstream's
+ * `Keep-Alive: timeout=` hint, so a request rarely meets a connection the upstream has closed;
+ * `lifo` reuses the warmest connection and lets the others idle out.
+ */
+export const makeUpstreamAgents = (): UpstreamAgents => {
+  const options = { keepAlive: true, timeout: 5_000, scheduling: "lifo", maxSockets: UPSTREAM_SOCKETS_PER_ORIGIN } as const
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) }
+}
+
+export const destroyUpstreamAgents = (agents: UpstreamAgents): void => {
+  agents.http.destroy()
+  agents.https.destroy()
+}
+
+/**
+ * The process's agents, destroyed with the layer. One constant layer: every layer that provides
+ * it within one build (the provider's, each worker's) shares the same agents.
+ */
+export class UpstreamConnections extends Context.Service<UpstreamConnections, UpstreamAgents>()("lyre/worker/UpstreamConnections") {
+  static readonly layer = Layer.effect(UpstreamConnections)(Effect.acquireRelease(
+    Effect.sync(makeUpstreamAgents),
+    (agents) => Effect.sync(() => destroyUpstreamAgents(agents))
+  ))
+}
