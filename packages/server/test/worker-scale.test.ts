@@ -9,6 +9,7 @@
  */
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
+import { UPSTREAM_SOCKETS_PER_ORIGIN } from "@lyre/worker"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expectBooksBalanced, waitUntilTerminal } from "./support/books.ts"
@@ -62,10 +63,21 @@ const createAll = async (urls: ReadonlyArray<string>, keys: ReadonlyArray<string
       headers: { authorization: `Bearer ${keys[i % keys.length]}`, "content-type": "application/json" },
       body: JSON.stringify(song)
     })
-    await response.arrayBuffer()
-    return response.status
+    const text = await response.text()
+    return response.status === 202 ? "202" : `${response.status} ${text}`
   })
-  expect(statuses.filter((status) => status !== 202)).toEqual([])
+  expect(statuses.filter((status) => status !== "202")).toEqual([])
+}
+
+/** What the upstream saw of the tasks a wait left pending, when it left any. */
+const reportLeftBehind = async (query: TestServer["query"], pending: number) => {
+  if (pending > 0) {
+    const rows = await query<{ title: string }>("select request->>'title' as title from generation_tasks where status = 'pending'")
+    const titles = new Set(rows.map((row) => row.title))
+    const seen = upstream.control.submissions.filter((submission) => submission.title !== null && titles.has(submission.title))
+    process.stdout.write(`the upstream's record of them: ${JSON.stringify(seen.map(({ body: _body, ...rest }) => rest))}\n`)
+  }
+  return pending
 }
 
 const onPostgres = {
@@ -90,6 +102,12 @@ const onPostgres = {
         PROVIDER_URL: upstream.url,
         PROVIDER_API_KEY: apiKey,
         PROVIDER_POLL_SECONDS: "0.3",
+        // The fake upstream shares this test's process, and a Node server busy with kept-alive
+        // requests accepts new connections about one per turn of its loop: on a loaded two-core
+        // machine a new connection waited up to 8 s to be accepted (docs/decisions/0103-*). A
+        // submission past the default 10 s is unknown by design (0012) and, for the tasks here
+        // that get no callback, waits for its 15-minute deadline: not what this test is about.
+        PROVIDER_TIMEOUT_SECONDS: "30",
         WORKER_LEASE_SECONDS: "10",
         RATE_LIMIT_RPM: "100000",
         LOG_LEVEL: "warn"
@@ -118,8 +136,15 @@ const onPostgres = {
       ))
       const started = Date.now()
       await createAll(urls, keys, songs)
-      expect(await waitUntilTerminal(setup.query, 90_000)).toBe(0)
-      process.stdout.write(`scale test: ${TASKS} tasks through 2 API and 3 worker processes in ${Date.now() - started} ms\n`)
+      expect(await waitUntilTerminal(setup.query, 90_000).then((n) => reportLeftBehind(setup.query, n))).toBe(0)
+      process.stdout.write(
+        `scale test: ${TASKS} tasks through 2 API and 3 worker processes in ${Date.now() - started} ms, ` +
+          `at most ${upstream.control.mostConnections()} connections to the upstream at once\n`
+      )
+      // Each process's connections to one origin are bounded, so five processes stay inside the
+      // upstream's accept queue (511): past it the kernel dropped connects, and a submission
+      // waiting out SYN retransmits timed out with its outcome unknown.
+      expect(upstream.control.mostConnections()).toBeLessThanOrEqual(processes.length * UPSTREAM_SOCKETS_PER_ORIGIN)
       const counts = await expectBooksBalanced(setup.query, TASKS)
       expect(counts["failed"]).toBe(TASKS / 10)
       expectSubmittedOnce(songs)

@@ -13,7 +13,16 @@ export const waitUntilTerminal = async (query: Query, withinMs: number): Promise
   while (true) {
     const [row] = await query<{ n: number }>("select count(*)::int as n from generation_tasks where status = 'pending'")
     const pending = row?.n ?? 0
-    if (pending === 0 || Date.now() > deadline) return pending
+    if (pending === 0) return 0
+    if (Date.now() > deadline) {
+      // The count alone says nothing of why: name what each task left behind was waiting for.
+      const left = await query(`
+        select id, request->>'title' as title, submission_state, provider_task_id, attempts, hints, last_error,
+               lease_owner, lease_expires_at, next_poll_at, created_at, updated_at
+        from generation_tasks where status = 'pending' order by created_at limit 10`)
+      process.stdout.write(`tasks still pending after ${withinMs} ms: ${JSON.stringify(left, null, 2)}\n`)
+      return pending
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
