@@ -142,8 +142,7 @@ const onPostgres = {
           `at most ${upstream.control.mostConnections()} connections to the upstream at once\n`
       )
       // Each process's connections to one origin are bounded, so five processes stay inside the
-      // upstream's accept queue (511): past it the kernel dropped connects, and a submission
-      // waiting out SYN retransmits timed out with its outcome unknown.
+      // upstream's accept queue (511), past which the kernel drops connects (0103).
       expect(upstream.control.mostConnections()).toBeLessThanOrEqual(processes.length * UPSTREAM_SOCKETS_PER_ORIGIN)
       const counts = await expectBooksBalanced(setup.query, TASKS)
       expect(counts["failed"]).toBe(TASKS / 10)

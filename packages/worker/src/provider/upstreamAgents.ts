@@ -6,10 +6,9 @@
  *
  * Unbounded, a worker with 64 tasks in flight downloaded their four files each at once over as
  * many new connections: three workers and two API processes held about 730 connections to the
- * upstream. A burst of connects outran the upstream's accept queue (511), the kernel dropped
- * the SYNs it had no room for, and a submission whose SYN was dropped waited out the client's
- * retransmits (1, 2, then 4 s) and then its 10 s time-out: its outcome unknown, which without a
- * callback leaves the task to its deadline, and the model's circuit counting the failure.
+ * upstream. Their connects overflowed its accept queue (511), and the kernel dropped those it
+ * had no room for, each tried again after 1, 2 or 4 s: time a submission spent out of its 10 s
+ * limit before the upstream even read it (docs/decisions/0103-upstream-connections-bounded.md).
  */
 import { Agent as HttpAgent } from "node:http"
 import { Agent as HttpsAgent } from "node:https"
