@@ -10,7 +10,7 @@
 import type { VocalNote } from "../../compose.ts"
 import type { Consonant, Vowel } from "../../lyrics.ts"
 import { INV_SR, SR, peakingBiquad, tsin } from "../dsp.ts"
-import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, WORD_GAP } from "./phrasing.ts"
+import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, vibratoBloom, WORD_GAP } from "./phrasing.ts"
 
 const FRAME = 32
 
@@ -217,14 +217,14 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     const mid = fr(vowelStart + (vowelEnd - vowelStart) * (v2 === v1 ? 1 : 0.65))
     /**
      * Frames [from, to) voiced at the note's pitch, `level` of its voicing and `breathShare` of
-     * its breath; the vibrato blooms on held notes only, 0.22 s after the vowel's start, over 0.4 s.
+     * its breath; the vibrato blooms on held notes only (`vibratoBloom`).
      */
     const voiced = (from: number, to: number, level: number, breathShare: number): void => {
       vAmp.fill(note.vel * level, from, to)
       aAmp.fill(breath * breathShare, from, to)
       fAmp.fill(0, from, to)
       f0.fill(hz, from, to)
-      for (let i = from; i < to; i++) vib[i] = Math.min(1, Math.max(0, ((i - a) * FRAME * INV_SR - 0.22) * 2.5))
+      for (let i = from; i < to; i++) vib[i] = vibratoBloom((i - a) * FRAME * INV_SR)
     }
     setF(a, mid, v1)
     if (mid < b) setF(mid, b, v2)

@@ -20,3 +20,9 @@ export const WORD_GAP = 0.12
 export const VIBRATO = 0.012
 /** Its rate (Hz). */
 export const VIBRATO_RATE = 5.6
+
+/**
+ * How much of the vibrato sounds `seconds` into a held vowel: none for its first 0.22 s (a short
+ * note stays straight), then all of it 0.4 s later.
+ */
+export const vibratoBloom = (seconds: number): number => Math.min(1, Math.max(0, (seconds - 0.22) * 2.5))

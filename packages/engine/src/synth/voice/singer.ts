@@ -10,7 +10,7 @@ import type { VocalNote } from "../../compose.ts"
 import { FLITE_RATE, FLITE_VOICES, isVowel, speakable, speakWords, type Phone, type SpokenWord } from "./flite.ts"
 import { SR, biquadInPlace, highShelfInPlace, midiHz, peakingBiquad } from "../dsp.ts"
 import { renderFormantVoice } from "./formant.ts"
-import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, WORD_GAP } from "./phrasing.ts"
+import { ONSET_LEAD, VIBRATO, VIBRATO_RATE, vibratoBloom, WORD_GAP } from "./phrasing.ts"
 
 /** Pitch glides between notes with this time constant (seconds). */
 const GLIDE = 0.025
@@ -196,8 +196,7 @@ class PitchTrack {
     // A glide from the last note, unless the voice has been silent a while.
     this.hz = this.at < 0 || t - this.at > 0.1 ? target : this.hz + (1 - Math.exp(-(t - this.at) / GLIDE)) * (target - this.hz)
     this.at = t
-    const bloom = Math.min(1, Math.max(0, (t - note.start - 0.22) * 2.5))
-    return this.hz * (1 + VIBRATO * bloom * Math.sin(2 * Math.PI * VIBRATO_RATE * t))
+    return this.hz * (1 + VIBRATO * vibratoBloom(t - note.start) * Math.sin(2 * Math.PI * VIBRATO_RATE * t))
   }
 }
 
