@@ -87,24 +87,25 @@ const onPostgres = async () => {
     await Promise.all(workers.map((worker) => worker.waitFor("worker starting")))
     await new Promise((resolve) => setTimeout(resolve, 2_000))
     const { endpointId, ids } = await pingAll(setup)
-    // Kill a worker while it holds leases on attempts the receiver has not answered yet: whichever
-    // holds some first. An idle worker rests up to a second between looks, and a signal wakes only
-    // its own process, so either one may take the first events.
+    // Kill a worker while the receiver holds requests it sent and has not answered yet: a lease
+    // alone is not enough, since a loaded machine can leave a leased attempt unsent for longer
+    // than any fixed wait. An idle worker rests up to a second between looks, and a signal wakes
+    // only its own process, so either one may take the first events.
     let victim: Spawned | undefined
     const deadline = Date.now() + 30_000
     while (victim === undefined && Date.now() < deadline) {
+      // The receiver answers 500 ms after arrival; what came in the last 300 ms is unanswered.
+      const unanswered = new Set(receiver.received.filter((r) => Date.now() - r.arrivedAt < 300).map((r) => r.eventId))
       for (const worker of workers) {
-        const [held] = await setup.query<{ n: number }>(
-          "select count(*)::int as n from webhook_deliveries where status = 'pending' and lease_owner like $1",
+        const held = await setup.query<{ event_id: string }>(
+          "select event_id from webhook_deliveries where status = 'pending' and lease_owner like $1",
           `%:${String(worker.child.pid)}:%`
         )
-        if ((held?.n ?? 0) > 0) victim = worker
+        if (victim === undefined && held.some((row) => unanswered.has(row.event_id))) victim = worker
       }
       if (victim === undefined) await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(victim).toBeDefined()
-    // Its requests are out (the receiver answers after 500 ms): kill it before the answers come.
-    await new Promise((resolve) => setTimeout(resolve, 200))
     await victim?.crash()
     // The survivor takes the dead worker's deliveries over when their leases end (2 s).
     const log = await settledLog(setup, endpointId)
