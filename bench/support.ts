@@ -41,12 +41,16 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /**
  * User plus system CPU time a process has used so far (Linux /proc), in ms; with `mainThread`,
- * its main thread's alone (where JavaScript runs). 0 for a process that is gone.
+ * its main thread's alone (where JavaScript runs), or with `thread` that thread's. 0 for a process that is gone.
  */
-export const cpuMillisOf = (pid: number | undefined, options: { readonly mainThread?: boolean } = {}): number => {
+export const cpuMillisOf = (
+  pid: number | undefined,
+  options: { readonly mainThread?: boolean; readonly thread?: number } = {}
+): number => {
   if (pid === undefined) return 0
   try {
-    const path = options.mainThread === true ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`
+    const thread = options.thread ?? (options.mainThread === true ? pid : undefined)
+    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`
     const fields = readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
   } catch {
