@@ -91,7 +91,6 @@ const requestFor = (i: number) => {
 const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
 const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)
 const cpu = () => cpuMillisOf(child.pid)
-const mainThreadCpu = () => cpuMillisOf(child.pid, { mainThread: true })
 /** CPU ms of the service's threads by name: the main thread, V8's workers (GC, compilation), libuv's pool. */
 const threadCpu = (): Record<string, number> => {
   const out: Record<string, number> = {}
@@ -148,7 +147,6 @@ const straceReport = strace === null ? null : new Promise<string>((resolve) => {
   strace.once("exit", () => resolve(text))
 })
 const before = cpu()
-const mainBefore = mainThreadCpu()
 const threadsBefore = threadCpu()
 const ownBefore = process.cpuUsage()
 const result = await run(seconds)
@@ -164,8 +162,8 @@ if (strace !== null && straceReport !== null) {
   process.stdout.write(`system calls per request (strace slows the service; counts, not CPU): ${perRequest.join(", ")}\n`)
 }
 const used = cpu() - before
-const mainUsed = mainThreadCpu() - mainBefore
 const threadsAfter = threadCpu()
+const mainUsed = (threadsAfter["main"] ?? 0) - (threadsBefore["main"] ?? 0)
 const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
 if (process.env["PROFILE_ROLES"]) {
