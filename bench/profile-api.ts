@@ -11,7 +11,8 @@
  * PROFILE_RATE (requests per second, for profiles of two services under the same load),
  * PROFILE_INTERVAL (the profiler's sampling interval in microseconds), PROFILE_STRACE=1 (system calls per request of the service, counted by `strace -c`: socket
  * writes and reads are most of a request's CPU, so their count says where it goes),
- * PROFILE_NODE_ARGS (flags for the service's node, space-separated: `--max-semi-space-size=32`, say).
+ * PROFILE_NODE_ARGS (flags for the service's node, space-separated: `--max-semi-space-size=32`, say),
+ * PROFILE_ENV (more of the service's environment, space-separated: `METRICS=off`, say).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -23,6 +24,7 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
@@ -53,7 +55,8 @@ const childEnv = {
     PORT: String(port), DATA_DIR: dataDir,
     ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
     ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
-    RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn"
+    RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn",
+    ...parseEnv((process.env["PROFILE_ENV"] ?? "").replaceAll(" ", "\n"))
 }
 const launch = (entry: string) =>
   launchService({

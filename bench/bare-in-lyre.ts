@@ -1,0 +1,51 @@
+/**
+ * A developer's aid for `profile-api.ts` (`PROFILE_ENTRY=bench/bare-in-lyre.ts`): the bare
+ * handler of `bare-server.ts`, measured inside a process that also runs the whole of Lyre. Lyre
+ * starts first on a port of its own and takes a few seconds of GET /v1/me, GET of a task and
+ * create (SIDE_SECONDS each, default 4), as a serving process would have; then only the bare
+ * handler, on PORT, takes the measured load.
+ *
+ * The bare handler's code and statements are the same in both places, so the difference
+ * between it here and in a process of its own is what being one process with Lyre costs the
+ * same request (decision 0105), and Lyre against it here is what Lyre's request path adds.
+ * PostgreSQL + Redis only: the embedded database cannot be opened twice.
+ */
+import { freePort, loadPerConnection } from "./support.ts"
+import { adminOf } from "./service.ts"
+
+if (process.env["DATABASE_URL"] === undefined) {
+  process.stderr.write("bare-in-lyre: PostgreSQL only (DATABASE_URL); the embedded database cannot be opened twice\n")
+  process.exit(2)
+}
+const barePort = process.env["PORT"] ?? "8090"
+const sidePort = await freePort()
+process.env["PORT"] = String(sidePort)
+await import("../packages/server/src/main.ts")
+process.env["PORT"] = barePort
+await import("./bare-server.ts")
+const side = `http://127.0.0.1:${sidePort}`
+for (let tries = 0; !(await fetch(`${side}/readyz`).then((r) => r.ok, () => false)); tries++) {
+  if (tries === 300) throw new Error("Lyre did not become ready on its side port")
+  await new Promise((resolve) => setTimeout(resolve, 100))
+}
+// Accounts of their own: the bench's (`bench-N@example.test`) are already in the database.
+const admin = adminOf(side, process.env["ADMIN_TOKEN"] ?? "")
+const keys: Array<string> = []
+for (let i = 0; i < 8; i++) {
+  const account = await admin("/accounts", {
+    email: `side-${i}@example.test`, plan: "ultra", subscription_credits: 2_000_000_000, concurrency_limit: 1_000_000
+  })
+  keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: `side-${i}`, scopes: ["music:generate"] }))["key"] ?? "")
+}
+const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
+const task = (await (await fetch(`${side}/api/v1/music/generations`, {
+  method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body
+})).json()) as { id: string }
+const seconds = Number(process.env["SIDE_SECONDS"] ?? "4")
+let failed = 0
+const tally = (result: { readonly non2xx: number; readonly errors: number }) => (failed += result.non2xx + result.errors)
+tally(await loadPerConnection(side, { connections: 8, duration: seconds }, (i) => ({ method: "GET", path: "/api/v1/me", headers: auth(keys[i % 8] ?? "") })))
+tally(await loadPerConnection(side, { connections: 8, duration: seconds }, () => ({ method: "GET", path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") })))
+tally(await loadPerConnection(side, { connections: 8, duration: seconds, overallRate: 200 }, (i) => ({ method: "POST", path: "/api/v1/music/generations", headers: { ...auth(keys[i % 8] ?? ""), "content-type": "application/json" }, body })))
+process.stderr.write(`bare-in-lyre: Lyre's side warm-up done, ${failed} requests failed\n`)
