@@ -11,7 +11,7 @@
  * PostgreSQL + Redis only: the embedded database cannot be opened twice.
  */
 import { freePort, loadPerConnection } from "./support.ts"
-import { adminOf } from "./service.ts"
+import { adminOf, createAccountKeys } from "./service.ts"
 
 if (process.env["DATABASE_URL"] === undefined) {
   process.stderr.write("bare-in-lyre: PostgreSQL only (DATABASE_URL); the embedded database cannot be opened twice\n")
@@ -29,14 +29,7 @@ for (let tries = 0; !(await fetch(`${side}/readyz`).then((r) => r.ok, () => fals
   await new Promise((resolve) => setTimeout(resolve, 100))
 }
 // Accounts of their own: the bench's (`bench-N@example.test`) are already in the database.
-const admin = adminOf(side, process.env["ADMIN_TOKEN"] ?? "")
-const keys: Array<string> = []
-for (let i = 0; i < 8; i++) {
-  const account = await admin("/accounts", {
-    email: `side-${i}@example.test`, plan: "ultra", subscription_credits: 2_000_000_000, concurrency_limit: 1_000_000
-  })
-  keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: `side-${i}`, scopes: ["music:generate"] }))["key"] ?? "")
-}
+const keys = await createAccountKeys(adminOf(side, process.env["ADMIN_TOKEN"] ?? ""), 8, ["music:generate"], "side")
 const auth = (key: string) => ({ authorization: `Bearer ${key}` })
 const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
 const task = (await (await fetch(`${side}/api/v1/music/generations`, {

@@ -36,16 +36,16 @@ export const adminOf = (url: string, adminToken: string): Admin => async (path, 
  * One key per Ultra account, as many clients would have: each account's balance row is its own
  * lock. Credits and concurrency are ample enough that no run is ever refused for them.
  */
-export const createAccountKeys = async (admin: Admin, count: number, scopes: ReadonlyArray<string>) => {
+export const createAccountKeys = async (admin: Admin, count: number, scopes: ReadonlyArray<string>, prefix = "bench") => {
   const keys: Array<string> = []
   for (let i = 0; i < count; i++) {
     const account = await admin("/accounts", {
-      email: `bench-${i}@example.test`,
+      email: `${prefix}-${i}@example.test`,
       plan: "ultra",
       subscription_credits: 2_000_000_000,
       concurrency_limit: 1_000_000
     })
-    keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: `bench-${i}`, scopes }))["key"] ?? "")
+    keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: `${prefix}-${i}`, scopes }))["key"] ?? "")
   }
   return keys
 }
