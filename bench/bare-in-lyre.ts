@@ -11,7 +11,7 @@
  * PostgreSQL + Redis only: the embedded database cannot be opened twice.
  */
 import { freePort, loadPerConnection } from "./support.ts"
-import { adminOf, createAccountKeys } from "./service.ts"
+import { adminOf, createAccountKeys, endpoints, requestsOf, waitUntilAnswering } from "./service.ts"
 
 if (process.env["DATABASE_URL"] === undefined) {
   process.stderr.write("bare-in-lyre: PostgreSQL only (DATABASE_URL); the embedded database cannot be opened twice\n")
@@ -24,21 +24,21 @@ await import("../packages/server/src/main.ts")
 process.env["PORT"] = barePort
 await import("./bare-server.ts")
 const side = `http://127.0.0.1:${sidePort}`
-for (let tries = 0; !(await fetch(`${side}/readyz`).then((r) => r.ok, () => false)); tries++) {
-  if (tries === 300) throw new Error("Lyre did not become ready on its side port")
-  await new Promise((resolve) => setTimeout(resolve, 100))
-}
+await waitUntilAnswering(side, "/readyz")
 // Accounts of their own: the bench's (`bench-N@example.test`) are already in the database.
 const keys = await createAccountKeys(adminOf(side, process.env["ADMIN_TOKEN"] ?? ""), 8, ["music:generate"], "side")
-const auth = (key: string) => ({ authorization: `Bearer ${key}` })
-const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
 const task = (await (await fetch(`${side}/api/v1/music/generations`, {
-  method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body
+  method: "POST",
+  headers: { authorization: `Bearer ${keys[0] ?? ""}`, "content-type": "application/json" },
+  body: JSON.stringify({ style: "a", title: "t", instrumental: true })
 })).json()) as { id: string }
+const requests = requestsOf(keys, task.id)
 const seconds = Number(process.env["SIDE_SECONDS"] ?? "4")
 let failed = 0
-const tally = (result: { readonly non2xx: number; readonly errors: number }) => (failed += result.non2xx + result.errors)
-tally(await loadPerConnection(side, { connections: 8, duration: seconds }, (i) => ({ method: "GET", path: "/api/v1/me", headers: auth(keys[i % 8] ?? "") })))
-tally(await loadPerConnection(side, { connections: 8, duration: seconds }, () => ({ method: "GET", path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") })))
-tally(await loadPerConnection(side, { connections: 8, duration: seconds, overallRate: 200 }, (i) => ({ method: "POST", path: "/api/v1/music/generations", headers: { ...auth(keys[i % 8] ?? ""), "content-type": "application/json" }, body })))
+for (const endpoint of endpoints) {
+  // Creates at a bounded rate: each is a submission to the fake upstream.
+  const overallRate = endpoint === "POST create" ? 200 : undefined
+  const result = await loadPerConnection(side, { connections: 8, duration: seconds, overallRate }, requests[endpoint])
+  failed += result.non2xx + result.errors
+}
 process.stderr.write(`bare-in-lyre: Lyre's side warm-up done, ${failed} requests failed\n`)

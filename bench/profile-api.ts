@@ -28,7 +28,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, parseBenchMode, stopProcess, waitUntilServing } from "./service.ts"
+import { adminOf, createAccountKeys, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
@@ -82,15 +82,8 @@ if (entry !== undefined) {
   child = launch(entry)
   await waitUntilServing(child, url, "/api/v1/me")
 }
-const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
-const requestFor = (i: number) => {
-  const key = keys[i % keys.length] ?? ""
-  return endpoint === "me"
-    ? { method: "GET" as const, path: "/api/v1/me", headers: auth(key) }
-    : endpoint === "task"
-    ? { method: "GET" as const, path: `/api/v1/music/generations/${task.id}`, headers: auth(keys[0] ?? "") }
-    : { method: "POST" as const, path: "/api/v1/music/generations", headers: { ...auth(key), "content-type": "application/json" }, body }
-}
+const requests = requestsOf(keys, task.id)
+const requestFor = endpoint === "me" ? requests["GET /v1/me"] : endpoint === "task" ? requests["GET task"] : requests["POST create"]
 const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
 const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)
 const cpu = () => cpuMillisOf(child.pid)

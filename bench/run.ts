@@ -29,9 +29,19 @@ import type { ChildProcess } from "node:child_process"
 import { cpSync, existsSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { cpuMillisOf, freePort, loadPerConnection, repositoryRoot } from "./support.ts"
-import { createAccountKeys, launchService, parseBenchMode, startApiOnlyProvider, startBenchService, stopProcess, waitUntilServing } from "./service.ts"
+import {
+  createAccountKeys,
+  endpoints,
+  launchService,
+  parseBenchMode,
+  requestsOf,
+  startApiOnlyProvider,
+  startBenchService,
+  stopProcess,
+  waitUntilServing
+} from "./service.ts"
 import type { BenchRequest } from "./support.ts"
-import type { BenchMode } from "./service.ts"
+import type { BenchMode, Endpoint } from "./service.ts"
 
 const warmupSeconds = Number(process.env["BENCH_WARMUP"] ?? "15")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "3")
@@ -59,25 +69,6 @@ interface Figures {
  * goal's margin, so a ratio is printed with it.
  */
 type RoundRatios = ReadonlyArray<number>
-
-const endpoints = ["GET /v1/me", "GET task", "POST create"] as const
-type Endpoint = (typeof endpoints)[number]
-
-const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoint, (connection: number) => BenchRequest> => {
-  const auth = (key: string) => ({ authorization: `Bearer ${key}` })
-  const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
-  const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
-  return {
-    "GET /v1/me": (i) => ({ method: "GET", path: "/api/v1/me", headers: auth(keyFor(i)) }),
-    "GET task": () => ({ method: "GET", path: `/api/v1/music/generations/${taskId}`, headers: auth(keyFor(0)) }),
-    "POST create": (i) => ({
-      method: "POST",
-      path: "/api/v1/music/generations",
-      headers: { ...auth(keyFor(i)), "content-type": "application/json" },
-      body
-    })
-  }
-}
 
 /** Both sides under the same load, in turns (the order alternating), their figures summed over the turns. */
 const compare = async (sides: readonly [Side, Side], requestFor: (connection: number) => BenchRequest) => {

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { freePort, postgresUrl, query, redisUrl, repositoryRoot, sleep } from "./support.ts"
+import type { BenchRequest } from "./support.ts"
 
 /** `postgres`: PostgreSQL + Redis, the production shape; `pglite`: the embedded default, limits in memory. */
 export type BenchMode = "postgres" | "pglite"
@@ -54,6 +55,30 @@ export const createAccountKeys = async (admin: Admin, count: number, scopes: Rea
  * The provider of a service whose worker is off: a fake upstream that accepts every task at once
  * and never calls back, so what is measured is the API's own work. `env` is the service's side.
  */
+/** The API benchmark's three endpoints: the names `pnpm bench` prints. */
+export const endpoints = ["GET /v1/me", "GET task", "POST create"] as const
+export type Endpoint = (typeof endpoints)[number]
+
+/**
+ * Each endpoint's request for connection i: its own key (one per account, round robin), except
+ * GET of a task, whose one task belongs to the first key.
+ */
+export const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoint, (connection: number) => BenchRequest> => {
+  const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+  const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
+  const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
+  return {
+    "GET /v1/me": (i) => ({ method: "GET", path: "/api/v1/me", headers: auth(keyFor(i)) }),
+    "GET task": () => ({ method: "GET", path: `/api/v1/music/generations/${taskId}`, headers: auth(keyFor(0)) }),
+    "POST create": (i) => ({
+      method: "POST",
+      path: "/api/v1/music/generations",
+      headers: { ...auth(keyFor(i)), "content-type": "application/json" },
+      body
+    })
+  }
+}
+
 export const startApiOnlyProvider = async () => {
   const apiKey = randomBase62(32)
   const upstream = await startFakeUpstream({ apiKey })
@@ -140,10 +165,18 @@ export const launchService = ({ entry = "packages/server/src/main.ts", env, node
  * Waits until `path` answers with anything below 500: `/readyz` answers 503 until the database
  * (and Redis) can be reached, and the bare server answers 401 to any request without a key.
  */
-export const waitUntilServing = async (child: ChildProcess, url: string, path: string) => {
+export const waitUntilServing = (child: ChildProcess, url: string, path: string) =>
+  waitUntilAnswering(url, path, () => child.exitCode)
+
+/**
+ * Until `path` answers below 500 (for /readyz: ready), for at most a minute; `exitCode` says
+ * the service has died (absent for a service in this process).
+ */
+export const waitUntilAnswering = async (url: string, path: string, exitCode: () => number | null = () => null) => {
   const deadline = Date.now() + 60_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`)
+    const code = exitCode()
+    if (code !== null) throw new Error(`the service exited with ${code}`)
     if (Date.now() > deadline) throw new Error("the service did not start")
     if (await fetch(`${url}${path}`).then((response) => response.status < 500, () => false)) return
     await sleep(100)
