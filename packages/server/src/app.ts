@@ -38,6 +38,7 @@ import {
   Wakeup
 } from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
+import { effectLinesOf, makeLogger } from "./log.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
 import { measuredProvider, observabilityLayer } from "./observability.ts"
@@ -294,10 +295,10 @@ export const appLayer = (
   const withWorker = runsWorker
     ? inlineWorker(config).pipe(Layer.provideMerge(drainReport), Layer.provideMerge(services))
     : services
-  // Effect's own log lines (the worker's) are JSON lines like the server's.
+  // Effect's own log lines (the worker's) are the server's JSON lines, in the same shape.
   return withWorker.pipe(
     Layer.provideMerge(untracedUnlessExported(config)),
-    Layer.provide(Layer.merge(logLevel, Logger.layer([Logger.consoleJson])))
+    Layer.provide(Layer.merge(logLevel, Logger.layer([effectLinesOf(makeLogger(config.logLevel))])))
   )
 }
 
