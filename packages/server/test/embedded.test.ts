@@ -50,10 +50,12 @@ describe("the embedded default", () => {
     expect(banner.api_key).toMatch(/^lyr_live_/)
     expect(banner.admin_token).toMatch(/^[0-9A-Za-z]{32}$/)
     expect(service.output()).toContain(`API key     : ${banner.api_key}`)
-    // The worker's lines (Effect's logger) have the server's shape.
+    // The worker's lines (Effect's logger) have the server's shape, and loading the engine
+    // warns of nothing: Node's WASI, which sings the words, is loaded at the first render.
     const workerLine = JSON.parse(service.output().split("\n").find((line) => line.includes("worker started")) ?? "{}")
     expect(workerLine).toMatchObject({ level: "info", msg: "worker started", provider: "engine" })
     expect(Object.keys(workerLine)).not.toContain("fiberId")
+    expect(service.output()).not.toContain("Warning")
 
     const auth = { authorization: `Bearer ${banner.api_key}` }
     const me = await fetch(`${url}/api/v1/me`, { headers: auth })

