@@ -4,15 +4,14 @@
  * service's own lasting addresses. Keys are fixed per task and track index, so a second worker
  * repeating the copy after a crash overwrites the same files instead of leaving orphans.
  */
-import { get as httpGet } from "node:http"
 import type { ClientRequest, IncomingMessage } from "node:http"
-import { get as httpsGet } from "node:https"
 import { readFile } from "node:fs/promises"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
 import type { ExportFile, FinishedTrack, ProviderExportFile, ProviderTrack, RehostKind, TimedWord } from "@lyre/core"
 import { Ids, Metrics, timedLyricsFiles } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
+import { transportFor } from "./provider/upstreamAgents.ts"
 import type { UpstreamAgents } from "./provider/upstreamAgents.ts"
 
 export class RehostError extends Schema.TaggedError<RehostError>()("RehostError", {
@@ -96,11 +95,11 @@ const open = (url: string, agents: UpstreamAgents, deadline: Deadline, redirects
       }
       resolve(response)
     }
-    const request = target.protocol === "https:" ? httpsGet(target, { agent: agents.https }, onResponse)
-      : target.protocol === "http:" ? httpGet(target, { agent: agents.http }, onResponse)
-      : null
-    if (request === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
+    const transport = transportFor(target, agents)
+    if (transport === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
+    const request = transport.request(target, { agent: transport.agent }, onResponse)
     request.on("error", reject)
+    request.end()
     deadline.track(request)
   })
 

@@ -1,6 +1,4 @@
-import { request as httpRequest } from "node:http"
 import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http"
-import { request as httpsRequest } from "node:https"
 import type {
   ExportFormat,
   ExportPollOutcome,
@@ -28,7 +26,7 @@ import type { MidiRecordOutcome, RawAnswer } from "./sunoAnswers.ts"
 import { parseCallback } from "./sunoCallback.ts"
 import type { ProviderCallback } from "./sunoCallback.ts"
 import { transcriptionFile } from "./sunoMidi.ts"
-import { UpstreamConnections } from "./upstreamAgents.ts"
+import { transportFor, UpstreamConnections } from "./upstreamAgents.ts"
 import {
   addInstrumentalBody,
   addVocalsBody,
@@ -126,13 +124,13 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const modelMap = { ...defaultModelMap, ...config.modelMap }
   const timeoutMs = config.timeoutMs ?? 10_000
   const traced = yield* TaskTraces
-  const secure = new URL(baseUrl).protocol === "https:"
   // node:http rather than fetch or Effect's HttpClient: a poll cost about half the CPU (measured
   // against the fake upstream), and the worker polls every task. Connections are kept alive and
   // bounded per origin (upstreamAgents.ts).
-  const agents = yield* UpstreamConnections
-  const agent = secure ? agents.https : agents.http
-  const send = secure ? httpsRequest : httpRequest
+  const transport = transportFor(new URL(baseUrl), yield* UpstreamConnections)
+  // The configuration refuses any other scheme (PROVIDER_URL), so this is a caller's mistake.
+  if (transport === null) return yield* Effect.die(new Error(`the provider's URL is not http(s): ${baseUrl}`))
+  const { agent, request: send } = transport
 
   /** One request, its answer read whole; rejects with the request's error. */
   const attempt = (outgoing: Outgoing, onRequest: (request: ClientRequest) => void) =>

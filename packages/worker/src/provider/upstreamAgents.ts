@@ -10,8 +10,8 @@
  * had no room for, each tried again after 1, 2 or 4 s: time a submission spent out of its 10 s
  * limit before the upstream even read it (docs/decisions/0103-upstream-connections-bounded.md).
  */
-import { Agent as HttpAgent } from "node:http"
-import { Agent as HttpsAgent } from "node:https"
+import { Agent as HttpAgent, request as httpRequest } from "node:http"
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { Context, Effect, Layer } from "effect"
 
 /** Connections to one origin per agent; about a worker's tasks in flight (`TaskWorker` concurrency). */
@@ -31,6 +31,21 @@ export const makeUpstreamAgents = (): UpstreamAgents => {
   const options = { keepAlive: true, timeout: 5_000, scheduling: "lifo", maxSockets: UPSTREAM_SOCKETS_PER_ORIGIN } as const
   return { http: new HttpAgent(options), https: new HttpsAgent(options) }
 }
+
+/** How a request to one scheme is sent: node's request function and the process's agent for it. */
+export interface Transport {
+  readonly request: typeof httpRequest
+  readonly agent: HttpAgent
+}
+
+/**
+ * The transport of `url`'s scheme, shared by the provider's calls and the downloads; null for a
+ * scheme other than http: and https:.
+ */
+export const transportFor = (url: URL, agents: UpstreamAgents): Transport | null =>
+  url.protocol === "https:" ? { request: httpsRequest, agent: agents.https }
+    : url.protocol === "http:" ? { request: httpRequest, agent: agents.http }
+    : null
 
 export const destroyUpstreamAgents = (agents: UpstreamAgents): void => {
   agents.http.destroy()
