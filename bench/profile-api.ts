@@ -12,7 +12,10 @@
  * PROFILE_INTERVAL (the profiler's sampling interval in microseconds), PROFILE_STRACE=1 (system calls per request of the service, counted by `strace -c`: socket
  * writes and reads are most of a request's CPU, so their count says where it goes),
  * PROFILE_NODE_ARGS (flags for the service's node, space-separated: `--max-semi-space-size=32`, say),
- * PROFILE_ENV (more of the service's environment, space-separated: `METRICS=off`, say).
+ * PROFILE_ENV (more of the service's environment, space-separated: `METRICS=off`, say),
+ * PROFILE_PERF=1 (sample the service's main thread on CPU with Linux `perf` over the measured
+ * run and print its user-space CPU per request by package and by function: on-cpu.ts says why
+ * this, not `--cpu-prof`, is the one to read for where CPU goes).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -27,6 +30,7 @@ import { join } from "node:path"
 import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
+import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -35,6 +39,11 @@ const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
 const profileDir = process.env["PROFILE_DIR"]
 /** PROFILE_BARE=1: set up with Lyre, then measure bench/bare-server.ts on the same database. */
 const bare = process.env["PROFILE_BARE"] === "1"
+const onCpu = process.env["PROFILE_PERF"] === "1"
+if (onCpu && !perfAvailable()) {
+  process.stderr.write("profile-api: PROFILE_PERF=1 needs Linux perf (Debian's linux-perf)\n")
+  process.exit(2)
+}
 const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
 /** PROFILE_MODE=pglite: the embedded database (in the service's own process) and limits in memory. */
 const embedded = parseBenchMode(process.env["PROFILE_MODE"] ?? "postgres") === "pglite"
@@ -64,6 +73,7 @@ const launch = (entry: string) =>
     env: childEnv,
     nodeArgs: [
       ...(process.env["PROFILE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      ...(onCpu ? ["--perf-basic-prof"] : []),
       ...(profileDir
         ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`]
         : [])
@@ -142,10 +152,12 @@ const straceReport = strace === null ? null : new Promise<string>((resolve) => {
   strace.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()))
   strace.once("exit", () => resolve(text))
 })
+const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join(dataDir, "service.perf.data")) : null
 const before = cpu()
 const threadsBefore = threadCpu()
 const ownBefore = process.cpuUsage()
 const result = await run(seconds)
+await recording?.stop()
 if (strace !== null && straceReport !== null) {
   strace.kill("SIGINT")
   const report = await straceReport
@@ -174,6 +186,16 @@ if (process.env["PROFILE_ROLES"]) {
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).sort().map((name) =>
   `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}\n`)
+if (recording !== null && child.pid !== undefined) {
+  const summary = recording.summarize(child.pid, result.requests.total)
+  const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) =>
+    list.slice(0, count).map(([name, micros]) => `  ${micros.toFixed(2).padStart(7)}  ${name}\n`).join("")
+  process.stdout.write(
+    `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
+      `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
+      `by function, µs/request:\n${rows(summary.byFunction, 24)}`
+  )
+}
 await stopProcess(child)
 await upstream.close()
 if (!embedded) await query(postgresUrl, `drop database if exists ${databaseName} with (force)`)

@@ -1,0 +1,113 @@
+/**
+ * Where a process's CPU goes, sampled by Linux `perf` on CPU time rather than by V8's profiler
+ * (decision 0106). V8's `--cpu-prof` samples by wall clock: on two shared cores, the time a
+ * process waits descheduled is charged to whatever it was running, most to the code after a
+ * socket write that wakes PostgreSQL. `perf record -e cpu-clock:u` samples only while the
+ * thread runs in user space, and `--perf-basic-prof` (node writes /tmp/perf-PID.map) names the
+ * JavaScript frames. Kernel time is not sampled (perf_event_paranoid 2 allows user space only);
+ * it is the thread's /proc CPU less these samples.
+ *
+ * A sample is charged to its innermost JavaScript frame (V8's builtins, the garbage collector's
+ * work on the thread and native code called from JavaScript go to their caller), and by that
+ * frame's package: so "effect", "node:streams" or "packages/core" say whose code the CPU was
+ * spent in, however V8 inlined it.
+ */
+import type { ChildProcess } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
+import { rmSync } from "node:fs"
+
+/** Samples a second: not a multiple of the kernel's tick, so as not to beat with it. */
+export const samplesPerSecond = 1999
+
+/** The package of a frame's script: a registry package's name, `packages/<name>`, `bench` or `node:<module>`. */
+export const packageOfScript = (url: string): string => {
+  if (url.startsWith("node:")) return url.replace(/^node:(internal\/)?([^/:]+).*$/, "node:$2")
+  const registry = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)
+  if (registry !== null) return registry[1] ?? url
+  return /\/(packages\/[^/]+|bench)\//.exec(url)?.[1] ?? url
+}
+
+/** A JavaScript frame as `--perf-basic-prof` names it: `JS:*'name file:///...:line:column`. */
+const jsFrame = /JS:[*~^+]?'?(\S*) ((?:file:\/\/|node:)\S+?)(?::(\d+))?(?::\d+)?$/
+
+export interface Recording {
+  /** Stops sampling; resolves once perf has written its file. */
+  readonly stop: () => Promise<void>
+  /** Samples of `thread` by package and by function, in µs per request; deletes the recording. */
+  readonly summarize: (thread: number, requests: number) => OnCpuSummary
+}
+
+export interface OnCpuSummary {
+  /** All of the thread's user-space CPU, µs per request. */
+  readonly total: number
+  readonly byPackage: ReadonlyArray<readonly [string, number]>
+  readonly byFunction: ReadonlyArray<readonly [string, number]>
+}
+
+/** Whether this machine lets us sample our own processes (perf installed, user-space events allowed). */
+export const perfAvailable = (): boolean => {
+  try {
+    execFileSync("perf", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Starts sampling `pid` (a node started with `--perf-basic-prof`) into `file`. */
+export const recordOnCpu = (pid: number, file: string): Recording => {
+  const perf: ChildProcess = spawn(
+    "perf",
+    ["record", "-e", "cpu-clock:u", "-F", String(samplesPerSecond), "-g", "-p", String(pid), "-o", file],
+    { stdio: ["ignore", "ignore", "pipe"] }
+  )
+  let errors = ""
+  perf.stderr?.on("data", (chunk: Buffer) => (errors += chunk.toString()))
+  const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()))
+  return {
+    stop: async () => {
+      perf.kill("SIGINT")
+      await exited
+      if (perf.exitCode !== 0 && perf.exitCode !== null) throw new Error(`perf record failed: ${errors}`)
+    },
+    summarize: (thread, requests) => {
+      const script = execFileSync("perf", ["script", "-i", file, "--tid", String(thread), "-F", "ip,sym"], {
+        maxBuffer: 1 << 30,
+        stdio: ["ignore", "pipe", "ignore"]
+      }).toString()
+      rmSync(file, { force: true })
+      rmSync(`/tmp/perf-${thread}.map`, { force: true })
+      return summarizeStacks(script, requests)
+    }
+  }
+}
+
+const sortedMicros = (counts: Map<string, number>, micros: number) =>
+  [...counts].sort((a, b) => b[1] - a[1]).map(([name, count]) => [name, count * micros] as const)
+
+/** `perf script -F ip,sym` output (stacks innermost first, blank-line separated) summarized per request. */
+export const summarizeStacks = (script: string, requests: number): OnCpuSummary => {
+  const micros = 1_000_000 / samplesPerSecond / requests
+  const byPackage = new Map<string, number>()
+  const byFunction = new Map<string, number>()
+  let samples = 0
+  for (const stack of script.split(/\n\s*\n/)) {
+    const frames = stack.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+    if (frames.length === 0) continue
+    samples++
+    let pkg = "(no JavaScript frame)"
+    let fn = pkg
+    for (const frame of frames) {
+      const match = jsFrame.exec(frame)
+      if (match === null) continue
+      const [, name = "", url = "", line] = match
+      pkg = packageOfScript(url)
+      const place = `${url.split("/").pop() ?? ""}${line === undefined ? "" : `:${line}`}`
+      fn = `${name === "" ? "(anonymous)" : name} ${pkg === url ? place : `${pkg} ${place}`}`
+      break
+    }
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1)
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1)
+  }
+  return { total: samples * micros, byPackage: sortedMicros(byPackage, micros), byFunction: sortedMicros(byFunction, micros) }
+}
