@@ -19,16 +19,27 @@ import { rmSync } from "node:fs"
 /** Samples a second: not a multiple of the kernel's tick, so as not to beat with it. */
 export const samplesPerSecond = 1999
 
+/**
+ * A frame's script with the package store's path and the repository's left out:
+ * `effect/dist/internal/effect.js`, `packages/core/src/...`, `bench/...`, `node:events`.
+ */
+export const scriptName = (url: string): string =>
+  url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(/^(file:\/\/)?\/.*?\/(packages|bench)\//, "$2/")
+
 /** The package of a frame's script: a registry package's name, `packages/<name>`, `bench` or `node:<module>`. */
 export const packageOfScript = (url: string): string => {
-  if (url.startsWith("node:")) return url.replace(/^node:(internal\/)?([^/:]+).*$/, "node:$2")
-  const registry = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)
-  if (registry !== null) return registry[1] ?? url
-  return /\/(packages\/[^/]+|bench)\//.exec(url)?.[1] ?? url
+  const name = scriptName(url)
+  if (name.startsWith("node:")) return name.replace(/^node:(internal\/)?([^/:]+).*$/, "node:$2")
+  if (name.startsWith("/") || name.startsWith("file:")) return name
+  const parts = name.split("/")
+  return (name.startsWith("@") || name.startsWith("packages/") ? parts.slice(0, 2) : parts.slice(0, 1)).join("/")
 }
 
-/** A JavaScript frame as `--perf-basic-prof` names it: `JS:*'name file:///...:line:column`. */
-const jsFrame = /JS:[*~^+]?'?(\S*) ((?:file:\/\/|node:)\S+?)(?::(\d+))?(?::\d+)?$/
+/**
+ * A JavaScript frame as `--perf-basic-prof` names it: `JS:*'name file:///...:line:column` (an
+ * ES module), `JS:*'name /path/...` (CommonJS) or `JS:^name node:internal/...`.
+ */
+const jsFrame = /JS:[*~^+]?'?(\S*) ((?:file:\/\/|node:|\/)\S+?)(?::(\d+))?(?::\d+)?$/
 
 export interface Recording {
   /** Stops sampling; resolves once perf has written its file. */

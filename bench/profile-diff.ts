@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs"
 import { basename } from "node:path"
 import { parseArgs } from "node:util"
+import { scriptName } from "./on-cpu.ts"
 
 interface CallFrame {
   readonly functionName: string
@@ -39,9 +40,7 @@ if (lyreFile === undefined || bareFile === undefined || !(requests > 0) || !(sec
 
 /** A function's name and place, with the package store's path left out. */
 const placeOf = (frame: CallFrame) => {
-  const url = frame.url
-    .replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "")
-    .replace(/^file:\/\/.*?\/(packages|bench)\//, "$1/")
+  const url = scriptName(frame.url)
   return `${frame.functionName || "(anonymous)"} ${url}${url === "" ? "" : `:${frame.lineNumber + 1}`}`
 }
 
