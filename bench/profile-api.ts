@@ -14,8 +14,9 @@
  * PROFILE_NODE_ARGS (flags for the service's node, space-separated: `--max-semi-space-size=32`, say),
  * PROFILE_ENV (more of the service's environment, space-separated: `METRICS=off`, say),
  * PROFILE_PERF=1 (sample the service's main thread on CPU with Linux `perf` over the measured
- * run and print its user-space CPU per request by package and by function: on-cpu.ts says why
- * this, not `--cpu-prof`, is the one to read for where CPU goes).
+ * run and print its user-space CPU per request by package and by function, PROFILE_PERF_ROWS of
+ * the functions, default 24: on-cpu.ts says why this, not `--cpu-prof`, is the one to read for
+ * where CPU goes).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -193,7 +194,7 @@ if (recording !== null && child.pid !== undefined) {
   process.stdout.write(
     `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
       `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
-      `by function, µs/request:\n${rows(summary.byFunction, 24)}`
+      `by function, µs/request:\n${rows(summary.byFunction, Number(process.env["PROFILE_PERF_ROWS"] ?? "24"))}`
   )
 }
 await stopProcess(child)
