@@ -11,7 +11,7 @@
  * PostgreSQL + Redis only: the embedded database cannot be opened twice.
  */
 import { freePort, loadPerConnection } from "./support.ts"
-import { adminOf, createAccountKeys, endpoints, requestsOf, waitUntilAnswering } from "./service.ts"
+import { adminOf, createAccountKeys, createTaskToRead, endpoints, requestsOf, waitUntilAnswering } from "./service.ts"
 
 if (process.env["DATABASE_URL"] === undefined) {
   process.stderr.write("bare-in-lyre: PostgreSQL only (DATABASE_URL); the embedded database cannot be opened twice\n")
@@ -27,12 +27,7 @@ const side = `http://127.0.0.1:${sidePort}`
 await waitUntilAnswering(side, "/readyz")
 // Accounts of their own: the bench's (`bench-N@example.test`) are already in the database.
 const keys = await createAccountKeys(adminOf(side, process.env["ADMIN_TOKEN"] ?? ""), 8, ["music:generate"], "side")
-const task = (await (await fetch(`${side}/api/v1/music/generations`, {
-  method: "POST",
-  headers: { authorization: `Bearer ${keys[0] ?? ""}`, "content-type": "application/json" },
-  body: JSON.stringify({ style: "a", title: "t", instrumental: true })
-})).json()) as { id: string }
-const requests = requestsOf(keys, task.id)
+const requests = requestsOf(keys, await createTaskToRead(side, keys[0] ?? ""))
 const seconds = Number(process.env["SIDE_SECONDS"] ?? "4")
 let failed = 0
 for (const endpoint of endpoints) {

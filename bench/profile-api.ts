@@ -33,7 +33,7 @@ import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
+import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
@@ -83,17 +83,14 @@ const launch = (entry: string) =>
 let child = launch("packages/server/src/main.ts")
 await waitUntilServing(child, url, "/readyz")
 const keys = await createAccountKeys(adminOf(url, adminToken), 32, ["music:generate"])
-const auth = (key: string) => ({ authorization: `Bearer ${key}` })
-const task = (await (await fetch(`${url}/api/v1/music/generations`, {
-  method: "POST", headers: { ...auth(keys[0] ?? ""), "content-type": "application/json" }, body: JSON.stringify({ style: "a", title: "t", instrumental: true })
-})).json()) as { id: string }
+const taskId = await createTaskToRead(url, keys[0] ?? "")
 const entry = bare ? "bench/bare-server.ts" : process.env["PROFILE_ENTRY"]
 if (entry !== undefined) {
   await stopProcess(child)
   child = launch(entry)
   await waitUntilServing(child, url, "/api/v1/me")
 }
-const requests = requestsOf(keys, task.id)
+const requests = requestsOf(keys, taskId)
 const requestFor = endpoint === "me" ? requests["GET /v1/me"] : endpoint === "task" ? requests["GET task"] : requests["POST create"]
 const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
 const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)

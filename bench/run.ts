@@ -31,6 +31,7 @@ import { join } from "node:path"
 import { cpuMillisOf, freePort, loadPerConnection, repositoryRoot } from "./support.ts"
 import {
   createAccountKeys,
+  createTaskToRead,
   endpoints,
   launchService,
   parseBenchMode,
@@ -111,11 +112,7 @@ const benchMode = async (mode: BenchMode) => {
   let bare: ChildProcess | undefined
   try {
     const keys = await createAccountKeys(lyre.admin, keyCount, ["music:generate"])
-    const task = await fetch(`${lyre.url}/api/v1/music/generations`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${keys[0]}`, "content-type": "application/json" },
-      body: JSON.stringify({ style: "ambient", title: "Probe", instrumental: true })
-    }).then((r) => r.json() as Promise<{ id: string }>)
+    const taskId = await createTaskToRead(lyre.url, keys[0] ?? "")
     const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
     if (mode === "pglite") {
       // One PGlite directory serves one process: the baseline gets a copy of the keys and the task.
@@ -128,7 +125,7 @@ const benchMode = async (mode: BenchMode) => {
     const bareUrl = `http://127.0.0.1:${bareEnv["PORT"]}`
     bare = launchService({ entry: "bench/bare-server.ts", env: bareEnv })
     await waitUntilServing(bare, bareUrl, "/api/v1/me")
-    const requests = requestsOf(keys, task.id)
+    const requests = requestsOf(keys, taskId)
     const figures = {} as Record<Endpoint, { readonly ours: Figures; readonly bare: Figures; readonly ratios: RoundRatios }>
     for (const endpoint of endpoints) {
       const compared = await compare([{ url: lyre.url, child: ours }, { url: bareUrl, child: bare }], requests[endpoint])

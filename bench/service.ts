@@ -51,10 +51,6 @@ export const createAccountKeys = async (admin: Admin, count: number, scopes: Rea
   return keys
 }
 
-/**
- * The provider of a service whose worker is off: a fake upstream that accepts every task at once
- * and never calls back, so what is measured is the API's own work. `env` is the service's side.
- */
 /** The API benchmark's three endpoints: the names `pnpm bench` prints. */
 export const endpoints = ["GET /v1/me", "GET task", "POST create"] as const
 export type Endpoint = (typeof endpoints)[number]
@@ -63,6 +59,16 @@ export type Endpoint = (typeof endpoints)[number]
  * Each endpoint's request for connection i: its own key (one per account, round robin), except
  * GET of a task, whose one task belongs to the first key.
  */
+/** Creates the one task that GET of a task reads, owned by `key`; returns its id. */
+export const createTaskToRead = async (url: string, key: string): Promise<string> => {
+  const response = await fetch(`${url}/api/v1/music/generations`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ style: "ambient", title: "Probe", instrumental: true })
+  })
+  return ((await response.json()) as { id: string }).id
+}
+
 export const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoint, (connection: number) => BenchRequest> => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` })
   const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
@@ -79,6 +85,10 @@ export const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<
   }
 }
 
+/**
+ * The provider of a service whose worker is off: a fake upstream that accepts every task at once
+ * and never calls back, so what is measured is the API's own work. `env` is the service's side.
+ */
 export const startApiOnlyProvider = async () => {
   const apiKey = randomBase62(32)
   const upstream = await startFakeUpstream({ apiKey })
