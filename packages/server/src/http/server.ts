@@ -172,24 +172,6 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     const url = requestTarget(req.url)
     const label = observed ? routeOf(url.pathname) : null
     const span = label === null ? null : tracing.begin(requestId, req.method ?? "GET", label.route)
-    // Listen before routing: most answers are finished by the time routing returns.
-    if (logger.enabled("info") || label !== null) {
-      // `on`, not `once`: a response finishes once, and `once` wraps the listener per request.
-      res.on("finish", () => {
-        const millis = performance.now() - started
-        if (label !== null) metrics.httpRequest(label.surface, label.route, req.method ?? "GET", res.statusCode, millis / 1000)
-        span?.end(res.statusCode)
-        if (logger.enabled("info")) {
-          logger.log("info", "request", {
-            request_id: requestId,
-            method: req.method,
-            path: url.pathname,
-            status: res.statusCode,
-            duration_ms: Math.round(millis * 100) / 100
-          })
-        }
-      })
-    }
     try {
       await (span === null ? route(req, res, url, requestId) : span.run(() => route(req, res, url, requestId)))
     } catch (cause) {
@@ -203,6 +185,27 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
         res.destroy()
       }
     }
+    if (!logger.enabled("info") && label === null) return
+    const observe = () => {
+      const millis = performance.now() - started
+      if (label !== null) metrics.httpRequest(label.surface, label.route, req.method ?? "GET", res.statusCode, millis / 1000)
+      span?.end(res.statusCode)
+      if (logger.enabled("info")) {
+        logger.log("info", "request", {
+          request_id: requestId,
+          method: req.method,
+          path: url.pathname,
+          status: res.statusCode,
+          duration_ms: Math.round(millis * 100) / 100
+        })
+      }
+    }
+    // Almost every answer has ended by the time routing returns: observed now, it needs no
+    // listener of its own (one more on each response, and the event's dispatch, cost more than
+    // all of the observing). A stream still going (a file, MCP's events) is observed at its
+    // finish, as an answer cut off before its end never is.
+    if (res.writableEnded) observe()
+    else res.on("finish", observe)
   }
 }
 
@@ -231,7 +234,8 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         res.shouldKeepAlive = false
       } else {
         inFlight.add(res)
-        res.once("close", forget)
+        // `on`, not `once`: a response closes once, and `once` wraps the listener each time.
+        res.on("close", forget)
       }
       // The handler answers its own failures; a throw that escapes it anyway costs this
       // request its connection, never the process (an unhandled rejection would end it).
