@@ -110,6 +110,19 @@ const threadCpu = (): Record<string, number> => {
   }
   return out
 }
+/**
+ * Without tracing, which would slow the service and change how requests batch: the process's
+ * read and write system calls (/proc/PID/io), and how often its main thread went to sleep
+ * waiting (voluntary context switches, about one an idle turn of the event loop).
+ */
+const systemCalls = () => {
+  const pid = child.pid
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? "0")
+  if (pid === undefined) return { reads: 0, writes: 0, sleeps: 0 }
+  const io = readFileSync(`/proc/${pid}/io`, "utf8")
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8")
+  return { reads: field(io, "syscr"), writes: field(io, "syscw"), sleeps: field(status, "voluntary_ctxt_switches") }
+}
 await run(Number(process.env["PROFILE_WARM"] ?? "2"))
 // What the service spends with no request at all (timers, background fibers), per second.
 const idleBefore = cpu()
@@ -153,6 +166,7 @@ const straceReport = strace === null ? null : new Promise<string>((resolve) => {
 const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join(dataDir, "service.perf.data")) : null
 const before = cpu()
 const threadsBefore = threadCpu()
+const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
 const result = await run(seconds)
 await recording?.stop()
@@ -169,6 +183,7 @@ if (strace !== null && straceReport !== null) {
 }
 const used = cpu() - before
 const threadsAfter = threadCpu()
+const callsAfter = systemCalls()
 const mainUsed = (threadsAfter["main"] ?? 0) - (threadsBefore["main"] ?? 0)
 const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
@@ -184,6 +199,10 @@ if (process.env["PROFILE_ROLES"]) {
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).sort().map((name) =>
   `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}\n`)
+{
+  const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
+  process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
+}
 if (recording !== null && child.pid !== undefined) {
   const summary = recording.summarize(child.pid, result.requests.total)
   const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) =>
