@@ -16,7 +16,13 @@
  * PROFILE_PERF=1 (sample the service's main thread on CPU with Linux `perf` over the measured
  * run and print its user-space CPU per request by package and by function, PROFILE_PERF_ROWS of
  * the functions, default 24: on-cpu.ts says why this, not `--cpu-prof`, is the one to read for
- * where CPU goes).
+ * where CPU goes), PROFILE_CALLGRIND=1 (run the measured service under Valgrind's callgrind and
+ * print the instructions a request of each of its threads and the main thread's top
+ * PROFILE_CALLGRIND_ROWS functions, default 30: a count that does not drift with the machine,
+ * instructions.ts says what it leaves out; counted, the service runs a hundred times slower, so
+ * the measured run sends one request at a time, PROFILE_RATE applying to the warm-up only, and
+ * the warm-up, uncounted, wants a few hundred a second for a minute (PROFILE_WARM_RATE=300
+ * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -32,6 +38,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
+import { callgrindAvailable, callgrindCommand, countInstructions, topFunctions } from "./instructions.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -43,6 +50,11 @@ const bare = process.env["PROFILE_BARE"] === "1"
 const onCpu = process.env["PROFILE_PERF"] === "1"
 if (onCpu && !perfAvailable()) {
   process.stderr.write("profile-api: PROFILE_PERF=1 needs Linux perf (Debian's linux-perf)\n")
+  process.exit(2)
+}
+const counted = process.env["PROFILE_CALLGRIND"] === "1"
+if (counted && !callgrindAvailable()) {
+  process.stderr.write("profile-api: PROFILE_CALLGRIND=1 needs Valgrind (Debian's valgrind)\n")
   process.exit(2)
 }
 const databaseName = `lyre_prof_${randomBase62(10).toLowerCase()}`
@@ -68,23 +80,29 @@ const childEnv = {
     RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn",
     ...parseEnv((process.env["PROFILE_ENV"] ?? "").replaceAll(" ", "\n"))
 }
-const launch = (entry: string) =>
+const callgrindOut = join(dataDir, "callgrind.out")
+/** `measured`: the service whose figures are printed, under callgrind when PROFILE_CALLGRIND=1. */
+const launch = (entry: string, measured = true) =>
   launchService({
     entry,
     env: childEnv,
+    wrapper: counted && measured ? callgrindCommand(callgrindOut) : [],
     nodeArgs: [
       ...(process.env["PROFILE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
-      ...(onCpu ? ["--perf-basic-prof"] : []),
+      ...(onCpu || (counted && measured) ? ["--perf-basic-prof"] : []),
       ...(profileDir
         ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`]
         : [])
     ]
   })
-let child = launch("packages/server/src/main.ts")
+// Under callgrind the service that sets up (accounts, keys, a task) is not the one measured.
+let child = launch("packages/server/src/main.ts", !counted)
 await waitUntilServing(child, url, "/readyz")
 const keys = await createAccountKeys(adminOf(url, adminToken), 32, ["music:generate"])
 const taskId = await createTaskToRead(url, keys[0] ?? "")
-const entry = bare ? "bench/bare-server.ts" : process.env["PROFILE_ENTRY"]
+const entry = bare
+  ? "bench/bare-server.ts"
+  : process.env["PROFILE_ENTRY"] ?? (counted ? "packages/server/src/main.ts" : undefined)
 if (entry !== undefined) {
   await stopProcess(child)
   child = launch(entry)
@@ -93,7 +111,16 @@ if (entry !== undefined) {
 const requests = requestsOf(keys, taskId)
 const requestFor = endpoint === "me" ? requests["GET /v1/me"] : endpoint === "task" ? requests["GET task"] : requests["POST create"]
 const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
-const run = (duration: number) => loadPerConnection(url, { connections: 32, duration, overallRate }, requestFor)
+/** PROFILE_WARM_RATE: the warm-up's own rate (under callgrind, one the uncounted service can answer). */
+const warmRate = process.env["PROFILE_WARM_RATE"] === undefined ? overallRate : Number(process.env["PROFILE_WARM_RATE"])
+const run = (duration: number, rate = overallRate) => loadPerConnection(url, { connections: 32, duration, overallRate: rate }, requestFor)
+/**
+ * Counted, one request at a time as fast as it is answered: with none waiting behind another,
+ * no request's objects outlive it into the next collection because of a queue, and the idle
+ * service's part of each request's count stays small.
+ */
+const measure = (duration: number) =>
+  counted ? loadPerConnection(url, { connections: 1, duration }, requestFor) : run(duration)
 const cpu = () => cpuMillisOf(child.pid)
 /** CPU ms of the service's threads by name: the main thread, V8's workers (GC, compilation), libuv's pool. */
 const threadCpu = (): Record<string, number> => {
@@ -123,11 +150,13 @@ const systemCalls = () => {
   const status = readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8")
   return { reads: field(io, "syscr"), writes: field(io, "syscw"), sleeps: field(status, "voluntary_ctxt_switches") }
 }
-await run(Number(process.env["PROFILE_WARM"] ?? "2"))
+await run(Number(process.env["PROFILE_WARM"] ?? "2"), warmRate)
 // What the service spends with no request at all (timers, background fibers), per second.
 const idleBefore = cpu()
 await new Promise((resolve) => setTimeout(resolve, 3_000))
 process.stdout.write(`idle: service CPU ${((cpu() - idleBefore) / 3).toFixed(1)} ms/s\n`)
+const counting = counted && child.pid !== undefined ? countInstructions(child.pid, callgrindOut) : null
+counting?.start()
 /** Busy and idle jiffies of the whole machine, and CPU ms of every postgres and redis process. */
 const machine = () => {
   const [, ...fields] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/)
@@ -168,8 +197,24 @@ const before = cpu()
 const threadsBefore = threadCpu()
 const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
-const result = await run(seconds)
+const result = await measure(seconds)
 await recording?.stop()
+const threadCounts = counting?.stop() ?? []
+/**
+ * What the main thread executes with no request (timers, the metrics' samplers), a second,
+ * counted after the run: at the few requests a second callgrind allows, it would be a large
+ * share of each request's count. V8's helper threads are not corrected: what they do just
+ * after a load (compiling) is not what they do during it.
+ */
+const idleSeconds = 10
+let idleMain = 0
+if (counting !== null) {
+  counting.start()
+  await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
+  const idle = counting.stop()
+  idleMain = (idle[0]?.instructions ?? 0) / idleSeconds
+  for (const dump of idle) rmSync(dump.file, { force: true })
+}
 if (strace !== null && straceReport !== null) {
   strace.kill("SIGINT")
   const report = await straceReport
@@ -211,6 +256,18 @@ if (recording !== null && child.pid !== undefined) {
     `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
       `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
       `by function, µs/request:\n${rows(summary.byFunction, Number(process.env["PROFILE_PERF_ROWS"] ?? "24"))}`
+  )
+}
+if (threadCounts.length > 0 && child.pid !== undefined) {
+  const requests = result.requests.total
+  const [main] = threadCounts
+  const others = threadCounts.slice(1).reduce((total, count) => total + count.instructions, 0)
+  const mainPerRequest = ((main?.instructions ?? 0) - idleMain * seconds) / requests
+  process.stdout.write(
+    `instructions a request (callgrind): main thread ${(mainPerRequest / 1000).toFixed(1)}k with its idle ` +
+      `${(idleMain / 1000).toFixed(0)}k a second taken out, other threads ${(others / requests / 1000).toFixed(1)}k\nmain thread's functions by their own instructions, thousands a request:\n` +
+      (main === undefined ? [] : topFunctions(main, child.pid, requests, Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")))
+        .map(([name, instructions]) => `  ${(instructions / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
   )
 }
 await stopProcess(child)

@@ -155,6 +155,8 @@ export interface LaunchOptions {
   readonly env: Readonly<Record<string, string>>
   /** For node itself, before the entry: `--cpu-prof` and its directory, say. */
   readonly nodeArgs?: ReadonlyArray<string>
+  /** A command that runs node, before it: Valgrind and its options (instructions.ts), say. */
+  readonly wrapper?: ReadonlyArray<string>
 }
 
 /**
@@ -162,9 +164,12 @@ export interface LaunchOptions {
  * `env`. DATABASE_URL and REDIS_URL come from `env` alone: inherited ones would turn a PGlite
  * run into one on the machine's servers.
  */
-export const launchService = ({ entry = "packages/server/src/main.ts", env, nodeArgs = [] }: LaunchOptions): ChildProcess => {
+export const launchService = (
+  { entry = "packages/server/src/main.ts", env, nodeArgs = [], wrapper = [] }: LaunchOptions
+): ChildProcess => {
   const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env
-  return spawn(process.execPath, [...nodeArgs, join(repositoryRoot, entry)], {
+  const [command = process.execPath, ...args] = [...wrapper, process.execPath, ...nodeArgs, join(repositoryRoot, entry)]
+  return spawn(command, args, {
     cwd: repositoryRoot,
     env: { ...inherited, ...env },
     stdio: ["ignore", "ignore", "inherit"]

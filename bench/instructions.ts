@@ -1,0 +1,138 @@
+/**
+ * Instructions a request, counted by Valgrind's callgrind rather than timed. This machine's
+ * speed drifts by more than the gaps being measured (decision 0106: the same bare handler
+ * cost 0.13 to 0.18 ms a request within ten minutes), and it has no hardware counters for
+ * `perf stat`. Callgrind counts every instruction each thread executes in user space, the same
+ * for the same work whatever the host does, so two runs minutes apart can be compared.
+ *
+ * The service runs under callgrind with counting off (`--instr-atstart=no`: it starts and warms
+ * up at a few times its native speed, not fifty), counting is switched on for the measured run
+ * only, and one dump per thread is read. What it leaves out: the kernel's part of each system
+ * call, and what a cache miss costs. It is a measure of the work a request's code does, the
+ * part the request path can change; time stays the measure of the goals.
+ *
+ * JavaScript compiled by V8 has no symbols, so callgrind names it by address; with node's
+ * `--perf-basic-prof` the addresses are looked up in /tmp/perf-PID.map to name the functions.
+ */
+import { execFileSync } from "node:child_process"
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { basename, dirname, join } from "node:path"
+import { scriptName } from "./on-cpu.ts"
+
+/** Whether Valgrind's callgrind and its tools are installed. */
+export const callgrindAvailable = (): boolean => {
+  try {
+    execFileSync("valgrind", ["--version"], { stdio: "ignore" })
+    // callgrind_annotate and callgrind_control come with it; `--version` of each exits non-zero.
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The command that runs node under callgrind, counting nothing until `start`; `out` names its dumps. */
+export const callgrindCommand = (out: string): ReadonlyArray<string> => [
+  "valgrind",
+  "--tool=callgrind",
+  "--quiet",
+  // V8 writes code and runs it: without this Valgrind would run stale translations.
+  "--smc-check=all-non-file",
+  "--instr-atstart=no",
+  "--separate-threads=yes",
+  `--callgrind-out-file=${out}`
+]
+
+export interface ThreadCount {
+  /** 1 is the main thread; the others are V8's helpers (compiling, marking) and libuv's pool. */
+  readonly thread: number
+  readonly instructions: number
+  readonly file: string
+}
+
+export interface Counting {
+  /** Switches counting on in the running process `pid`. */
+  readonly start: () => void
+  /** Switches it off and writes one dump per thread: the instructions each thread executed meanwhile. */
+  readonly stop: () => ReadonlyArray<ThreadCount>
+}
+
+const control = (...args: ReadonlyArray<string>) => execFileSync("callgrind_control", args, { stdio: "ignore" })
+
+/** Counting for `pid`, started under `callgrindCommand(out)`; each stop is one more dump ("part"). */
+export const countInstructions = (pid: number, out: string): Counting => {
+  let part = 0
+  return {
+    start: () => control("-i", "on", String(pid)),
+    stop: () => {
+      control("-d", String(pid))
+      control("-i", "off", String(pid))
+      part++
+      // The dump is `${out}.1-01` for the main thread, `-02`... for the others, then `.2-01`...
+      const prefix = `${basename(out)}.${part}-`
+      return readdirSync(dirname(out)).filter((file) => file.startsWith(prefix)).map((file) => {
+        const path = join(dirname(out), file)
+        const totals = /^totals: (\d+)/m.exec(readFileSync(path, "utf8"))
+        return { thread: Number(file.slice(prefix.length)), instructions: Number(totals?.[1] ?? "0"), file: path }
+      }).sort((a, b) => a.thread - b.thread)
+    }
+  }
+}
+
+interface CodeRange {
+  readonly start: number
+  readonly end: number
+  readonly name: string
+}
+
+/** /tmp/perf-PID.map's code ranges, later entries first (a range V8 reused names its newest code). */
+const codeRangesOf = (pid: number): ReadonlyArray<CodeRange> => {
+  const path = `/tmp/perf-${pid}.map`
+  if (!existsSync(path)) return []
+  return readFileSync(path, "utf8").split("\n").flatMap((line) => {
+    const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line)
+    if (match === null) return []
+    const start = Number.parseInt(match[1] ?? "", 16)
+    return [{ start, end: start + Number.parseInt(match[2] ?? "", 16), name: match[3] ?? "" }]
+  }).reverse()
+}
+
+/** `JS:*'name file:///.../x.ts:12:3` as `name packages/core/src/x.ts:12`. */
+const jsName = (perfName: string): string => {
+  const match = /^JS:[*~^+]?'?(\S*) (\S+?)(?::(\d+))?(?::\d+)?$/.exec(perfName)
+  if (match === null) return perfName
+  const [, name = "", url = "", line] = match
+  return `${name === "" ? "(anonymous)" : name} ${scriptName(url)}${line === undefined ? "" : `:${line}`}`
+}
+
+/**
+ * The functions of one thread's dump by their own instructions (what they called not
+ * included), per request: V8's builtins and node's C++ by symbol, JavaScript by the perf map of
+ * `pid` when node wrote one. Removes the dump and the map.
+ */
+export const topFunctions = (dump: ThreadCount, pid: number, requests: number, count: number) => {
+  const text = execFileSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", dump.file], {
+    maxBuffer: 1 << 28,
+    stdio: ["ignore", "pipe", "ignore"]
+  }).toString()
+  const ranges = codeRangesOf(pid)
+  const byName = new Map<string, number>()
+  for (const line of text.split("\n")) {
+    const match = /^\s*([\d,]+) \([ \d.]+%\)\s+\S*?:(.*?)(?: \[.*\])?$/.exec(line)
+    if (match === null || line.includes("PROGRAM TOTALS")) continue
+    const instructions = Number((match[1] ?? "").replaceAll(",", ""))
+    // `'2` marks a recursion's second level: the same function.
+    let name = (match[2] ?? "").trim().replace(/'\d+$/, "")
+    if (/^0x[0-9a-f]+$/i.test(name)) {
+      const address = Number.parseInt(name, 16)
+      const range = ranges.find((candidate) => address >= candidate.start && address < candidate.end)
+      name = range === undefined ? "(JavaScript, not in the map)" : jsName(range.name)
+    } else {
+      // A C++ symbol without its return type and arguments.
+      name = (name.replace(/\(.*$/, "").split(" ").pop() ?? name).replaceAll("v8::internal::", "v8::")
+    }
+    byName.set(name, (byName.get(name) ?? 0) + instructions)
+  }
+  rmSync(dump.file, { force: true })
+  rmSync(`/tmp/perf-${pid}.map`, { force: true })
+  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, instructions]) => [name, instructions / requests] as const)
+}
