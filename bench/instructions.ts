@@ -18,17 +18,10 @@ import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import { scriptName } from "./on-cpu.ts"
+import { commandAvailable } from "./support.ts"
 
-/** Whether Valgrind's callgrind and its tools are installed. */
-export const callgrindAvailable = (): boolean => {
-  try {
-    execFileSync("valgrind", ["--version"], { stdio: "ignore" })
-    // callgrind_annotate and callgrind_control come with it; `--version` of each exits non-zero.
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether Valgrind is installed (callgrind_annotate and callgrind_control come with it). */
+export const callgrindAvailable = (): boolean => commandAvailable("valgrind")
 
 /** The command that runs node under callgrind, counting nothing until `start`; `out` names its dumps. */
 export const callgrindCommand = (out: string): ReadonlyArray<string> => [
@@ -106,10 +99,10 @@ const jsName = (perfName: string): string => {
 
 /**
  * The functions of one thread's dump by their own instructions (what they called not
- * included), per request: V8's builtins and node's C++ by symbol, JavaScript by the perf map of
+ * included), most first: V8's builtins and node's C++ by symbol, JavaScript by the perf map of
  * `pid` when node wrote one. Removes the dump and the map.
  */
-export const topFunctions = (dump: ThreadCount, pid: number, requests: number, count: number) => {
+export const functionsOf = (dump: ThreadCount, pid: number): ReadonlyArray<readonly [string, number]> => {
   const text = execFileSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", dump.file], {
     maxBuffer: 1 << 28,
     stdio: ["ignore", "pipe", "ignore"]
@@ -134,5 +127,14 @@ export const topFunctions = (dump: ThreadCount, pid: number, requests: number, c
   }
   rmSync(dump.file, { force: true })
   rmSync(`/tmp/perf-${pid}.map`, { force: true })
-  return [...byName].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, instructions]) => [name, instructions / requests] as const)
+  return [...byName].sort((a, b) => b[1] - a[1])
 }
+
+/**
+ * Whether a function is V8's garbage collector at work (scavenges, marking, compaction, and what
+ * they visit): by name, so roughly. A major collection falling inside a counted run or not moved
+ * the main thread's count by 15 % between runs of the same code; without the collector's share
+ * the count says what the request's own code executed.
+ */
+export const isCollector = (name: string): boolean =>
+  name.startsWith("v8::") && /Scaveng|Mark|Sweep|Evacuat|Heap::|IteratePointers|Compact|Ephemeron|Migrated|PointersUpdating/.test(name)

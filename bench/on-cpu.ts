@@ -15,6 +15,7 @@
 import type { ChildProcess } from "node:child_process"
 import { execFileSync, spawn } from "node:child_process"
 import { rmSync } from "node:fs"
+import { commandAvailable } from "./support.ts"
 
 /** Samples a second: not a multiple of the kernel's tick, so as not to beat with it. */
 export const samplesPerSecond = 1999
@@ -56,14 +57,7 @@ export interface OnCpuSummary {
 }
 
 /** Whether this machine lets us sample our own processes (perf installed, user-space events allowed). */
-export const perfAvailable = (): boolean => {
-  try {
-    execFileSync("perf", ["--version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-}
+export const perfAvailable = (): boolean => commandAvailable("perf")
 
 /** Starts sampling `pid` (a node started with `--perf-basic-prof`) into `file`. */
 export const recordOnCpu = (pid: number, file: string): Recording => {

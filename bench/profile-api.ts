@@ -38,7 +38,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
-import { callgrindAvailable, callgrindCommand, countInstructions, topFunctions } from "./instructions.ts"
+import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector } from "./instructions.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -263,11 +263,16 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const [main] = threadCounts
   const others = threadCounts.slice(1).reduce((total, count) => total + count.instructions, 0)
   const mainPerRequest = ((main?.instructions ?? 0) - idleMain * seconds) / requests
+  const functions = main === undefined ? [] : functionsOf(main, child.pid)
+  const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
+  const thousands = (instructions: number) => `${(instructions / 1000).toFixed(1)}k`
   process.stdout.write(
-    `instructions a request (callgrind): main thread ${(mainPerRequest / 1000).toFixed(1)}k with its idle ` +
-      `${(idleMain / 1000).toFixed(0)}k a second taken out, other threads ${(others / requests / 1000).toFixed(1)}k\nmain thread's functions by their own instructions, thousands a request:\n` +
-      (main === undefined ? [] : topFunctions(main, child.pid, requests, Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")))
-        .map(([name, instructions]) => `  ${(instructions / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
+    `instructions a request (callgrind): main thread ${thousands(mainPerRequest)} with its idle ` +
+      `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
+      `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
+      `main thread's functions by their own instructions, thousands a request:\n` +
+      functions.slice(0, Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30"))
+        .map(([name, instructions]) => `  ${(instructions / requests / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
   )
 }
 await stopProcess(child)

@@ -3,6 +3,7 @@
  * of processes, and autocannon runs in which every connection keeps its own request. Starting
  * a Lyre service for a run is service.ts's.
  */
+import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
@@ -101,4 +102,14 @@ export const loadPerConnection = (
       if (onBody !== undefined) client.on("body", onBody)
     }
   })
+}
+
+/** Whether `command` runs here (`--version` answers): for the profiling aids' outside tools. */
+export const commandAvailable = (command: string): boolean => {
+  try {
+    execFileSync(command, ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
 }
