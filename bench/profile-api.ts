@@ -156,7 +156,6 @@ const idleBefore = cpu()
 await new Promise((resolve) => setTimeout(resolve, 3_000))
 process.stdout.write(`idle: service CPU ${((cpu() - idleBefore) / 3).toFixed(1)} ms/s\n`)
 const counting = counted && child.pid !== undefined ? countInstructions(child.pid, callgrindOut) : null
-counting?.start()
 /** Busy and idle jiffies of the whole machine, and CPU ms of every postgres and redis process. */
 const machine = () => {
   const [, ...fields] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/)
@@ -197,24 +196,10 @@ const before = cpu()
 const threadsBefore = threadCpu()
 const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
+counting?.start()
 const result = await measure(seconds)
 await recording?.stop()
 const threadCounts = counting?.stop() ?? []
-/**
- * What the main thread executes with no request (timers, the metrics' samplers), a second,
- * counted after the run: at the few requests a second callgrind allows, it would be a large
- * share of each request's count. V8's helper threads are not corrected: what they do just
- * after a load (compiling) is not what they do during it.
- */
-const idleSeconds = 10
-let idleMain = 0
-if (counting !== null) {
-  counting.start()
-  await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
-  const idle = counting.stop()
-  idleMain = (idle[0]?.instructions ?? 0) / idleSeconds
-  for (const dump of idle) rmSync(dump.file, { force: true })
-}
 if (strace !== null && straceReport !== null) {
   strace.kill("SIGINT")
   const report = await straceReport
@@ -257,6 +242,21 @@ if (recording !== null && child.pid !== undefined) {
       `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
       `by function, µs/request:\n${rows(summary.byFunction, Number(process.env["PROFILE_PERF_ROWS"] ?? "24"))}`
   )
+}
+/**
+ * What the main thread executes with no request (timers, the metrics' samplers), a second,
+ * counted after the run: at the few requests a second callgrind allows, it would be a large
+ * share of each request's count. V8's helper threads are not corrected: what they do just
+ * after a load (compiling) is not what they do during it.
+ */
+const idleSeconds = 10
+let idleMain = 0
+if (counting !== null) {
+  counting.start()
+  await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
+  const idle = counting.stop()
+  idleMain = (idle[0]?.instructions ?? 0) / idleSeconds
+  for (const dump of idle) rmSync(dump.file, { force: true })
 }
 if (threadCounts.length > 0 && child.pid !== undefined) {
   const requests = result.requests.total
