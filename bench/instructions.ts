@@ -1,13 +1,15 @@
 /**
  * Instructions a request, counted by Valgrind's callgrind rather than timed. This machine's
- * speed drifts by more than the gaps being measured (decision 0106: the same bare handler
- * cost 0.13 to 0.18 ms a request within ten minutes), and it has no hardware counters for
- * `perf stat`. Callgrind counts every instruction each thread executes in user space, the same
- * for the same work whatever the host does, so two runs minutes apart can be compared.
+ * speed drifts by more than the gaps being measured (decision 0107: the same pair's ratio went
+ * from 1.24 to 1.74 within ten minutes), and it has no hardware counters for `perf stat`.
+ * Callgrind counts every instruction each thread executes in user space, the same for the same
+ * work whatever the host does, so two runs hours apart can be compared. What still moves it is
+ * the garbage collector: a larger collection inside the counted run or not moved the main
+ * thread's count by 15 %, so its share is printed apart (`isCollector`).
  *
  * The service runs under callgrind with counting off (`--instr-atstart=no`: it starts and warms
- * up at a few times its native speed, not fifty), counting is switched on for the measured run
- * only, and one dump per thread is read. What it leaves out: the kernel's part of each system
+ * up at a few times its native cost, not a hundred), counting is switched on for the measured
+ * run only, and one dump per thread is read. What it leaves out: the kernel's part of each system
  * call, and what a cache miss costs. It is a measure of the work a request's code does, the
  * part the request path can change; time stays the measure of the goals.
  *
