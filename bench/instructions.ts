@@ -19,7 +19,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
-import { scriptName } from "./on-cpu.ts"
+import { jsFrameOf, scriptName } from "./on-cpu.ts"
 import { commandAvailable } from "./support.ts"
 
 /** Whether Valgrind is installed (callgrind_annotate and callgrind_control come with it). */
@@ -93,10 +93,8 @@ const codeRangesOf = (pid: number): ReadonlyArray<CodeRange> => {
 
 /** `JS:*'name file:///.../x.ts:12:3` as `name packages/core/src/x.ts:12`. */
 const jsName = (perfName: string): string => {
-  const match = /^JS:[*~^+]?'?(\S*) (\S+?)(?::(\d+))?(?::\d+)?$/.exec(perfName)
-  if (match === null) return perfName
-  const [, name = "", url = "", line] = match
-  return `${name === "" ? "(anonymous)" : name} ${scriptName(url)}${line === undefined ? "" : `:${line}`}`
+  const js = jsFrameOf(perfName)
+  return js === null ? perfName : `${js.name} ${scriptName(js.url)}${js.line === undefined ? "" : `:${js.line}`}`
 }
 
 /**

@@ -42,6 +42,14 @@ export const packageOfScript = (url: string): string => {
  */
 const jsFrame = /JS:[*~^+]?'?(\S*) ((?:file:\/\/|node:|\/)\S+?)(?::(\d+))?(?::\d+)?$/
 
+/** A JavaScript frame's function name (`(anonymous)` when it has none), script and line; null for any other frame. */
+export const jsFrameOf = (text: string): { readonly name: string; readonly url: string; readonly line: string | undefined } | null => {
+  const match = jsFrame.exec(text)
+  if (match === null) return null
+  const [, name = "", url = "", line] = match
+  return { name: name === "" ? "(anonymous)" : name, url, line }
+}
+
 export interface Recording {
   /** Stops sampling; resolves once perf has written its file. */
   readonly stop: () => Promise<void>
@@ -103,12 +111,11 @@ export const summarizeStacks = (script: string, requests: number): OnCpuSummary 
     let pkg = "(no JavaScript frame)"
     let fn = pkg
     for (const frame of frames) {
-      const match = jsFrame.exec(frame)
-      if (match === null) continue
-      const [, name = "", url = "", line] = match
-      pkg = packageOfScript(url)
-      const place = `${url.split("/").pop() ?? ""}${line === undefined ? "" : `:${line}`}`
-      fn = `${name === "" ? "(anonymous)" : name} ${pkg === url ? place : `${pkg} ${place}`}`
+      const js = jsFrameOf(frame)
+      if (js === null) continue
+      pkg = packageOfScript(js.url)
+      const place = `${js.url.split("/").pop() ?? ""}${js.line === undefined ? "" : `:${js.line}`}`
+      fn = `${js.name} ${pkg === js.url ? place : `${pkg} ${place}`}`
       break
     }
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1)
