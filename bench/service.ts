@@ -55,10 +55,6 @@ export const createAccountKeys = async (admin: Admin, count: number, scopes: Rea
 export const endpoints = ["GET /v1/me", "GET task", "POST create"] as const
 export type Endpoint = (typeof endpoints)[number]
 
-/**
- * Each endpoint's request for connection i: its own key (one per account, round robin), except
- * GET of a task, whose one task belongs to the first key.
- */
 /** Creates the one task that GET of a task reads, owned by `key`; returns its id. */
 export const createTaskToRead = async (url: string, key: string): Promise<string> => {
   const response = await fetch(`${url}/api/v1/music/generations`, {
@@ -69,6 +65,10 @@ export const createTaskToRead = async (url: string, key: string): Promise<string
   return ((await response.json()) as { id: string }).id
 }
 
+/**
+ * Each endpoint's request for connection i: its own key (one per account, round robin), except
+ * GET of a task, whose one task belongs to the first key.
+ */
 export const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoint, (connection: number) => BenchRequest> => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` })
   const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
