@@ -201,8 +201,8 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       }
     }
     // Almost every answer has ended by the time routing returns: observed now, it needs no
-    // listener of its own (one more on each response, and the event's dispatch, cost more than
-    // all of the observing). A stream still going (a file, MCP's events) is observed at its
+    // listener and no event of its own (decision 0107 counted about 0.4 % of a request, within
+    // the count's swing). A stream still going (a file, MCP's events) is observed at its
     // finish, as an answer cut off before its end never is.
     if (res.writableEnded) observe()
     else res.on("finish", observe)
