@@ -99,11 +99,17 @@ const jsName = (perfName: string): string => {
 
 /**
  * The functions of one thread's dump by their own instructions (what they called not
- * included), most first: V8's builtins and node's C++ by symbol, JavaScript by the perf map of
- * `pid` when node wrote one. Removes the dump and the map.
+ * included), or with `inclusive` by all they executed, most first: V8's builtins and node's C++
+ * by symbol, JavaScript by the perf map of `pid` when node wrote one. Inclusive counts find the
+ * caller that an expensive builtin works for; a function that recurses (or reached again
+ * through a callback) counts its nested calls again, so they do not add up.
  */
-export const functionsOf = (dump: ThreadCount, pid: number): ReadonlyArray<readonly [string, number]> => {
-  const text = execFileSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", dump.file], {
+export const functionsOf = (
+  dump: ThreadCount,
+  pid: number,
+  { inclusive = false }: { readonly inclusive?: boolean } = {}
+): ReadonlyArray<readonly [string, number]> => {
+  const text = execFileSync("callgrind_annotate", [`--inclusive=${inclusive ? "yes" : "no"}`, "--threshold=100", dump.file], {
     maxBuffer: 1 << 28,
     stdio: ["ignore", "pipe", "ignore"]
   }).toString()
@@ -125,9 +131,13 @@ export const functionsOf = (dump: ThreadCount, pid: number): ReadonlyArray<reado
     }
     byName.set(name, (byName.get(name) ?? 0) + instructions)
   }
+  return [...byName].sort((a, b) => b[1] - a[1])
+}
+
+/** Removes a dump and the perf map that named its JavaScript, once `functionsOf` has read them. */
+export const removeCount = (dump: ThreadCount, pid: number): void => {
   rmSync(dump.file, { force: true })
   rmSync(`/tmp/perf-${pid}.map`, { force: true })
-  return [...byName].sort((a, b) => b[1] - a[1])
 }
 
 /**

@@ -22,7 +22,9 @@
  * instructions.ts says what it leaves out; counted, the service runs a hundred times slower, so
  * the measured run sends one request at a time, PROFILE_RATE applying to the warm-up only, and
  * the warm-up, uncounted, wants a few hundred a second for a minute (PROFILE_WARM_RATE=300
- * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions).
+ * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions;
+ * PROFILE_CALLGRIND_INCLUSIVE=1 adds the JavaScript functions by all they executed, callees
+ * included).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -38,7 +40,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
-import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector } from "./instructions.ts"
+import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -53,6 +55,7 @@ if (onCpu && !perfAvailable()) {
   process.exit(2)
 }
 const counted = process.env["PROFILE_CALLGRIND"] === "1"
+const countedInclusive = process.env["PROFILE_CALLGRIND_INCLUSIVE"] === "1"
 if (counted && !callgrindAvailable()) {
   process.stderr.write("profile-api: PROFILE_CALLGRIND=1 needs Valgrind (Debian's valgrind)\n")
   process.exit(2)
@@ -264,15 +267,22 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const others = threadCounts.slice(1).reduce((total, count) => total + count.instructions, 0)
   const mainPerRequest = ((main?.instructions ?? 0) - idleMain * seconds) / requests
   const functions = main === undefined ? [] : functionsOf(main, child.pid)
+  // Inclusive, V8's call builtins and libuv's loop contain everything: only JavaScript says where.
+  const inclusive = main === undefined || !countedInclusive
+    ? []
+    : functionsOf(main, child.pid, { inclusive: true }).filter(([name]) => /\S \S+\.[cm]?[jt]s:\d+$/.test(name))
+  if (main !== undefined) removeCount(main, child.pid)
   const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
+  const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
   const thousands = (instructions: number) => `${(instructions / 1000).toFixed(1)}k`
+  const table = (list: ReadonlyArray<readonly [string, number]>) =>
+    list.slice(0, shown).map(([name, instructions]) => `  ${(instructions / requests / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
   process.stdout.write(
     `instructions a request (callgrind): main thread ${thousands(mainPerRequest)} with its idle ` +
       `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
-      `main thread's functions by their own instructions, thousands a request:\n` +
-      functions.slice(0, Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30"))
-        .map(([name, instructions]) => `  ${(instructions / requests / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
+      `main thread's functions by their own instructions, thousands a request:\n${table(functions)}` +
+      (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`)
   )
 }
 await stopProcess(child)

@@ -162,7 +162,8 @@ export interface LaunchOptions {
 /**
  * Starts `entry` (the service's `pnpm start` unless told) with this process's environment under
  * `env`. DATABASE_URL and REDIS_URL come from `env` alone: inherited ones would turn a PGlite
- * run into one on the machine's servers.
+ * run into one on the machine's servers. The service's standard output is dropped unless
+ * BENCH_SERVICE_STDOUT=1 (to read what node prints there, `--trace-gc` say).
  */
 export const launchService = (
   { entry = "packages/server/src/main.ts", env, nodeArgs = [], wrapper = [] }: LaunchOptions
@@ -172,7 +173,7 @@ export const launchService = (
   return spawn(command, args, {
     cwd: repositoryRoot,
     env: { ...inherited, ...env },
-    stdio: ["ignore", "ignore", "inherit"]
+    stdio: ["ignore", process.env["BENCH_SERVICE_STDOUT"] === "1" ? "inherit" : "ignore", "inherit"]
   })
 }
 
