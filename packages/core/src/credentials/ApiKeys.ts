@@ -154,8 +154,9 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             message: "Send a credential as `Authorization: Bearer <API key or access token>`."
           })
         }
-        if (jwtShape.test(credential)) return yield* accessTokens.authenticate(credential, resource ?? baseUrl)
+        // The shapes are disjoint (a key has no dot): the key's, the common case, is tried first.
         if (!apiKeyShape.test(credential)) {
+          if (jwtShape.test(credential)) return yield* accessTokens.authenticate(credential, resource ?? baseUrl)
           return yield* new InvalidCredential({ message: "The credential is not a valid API key or access token." })
         }
         const hash = hashKey(credential)
