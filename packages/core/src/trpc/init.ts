@@ -6,6 +6,7 @@ import { initTRPC, TRPCError } from "@trpc/server"
 import { Effect } from "effect"
 import { rateLimitHeaders, renderError } from "../domain/errors.ts"
 import type { Scope } from "../domain/models.ts"
+import type { Principal } from "../domain/principal.ts"
 import { AccountConsole, requireCsrf } from "../credentials/AccountConsole.ts"
 import { Guard } from "../credentials/Guard.ts"
 import { runProcedure } from "./context.ts"
@@ -67,19 +68,46 @@ const admit = async (ctx: CallContext, scope: Scope | undefined, type: "query" |
   return principal
 }
 
-export const admitted = t.procedure.use(async ({ ctx, meta, next, type }) =>
-  next({ ctx: { principal: await admit(ctx, meta?.scope, type) } })
-)
+/**
+ * What a base procedure does before the procedure's own input is read: the admission, and for a
+ * change the body judged after it. It returns what it adds to the context. The middleware runs it
+ * for tRPC's chain, and `direct.ts` runs the same stage without the chain.
+ */
+export type Stage = (
+  ctx: CallContext,
+  meta: LyreMeta | undefined,
+  type: "query" | "mutation" | "subscription"
+) => Promise<{ readonly principal: Principal }>
+
+/** The stage each base procedure's middleware runs, by that middleware: written once, as the module loads. */
+const stages = new WeakMap<object, Stage>()
+
+/** The stage a procedure's first middleware runs, when it is one of these base procedures'. */
+export const stageOf = (middleware: object): Stage | undefined => stages.get(middleware)
+
+/** A base procedure whose one middleware runs `stage` and hands what it adds to the next step. */
+const staged = (stage: Stage) => {
+  const procedure = t.procedure.use(async ({ ctx, meta, next, type }) => next({ ctx: await stage(ctx, meta, type) }))
+  const [middleware] = procedure._def.middlewares
+  if (middleware !== undefined) stages.set(middleware, stage)
+  return procedure
+}
+
+const admittedStage: Stage = async (ctx, meta, type) => ({ principal: await admit(ctx, meta?.scope, type) })
 
 /**
  * A body the adapter could not read is judged here, after the guard, as the check order says.
- * One middleware with the guard rather than a second after it: each is a step of tRPC's chain
- * on every create.
+ * One stage with the guard rather than a second after it: each is a step of tRPC's chain on
+ * every create.
  */
-export const withBody = t.procedure.use(async ({ ctx, meta, next, type }) => {
+const withBodyStage: Stage = async (ctx, meta, type) => {
   const principal = await admit(ctx, meta?.scope, type)
   if (ctx.bodyError !== undefined) {
     throw new TRPCError({ code: trpcCodeFor(ctx.bodyError), message: ctx.bodyError.message, cause: ctx.bodyError })
   }
-  return next({ ctx: { principal } })
-})
+  return { principal }
+}
+
+export const admitted = staged(admittedStage)
+
+export const withBody = staged(withBodyStage)
