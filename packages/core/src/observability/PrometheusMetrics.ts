@@ -10,6 +10,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { Metrics } from "./Metrics.ts"
+import { RequestDurations } from "./RequestDurations.ts"
 import type { MetricsShape } from "./Metrics.ts"
 import { Settings } from "../platform/Settings.ts"
 
@@ -63,7 +64,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
   const registers = [registry]
 
-  const httpDuration = new Histogram({
+  const httpDuration = new RequestDurations({
     name: "lyre_http_request_duration_seconds",
     help: "HTTP requests by surface, route template, method and status, and how long each took to answer.",
     labelNames: ["surface", "route", "method", "status"] as const,
@@ -225,8 +226,6 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   })
   const keptResult = cached1((result) => keptSubmissionResults.labels(result))
 
-  /** Route, then method, then status: no key is built per request. */
-  const http = new Map<string, Map<string, Map<number, Histogram.Internal<string>>>>()
   const created = cached1((model) => ({ task: tasksCreated.labels(model), credits: creditsDebited.labels(model) }))
   const ready = cached1((model) => tasksReady.labels(model))
   const failed = cached2((model, code) => tasksFailed.labels(model, code))
@@ -272,15 +271,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   const metrics: PrometheusMetrics = {
     enabled: true,
     registry,
-    httpRequest: (surface, route, method, status, seconds) => {
-      let byMethod = http.get(route)
-      if (byMethod === undefined) http.set(route, byMethod = new Map())
-      let byStatus = byMethod.get(method)
-      if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
-      let child = byStatus.get(status)
-      if (child === undefined) byStatus.set(status, child = httpDuration.labels(surface, route, method, String(status)))
-      child.observe(seconds)
-    },
+    httpRequest: (surface, route, method, status, seconds) => httpDuration.record(surface, route, method, status, seconds),
     taskCreated: (model, credits) => {
       const child = created(model)
       child.task.inc()
