@@ -28,9 +28,17 @@ export interface RestOptions {
   readonly publicUrl: string
 }
 
-const queryObject = (search: URLSearchParams): Record<string, string> => {
+/** A request's query, read only when it has one: most have none. */
+export interface RequestQuery {
+  /** As `URL`'s: the query with its `?`, or "" when there is none. */
+  readonly search: string
+  readonly searchParams: URLSearchParams
+}
+
+const queryObject = (query: RequestQuery): Record<string, string> => {
   const out: Record<string, string> = {}
-  for (const [key, value] of search) out[key] = value
+  if (query.search === "") return out
+  for (const [key, value] of query.searchParams) out[key] = value
   return out
 }
 
@@ -58,7 +66,7 @@ export const makeRestHandler = (options: RestOptions) => {
   let document: string | undefined
 
   /** `requestId` goes out with every answer's headers (X-Request-Id). */
-  return async (req: IncomingMessage, res: ServerResponse, path: string, search: URLSearchParams, requestId: string) => {
+  return async (req: IncomingMessage, res: ServerResponse, path: string, query: RequestQuery, requestId: string) => {
     const method = req.method ?? "GET"
     if (path === "/openapi.json" && (method === "GET" || method === "HEAD")) {
       document ??= JSON.stringify(openApiDocument(options.publicUrl))
@@ -85,14 +93,14 @@ export const makeRestHandler = (options: RestOptions) => {
     // An upload's body is core's to read, after the guard; its own fields come in the query.
     const audio = match.route.meta.requestBody === "audio" ? incomingAudio(req) : undefined
     if (audio !== undefined) {
-      input = { ...queryObject(search), ...match.params }
+      input = { ...queryObject(query), ...match.params }
     } else if (match.route.type === "mutation") {
       const body = await readJsonBody(req)
       if (body.ok) input = withPathParams(body.value, match.params)
       else bodyError = body.error
     } else {
       req.resume()
-      input = { ...queryObject(search), ...match.params }
+      input = { ...queryObject(query), ...match.params }
     }
     const idempotencyKey = req.headers["idempotency-key"]
     if (typeof idempotencyKey === "string" && idempotencyKey.length > maxIdempotencyKeyLength) {

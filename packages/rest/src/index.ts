@@ -1,3 +1,3 @@
 export { makeRestHandler } from "./handler.ts"
-export type { RestOptions } from "./handler.ts"
+export type { RequestQuery, RestOptions } from "./handler.ts"
 export { openApiDocument } from "./openapi.ts"

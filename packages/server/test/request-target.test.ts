@@ -3,13 +3,13 @@ import { requestTarget } from "../src/http/requestTarget.ts"
 
 const viaUrl = (target: string) => {
   // What the URL parser refuses is routed as sent (to a 404).
-  if (!URL.canParse(target, "http://localhost")) return { pathname: target.split("?")[0], query: [] }
+  if (!URL.canParse(target, "http://localhost")) return { pathname: target.split("?")[0], search: "", query: [] }
   const url = new URL(target, "http://localhost")
-  return { pathname: url.pathname, query: [...url.searchParams] }
+  return { pathname: url.pathname, search: url.search, query: [...url.searchParams] }
 }
 const viaTarget = (target: string) => {
   const parsed = requestTarget(target)
-  return { pathname: parsed.pathname, query: [...parsed.searchParams] }
+  return { pathname: parsed.pathname, search: parsed.search, query: [...parsed.searchParams] }
 }
 
 describe("a request's target", () => {

@@ -7,9 +7,10 @@
  * one it refuses (`/\\@`, which it reads as an address with no host) is routed as sent, to a 404,
  * where the throw had escaped the request handler.
  */
-export interface RequestTarget {
+import type { RequestQuery } from "@lyre/rest"
+
+export interface RequestTarget extends RequestQuery {
   readonly pathname: string
-  readonly searchParams: URLSearchParams
 }
 
 /** Characters the URL parser leaves as they are in a path and a query (no `.`, `%`, `\`, `#`). */
@@ -17,16 +18,19 @@ const plain = /^\/(?!\/)[A-Za-z0-9\-_~/:@!$&'()*+,;=?]*$/
 
 class PlainTarget implements RequestTarget {
   readonly pathname: string
-  readonly #search: string
-  #query: URLSearchParams | undefined
-  constructor(pathname: string, search: string) {
+  readonly #query: string
+  #params: URLSearchParams | undefined
+  constructor(pathname: string, query: string) {
     this.pathname = pathname
-    this.#search = search
+    this.#query = query
+  }
+  get search(): string {
+    return this.#query === "" ? "" : `?${this.#query}`
   }
   /** Made when read: most answers never look at the query. */
   get searchParams(): URLSearchParams {
-    this.#query ??= new URLSearchParams(this.#search)
-    return this.#query
+    this.#params ??= new URLSearchParams(this.#query)
+    return this.#params
   }
 }
 

@@ -95,10 +95,10 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     const api = path === "/api" || path.startsWith("/api/")
     // REST writes the request id with the rest of its answer's headers: set here, every answer
     // would take Node's slower path of merging set headers with those of writeHead.
-    if (api && !path.startsWith("/api/docs")) return rest(req, res, path.slice(4), url.searchParams, requestId)
+    if (api && !path.startsWith("/api/docs")) return rest(req, res, path.slice(4), url, requestId)
     res.setHeader("x-request-id", requestId)
     if (path.startsWith("/api/docs") && docsPage(req, res, path.slice(4))) return
-    if (api) return rest(req, res, path.slice(4), url.searchParams, requestId)
+    if (api) return rest(req, res, path.slice(4), url, requestId)
     if (path.startsWith("/trpc/")) {
       const procedurePath = path.slice("/trpc/".length)
       // The dashboard's upload sends the file itself, which tRPC's adapter (JSON only) cannot read.
