@@ -99,7 +99,7 @@ export const makeRestHandler = (options: RestOptions) => {
       if (body.ok) input = withPathParams(body.value, match.params)
       else bodyError = body.error
     } else {
-      req.resume()
+      // A query's body, if one was sent, is not read: Node drains it when the answer ends.
       input = { ...queryObject(query), ...match.params }
     }
     const idempotencyKey = req.headers["idempotency-key"]

@@ -79,17 +79,19 @@ export const directProcedure = (router: AnyTRPCRouter, path: string): DirectProc
 
 /**
  * Calls `procedure` for `ctx` with `input` (the adapter's raw input): its stage, input, resolver
- * and output in tRPC's order, failing as tRPC's input and output steps fail.
+ * and output in tRPC's order, failing as tRPC's input and output steps fail. A parser or
+ * resolver that answers at once is not awaited: each await is a turn of the microtask queue.
  */
 export const callDirect = async (procedure: DirectProcedure, ctx: CallContext, input: unknown): Promise<unknown> => {
   const added = await procedure.stage(ctx, procedure.meta, procedure.type)
   let parsed: unknown
   try {
-    parsed = await procedure.parseInput(input)
+    parsed = procedure.parseInput(input)
+    if (parsed instanceof Promise) parsed = await parsed
   } catch (cause) {
     throw new TRPCError({ code: "BAD_REQUEST", cause })
   }
-  const data = await procedure.resolver({
+  let data = procedure.resolver({
     ctx: { ...ctx, ...added },
     input: parsed,
     path: procedure.path,
@@ -99,8 +101,10 @@ export const callDirect = async (procedure: DirectProcedure, ctx: CallContext, i
     batchIndex: 0,
     getRawInput: () => Promise.resolve(input)
   })
+  if (data instanceof Promise) data = await data
   try {
-    return await procedure.parseOutput(data)
+    const output = procedure.parseOutput(data)
+    return output instanceof Promise ? await output : output
   } catch (cause) {
     throw new TRPCError({ message: "Output validation failed", code: "INTERNAL_SERVER_ERROR", cause })
   }
