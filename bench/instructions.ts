@@ -91,6 +91,21 @@ const codeRangesOf = (pid: number): ReadonlyArray<CodeRange> => {
   }).reverse()
 }
 
+/**
+ * A dump's function name as read: JavaScript (an address) by the perf map's ranges, a C++
+ * symbol without its return type and arguments. `'2` marks a recursion's second level: the
+ * same function.
+ */
+const nameOf = (raw: string, ranges: ReadonlyArray<CodeRange>): string => {
+  const name = raw.replace(/'\d+$/, "")
+  if (/^0x[0-9a-f]+$/i.test(name)) {
+    const address = Number.parseInt(name, 16)
+    const range = ranges.find((candidate) => address >= candidate.start && address < candidate.end)
+    return range === undefined ? "(JavaScript, not in the map)" : jsName(range.name)
+  }
+  return (name.replace(/\(.*$/, "").split(" ").pop() ?? name).replaceAll("v8::internal::", "v8::")
+}
+
 /** `JS:*'name file:///.../x.ts:12:3` as `name packages/core/src/x.ts:12`. */
 const jsName = (perfName: string): string => {
   const js = jsFrameOf(perfName)
@@ -119,17 +134,40 @@ export const functionsOf = (
     const match = /^\s*([\d,]+) \([ \d.]+%\)\s+\S*?:(.*?)(?: \[.*\])?$/.exec(line)
     if (match === null || line.includes("PROGRAM TOTALS")) continue
     const instructions = Number((match[1] ?? "").replaceAll(",", ""))
-    // `'2` marks a recursion's second level: the same function.
-    let name = (match[2] ?? "").trim().replace(/'\d+$/, "")
-    if (/^0x[0-9a-f]+$/i.test(name)) {
-      const address = Number.parseInt(name, 16)
-      const range = ranges.find((candidate) => address >= candidate.start && address < candidate.end)
-      name = range === undefined ? "(JavaScript, not in the map)" : jsName(range.name)
-    } else {
-      // A C++ symbol without its return type and arguments.
-      name = (name.replace(/\(.*$/, "").split(" ").pop() ?? name).replaceAll("v8::internal::", "v8::")
-    }
+    const name = nameOf((match[2] ?? "").trim(), ranges)
     byName.set(name, (byName.get(name) ?? 0) + instructions)
+  }
+  return [...byName].sort((a, b) => b[1] - a[1])
+}
+
+/**
+ * Who calls `symbol` (a builtin such as `Builtins_KeyedLoadIC_Megamorphic`, whose own count
+ * does not say for whom it works): its callers by the instructions it executed for each, most
+ * first, named as `functionsOf` names them.
+ */
+export const callersOf = (dump: ThreadCount, pid: number, symbol: string): ReadonlyArray<readonly [string, number]> => {
+  const text = execFileSync("callgrind_annotate", ["--tree=caller", "--inclusive=no", "--threshold=100", dump.file], {
+    maxBuffer: 1 << 28,
+    stdio: ["ignore", "pipe", "ignore"]
+  }).toString()
+  const ranges = codeRangesOf(pid)
+  const byName = new Map<string, number>()
+  // A block is the callers' lines (`< file:caller`), then the function's own line (`* file:fn`).
+  let block: Array<string> = []
+  for (const line of text.split("\n")) {
+    if (/^\s*[\d,]+ \([ \d.]+%\)\s+<\s/.test(line)) {
+      block.push(line)
+      continue
+    }
+    if (/\s\*\s/.test(line) && line.includes(symbol)) {
+      for (const caller of block) {
+        const match = /^\s*([\d,]+) \([ \d.]+%\)\s+<\s+\S*?:(.*?)(?: \(\d+x\))?(?: \[.*\])?$/.exec(caller)
+        if (match === null) continue
+        const name = nameOf((match[2] ?? "").trim(), ranges)
+        byName.set(name, (byName.get(name) ?? 0) + Number((match[1] ?? "").replaceAll(",", "")))
+      }
+    }
+    block = []
   }
   return [...byName].sort((a, b) => b[1] - a[1])
 }

@@ -24,7 +24,8 @@
  * the warm-up, uncounted, wants a few hundred a second for a minute (PROFILE_WARM_RATE=300
  * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions;
  * PROFILE_CALLGRIND_INCLUSIVE=1 adds the JavaScript functions by all they executed, callees
- * included).
+ * included; PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
+ * function by its instructions for each).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -40,7 +41,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
-import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
+import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -271,6 +272,8 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const inclusive = main === undefined || !countedInclusive
     ? []
     : functionsOf(main, child.pid, { inclusive: true }).filter(([name]) => /\S \S+\.[cm]?[jt]s:\d+$/.test(name))
+  const callersFor = process.env["PROFILE_CALLGRIND_CALLERS"]
+  const callers = main === undefined || callersFor === undefined ? [] : callersOf(main, child.pid, callersFor)
   if (main !== undefined) removeCount(main, child.pid)
   const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
@@ -282,7 +285,8 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
       `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
       `main thread's functions by their own instructions, thousands a request:\n${table(functions)}` +
-      (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`)
+      (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`) +
+      (callers.length === 0 ? "" : `${callersFor ?? ""}'s callers by its instructions for each, thousands a request:\n${table(callers)}`)
   )
 }
 await stopProcess(child)
