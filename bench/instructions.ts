@@ -161,7 +161,7 @@ export const callersOf = (dump: ThreadCount, pid: number, symbol: string): Reado
     }
     if (/\s\*\s/.test(line) && line.includes(symbol)) {
       for (const caller of block) {
-        const match = /^\s*([\d,]+) \([ \d.]+%\)\s+<\s+\S*?:(.*?)(?: \(\d+x\))?(?: \[.*\])?$/.exec(caller)
+        const match = /^\s*([\d,]+) \([ \d.]+%\)\s+<\s+\S*?:(.*?)(?: \([\d,]+x\))?(?: \[.*\])?$/.exec(caller)
         if (match === null) continue
         const name = nameOf((match[2] ?? "").trim(), ranges)
         byName.set(name, (byName.get(name) ?? 0) + Number((match[1] ?? "").replaceAll(",", "")))
