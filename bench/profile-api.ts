@@ -25,7 +25,9 @@
  * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions;
  * PROFILE_CALLGRIND_INCLUSIVE=1 adds the JavaScript functions by all they executed, callees
  * included; PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
- * function by its instructions for each).
+ * function by its instructions for each), PROFILE_ALLOC=1 (sample what the service allocates
+ * over the measured run through its inspector, objects later collected included, and print the
+ * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
@@ -41,6 +43,7 @@ import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
+import { sampleAllocations } from "./allocations.ts"
 import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
 import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
@@ -57,6 +60,8 @@ if (onCpu && !perfAvailable()) {
 }
 const counted = process.env["PROFILE_CALLGRIND"] === "1"
 const countedInclusive = process.env["PROFILE_CALLGRIND_INCLUSIVE"] === "1"
+/** PROFILE_ALLOC=1: the measured service's inspector port, for sampling what it allocates. */
+const inspectorPort = process.env["PROFILE_ALLOC"] === "1" ? await freePort() : null
 if (counted && !callgrindAvailable()) {
   process.stderr.write("profile-api: PROFILE_CALLGRIND=1 needs Valgrind (Debian's valgrind)\n")
   process.exit(2)
@@ -94,6 +99,7 @@ const launch = (entry: string, measured = true) =>
     nodeArgs: [
       ...(process.env["PROFILE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
       ...(onCpu || (counted && measured) ? ["--perf-basic-prof"] : []),
+      ...(inspectorPort !== null && measured ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
       ...(profileDir
         ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`]
         : [])
@@ -196,6 +202,7 @@ const straceReport = strace === null ? null : new Promise<string>((resolve) => {
   strace.once("exit", () => resolve(text))
 })
 const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join(dataDir, "service.perf.data")) : null
+const allocations = inspectorPort === null ? null : await sampleAllocations(inspectorPort)
 const before = cpu()
 const threadsBefore = threadCpu()
 const callsBefore = systemCalls()
@@ -203,6 +210,7 @@ const ownBefore = process.cpuUsage()
 counting?.start()
 const result = await measure(seconds)
 await recording?.stop()
+const allocated = await allocations?.stop()
 const threadCounts = counting?.stop() ?? []
 if (strace !== null && straceReport !== null) {
   strace.kill("SIGINT")
@@ -236,6 +244,15 @@ process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).s
 {
   const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
   process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
+}
+if (allocated !== undefined) {
+  const requests = result.requests.total
+  process.stdout.write(
+    `allocated a request (sampled, objects later collected included): ${(allocated.total / requests / 1024).toFixed(1)} KB\n` +
+      `by allocating function, bytes a request:\n` +
+      allocated.byFunction.slice(0, Number(process.env["PROFILE_ALLOC_ROWS"] ?? "30"))
+        .map(([name, bytes]) => `  ${(bytes / requests).toFixed(0).padStart(6)}  ${name}\n`).join("")
+  )
 }
 if (recording !== null && child.pid !== undefined) {
   const summary = recording.summarize(child.pid, result.requests.total)
