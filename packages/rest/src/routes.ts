@@ -2,7 +2,8 @@
  * The REST route table, read from the router's own `openapi` metadata: the same source
  * trpc-to-openapi generates the document from, so a route cannot be served and undocumented.
  */
-import type { AnyTRPCProcedure, AnyTRPCRouter } from "@trpc/server"
+import type { AnyTRPCRouter } from "@trpc/server"
+import { flatProcedures } from "@lyre/core"
 import type { LyreMeta } from "@lyre/core"
 
 export interface Route {
@@ -22,9 +23,6 @@ export interface RouteMatch {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-/** tRPC keeps a flat `path -> procedure` record beside the nested one; its type shows only the latter. */
-const flatProcedures = (router: AnyTRPCRouter): Record<string, AnyTRPCProcedure> =>
-  router._def.procedures as Record<string, AnyTRPCProcedure>
 
 export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
   Object.entries(flatProcedures(router)).flatMap(([procedurePath, procedure]) => {

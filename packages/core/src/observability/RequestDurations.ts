@@ -11,7 +11,7 @@ import type { HistogramConfiguration } from "prom-client"
 type Label = "surface" | "route" | "method" | "status" | "le"
 
 /** One label set's counts: `buckets[i]` counts observations in (bounds[i-1], bounds[i]]. */
-export interface DurationSeries {
+interface DurationSeries {
   readonly labels: Readonly<Record<"surface" | "route" | "method" | "status", string>>
   readonly buckets: Float64Array
   sum: number
@@ -35,6 +35,10 @@ interface RenderedHistogram {
   readonly aggregator: "sum"
 }
 
+/**
+ * prom-client's histogram for its name, help and place in the registry; its own `observe` and
+ * `labels` would count where nothing renders, so observations go through `record` only.
+ */
 export class RequestDurations extends Histogram<Label> {
   readonly #name: string
   readonly #help: string
