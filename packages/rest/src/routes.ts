@@ -23,7 +23,6 @@ export interface RouteMatch {
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-
 export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
   Object.entries(flatProcedures(router)).flatMap(([procedurePath, procedure]) => {
     const meta = procedure._def.meta as LyreMeta | undefined
