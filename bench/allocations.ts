@@ -5,13 +5,8 @@
  * later collected included it gives all a request allocates, which is what its young-generation
  * collections cost with.
  */
-import { scriptName } from "./on-cpu.ts"
-
-interface CallFrame {
-  readonly functionName: string
-  readonly url: string
-  readonly lineNumber: number
-}
+import { placeOf } from "./on-cpu.ts"
+import type { CallFrame } from "./on-cpu.ts"
 
 interface ProfileNode {
   readonly callFrame: CallFrame
@@ -60,8 +55,7 @@ export const sampleAllocations = async (port: number, intervalBytes = 512): Prom
       let total = 0
       const visit = (node: ProfileNode) => {
         if (node.selfSize > 0) {
-          const { functionName, url, lineNumber } = node.callFrame
-          const name = `${functionName || "(anonymous)"} ${url === "" ? "" : `${scriptName(url)}:${lineNumber + 1}`}`.trim()
+          const name = placeOf(node.callFrame)
           byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize)
           total += node.selfSize
         }

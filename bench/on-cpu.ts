@@ -27,6 +27,20 @@ export const samplesPerSecond = 1999
 export const scriptName = (url: string): string =>
   url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(/^(file:\/\/)?\/.*?\/(packages|bench)\//, "$2/")
 
+/** A frame as V8's profilers (CPU and sampling heap) give it. */
+export interface CallFrame {
+  readonly functionName: string
+  readonly url: string
+  readonly lineNumber: number
+}
+
+/** A profiler frame's function and place, with the package store's path left out. */
+export const placeOf = (frame: CallFrame): string => {
+  const url = scriptName(frame.url)
+  const name = frame.functionName || "(anonymous)"
+  return url === "" ? name : `${name} ${url}:${frame.lineNumber + 1}`
+}
+
 /** The package of a frame's script: a registry package's name, `packages/<name>`, `bench` or `node:<module>`. */
 export const packageOfScript = (url: string): string => {
   const name = scriptName(url)

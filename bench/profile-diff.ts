@@ -12,13 +12,9 @@
 import { readFileSync } from "node:fs"
 import { basename } from "node:path"
 import { parseArgs } from "node:util"
-import { scriptName } from "./on-cpu.ts"
+import { placeOf } from "./on-cpu.ts"
+import type { CallFrame } from "./on-cpu.ts"
 
-interface CallFrame {
-  readonly functionName: string
-  readonly url: string
-  readonly lineNumber: number
-}
 interface Profile {
   readonly nodes: ReadonlyArray<{ readonly id: number; readonly callFrame: CallFrame }>
   readonly startTime: number
@@ -36,12 +32,6 @@ const seconds = Number(values.seconds)
 if (lyreFile === undefined || bareFile === undefined || !(requests > 0) || !(seconds > 0)) {
   process.stderr.write("usage: node bench/profile-diff.ts <lyre.cpuprofile> <bare.cpuprofile> --requests N --seconds S [--top 40]\n")
   process.exit(2)
-}
-
-/** A function's name and place, with the package store's path left out. */
-const placeOf = (frame: CallFrame) => {
-  const url = scriptName(frame.url)
-  return `${frame.functionName || "(anonymous)"} ${url}${url === "" ? "" : `:${frame.lineNumber + 1}`}`
 }
 
 /** Microseconds of self time per request by function, over the window before the profile's end. */
