@@ -245,19 +245,20 @@ process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).s
   const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
   process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
 }
+/** A table's rows: each value, formatted, right-aligned before its name; the first `count`. */
+const rowsOf = (list: ReadonlyArray<readonly [string, number]>, count: number, format: (value: number) => string) =>
+  list.slice(0, count).map(([name, value]) => `  ${format(value).padStart(7)}  ${name}\n`).join("")
 if (allocated !== undefined) {
   const requests = result.requests.total
   process.stdout.write(
     `allocated a request (sampled, objects later collected included): ${(allocated.total / requests / 1024).toFixed(1)} KB\n` +
       `by allocating function, bytes a request:\n` +
-      allocated.byFunction.slice(0, Number(process.env["PROFILE_ALLOC_ROWS"] ?? "30"))
-        .map(([name, bytes]) => `  ${(bytes / requests).toFixed(0).padStart(6)}  ${name}\n`).join("")
+      rowsOf(allocated.byFunction, Number(process.env["PROFILE_ALLOC_ROWS"] ?? "30"), (bytes) => (bytes / requests).toFixed(0))
   )
 }
 if (recording !== null && child.pid !== undefined) {
   const summary = recording.summarize(child.pid, result.requests.total)
-  const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) =>
-    list.slice(0, count).map(([name, micros]) => `  ${micros.toFixed(2).padStart(7)}  ${name}\n`).join("")
+  const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) => rowsOf(list, count, (micros) => micros.toFixed(2))
   process.stdout.write(
     `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
       `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
@@ -296,7 +297,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
   const thousands = (instructions: number) => `${(instructions / 1000).toFixed(1)}k`
   const table = (list: ReadonlyArray<readonly [string, number]>) =>
-    list.slice(0, shown).map(([name, instructions]) => `  ${(instructions / requests / 1000).toFixed(2).padStart(7)}  ${name}\n`).join("")
+    rowsOf(list, shown, (instructions) => (instructions / requests / 1000).toFixed(2))
   process.stdout.write(
     `instructions a request (callgrind): main thread ${thousands(mainPerRequest)} with its idle ` +
       `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
