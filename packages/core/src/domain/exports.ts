@@ -25,6 +25,21 @@ export interface ExportRow {
 export const exportColumns = `id, track_id, coalesce(task_id, upload_id) as task_id, format, status, credits_used, credits_refunded, error_code,
   error_message, files, timed_lyrics, created_at, updated_at`
 
+/**
+ * Files and words are kept as jsonb, which orders an object's keys its own way (shortest
+ * first): each is rendered field by field, in the schema's order, as answers go out unparsed
+ * (decision 0109).
+ */
+const renderExportFile = (file: ExportFile): ExportFile => ({
+  name: file.name,
+  url: file.url,
+  content_type: file.content_type,
+  bytes: file.bytes,
+  stem: file.stem
+})
+
+const renderTimedWord = (word: TimedWord): TimedWord => ({ text: word.text, start: word.start, end: word.end })
+
 export const renderExport = (row: ExportRow): Export => ({
   id: row.id,
   track_id: row.track_id,
@@ -34,8 +49,8 @@ export const renderExport = (row: ExportRow): Export => ({
   credits_used: row.credits_used,
   credits_refunded: row.credits_refunded,
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
-  files: [...row.files],
-  timed_lyrics: row.timed_lyrics === null ? null : [...row.timed_lyrics],
+  files: row.files.map(renderExportFile),
+  timed_lyrics: row.timed_lyrics === null ? null : row.timed_lyrics.map(renderTimedWord),
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString()
 })

@@ -163,7 +163,7 @@ export const submissionRecorder: Effect.Effect<
             if (idempotency !== undefined) {
               yield* writes`
                 update idempotency_keys
-                set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::jsonb
+                set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::json
                 where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
             }
           })).pipe(Effect.asVoid, Effect.orDie)

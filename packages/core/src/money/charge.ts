@@ -150,7 +150,7 @@ export const claimKeyWithAnswer = <B>(
   Effect.gen(function*() {
     const inserted = yield* writes`
       insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
-      values (${accountId}, ${idempotency.key}, ${idempotency.requestHash}, ${status}, ${JSON.stringify(body)}::jsonb,
+      values (${accountId}, ${idempotency.key}, ${idempotency.requestHash}, ${status}, ${JSON.stringify(body)}::json,
               ${new Date(now).toISOString()}::timestamptz)
       on conflict do nothing
       returning key`.pipe(Effect.orDie)
@@ -176,7 +176,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
       claim as (
         insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
         select ${principal.accountId}, ${idempotency.key}, ${idempotency.requestHash}, 202,
-               ${JSON.stringify(request.body)}::jsonb, ${nowIso}::timestamptz
+               ${JSON.stringify(request.body)}::json, ${nowIso}::timestamptz
         from work
       )`
 

@@ -478,6 +478,16 @@ const m0010_track_tasks = Effect.gen(function*() {
       add column persona_id text references personas (id)`
 })
 
+/**
+ * A replayed answer is the first answer as it was sent: `json` keeps the text and so its keys'
+ * order, where `jsonb` reorders them (shortest first). Answers go out as rendered, unparsed
+ * (decision 0109), so the stored one must keep the order it was rendered in.
+ */
+const m0011_replays_as_sent = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`alter table idempotency_keys alter column response_body type json using response_body::json`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -488,7 +498,8 @@ export const migrations = Migrator.fromRecord({
   "0007_task_trace": m0007_task_trace,
   "0008_song_tools": m0008_song_tools,
   "0009_uploads": m0009_uploads,
-  "0010_track_tasks": m0010_track_tasks
+  "0010_track_tasks": m0010_track_tasks,
+  "0011_replays_as_sent": m0011_replays_as_sent
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

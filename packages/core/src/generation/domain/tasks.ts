@@ -35,6 +35,22 @@ export const taskColumns = [
   "updated_at"
 ] as const
 
+/**
+ * A stored track as the API shows it. The tracks are kept as jsonb, which orders an object's
+ * keys its own way (shortest first): each is rendered field by field, in the schema's order,
+ * as answers go out unparsed (decision 0109).
+ */
+export const renderTrack = (track: Track): Track => ({
+  id: track.id,
+  audio_url: track.audio_url,
+  duration: track.duration,
+  title: track.title,
+  lyrics: track.lyrics,
+  image_url: track.image_url,
+  tags: track.tags,
+  index: track.index
+})
+
 export const renderTask = (row: TaskRow): GenerationTask => ({
   id: row.id,
   status: row.status,
@@ -44,7 +60,7 @@ export const renderTask = (row: TaskRow): GenerationTask => ({
   credits_used: row.credits_used,
   credits_refunded: row.credits_refunded,
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
-  tracks: [...row.tracks]
+  tracks: row.tracks.map(renderTrack)
 })
 
 /**
