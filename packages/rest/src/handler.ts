@@ -26,6 +26,8 @@ import { matchRoute, routesOf } from "./routes.ts"
 export interface RestOptions {
   readonly runtime: CoreRuntime
   readonly publicUrl: string
+  /** Hold every answer to its output schema (`CHECK_ANSWERS`: tests, staging); off, send it as rendered. */
+  readonly checkAnswers: boolean
 }
 
 /** A request's query, read only when it has one: most have none. */
@@ -59,7 +61,7 @@ export const makeRestHandler = (options: RestOptions) => {
   const routes = routesOf(appRouter)
   // Every REST route's procedure has the shape `callDirect` takes; one that did not would go through tRPC.
   const direct = new Map(routes.flatMap((route) => {
-    const procedure = directProcedure(appRouter, route.procedurePath)
+    const procedure = directProcedure(appRouter, route.procedurePath, { checkAnswers: options.checkAnswers })
     return procedure === null ? [] : [[route.procedurePath, procedure] as const]
   }))
   const resourceMetadataUrl = `${options.publicUrl}/.well-known/oauth-protected-resource`

@@ -35,6 +35,11 @@ export interface ServerConfig {
   readonly logLevel: "debug" | "info" | "warn" | "error"
   /** `METRICS`: `off` leaves every metric a no-op and `/metrics` unserved. */
   readonly metrics: "on" | "off"
+  /**
+   * `CHECK_ANSWERS`: every REST answer is parsed by its output schema and must come out unchanged,
+   * or it is a 500 (tests, staging). Off, answers go out as the procedures render them (0109).
+   */
+  readonly checkAnswers: boolean
   /** `METRICS_TOKEN`: the bearer token `/metrics` asks for; unset, only loopback peers may scrape. */
   readonly metricsToken: string | null
   /** `METRICS_PORT`: where a process also serves `/metrics` alone (a lone worker has no other listener). */
@@ -85,6 +90,7 @@ const config = Config.all({
   webhookAllowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
   logLevel: Config.Literals(["debug", "info", "warn", "error"], "LOG_LEVEL").pipe(Config.withDefault("info" as const)),
   metrics: Config.Literals(["on", "off"], "METRICS").pipe(Config.withDefault("on" as const)),
+  checkAnswers: Config.Boolean("CHECK_ANSWERS").pipe(Config.withDefault(false)),
   metricsToken: optionalString("METRICS_TOKEN"),
   metricsPort: Config.Port("METRICS_PORT").pipe(Config.option, Config.map(Option.getOrNull)),
   otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT"),

@@ -39,6 +39,7 @@ const variableOf = {
   webhookAllowPrivate: "WEBHOOK_ALLOW_PRIVATE",
   logLevel: "LOG_LEVEL",
   metrics: "METRICS",
+  checkAnswers: "CHECK_ANSWERS",
   metricsToken: "METRICS_TOKEN",
   metricsPort: "METRICS_PORT",
   otlpEndpoint: "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -123,7 +124,8 @@ export const startLyre = async (
     publicUrl: config.publicUrl,
     adminToken,
     logger: makeLogger(config.logLevel),
-    metricsToken: config.metricsToken
+    metricsToken: config.metricsToken,
+    checkAnswers: config.checkAnswers
   })
   const lyre: Lyre = {
     handler: mountedAt(new URL(config.publicUrl).pathname.replace(/\/+$/, ""), handler),

@@ -85,6 +85,14 @@ describe("configuration", () => {
     })
   })
 
+  it("sends answers as rendered unless CHECK_ANSWERS holds them to their schemas, and names it when not a boolean", async () => {
+    const defaults = await loadConfigFrom({})
+    expect(Exit.isSuccess(defaults) && defaults.value.checkAnswers).toBe(false)
+    const checked = await loadConfigFrom({ CHECK_ANSWERS: "true" })
+    expect(Exit.isSuccess(checked) && checked.value.checkAnswers).toBe(true)
+    expect(await configFailureOf({ CHECK_ANSWERS: "sometimes" })).toContain("CHECK_ANSWERS")
+  })
+
   describe("operations settings", () => {
     it("read DRAIN_DELAY_SECONDS, 0 by default, and refuse one outside 0 to 5 naming it", async () => {
       const defaults = await loadConfigFrom({})

@@ -53,6 +53,8 @@ export interface HttpOptions {
   readonly logger: Logger
   /** `METRICS_TOKEN`: unset, `/metrics` answers loopback peers only. */
   readonly metricsToken?: string | null
+  /** `CHECK_ANSWERS`: REST answers held to their output schemas (tests, staging). */
+  readonly checkAnswers?: boolean
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
@@ -60,7 +62,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 export const makeRequestHandler = (options: HttpOptions): Handler => {
   const { runtime, publicUrl, logger } = options
   const resourceMetadataUrl = `${publicUrl}/.well-known/oauth-protected-resource`
-  const rest = makeRestHandler({ runtime, publicUrl })
+  const rest = makeRestHandler({ runtime, publicUrl, checkAnswers: options.checkAnswers ?? false })
   const admin = makeAdminHandler({ runtime, adminToken: options.adminToken, resourceMetadataUrl })
   const resourceMetadata = protectedResourceMetadataDocuments(publicUrl)
   const catalog = JSON.stringify(apiCatalog(publicUrl))

@@ -265,7 +265,8 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
       WEBHOOK_RETRY_DELAYS: "1,1,1,1,1",
       RATE_LIMIT_RPM: "100000",
       DATA_DIR: dataDir,
-      LOG_LEVEL: "warn"
+      LOG_LEVEL: "warn",
+      CHECK_ANSWERS: "true"
     }),
     close: async () => {
       await upstream.close()

@@ -89,6 +89,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     logLevel: "error",
     metrics: "on",
     metricsToken: null,
+    // Every answer the tests get is held to its schema, as production sends it unparsed (0109).
+    checkAnswers: true,
     metricsPort: null,
     otlpEndpoint: null,
     drainDelaySeconds: 0,
@@ -111,7 +113,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
       publicUrl: finalConfig.publicUrl,
       adminToken: finalConfig.adminToken,
       logger: makeLogger(finalConfig.logLevel),
-      metricsToken: finalConfig.metricsToken
+      metricsToken: finalConfig.metricsToken,
+      checkAnswers: finalConfig.checkAnswers
     }),
     port,
     finalConfig.host

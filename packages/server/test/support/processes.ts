@@ -50,7 +50,8 @@ const baseEnv = (): Record<string, string> => {
 export const spawnEntry = (entry: "main" | "worker-main", env: Record<string, string>): Spawned => {
   const child = spawn(process.execPath, [`packages/server/src/${entry}.ts`], {
     cwd: repositoryRoot,
-    env: { ...baseEnv(), ...env },
+    // Answers held to their schemas, as in-process test servers hold them (0109).
+    env: { ...baseEnv(), CHECK_ANSWERS: "true", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
