@@ -40,7 +40,7 @@ export const taskColumns = [
  * keys its own way (shortest first): each is rendered field by field, in the schema's order,
  * as answers go out unparsed (decision 0109).
  */
-export const renderTrack = (track: Track): Track => ({
+const renderStoredTrack = (track: Track): Track => ({
   id: track.id,
   audio_url: track.audio_url,
   duration: track.duration,
@@ -60,7 +60,7 @@ export const renderTask = (row: TaskRow): GenerationTask => ({
   credits_used: row.credits_used,
   credits_refunded: row.credits_refunded,
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
-  tracks: row.tracks.map(renderTrack)
+  tracks: row.tracks.map(renderStoredTrack)
 })
 
 /**
