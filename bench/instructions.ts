@@ -25,9 +25,28 @@ import { commandAvailable } from "./support.ts"
 /** Whether Valgrind is installed (callgrind_annotate and callgrind_control come with it). */
 export const callgrindAvailable = (): boolean => commandAvailable("valgrind")
 
-/** The command that runs node under callgrind, counting nothing until `start`; `out` names its dumps. */
-export const callgrindCommand = (out: string): ReadonlyArray<string> => [
+/**
+ * The command that runs node under callgrind, counting nothing until `start`; `out` names its
+ * dumps. With `cacheSim`, callgrind also simulates a cache of the host's sizes and counts each
+ * function's misses (I1mr, D1mr, D1mw: first level; ILmr, DLmr, DLmw: last level): the part of a
+ * request's time that instructions do not show, as a model, not as this host measures it. With
+ * `branchSim`, it models the branch predictor the same way: conditional branches (Bc) and
+ * indirect ones (Bi, calls and jumps through a register, as an interpreter's dispatch makes)
+ * and their mispredictions (Bcm, Bim), each of which costs a modern core some 15-20 cycles.
+ */
+export const callgrindCommand = (
+  out: string,
+  { branchSim = false, cacheSim = false, lastLevel }: {
+    readonly branchSim?: boolean
+    readonly cacheSim?: boolean
+    /** The modelled last level as `size,associativity,line` (`1048576,16,64`: a core's L2 here), not the host's L3. */
+    readonly lastLevel?: string | undefined
+  } = {}
+): ReadonlyArray<string> => [
   "valgrind",
+  ...(cacheSim ? ["--cache-sim=yes"] : []),
+  ...(cacheSim && lastLevel !== undefined ? [`--LL=${lastLevel}`] : []),
+  ...(branchSim ? ["--branch-sim=yes"] : []),
   "--tool=callgrind",
   "--quiet",
   // V8 writes code and runs it: without this Valgrind would run stale translations.
@@ -41,6 +60,8 @@ export interface ThreadCount {
   /** 1 is the main thread; the others are V8's helpers (compiling, marking) and libuv's pool. */
   readonly thread: number
   readonly instructions: number
+  /** Every event the dump counted, by name: `Ir` (the instructions), and the misses with `cacheSim` or `branchSim`. */
+  readonly events: Readonly<Record<string, number>>
   readonly file: string
 }
 
@@ -66,8 +87,11 @@ export const countInstructions = (pid: number, out: string): Counting => {
       const prefix = `${basename(out)}.${part}-`
       return readdirSync(dirname(out)).filter((file) => file.startsWith(prefix)).map((file) => {
         const path = join(dirname(out), file)
-        const totals = /^totals: (\d+)/m.exec(readFileSync(path, "utf8"))
-        return { thread: Number(file.slice(prefix.length)), instructions: Number(totals?.[1] ?? "0"), file: path }
+        const text = readFileSync(path, "utf8")
+        const names = (/^events: (.*)$/m.exec(text)?.[1] ?? "Ir").trim().split(/\s+/)
+        const totals = (/^totals: (.*)$/m.exec(text)?.[1] ?? "").trim().split(/\s+/).map(Number)
+        const events = Object.fromEntries(names.map((name, index) => [name, totals[index] ?? 0]))
+        return { thread: Number(file.slice(prefix.length)), instructions: events["Ir"] ?? 0, events, file: path }
       }).sort((a, b) => a.thread - b.thread)
     }
   }
@@ -122,9 +146,9 @@ const jsName = (perfName: string): string => {
 export const functionsOf = (
   dump: ThreadCount,
   pid: number,
-  { inclusive = false }: { readonly inclusive?: boolean } = {}
+  { inclusive = false, event = "Ir" }: { readonly inclusive?: boolean; readonly event?: string } = {}
 ): ReadonlyArray<readonly [string, number]> => {
-  const text = execFileSync("callgrind_annotate", [`--inclusive=${inclusive ? "yes" : "no"}`, "--threshold=100", dump.file], {
+  const text = execFileSync("callgrind_annotate", [`--inclusive=${inclusive ? "yes" : "no"}`, `--show=${event}`, `--sort=${event}`, "--threshold=100", dump.file], {
     maxBuffer: 1 << 28,
     stdio: ["ignore", "pipe", "ignore"]
   }).toString()
@@ -146,7 +170,7 @@ export const functionsOf = (
  * first, named as `functionsOf` names them.
  */
 export const callersOf = (dump: ThreadCount, pid: number, symbol: string): ReadonlyArray<readonly [string, number]> => {
-  const text = execFileSync("callgrind_annotate", ["--tree=caller", "--inclusive=no", "--threshold=100", dump.file], {
+  const text = execFileSync("callgrind_annotate", ["--tree=caller", "--inclusive=no", "--show=Ir", "--sort=Ir", "--threshold=100", dump.file], {
     maxBuffer: 1 << 28,
     stdio: ["ignore", "pipe", "ignore"]
   }).toString()

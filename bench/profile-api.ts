@@ -24,12 +24,17 @@
  * the warm-up, uncounted, wants a few hundred a second for a minute (PROFILE_WARM_RATE=300
  * PROFILE_WARM=60): code V8 has not yet optimized executes many more instructions;
  * PROFILE_CALLGRIND_INCLUSIVE=1 adds the JavaScript functions by all they executed, callees
- * included; PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
+ * included; PROFILE_CALLGRIND_CACHE=1 simulates the host's caches as well and prints the main
+ * thread's misses a request and the functions that miss most (callgrind models no TLB;
+ * PROFILE_CALLGRIND_LL=1048576,16,64 models a core's L2 as the last level, not the shared L3);
+ * PROFILE_CALLGRIND_BRANCHES=1 the same for the branch predictor's mispredictions; PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
  * function by its instructions for each), PROFILE_ALLOC=1 (sample what the service allocates
  * over the measured run through its inspector, objects later collected included, and print the
  * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
- * workers (garbage collection, compiling) and libuv's pool. V8's workers are where a run that
+ * workers (garbage collection, compiling) and libuv's pool; the main thread's in user space and
+ * in the kernel (this kernel splits them by sampling at its tick, so only long runs say much),
+ * and the process's minor page faults. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
  * request after 8 s of load and 0.035 after 40 s, the main thread moving far less.
  * Profiles are read against the bare handler's at the same PROFILE_RATE: at full speed the
@@ -60,6 +65,8 @@ if (onCpu && !perfAvailable()) {
 }
 const counted = process.env["PROFILE_CALLGRIND"] === "1"
 const countedInclusive = process.env["PROFILE_CALLGRIND_INCLUSIVE"] === "1"
+const cacheSim = process.env["PROFILE_CALLGRIND_CACHE"] === "1"
+const branchSim = process.env["PROFILE_CALLGRIND_BRANCHES"] === "1"
 /** PROFILE_ALLOC=1: the measured service's inspector port, for sampling what it allocates. */
 const inspectorPort = process.env["PROFILE_ALLOC"] === "1" ? await freePort() : null
 if (counted && !callgrindAvailable()) {
@@ -95,7 +102,7 @@ const launch = (entry: string, measured = true) =>
   launchService({
     entry,
     env: childEnv,
-    wrapper: counted && measured ? callgrindCommand(callgrindOut) : [],
+    wrapper: counted && measured ? callgrindCommand(callgrindOut, { branchSim, cacheSim, lastLevel: process.env["PROFILE_CALLGRIND_LL"] }) : [],
     nodeArgs: [
       ...(process.env["PROFILE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
       ...(onCpu || (counted && measured) ? ["--perf-basic-prof"] : []),
@@ -146,6 +153,21 @@ const threadCpu = (): Record<string, number> => {
     }
   }
   return out
+}
+/**
+ * The main thread's CPU ms in user space and in the kernel, and the process's minor page faults
+ * (each one kernel time that no system call count shows).
+ */
+const mainSplit = () => {
+  const pid = child.pid
+  const fieldsOf = (path: string) => readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
+  if (pid === undefined) return { user: 0, system: 0, faults: 0 }
+  try {
+    const thread = fieldsOf(`/proc/${pid}/task/${pid}/stat`)
+    return { user: Number(thread[11]) * 10, system: Number(thread[12]) * 10, faults: Number(fieldsOf(`/proc/${pid}/stat`)[7]) }
+  } catch {
+    return { user: 0, system: 0, faults: 0 }
+  }
 }
 /**
  * Without tracing, which would slow the service and change how requests batch: the process's
@@ -205,6 +227,7 @@ const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join
 const allocations = inspectorPort === null ? null : await sampleAllocations(inspectorPort)
 const before = cpu()
 const threadsBefore = threadCpu()
+const splitBefore = mainSplit()
 const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
 counting?.start()
@@ -225,6 +248,7 @@ if (strace !== null && straceReport !== null) {
 }
 const used = cpu() - before
 const threadsAfter = threadCpu()
+const splitAfter = mainSplit()
 const callsAfter = systemCalls()
 const mainUsed = (threadsAfter["main"] ?? 0) - (threadsBefore["main"] ?? 0)
 const own = process.cpuUsage(ownBefore)
@@ -240,7 +264,9 @@ if (process.env["PROFILE_ROLES"]) {
 }
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).sort().map((name) =>
-  `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}\n`)
+  `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}; ` +
+  `main thread user ${((splitAfter.user - splitBefore.user) / result.requests.total).toFixed(3)}, kernel ${((splitAfter.system - splitBefore.system) / result.requests.total).toFixed(3)}; ` +
+  `minor page faults a request ${((splitAfter.faults - splitBefore.faults) / result.requests.total).toFixed(2)}\n`)
 {
   const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
   process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
@@ -273,11 +299,13 @@ if (recording !== null && child.pid !== undefined) {
  */
 const idleSeconds = 10
 let idleMain = 0
+let idleEvents: Readonly<Record<string, number>> = {}
 if (counting !== null) {
   counting.start()
   await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
   const idle = counting.stop()
   idleMain = (idle[0]?.instructions ?? 0) / idleSeconds
+  idleEvents = idle[0]?.events ?? {}
   for (const dump of idle) rmSync(dump.file, { force: true })
 }
 if (threadCounts.length > 0 && child.pid !== undefined) {
@@ -292,6 +320,13 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
     : functionsOf(main, child.pid, { inclusive: true }).filter(([name]) => /\S \S+\.[cm]?[jt]s:\d+$/.test(name))
   const callersFor = process.env["PROFILE_CALLGRIND_CALLERS"]
   const callers = main === undefined || callersFor === undefined ? [] : callersOf(main, child.pid, callersFor)
+  // The simulated misses a request, the idle main thread's taken out, and the functions that miss most.
+  const missEvents = [...(cacheSim ? ["I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] : []), ...(branchSim ? ["Bc", "Bcm", "Bi", "Bim"] : [])]
+  const misses = main === undefined ? "" : missEvents.map((name) =>
+    `${name} ${(((main.events[name] ?? 0) - ((idleEvents[name] ?? 0) / idleSeconds) * seconds) / requests).toFixed(1)}`).join(", ")
+  const pid = child.pid
+  const byMisses = [...(cacheSim ? ["ILmr", "DLmr", "DLmw", "D1mr"] : []), ...(branchSim ? ["Bim", "Bcm"] : [])]
+  const lastLevel = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
   if (main !== undefined) removeCount(main, child.pid)
   const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
@@ -302,6 +337,8 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
     `instructions a request (callgrind): main thread ${thousands(mainPerRequest)} with its idle ` +
       `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
+      (misses === "" ? "" : `main thread's simulated events a request: ${misses}\n`) +
+      lastLevel.map(([event, list]) => `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`).join("") +
       `main thread's functions by their own instructions, thousands a request:\n${table(functions)}` +
       (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`) +
       (callers.length === 0 ? "" : `${callersFor ?? ""}'s callers by its instructions for each, thousands a request:\n${table(callers)}`)
