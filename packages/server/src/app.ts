@@ -9,7 +9,6 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import {
   coreLayer,
-  defaultRedisGateOptions,
   DenyList,
   Ids,
   Leases,
@@ -71,6 +70,12 @@ const readinessTimeout = "750 millis"
  * it returns. The commands' client waits up to two seconds at start for its first connection,
  * then goes on without it (the fallbacks answer until it comes); the deny-list's subscription
  * (`autoPipelining: false`) needs no wait, as it subscribes whenever its connection is ready.
+ *
+ * The gate is the one bound on a call (record 0110): ioredis' own `commandTimeout` would only
+ * reject a command's promise (the command stays queued for its reply all the same), and it
+ * clears its timer with `delete`, which turns every command into a slow dictionary-mode object.
+ * Unbounded here, what runs outside the gate (the deny-list's subscription and its catch-up)
+ * completes when a hung Redis answers again instead of giving up before it does.
  */
 export const redisLayer = (url: string, options: { readonly autoPipelining: boolean } = { autoPipelining: true }) =>
   Effect.acquireRelease(
@@ -78,7 +83,6 @@ export const redisLayer = (url: string, options: { readonly autoPipelining: bool
       const client = new Redis(url, {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
-        commandTimeout: defaultRedisGateOptions.timeoutMillis,
         connectTimeout: 1_000,
         retryStrategy: (times) => Math.min(100 * times, 1_000),
         enableAutoPipelining: options.autoPipelining
