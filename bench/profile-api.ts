@@ -27,14 +27,14 @@
  * included; PROFILE_CALLGRIND_CACHE=1 simulates the host's caches as well and prints the main
  * thread's misses a request and the functions that miss most (callgrind models no TLB;
  * PROFILE_CALLGRIND_LL=1048576,16,64 models a core's L2 as the last level, not the shared L3);
- * PROFILE_CALLGRIND_BRANCHES=1 the same for the branch predictor's mispredictions; PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
+ * PROFILE_CALLGRIND_BRANCHES=1 the same for the branch predictor's mispredictions;
+ * PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
  * function by its instructions for each), PROFILE_ALLOC=1 (sample what the service allocates
  * over the measured run through its inspector, objects later collected included, and print the
  * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool; the main thread's in user space and
- * in the kernel (this kernel splits them by sampling at its tick, so only long runs say much),
- * and the process's minor page faults. V8's workers are where a run that
+ * in the kernel (`usageOf`), and the process's minor page faults. V8's workers are where a run that
  * is not yet warm shows: GET of a task at 400 per second cost 0.106-0.145 ms of their CPU a
  * request after 8 s of load and 0.035 after 40 s, the main thread moving far less.
  * Profiles are read against the bare handler's at the same PROFILE_RATE: at full speed the
@@ -50,7 +50,7 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
 import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
-import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl } from "./support.ts"
+import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
@@ -155,21 +155,6 @@ const threadCpu = (): Record<string, number> => {
   return out
 }
 /**
- * The main thread's CPU ms in user space and in the kernel, and the process's minor page faults
- * (each one kernel time that no system call count shows).
- */
-const mainSplit = () => {
-  const pid = child.pid
-  const fieldsOf = (path: string) => readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
-  if (pid === undefined) return { user: 0, system: 0, faults: 0 }
-  try {
-    const thread = fieldsOf(`/proc/${pid}/task/${pid}/stat`)
-    return { user: Number(thread[11]) * 10, system: Number(thread[12]) * 10, faults: Number(fieldsOf(`/proc/${pid}/stat`)[7]) }
-  } catch {
-    return { user: 0, system: 0, faults: 0 }
-  }
-}
-/**
  * Without tracing, which would slow the service and change how requests batch: the process's
  * read and write system calls (/proc/PID/io), and how often its main thread went to sleep
  * waiting (voluntary context switches, about one an idle turn of the event loop).
@@ -227,7 +212,7 @@ const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join
 const allocations = inspectorPort === null ? null : await sampleAllocations(inspectorPort)
 const before = cpu()
 const threadsBefore = threadCpu()
-const splitBefore = mainSplit()
+const splitBefore = usageOf(child.pid, { mainThread: true })
 const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
 counting?.start()
@@ -248,7 +233,7 @@ if (strace !== null && straceReport !== null) {
 }
 const used = cpu() - before
 const threadsAfter = threadCpu()
-const splitAfter = mainSplit()
+const splitAfter = usageOf(child.pid, { mainThread: true })
 const callsAfter = systemCalls()
 const mainUsed = (threadsAfter["main"] ?? 0) - (threadsBefore["main"] ?? 0)
 const own = process.cpuUsage(ownBefore)
@@ -265,8 +250,9 @@ if (process.env["PROFILE_ROLES"]) {
 process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
 process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).sort().map((name) =>
   `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}; ` +
-  `main thread user ${((splitAfter.user - splitBefore.user) / result.requests.total).toFixed(3)}, kernel ${((splitAfter.system - splitBefore.system) / result.requests.total).toFixed(3)}; ` +
-  `minor page faults a request ${((splitAfter.faults - splitBefore.faults) / result.requests.total).toFixed(2)}\n`)
+  `main thread user ${((splitAfter.userMillis - splitBefore.userMillis) / result.requests.total).toFixed(3)}, ` +
+  `kernel ${((splitAfter.kernelMillis - splitBefore.kernelMillis) / result.requests.total).toFixed(3)}; ` +
+  `minor page faults a request ${((splitAfter.minorFaults - splitBefore.minorFaults) / result.requests.total).toFixed(2)}\n`)
 {
   const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
   process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
@@ -326,7 +312,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
     `${name} ${(((main.events[name] ?? 0) - ((idleEvents[name] ?? 0) / idleSeconds) * seconds) / requests).toFixed(1)}`).join(", ")
   const pid = child.pid
   const byMisses = [...(cacheSim ? ["ILmr", "DLmr", "DLmw", "D1mr"] : []), ...(branchSim ? ["Bim", "Bcm"] : [])]
-  const lastLevel = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
+  const missTables = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
   if (main !== undefined) removeCount(main, child.pid)
   const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
@@ -338,7 +324,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
       `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
       (misses === "" ? "" : `main thread's simulated events a request: ${misses}\n`) +
-      lastLevel.map(([event, list]) => `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`).join("") +
+      missTables.map(([event, list]) => `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`).join("") +
       `main thread's functions by their own instructions, thousands a request:\n${table(functions)}` +
       (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`) +
       (callers.length === 0 ? "" : `${callersFor ?? ""}'s callers by its instructions for each, thousands a request:\n${table(callers)}`)

@@ -41,22 +41,38 @@ export const percentile = (values: ReadonlyArray<number>, p: number) => {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * User plus system CPU time a process has used so far (Linux /proc), in ms; with `mainThread`,
- * its main thread's alone (where JavaScript runs), or with `thread` that thread's. 0 for a process that is gone.
+ * What Linux /proc says a process has used so far: its CPU time in user space and in the kernel,
+ * in ms, and its minor page faults. With `mainThread`, its main thread's time alone (where
+ * JavaScript runs), or with `thread` that thread's; the faults are always the whole process's.
+ * Zeros for a process that is gone. The kernel's total is exact; its split between user and
+ * kernel is sampled at its tick, so only long runs say much of the split.
  */
+export const usageOf = (
+  pid: number | undefined,
+  options: { readonly mainThread?: boolean; readonly thread?: number } = {}
+): { readonly userMillis: number; readonly kernelMillis: number; readonly minorFaults: number } => {
+  const gone = { userMillis: 0, kernelMillis: 0, minorFaults: 0 }
+  if (pid === undefined) return gone
+  // The fields after the command's closing parenthesis, the third field of stat(5) first.
+  const fieldsOf = (path: string) => readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
+  try {
+    const thread = options.thread ?? (options.mainThread === true ? pid : undefined)
+    const process = fieldsOf(`/proc/${pid}/stat`)
+    const times = thread === undefined ? process : fieldsOf(`/proc/${pid}/task/${thread}/stat`)
+    // utime and stime count clock ticks, 100 a second.
+    return { userMillis: Number(times[11]) * 10, kernelMillis: Number(times[12]) * 10, minorFaults: Number(process[7]) }
+  } catch {
+    return gone
+  }
+}
+
+/** User plus kernel CPU time a process (or one of its threads, as `usageOf`) has used so far, in ms. */
 export const cpuMillisOf = (
   pid: number | undefined,
   options: { readonly mainThread?: boolean; readonly thread?: number } = {}
 ): number => {
-  if (pid === undefined) return 0
-  try {
-    const thread = options.thread ?? (options.mainThread === true ? pid : undefined)
-    const path = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`
-    const fields = readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-  } catch {
-    return 0
-  }
+  const usage = usageOf(pid, options)
+  return usage.userMillis + usage.kernelMillis
 }
 
 export interface BenchRequest {
