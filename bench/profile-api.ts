@@ -213,6 +213,7 @@ const allocations = inspectorPort === null ? null : await sampleAllocations(insp
 const before = cpu()
 const threadsBefore = threadCpu()
 const splitBefore = usageOf(child.pid, { mainThread: true })
+const faultsBefore = usageOf(child.pid).minorFaults
 const callsBefore = systemCalls()
 const ownBefore = process.cpuUsage()
 counting?.start()
@@ -234,6 +235,7 @@ if (strace !== null && straceReport !== null) {
 const used = cpu() - before
 const threadsAfter = threadCpu()
 const splitAfter = usageOf(child.pid, { mainThread: true })
+const faultsAfter = usageOf(child.pid).minorFaults
 const callsAfter = systemCalls()
 const mainUsed = (threadsAfter["main"] ?? 0) - (threadsBefore["main"] ?? 0)
 const own = process.cpuUsage(ownBefore)
@@ -252,7 +254,7 @@ process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).s
   `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}; ` +
   `main thread user ${((splitAfter.userMillis - splitBefore.userMillis) / result.requests.total).toFixed(3)}, ` +
   `kernel ${((splitAfter.kernelMillis - splitBefore.kernelMillis) / result.requests.total).toFixed(3)}; ` +
-  `minor page faults a request ${((splitAfter.minorFaults - splitBefore.minorFaults) / result.requests.total).toFixed(2)}\n`)
+  `minor page faults a request ${((faultsAfter - faultsBefore) / result.requests.total).toFixed(2)}\n`)
 {
   const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
   process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
@@ -284,13 +286,11 @@ if (recording !== null && child.pid !== undefined) {
  * after a load (compiling) is not what they do during it.
  */
 const idleSeconds = 10
-let idleMain = 0
 let idleEvents: Readonly<Record<string, number>> = {}
 if (counting !== null) {
   counting.start()
   await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000))
   const idle = counting.stop()
-  idleMain = (idle[0]?.instructions ?? 0) / idleSeconds
   idleEvents = idle[0]?.events ?? {}
   for (const dump of idle) rmSync(dump.file, { force: true })
 }
@@ -298,7 +298,10 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const requests = result.requests.total
   const [main] = threadCounts
   const others = threadCounts.slice(1).reduce((total, count) => total + count.instructions, 0)
-  const mainPerRequest = ((main?.instructions ?? 0) - idleMain * seconds) / requests
+  /** One event of the main thread a request, what the idle thread counts in as long taken out. */
+  const perRequest = (event: string) =>
+    ((main?.events[event] ?? 0) - ((idleEvents[event] ?? 0) / idleSeconds) * seconds) / requests
+  const mainPerRequest = perRequest("Ir")
   const functions = main === undefined ? [] : functionsOf(main, child.pid)
   // Inclusive, V8's call builtins and libuv's loop contain everything: only JavaScript says where.
   const inclusive = main === undefined || !countedInclusive
@@ -308,8 +311,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const callers = main === undefined || callersFor === undefined ? [] : callersOf(main, child.pid, callersFor)
   // The simulated misses a request, the idle main thread's taken out, and the functions that miss most.
   const missEvents = [...(cacheSim ? ["I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] : []), ...(branchSim ? ["Bc", "Bcm", "Bi", "Bim"] : [])]
-  const misses = main === undefined ? "" : missEvents.map((name) =>
-    `${name} ${(((main.events[name] ?? 0) - ((idleEvents[name] ?? 0) / idleSeconds) * seconds) / requests).toFixed(1)}`).join(", ")
+  const misses = missEvents.map((name) => `${name} ${perRequest(name).toFixed(1)}`).join(", ")
   const pid = child.pid
   const byMisses = [...(cacheSim ? ["ILmr", "DLmr", "DLmw", "D1mr"] : []), ...(branchSim ? ["Bim", "Bcm"] : [])]
   const missTables = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
@@ -321,7 +323,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
     rowsOf(list, shown, (instructions) => (instructions / requests / 1000).toFixed(2))
   process.stdout.write(
     `instructions a request (callgrind): main thread ${thousands(mainPerRequest)} with its idle ` +
-      `${thousands(idleMain)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
+      `${thousands((idleEvents["Ir"] ?? 0) / idleSeconds)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
       (misses === "" ? "" : `main thread's simulated events a request: ${misses}\n`) +
       missTables.map(([event, list]) => `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`).join("") +

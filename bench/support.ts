@@ -42,8 +42,8 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /**
  * What Linux /proc says a process has used so far: its CPU time in user space and in the kernel,
- * in ms, and its minor page faults. With `mainThread`, its main thread's time alone (where
- * JavaScript runs), or with `thread` that thread's; the faults are always the whole process's.
+ * in ms, and its minor page faults. With `mainThread`, its main thread's alone (where
+ * JavaScript runs), or with `thread` that thread's.
  * Zeros for a process that is gone. The kernel's total is exact; its split between user and
  * kernel is sampled at its tick, so only long runs say much of the split.
  */
@@ -57,10 +57,9 @@ export const usageOf = (
   const fieldsOf = (path: string) => readFileSync(path, "utf8").split(") ")[1]?.split(" ") ?? []
   try {
     const thread = options.thread ?? (options.mainThread === true ? pid : undefined)
-    const process = fieldsOf(`/proc/${pid}/stat`)
-    const times = thread === undefined ? process : fieldsOf(`/proc/${pid}/task/${thread}/stat`)
+    const fields = fieldsOf(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`)
     // utime and stime count clock ticks, 100 a second.
-    return { userMillis: Number(times[11]) * 10, kernelMillis: Number(times[12]) * 10, minorFaults: Number(process[7]) }
+    return { userMillis: Number(fields[11]) * 10, kernelMillis: Number(fields[12]) * 10, minorFaults: Number(fields[7]) }
   } catch {
     return gone
   }
