@@ -3,6 +3,11 @@
  * Lyre (the same SQL statements on the same driver, the same rate-limit call) with no tRPC, no
  * REST dispatcher and no service layers. The statements are written out here on purpose: the
  * baseline must not share the code it is the baseline for.
+ *
+ * It answers what Lyre answers (decision 0111): the same status, the same headers (a request
+ * id, the rate-limit trio) and the same body, field for field, so that the comparison charges
+ * Lyre for its layers and not for the interface's answer. `sameAnswers` in service.ts holds the
+ * two to that before a benchmark measures them.
  */
 import { createHmac } from "node:crypto"
 import { Agent, createServer, request } from "node:http"
@@ -12,12 +17,14 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import { RateLimiter, randomBase62, RedisGate } from "@lyre/core"
+import type { RateLimitDecision } from "@lyre/core"
 import { startEmbeddedPostgres } from "../packages/server/src/database.ts"
 
 const env = process.env
 const secretKey = env["SECRET_KEY"] ?? ""
 const port = Number(env["PORT"] ?? "8090")
 const defaultRpm = Number(env["RATE_LIMIT_RPM"] ?? "60")
+const defaultConcurrency = 10
 const embedded = env["DATABASE_URL"] === undefined
 const pg = embedded ? await startEmbeddedPostgres(env["DATA_DIR"] ?? ".data") : null
 const database = pg === null
@@ -36,6 +43,9 @@ const rateLimiter = await runtime.runPromise(RateLimiter.use(Effect.succeed))
 
 interface KeyRow {
   readonly key_id: string
+  readonly key_name: string
+  readonly scopes: ReadonlyArray<string>
+  readonly expires_at: Date | null
   readonly account_id: string
   readonly plan: string
   readonly subscription_credits: number
@@ -45,11 +55,57 @@ interface KeyRow {
   readonly concurrency_limit: number | null
 }
 
-const send = (res: ServerResponse, status: number, body: unknown) => {
+interface Admitted {
+  readonly row: KeyRow
+  readonly decision: RateLimitDecision
+}
+
+/** The interface's headers on every answer: its request id, and for an admitted credential the rate-limit trio. */
+const send = (res: ServerResponse, status: number, body: unknown, admitted?: Admitted) => {
   const payload = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
+  const requestId = `req_${randomBase62(24)}`
+  res.writeHead(status, admitted === undefined
+    ? {
+      "x-request-id": requestId,
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(payload)
+    }
+    : {
+      "x-request-id": requestId,
+      "x-ratelimit-limit": String(admitted.decision.limit),
+      "x-ratelimit-remaining": String(admitted.decision.remaining),
+      "x-ratelimit-reset": String(admitted.decision.resetAtSeconds),
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(payload)
+    })
   res.end(payload)
 }
+
+interface TaskRow {
+  readonly id: string
+  readonly status: string
+  readonly model: string
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly credits_used: number
+  readonly credits_refunded: number
+  readonly error_code: string | null
+  readonly error_message: string | null
+  readonly tracks: ReadonlyArray<unknown> | null
+}
+
+/** A task as the interface shows it; a stored track is sent as stored. */
+const renderTask = (task: TaskRow) => ({
+  id: task.id,
+  status: task.status,
+  model: task.model,
+  created_at: task.created_at.toISOString(),
+  updated_at: task.updated_at.toISOString(),
+  credits_used: task.credits_used,
+  credits_refunded: task.credits_refunded,
+  error: task.error_code === null ? null : { code: task.error_code, message: task.error_message ?? "" },
+  tracks: task.tracks ?? []
+})
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve) => {
@@ -58,7 +114,7 @@ const readBody = (req: IncomingMessage) =>
     req.on("end", () => resolve(data))
   })
 
-const authenticate = async (req: IncomingMessage): Promise<KeyRow | null> => {
+const authenticate = async (req: IncomingMessage): Promise<Admitted | null> => {
   const key = (req.headers.authorization ?? "").slice("Bearer ".length)
   const hash = createHmac("sha256", secretKey).update(key).digest("hex")
   const [row] = await runtime.runPromise(sql<KeyRow>`
@@ -69,7 +125,7 @@ const authenticate = async (req: IncomingMessage): Promise<KeyRow | null> => {
     where k.key_hash = ${hash}`)
   if (row === undefined || row.revoked_at !== null) return null
   const decision = await runtime.runPromise(rateLimiter.hit(row.key_id, row.requests_per_minute ?? defaultRpm))
-  return decision.allowed ? row : null
+  return decision.allowed ? { row, decision } : null
 }
 
 // As Lyre's HTTP provider does: node:http with kept-alive connections.
@@ -100,7 +156,7 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   const now = new Date().toISOString()
   const taskId = `gen_${randomBase62(24)}`
   const ledgerId = `led_${randomBase62(24)}`
-  const limit = row.concurrency_limit ?? 10
+  const limit = row.concurrency_limit ?? defaultConcurrency
   const deadline = new Date(Date.now() + 15 * 60_000).toISOString()
   const callbackToken = randomBase62(32)
   const lowEventId = `evt_${randomBase62(24)}`
@@ -165,7 +221,7 @@ const create = async (row: KeyRow, body: { model?: string }) => {
       select model.available, model.retry_after_seconds, (select pending from slot) as pending,
              coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
       from model`
-    return { taskId, debited: outcome?.debited === true, now }
+    return { taskId, debited: outcome?.debited === true, now, model, price }
   })).then(async (result) => {
     if (!result.debited) return result
     // As Lyre does after its transaction: hand the task to the upstream, record its id.
@@ -185,25 +241,51 @@ const server = createServer((req, res) => {
   void (async () => {
     const path = (req.url ?? "/").split("?")[0] ?? "/"
     const body = req.method === "POST" ? await readBody(req) : ""
-    const row = await authenticate(req).catch(() => null)
-    if (row === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
+    const admitted = await authenticate(req).catch(() => null)
+    if (admitted === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
+    const { row } = admitted
     if (path === "/api/v1/me") {
       return send(res, 200, {
         id: row.account_id,
         plan: row.plan,
-        credits: { subscription: row.subscription_credits, onetime: row.onetime_credits }
-      })
+        credits: {
+          subscription: row.subscription_credits,
+          onetime: row.onetime_credits,
+          total: row.subscription_credits + row.onetime_credits
+        },
+        rate_limits: {
+          requests_per_minute: row.requests_per_minute ?? defaultRpm,
+          concurrent_generations: row.concurrency_limit ?? defaultConcurrency
+        },
+        auth: {
+          kind: "api_key",
+          scopes: [...row.scopes],
+          key: { id: row.key_id, name: row.key_name, expires_at: row.expires_at?.toISOString() ?? null }
+        }
+      }, admitted)
     }
     if (path === "/api/v1/music/generations" && req.method === "POST") {
       const result = await create(row, JSON.parse(body) as { model?: string })
-      if (!result.debited) return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } })
-      return send(res, 202, { id: result.taskId, status: "pending", created_at: result.now })
+      if (!result.debited) return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } }, admitted)
+      return send(res, 202, {
+        id: result.taskId,
+        status: "pending",
+        model: result.model,
+        created_at: result.now,
+        updated_at: result.now,
+        credits_used: result.price,
+        credits_refunded: 0,
+        error: null,
+        tracks: []
+      }, admitted)
     }
     const id = path.slice("/api/v1/music/generations/".length)
-    const [task] = await runtime.runPromise(sql`
+    const [task] = await runtime.runPromise(sql<TaskRow>`
       select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks, created_at, updated_at
       from generation_tasks where id = ${id} and account_id = ${row.account_id}`)
-    return task === undefined ? send(res, 404, { error: { code: "task_not_found" } }) : send(res, 200, task)
+    return task === undefined
+      ? send(res, 404, { error: { code: "task_not_found" } }, admitted)
+      : send(res, 200, renderTask(task), admitted)
   })().catch(() => res.destroy())
 })
 server.listen(port, "127.0.0.1", () => process.stdout.write(`{"msg":"listening","port":${port}}\n`))

@@ -25,24 +25,12 @@
  * more than the goals' margins, and the range says how far one run can be trusted.
  */
 import { spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
-import { cpSync, existsSync, rmSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { cpuMillisOf, freePort, loadPerConnection, repositoryRoot } from "./support.ts"
-import {
-  createAccountKeys,
-  createTaskToRead,
-  endpoints,
-  launchService,
-  parseBenchMode,
-  requestsOf,
-  startApiOnlyProvider,
-  startBenchService,
-  stopProcess,
-  waitUntilServing
-} from "./service.ts"
+import { cpuMillisOf, loadPerConnection, repositoryRoot } from "./support.ts"
+import { endpoints, parseBenchMode, startBothSides } from "./service.ts"
 import type { BenchRequest } from "./support.ts"
-import type { BenchMode, Endpoint } from "./service.ts"
+import type { BenchMode, BenchSide, Endpoint } from "./service.ts"
 
 const warmupSeconds = Number(process.env["BENCH_WARMUP"] ?? "15")
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "3")
@@ -51,11 +39,6 @@ const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
 const overallRate = process.env["BENCH_RATE"] === undefined ? undefined : Number(process.env["BENCH_RATE"])
 const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",").map(parseBenchMode)
 const keyCount = 32 // accounts, one key each
-
-interface Side {
-  readonly url: string
-  readonly child: ChildProcess
-}
 
 interface Figures {
   readonly rps: number
@@ -72,8 +55,8 @@ interface Figures {
 type RoundRatios = ReadonlyArray<number>
 
 /** Both sides under the same load, in turns (the order alternating), their figures summed over the turns. */
-const compare = async (sides: readonly [Side, Side], requestFor: (connection: number) => BenchRequest) => {
-  const run = (side: Side, duration: number) => loadPerConnection(side.url, { connections, duration, overallRate }, requestFor)
+const compare = async (sides: readonly [BenchSide, BenchSide], requestFor: (connection: number) => BenchRequest) => {
+  const run = (side: BenchSide, duration: number) => loadPerConnection(side.url, { connections, duration, overallRate }, requestFor)
   // A warm-up first, so neither side is measured while V8 is still compiling it (BENCH_WARMUP).
   for (const side of sides) await run(side, warmupSeconds)
   const totals = sides.map(() => ({ cpuMillis: 0, requests: 0, seconds: 0, errors: 0 }))
@@ -81,7 +64,7 @@ const compare = async (sides: readonly [Side, Side], requestFor: (connection: nu
   for (let round = 0; round < rounds; round++) {
     const perRequest = [0, 0]
     for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
-      const side = sides[index] as Side
+      const side = sides[index] as BenchSide
       const total = totals[index] as (typeof totals)[number]
       const before = cpuMillisOf(side.child.pid)
       const result = await run(side, seconds)
@@ -103,42 +86,17 @@ const compare = async (sides: readonly [Side, Side], requestFor: (connection: nu
 }
 
 const benchMode = async (mode: BenchMode) => {
-  // Both sides hand each task to an upstream that accepts at once and calls nothing back; the
-  // worker is off, so what is measured is the API's own work.
-  const provider = await startApiOnlyProvider()
-  const lyre = await startBenchService({ mode, env: provider.env })
-  const copyDir = `${lyre.env["DATA_DIR"] ?? ""}-bare`
-  let ours = lyre.child
-  let bare: ChildProcess | undefined
+  const sides = await startBothSides(mode, keyCount)
   try {
-    const keys = await createAccountKeys(lyre.admin, keyCount, ["music:generate"])
-    const taskId = await createTaskToRead(lyre.url, keys[0] ?? "")
-    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
-    if (mode === "pglite") {
-      // One PGlite directory serves one process: the baseline gets a copy of the keys and the task.
-      await stopProcess(lyre.child)
-      cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
-      bareEnv["DATA_DIR"] = copyDir
-      ours = launchService({ env: lyre.env })
-      await waitUntilServing(ours, lyre.url, "/readyz")
-    }
-    const bareUrl = `http://127.0.0.1:${bareEnv["PORT"]}`
-    bare = launchService({ entry: "bench/bare-server.ts", env: bareEnv })
-    await waitUntilServing(bare, bareUrl, "/api/v1/me")
-    const requests = requestsOf(keys, taskId)
     const figures = {} as Record<Endpoint, { readonly ours: Figures; readonly bare: Figures; readonly ratios: RoundRatios }>
     for (const endpoint of endpoints) {
-      const compared = await compare([{ url: lyre.url, child: ours }, { url: bareUrl, child: bare }], requests[endpoint])
+      const compared = await compare([sides.lyre, sides.bare], sides.requests[endpoint])
       const [a, b] = compared.figures
       figures[endpoint] = { ours: a as Figures, bare: b as Figures, ratios: compared.ratios }
     }
     return figures
   } finally {
-    if (bare !== undefined) await stopProcess(bare)
-    await stopProcess(ours)
-    await lyre.close()
-    await provider.close()
-    rmSync(copyDir, { recursive: true, force: true })
+    await sides.close()
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
@@ -240,4 +240,109 @@ export const startBenchService = async (options: BenchServiceOptions): Promise<B
     throw error
   }
   return { ...data, env, child, admin: adminOf(data.url, data.adminToken), close }
+}
+
+/**
+ * What an answer is, apart from its values: its status, the names of its headers (but those
+ * Node adds to every answer), and its body's fields in order with each value's kind. The
+ * baseline must answer each request with Lyre's shape (decision 0111): a smaller answer would
+ * charge Lyre for the interface's headers and fields, which are not its layers.
+ */
+export const answerShape = (status: number, headers: Iterable<[string, string]>, body: string): string => {
+  const nodeAdds = new Set(["connection", "date", "keep-alive", "transfer-encoding"])
+  const names = [...headers].map(([name]) => name.toLowerCase()).filter((name) => !nodeAdds.has(name)).sort()
+  const shapeOf = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(shapeOf)
+    if (value !== null && typeof value === "object") {
+      return Object.entries(value).map(([key, field]) => [key, shapeOf(field)])
+    }
+    return value === null ? "null" : typeof value
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    parsed = body
+  }
+  return JSON.stringify({ status, headers: names, body: shapeOf(parsed) })
+}
+
+/**
+ * Sends each endpoint's request once to both sides and fails, naming the endpoint and both
+ * shapes, when their answers differ in shape (`answerShape`).
+ */
+export const requireSameAnswers = async (
+  lyreUrl: string,
+  bareUrl: string,
+  requests: Record<Endpoint, (connection: number) => BenchRequest>
+) => {
+  const shapeAt = async (url: string, request: BenchRequest) => {
+    const response = await fetch(`${url}${request.path}`, { method: request.method, headers: request.headers, body: request.body })
+    return answerShape(response.status, response.headers, await response.text())
+  }
+  for (const endpoint of endpoints) {
+    const request = requests[endpoint](0)
+    const [lyre, bare] = [await shapeAt(lyreUrl, request), await shapeAt(bareUrl, request)]
+    if (lyre !== bare) {
+      throw new Error(`the bare handler's answer to ${endpoint} is not shaped as Lyre's:\n  Lyre ${lyre}\n  bare ${bare}`)
+    }
+  }
+}
+
+/** One side of a comparison: where it answers, and its process, whose CPU is read. */
+export interface BenchSide {
+  readonly url: string
+  readonly child: ChildProcess
+}
+
+export interface BothSides {
+  readonly lyre: BenchSide
+  readonly bare: BenchSide
+  /** Each endpoint's request, the same for both sides (`requestsOf`). */
+  readonly requests: Record<Endpoint, (connection: number) => BenchRequest>
+  /** Stops both and removes their data. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Lyre and the bare handler (bench/bare-server.ts) on the same data: `keyCount` accounts with a
+ * key each and the one task GET of a task reads, both handing tasks to an upstream that accepts
+ * at once and calls nothing back (the worker off, so what is measured is the API's own work).
+ * Before it hands them over it requires the two to answer each endpoint in the same shape.
+ */
+export const startBothSides = async (mode: BenchMode, keyCount: number): Promise<BothSides> => {
+  const provider = await startApiOnlyProvider()
+  const lyre = await startBenchService({ mode, env: provider.env })
+  const copyDir = `${lyre.env["DATA_DIR"] ?? ""}-bare`
+  let ours = lyre.child
+  let bare: ChildProcess | undefined
+  const close = async () => {
+    if (bare !== undefined) await stopProcess(bare)
+    await stopProcess(ours)
+    await lyre.close()
+    await provider.close()
+    rmSync(copyDir, { recursive: true, force: true })
+  }
+  try {
+    const keys = await createAccountKeys(lyre.admin, keyCount, ["music:generate"])
+    const taskId = await createTaskToRead(lyre.url, keys[0] ?? "")
+    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
+    if (mode === "pglite") {
+      // One PGlite directory serves one process: the baseline gets a copy of the keys and the task.
+      await stopProcess(lyre.child)
+      cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
+      bareEnv["DATA_DIR"] = copyDir
+      ours = launchService({ env: lyre.env })
+      await waitUntilServing(ours, lyre.url, "/readyz")
+    }
+    const bareUrl = `http://127.0.0.1:${bareEnv["PORT"]}`
+    bare = launchService({ entry: "bench/bare-server.ts", env: bareEnv })
+    await waitUntilServing(bare, bareUrl, "/api/v1/me")
+    const requests = requestsOf(keys, taskId)
+    await requireSameAnswers(lyre.url, bareUrl, requests)
+    return { lyre: { url: lyre.url, child: ours }, bare: { url: bareUrl, child: bare }, requests, close }
+  } catch (error) {
+    await close()
+    throw error
+  }
 }
