@@ -1,0 +1,165 @@
+/**
+ * Lyre's CPU a request against the bare handler's, measured in short turns that alternate
+ * between the two many times, each turn's CPU read to the nanosecond (decision 0111).
+ *
+ * Why: on this machine (a virtual one whose host preempts it without reporting steal time) a
+ * process's CPU for the same work moves by a third from one 5 s turn to the next, so six turns a
+ * side could not settle a 15 % goal. A time the host takes is charged to whichever process was
+ * running; in turns of a second that alternate A B B A, what the host does over a few seconds
+ * falls on both sides alike, and the median of many pairs is not moved by one bad second.
+ *
+ * The load is this process's own: `connections` kept-alive connections to each side, opened
+ * once, and requests sent at `rate` a second to the side whose turn it is, never to both. The
+ * CPU is the sum over the service's threads of the kernel's exact run time (`schedstat`), so a
+ * turn of a second is read as precisely as a minute.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { Agent, request } from "node:http"
+import type { BenchRequest } from "./support.ts"
+
+export interface PairedSide {
+  readonly url: string
+  readonly pid: number | undefined
+}
+
+/** The run time so far of every live thread of `pid`, in ns (0 for a process that is gone). */
+export const cpuNanosOf = (pid: number | undefined): number => {
+  if (pid === undefined) return 0
+  let total = 0
+  let threads: Array<string>
+  try {
+    threads = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return 0
+  }
+  for (const thread of threads) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[0])
+    } catch {
+      // A thread that ended between the listing and the read: its time is in no later read either.
+    }
+  }
+  return total
+}
+
+export interface PairedOptions {
+  /** Requests a second, evenly spaced; absent, each connection sends its next as its last is answered. */
+  readonly rate: number | undefined
+  readonly connections: number
+  readonly turnMillis: number
+  readonly pairs: number
+  /** Seconds of load on each side before the first turn, in turns as the measure's. */
+  readonly warmSeconds: number
+}
+
+export interface PairedResult {
+  /** Each pair's Lyre/bare ratio of CPU a request, sorted. */
+  readonly ratios: ReadonlyArray<number>
+  /** µs of CPU a request over all turns, and requests answered, for each side. */
+  readonly sides: readonly [{ readonly micros: number; readonly requests: number; readonly errors: number }, {
+    readonly micros: number
+    readonly requests: number
+    readonly errors: number
+  }]
+}
+
+const sendOne = (agent: Agent, url: URL, sent: BenchRequest) =>
+  new Promise<boolean>((resolve) => {
+    const req = request(url, { method: sent.method, agent, headers: sent.headers }, (res) => {
+      res.resume()
+      res.on("end", () => resolve((res.statusCode ?? 500) < 400))
+      res.on("error", () => resolve(false))
+    })
+    req.on("error", () => resolve(false))
+    req.end(sent.freshBody?.() ?? sent.body)
+  })
+
+/** Each of `connections` sends its next request as its last is answered, for `millis`. */
+const closedLoopTurn = async (
+  agent: Agent,
+  side: PairedSide,
+  requestFor: (index: number) => BenchRequest,
+  connections: number,
+  millis: number,
+  counter: { next: number }
+) => {
+  const end = performance.now() + millis
+  let requests = 0
+  let errors = 0
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (performance.now() < end) {
+      const sent = requestFor(counter.next++)
+      const ok = await sendOne(agent, new URL(sent.path, side.url), sent)
+      requests++
+      if (!ok) errors++
+    }
+  }))
+  return { requests, errors }
+}
+
+/** Sends `rate` requests a second to `side` for `millis`; resolves when every answer is in. */
+const turn = async (
+  agent: Agent,
+  side: PairedSide,
+  requestFor: (index: number) => BenchRequest,
+  rate: number | undefined,
+  millis: number,
+  counter: { next: number },
+  connections: number
+) => {
+  if (rate === undefined) return closedLoopTurn(agent, side, requestFor, connections, millis, counter)
+  const count = Math.round((rate * millis) / 1000)
+  const started = performance.now()
+  const pending: Array<Promise<boolean>> = []
+  for (let i = 0; i < count; i++) {
+    const due = started + (i * 1000) / rate
+    const wait = due - performance.now()
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait))
+    const sent = requestFor(counter.next++)
+    pending.push(sendOne(agent, new URL(sent.path, side.url), sent))
+  }
+  const answers = await Promise.all(pending)
+  return { requests: answers.length, errors: answers.filter((ok) => !ok).length }
+}
+
+export const pairedCompare = async (
+  sides: readonly [PairedSide, PairedSide],
+  requestFor: (index: number) => BenchRequest,
+  options: PairedOptions
+): Promise<PairedResult> => {
+  const agents = sides.map(() => new Agent({ keepAlive: true, maxSockets: options.connections }))
+  const counter = { next: 0 }
+  const totals = sides.map(() => ({ nanos: 0, requests: 0, errors: 0 }))
+  const ratios: Array<number> = []
+  try {
+    const warmTurns = Math.max(1, Math.round((options.warmSeconds * 1000) / options.turnMillis))
+    for (let i = 0; i < warmTurns; i++) {
+      for (const index of [0, 1]) {
+        await turn(agents[index] as Agent, sides[index] as PairedSide, requestFor, options.rate, options.turnMillis, counter, options.connections)
+      }
+    }
+    for (let pair = 0; pair < options.pairs; pair++) {
+      const perRequest = [0, 0]
+      // A B, then B A: a drift within a pair falls on both sides alike over two pairs.
+      for (const index of pair % 2 === 0 ? [0, 1] : [1, 0]) {
+        const side = sides[index] as PairedSide
+        const before = cpuNanosOf(side.pid)
+        const done = await turn(agents[index] as Agent, side, requestFor, options.rate, options.turnMillis, counter, options.connections)
+        const used = cpuNanosOf(side.pid) - before
+        const total = totals[index] as (typeof totals)[number]
+        total.nanos += used
+        total.requests += done.requests
+        total.errors += done.errors
+        perRequest[index] = used / Math.max(1, done.requests)
+      }
+      ratios.push((perRequest[0] ?? 0) / Math.max(1e-9, perRequest[1] ?? 0))
+    }
+  } finally {
+    for (const agent of agents) agent.destroy()
+  }
+  const figure = (index: number) => {
+    const total = totals[index] as (typeof totals)[number]
+    return { micros: total.nanos / 1000 / Math.max(1, total.requests), requests: total.requests, errors: total.errors }
+  }
+  return { ratios: ratios.sort((a, b) => a - b), sides: [figure(0), figure(1)] }
+}
