@@ -8,11 +8,14 @@
  * Both processes run side by side on the same data and take short turns under the same load,
  * many pairs of turns (paired.ts, decision 0111): on this virtual machine a process's CPU for
  * the same work moves by a third between one turn and the next, so a ratio is judged by the
- * median of its pairs, printed with their middle half (IQR) and the whole run's ratio. Each load
- * is measured twice: `steady`, requests evenly spaced at BENCH_RATE a second (default 400), and
- * `full speed`, BENCH_CONNECTIONS connections (default 32) each sending its next request as its
- * last is answered. The ratio depends on the load: a request alone pays the wake-ups of its round
- * trips, which both sides pay alike; at full speed they are shared and what differs weighs more.
+ * median of its pairs, printed with their middle half (IQR) and the whole run's ratio. Each
+ * endpoint is measured under two loads: `full speed`, BENCH_CONNECTIONS connections (default 32)
+ * each sending its next request as its last is answered, then `steady`, requests evenly spaced at
+ * BENCH_RATE a second, by default three quarters of what the slower side answered at full speed.
+ * The ratio depends on the load. A lone request pays the wake-ups of its round trips, which both
+ * sides pay alike (at 400 a second they were most of a request's CPU here); at full speed the
+ * faster side batches more and pays less a request for its speed alone (decision 0104). The
+ * steady load near saturation has neither bias (decision 0111).
  *
  * BENCH_WARMUP (default 10) sets each side's warm-up per endpoint and load, in seconds, before any
  * turn is measured: V8 goes on compiling and optimising for 10-20 s of load in a process of
@@ -34,29 +37,30 @@ const warmupSeconds = Number(process.env["BENCH_WARMUP"] ?? "10")
 const turnMillis = Number(process.env["BENCH_TURN_MS"] ?? "1000")
 const pairs = Number(process.env["BENCH_PAIRS"] ?? "20")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
-const steadyRate = Number(process.env["BENCH_RATE"] ?? "400")
+const steadyRate = process.env["BENCH_RATE"] === undefined ? undefined : Number(process.env["BENCH_RATE"])
 const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",").map(parseBenchMode)
 const keyCount = 32 // accounts, one key each
 
-/** The two loads each endpoint is measured under: evenly spaced requests, and as fast as answered. */
-const loads = [
-  { name: `steady ${steadyRate}/s`, rate: steadyRate as number | undefined },
-  { name: "full speed", rate: undefined }
-] as const
+/** Unset, the steady load is this share of the slower side's requests a second at full speed. */
+const steadyShare = 0.75
 
 const benchMode = async (mode: BenchMode) => {
   const sides = await startBothSides(mode, keyCount)
+  const measure = (endpoint: Endpoint, rate: number | undefined) =>
+    pairedCompare(
+      [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],
+      sides.requests[endpoint],
+      { rate, connections, turnMillis, pairs, warmSeconds: warmupSeconds }
+    )
   try {
     const rows: Array<{ readonly load: string; readonly endpoint: Endpoint; readonly result: PairedResult }> = []
     for (const endpoint of endpoints) {
-      for (const load of loads) {
-        const result = await pairedCompare(
-          [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],
-          sides.requests[endpoint],
-          { rate: load.rate, connections, turnMillis, pairs, warmSeconds: warmupSeconds }
-        )
-        rows.push({ load: load.name, endpoint, result })
-      }
+      // Full speed first: it says what rate both sides can take evenly spaced, below saturation.
+      const fullSpeed = await measure(endpoint, undefined)
+      const slower = Math.min(...fullSpeed.sides.map((side) => side.requests)) / ((pairs * turnMillis) / 1000)
+      const rate = steadyRate ?? Math.max(1, Math.round((slower * steadyShare) / 10) * 10)
+      rows.push({ load: `steady ${rate}/s`, endpoint, result: await measure(endpoint, rate) })
+      rows.push({ load: "full speed", endpoint, result: fullSpeed })
     }
     return rows
   } finally {
