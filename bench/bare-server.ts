@@ -6,8 +6,8 @@
  *
  * It answers what Lyre answers (decision 0111): the same status, the same headers (a request
  * id, the rate-limit trio) and the same body, field for field, so that the comparison charges
- * Lyre for its layers and not for the interface's answer. `sameAnswers` in service.ts holds the
- * two to that before a benchmark measures them.
+ * Lyre for its layers and not for the interface's answer. `requireSameAnswers` in service.ts
+ * holds the two to that before a benchmark measures them.
  */
 import { createHmac } from "node:crypto"
 import { Agent, createServer, request } from "node:http"

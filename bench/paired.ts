@@ -13,33 +13,13 @@
  * CPU is the sum over the service's threads of the kernel's exact run time (`schedstat`), so a
  * turn of a second is read as precisely as a minute.
  */
-import { readdirSync, readFileSync } from "node:fs"
 import { Agent, request } from "node:http"
+import { cpuNanosOf } from "./support.ts"
 import type { BenchRequest } from "./support.ts"
 
 export interface PairedSide {
   readonly url: string
   readonly pid: number | undefined
-}
-
-/** The run time so far of every live thread of `pid`, in ns (0 for a process that is gone). */
-export const cpuNanosOf = (pid: number | undefined): number => {
-  if (pid === undefined) return 0
-  let total = 0
-  let threads: Array<string>
-  try {
-    threads = readdirSync(`/proc/${pid}/task`)
-  } catch {
-    return 0
-  }
-  for (const thread of threads) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[0])
-    } catch {
-      // A thread that ended between the listing and the read: its time is in no later read either.
-    }
-  }
-  return total
 }
 
 export interface PairedOptions {
@@ -52,15 +32,18 @@ export interface PairedOptions {
   readonly warmSeconds: number
 }
 
+/** One side over all its measured turns. */
+export interface SideFigures {
+  /** µs of CPU a request. */
+  readonly micros: number
+  readonly requests: number
+  readonly errors: number
+}
+
 export interface PairedResult {
   /** Each pair's Lyre/bare ratio of CPU a request, sorted. */
   readonly ratios: ReadonlyArray<number>
-  /** µs of CPU a request over all turns, and requests answered, for each side. */
-  readonly sides: readonly [{ readonly micros: number; readonly requests: number; readonly errors: number }, {
-    readonly micros: number
-    readonly requests: number
-    readonly errors: number
-  }]
+  readonly sides: readonly [SideFigures, SideFigures]
 }
 
 const sendOne = (agent: Agent, url: URL, sent: BenchRequest) =>
@@ -97,7 +80,10 @@ const closedLoopTurn = async (
   return { requests, errors }
 }
 
-/** Sends `rate` requests a second to `side` for `millis`; resolves when every answer is in. */
+/**
+ * One turn of `millis` on `side`: `rate` requests a second, evenly spaced, resolving when every
+ * answer is in; or with no rate, `connections` closed loops.
+ */
 const turn = async (
   agent: Agent,
   side: PairedSide,
@@ -157,7 +143,7 @@ export const pairedCompare = async (
   } finally {
     for (const agent of agents) agent.destroy()
   }
-  const figure = (index: number) => {
+  const figure = (index: number): SideFigures => {
     const total = totals[index] as (typeof totals)[number]
     return { micros: total.nanos / 1000 / Math.max(1, total.requests), requests: total.requests, errors: total.errors }
   }
