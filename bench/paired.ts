@@ -37,6 +37,8 @@ export interface SideFigures {
   /** µs of CPU a request. */
   readonly micros: number
   readonly requests: number
+  /** Requests answered a second of its turns. */
+  readonly perSecond: number
   readonly errors: number
 }
 
@@ -57,19 +59,21 @@ const sendOne = (agent: Agent, url: URL, sent: BenchRequest) =>
     req.end(sent.freshBody?.() ?? sent.body)
   })
 
-/** Each of `connections` sends its next request as its last is answered, for `millis`. */
-const closedLoopTurn = async (
-  agent: Agent,
-  side: PairedSide,
-  requestFor: (index: number) => BenchRequest,
-  connections: number,
-  millis: number,
-  counter: { next: number }
-) => {
-  const end = performance.now() + millis
+interface Turn {
+  readonly agent: Agent
+  readonly side: PairedSide
+  readonly requestFor: (index: number) => BenchRequest
+  readonly options: PairedOptions
+  /** The index of the next request, across both sides and every turn. */
+  readonly counter: { next: number }
+}
+
+/** Each of `connections` sends its next request as its last is answered, for a turn's length. */
+const closedLoopTurn = async ({ agent, side, requestFor, options, counter }: Turn) => {
+  const end = performance.now() + options.turnMillis
   let requests = 0
   let errors = 0
-  await Promise.all(Array.from({ length: connections }, async () => {
+  await Promise.all(Array.from({ length: options.connections }, async () => {
     while (performance.now() < end) {
       const sent = requestFor(counter.next++)
       const ok = await sendOne(agent, new URL(sent.path, side.url), sent)
@@ -81,20 +85,14 @@ const closedLoopTurn = async (
 }
 
 /**
- * One turn of `millis` on `side`: `rate` requests a second, evenly spaced, resolving when every
- * answer is in; or with no rate, `connections` closed loops.
+ * One turn on a side: `rate` requests a second, evenly spaced, resolving when every answer is
+ * in; or with no rate, closed loops.
  */
-const turn = async (
-  agent: Agent,
-  side: PairedSide,
-  requestFor: (index: number) => BenchRequest,
-  rate: number | undefined,
-  millis: number,
-  counter: { next: number },
-  connections: number
-) => {
-  if (rate === undefined) return closedLoopTurn(agent, side, requestFor, connections, millis, counter)
-  const count = Math.round((rate * millis) / 1000)
+const runTurn = async (turn: Turn) => {
+  const { agent, side, requestFor, options, counter } = turn
+  const { rate } = options
+  if (rate === undefined) return closedLoopTurn(turn)
+  const count = Math.round((rate * options.turnMillis) / 1000)
   const started = performance.now()
   const pending: Array<Promise<boolean>> = []
   for (let i = 0; i < count; i++) {
@@ -113,25 +111,31 @@ export const pairedCompare = async (
   requestFor: (index: number) => BenchRequest,
   options: PairedOptions
 ): Promise<PairedResult> => {
-  const agents = sides.map(() => new Agent({ keepAlive: true, maxSockets: options.connections }))
   const counter = { next: 0 }
+  const turns = sides.map((side): Turn => ({
+    agent: new Agent({ keepAlive: true, maxSockets: options.connections }),
+    side,
+    requestFor,
+    options,
+    counter
+  }))
   const totals = sides.map(() => ({ nanos: 0, requests: 0, errors: 0 }))
   const ratios: Array<number> = []
   try {
     const warmTurns = Math.max(1, Math.round((options.warmSeconds * 1000) / options.turnMillis))
     for (let i = 0; i < warmTurns; i++) {
       for (const index of [0, 1]) {
-        await turn(agents[index] as Agent, sides[index] as PairedSide, requestFor, options.rate, options.turnMillis, counter, options.connections)
+        await runTurn(turns[index] as Turn)
       }
     }
     for (let pair = 0; pair < options.pairs; pair++) {
       const perRequest = [0, 0]
       // A B, then B A: a drift within a pair falls on both sides alike over two pairs.
       for (const index of pair % 2 === 0 ? [0, 1] : [1, 0]) {
-        const side = sides[index] as PairedSide
-        const before = cpuNanosOf(side.pid)
-        const done = await turn(agents[index] as Agent, side, requestFor, options.rate, options.turnMillis, counter, options.connections)
-        const used = cpuNanosOf(side.pid) - before
+        const turn = turns[index] as Turn
+        const before = cpuNanosOf(turn.side.pid)
+        const done = await runTurn(turn)
+        const used = cpuNanosOf(turn.side.pid) - before
         const total = totals[index] as (typeof totals)[number]
         total.nanos += used
         total.requests += done.requests
@@ -141,11 +145,16 @@ export const pairedCompare = async (
       ratios.push((perRequest[0] ?? 0) / Math.max(1e-9, perRequest[1] ?? 0))
     }
   } finally {
-    for (const agent of agents) agent.destroy()
+    for (const turn of turns) turn.agent.destroy()
   }
   const figure = (index: number): SideFigures => {
     const total = totals[index] as (typeof totals)[number]
-    return { micros: total.nanos / 1000 / Math.max(1, total.requests), requests: total.requests, errors: total.errors }
+    return {
+      micros: total.nanos / 1000 / Math.max(1, total.requests),
+      requests: total.requests,
+      perSecond: total.requests / ((options.pairs * options.turnMillis) / 1000),
+      errors: total.errors
+    }
   }
   return { ratios: ratios.sort((a, b) => a - b), sides: [figure(0), figure(1)] }
 }

@@ -57,7 +57,7 @@ const benchMode = async (mode: BenchMode) => {
     for (const endpoint of endpoints) {
       // Full speed first: it says what rate both sides can take evenly spaced, below saturation.
       const fullSpeed = await measure(endpoint, undefined)
-      const slower = Math.min(...fullSpeed.sides.map((side) => side.requests)) / ((pairs * turnMillis) / 1000)
+      const slower = Math.min(...fullSpeed.sides.map((side) => side.perSecond))
       const rate = steadyRate ?? Math.max(1, Math.round((slower * steadyShare) / 10) * 10)
       rows.push({ load: `steady ${rate}/s`, endpoint, result: await measure(endpoint, rate) })
       rows.push({ load: "full speed", endpoint, result: fullSpeed })
@@ -96,12 +96,11 @@ for (const mode of modes) {
   )
   for (const { load, endpoint, result } of rows) {
     const [a, b] = result.sides
-    const seconds = (pairs * turnMillis) / 1000
     const median = quantile(result.ratios, 0.5)
     const goal = goalOf(endpoint)
     process.stdout.write(
-      `${endpoint.padEnd(14)} ${load.padEnd(15)} ${fmt(a.micros)}  ${fmt(a.requests / seconds)} |  ${fmt(b.micros)}  ` +
-        `${fmt(b.requests / seconds)} | ${median.toFixed(2).padStart(5)} (<= ${goal.toFixed(2)}, ${median <= goal ? "met" : "NOT met"})` +
+      `${endpoint.padEnd(14)} ${load.padEnd(15)} ${fmt(a.micros)}  ${fmt(a.perSecond)} |  ${fmt(b.micros)}  ` +
+        `${fmt(b.perSecond)} | ${median.toFixed(2).padStart(5)} (<= ${goal.toFixed(2)}, ${median <= goal ? "met" : "NOT met"})` +
         `              ${quantile(result.ratios, 0.25).toFixed(2)}-${quantile(result.ratios, 0.75).toFixed(2)}  ` +
         `${(a.micros / b.micros).toFixed(2).padStart(5)}      ${a.errors}/${b.errors}\n`
     )

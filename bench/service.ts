@@ -271,7 +271,7 @@ export const answerShape = (status: number, headers: Iterable<[string, string]>,
  * Sends each endpoint's request once to both sides and fails, naming the endpoint and both
  * shapes, when their answers differ in shape (`answerShape`).
  */
-export const requireSameAnswers = async (
+const requireSameAnswers = async (
   lyreUrl: string,
   bareUrl: string,
   requests: Record<Endpoint, (connection: number) => BenchRequest>
