@@ -1,6 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { gmProgramOf } from "../src/provider/gmPrograms.ts"
-import { interpretMidiRecordInfo, interpretSeparationRecordInfo, interpretTimestampedLyrics } from "../src/provider/sunoAnswers.ts"
+import {
+  interpretMidiRecordInfo,
+  interpretSeparationRecordInfo,
+  interpretSubmit,
+  interpretTimestampedLyrics
+} from "../src/provider/sunoAnswers.ts"
 import { estimateKey, tracksOf } from "../src/provider/sunoMidi.ts"
 import { decodeExportId, encodeExportId, MAX_UPSTREAM_TITLE, shortenTitle } from "../src/provider/sunoRequest.ts"
 
@@ -29,6 +34,58 @@ describe("shortenTitle", () => {
   it("never splits an emoji", () => {
     const short = shortenTitle(`${"a".repeat(79)}😀 more`)
     assert.strictEqual(short, "a".repeat(79))
+  })
+})
+
+describe("a generate answer", () => {
+  const read = (body: unknown, status = 200) =>
+    interpretSubmit({ status, text: typeof body === "string" ? body : JSON.stringify(body) })
+  const noCode = (status: number) => ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a body code` } as const)
+
+  it("is accepted with the upstream's task id, in either spelling", () => {
+    assert.deepStrictEqual(read({ code: 200, msg: "success", data: { taskId: "t1" } }), { _tag: "Accepted", providerTaskId: "t1" })
+    assert.deepStrictEqual(read({ code: 200, data: { task_id: "t2", extra: 1 } }), { _tag: "Accepted", providerTaskId: "t2" })
+    assert.deepStrictEqual(read({ code: 200, data: { taskId: null, task_id: "t3" } }), { _tag: "Accepted", providerTaskId: "t3" })
+  })
+
+  it("is unknown when accepted without a task id", () => {
+    const noId = { _tag: "Unknown", message: "Upstream accepted the task without a task id" } as const
+    assert.deepStrictEqual(read({ code: 200 }), noId)
+    assert.deepStrictEqual(read({ code: 200, data: null }), noId)
+    assert.deepStrictEqual(read({ code: 200, data: {} }), noId)
+    assert.deepStrictEqual(read({ code: 200, data: { taskId: "" } }), noId)
+  })
+
+  it("is a refusal for any other body code, which the circuit hears of for 430 and 455 alone", () => {
+    assert.deepStrictEqual(read({ code: 430, msg: "busy" }, 200), {
+      _tag: "Rejected",
+      code: "provider_error",
+      message: "Upstream refused the task (code 430: busy)",
+      countsTowardCircuit: true
+    })
+    assert.deepStrictEqual(read({ code: 400, msg: null, data: null }, 400), {
+      _tag: "Rejected",
+      code: "provider_error",
+      message: "Upstream refused the task (code 400)",
+      countsTowardCircuit: false
+    })
+  })
+
+  it("is unknown when it breaks the lenient rules: no numeric code, a field of the wrong type", () => {
+    for (const body of [
+      "<html>502</html>",
+      "",
+      [1],
+      { code: "200", data: { taskId: "t" } },
+      { msg: "no code" },
+      { code: 200, msg: 5, data: { taskId: "t" } },
+      { code: 200, data: { taskId: 5 } },
+      { code: 200, data: { task_id: {} } },
+      { code: 200, data: [] },
+      { code: 200, data: "t" }
+    ]) {
+      assert.deepStrictEqual(read(body, 502), noCode(502), JSON.stringify(body))
+    }
   })
 })
 

@@ -29,12 +29,6 @@ const SunoTrack = Schema.Struct({
 })
 type SunoTrack = typeof SunoTrack.Type
 
-const SubmitAnswer = Schema.Struct({
-  code: Schema.Number,
-  msg: maybeText,
-  data: maybe(Schema.Struct({ taskId: maybeText, task_id: maybeText }))
-})
-
 const RecordInfoAnswer = Schema.Struct({
   code: Schema.Number,
   msg: maybeText,
@@ -49,8 +43,29 @@ const RecordInfoAnswer = Schema.Struct({
   }))
 })
 
-const decodeSubmitAnswer = Schema.decodeUnknownOption(SubmitAnswer)
 const decodeRecordInfoAnswer = Schema.decodeUnknownOption(RecordInfoAnswer)
+
+/** A JSON object, not an array: what the schemas' `Struct` accepts. */
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** What `maybeText` accepts: absent, null or a string. */
+const isMaybeText = (value: unknown): value is string | null | undefined => value === undefined || value === null || typeof value === "string"
+
+/**
+ * A generate answer read by the same lenient rules as the schemas here (`code` a number, `msg`,
+ * `data.taskId` and `data.task_id` each absent, null or a string, `data` absent, null or an
+ * object; other fields ignored), but by hand: it is read on every create's request path, where a
+ * Schema decode was the one use of Schema's parser and cost about as much as the rest of the
+ * reading (decision 0112). undefined when the answer breaks a rule.
+ */
+const readSubmitAnswer = (json: unknown) => {
+  if (!isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined
+  const data = json["data"]
+  if (data === undefined || data === null) return { code: json["code"], msg: json["msg"], taskId: undefined }
+  if (!isObject(data) || !isMaybeText(data["taskId"]) || !isMaybeText(data["task_id"])) return undefined
+  return { code: json["code"], msg: json["msg"], taskId: data["taskId"] ?? data["task_id"] ?? undefined }
+}
 
 /** A raw HTTP answer: the status and the body text, before any interpretation. */
 export interface RawAnswer {
@@ -75,13 +90,12 @@ const CIRCUIT_CODES = new Set([430, 455])
  * upstream took the task, so the outcome is Unknown and the worker reconciles.
  */
 export const interpretSubmit = (answer: RawAnswer): SubmitOutcome => {
-  const decoded = decodeSubmitAnswer(parseJson(answer.text))
-  if (Option.isNone(decoded)) {
+  const read = readSubmitAnswer(parseJson(answer.text))
+  if (read === undefined) {
     return { _tag: "Unknown", message: `Upstream answered HTTP ${answer.status} without a body code` }
   }
-  const { code, msg, data } = decoded.value
+  const { code, msg, taskId: providerTaskId } = read
   if (code === 200) {
-    const providerTaskId = data?.taskId ?? data?.task_id
     return providerTaskId
       ? { _tag: "Accepted", providerTaskId }
       : { _tag: "Unknown", message: "Upstream accepted the task without a task id" }
