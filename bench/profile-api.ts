@@ -14,8 +14,8 @@
  * PROFILE_NODE_ARGS (flags for the service's node, space-separated: `--max-semi-space-size=32`, say),
  * PROFILE_ENV (more of the service's environment, space-separated: `METRICS=off`, say),
  * PROFILE_PERF=1 (sample the service's main thread on CPU with Linux `perf` over the measured
- * run and print its user-space CPU per request by package and by function, PROFILE_PERF_ROWS of
- * the functions, default 24: on-cpu.ts says why this, not `--cpu-prof`, is the one to read for
+ * run and print its user-space CPU per request by package and by function, PROFILE_PERF_PACKAGES of
+ * the packages (default 16) and PROFILE_PERF_ROWS of the functions, default 24: on-cpu.ts says why this, not `--cpu-prof`, is the one to read for
  * where CPU goes), PROFILE_CALLGRIND=1 (run the measured service under Valgrind's callgrind and
  * print the instructions a request of each of its threads and the main thread's top
  * PROFILE_CALLGRIND_ROWS functions, default 30: a count that does not drift with the machine,
@@ -275,7 +275,7 @@ if (recording !== null && child.pid !== undefined) {
   const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) => rowsOf(list, count, (micros) => micros.toFixed(2))
   process.stdout.write(
     `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
-      `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, 16)}` +
+      `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, Number(process.env["PROFILE_PERF_PACKAGES"] ?? "16"))}` +
       `by function, µs/request:\n${rows(summary.byFunction, Number(process.env["PROFILE_PERF_ROWS"] ?? "24"))}`
   )
 }

@@ -21,8 +21,13 @@
  * turn is measured: V8 goes on compiling and optimising for 10-20 s of load in a process of
  * Lyre's size, on threads of its own whose CPU is the process's. BENCH_TURN_MS (default 1000)
  * sets a turn's length and BENCH_PAIRS (default 20) the pairs measured. DATABASE_URL / REDIS_URL
- * default to the machine's local servers; BENCH_MODES=pglite,postgres picks the modes;
- * BENCH_EXTRAS=0 skips the other benchmarks, which run after these.
+ * default to the machine's local servers; BENCH_MODES=pglite,postgres picks the modes and
+ * BENCH_ENDPOINTS="POST create" (the names printed, comma-separated) the endpoints;
+ * BENCH_EXTRAS=0 skips the other benchmarks, which run after these. BENCH_SELF_CHECK=1 puts a
+ * second bare handler in Lyre's place: an A/A test, whose ratios say how far from 1 the measure
+ * itself reads; BENCH_SELF_CHECK=in-lyre runs that handler inside a process running all of Lyre
+ * (PostgreSQL only), which says what Lyre's process costs a request apart from its request path.
+ * BENCH_LYRE_NODE_ARGS passes flags to Lyre's node, to measure a flag's effect paired.
  */
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -30,7 +35,7 @@ import { join } from "node:path"
 import { pairedCompare } from "./paired.ts"
 import type { PairedResult } from "./paired.ts"
 import { repositoryRoot } from "./support.ts"
-import { endpoints, parseBenchMode, startBothSides } from "./service.ts"
+import { endpointsNamed, parseBenchMode, startBothSides } from "./service.ts"
 import type { BenchMode, Endpoint } from "./service.ts"
 
 const warmupSeconds = Number(process.env["BENCH_WARMUP"] ?? "10")
@@ -39,13 +44,25 @@ const pairs = Number(process.env["BENCH_PAIRS"] ?? "20")
 const connections = Number(process.env["BENCH_CONNECTIONS"] ?? "32")
 const steadyRate = process.env["BENCH_RATE"] === undefined ? undefined : Number(process.env["BENCH_RATE"])
 const modes = (process.env["BENCH_MODES"] ?? "pglite,postgres").split(",").map(parseBenchMode)
+/** BENCH_ENDPOINTS: a comma-separated subset of the endpoints by their printed names ("POST create"), all unless set. */
+const measured = endpointsNamed(process.env["BENCH_ENDPOINTS"])
+/**
+ * BENCH_SELF_CHECK=1: a second bare handler in Lyre's place, so a ratio's distance from 1 is the
+ * measure's own; BENCH_SELF_CHECK=in-lyre: that handler inside a process running all of Lyre.
+ */
+const selfCheckSetting = process.env["BENCH_SELF_CHECK"]
+const selfCheck = selfCheckSetting === "1" ? "alone" : selfCheckSetting === "in-lyre" ? "in-lyre" : undefined
+if (selfCheckSetting !== undefined && selfCheck === undefined) {
+  throw new Error(`BENCH_SELF_CHECK is 1 or in-lyre, not ${selfCheckSetting}`)
+}
+const lyreNodeArgs = (process.env["BENCH_LYRE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
 const keyCount = 32 // accounts, one key each
 
 /** Unset, the steady load is this share of the slower side's requests a second at full speed. */
 const steadyShare = 0.75
 
 const benchMode = async (mode: BenchMode) => {
-  const sides = await startBothSides(mode, keyCount)
+  const sides = await startBothSides(mode, keyCount, { selfCheck, lyreNodeArgs })
   const measure = (endpoint: Endpoint, rate: number | undefined) =>
     pairedCompare(
       [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],
@@ -54,7 +71,7 @@ const benchMode = async (mode: BenchMode) => {
     )
   try {
     const rows: Array<{ readonly load: string; readonly endpoint: Endpoint; readonly result: PairedResult }> = []
-    for (const endpoint of endpoints) {
+    for (const endpoint of measured) {
       // Full speed first: it says what rate both sides can take evenly spaced, below saturation.
       const fullSpeed = await measure(endpoint, undefined)
       const slower = Math.min(...fullSpeed.sides.map((side) => side.perSecond))
@@ -84,7 +101,11 @@ const roundTrips = [
 
 process.stdout.write(
   `Lyre API benchmark: ${pairs} pairs of ${turnMillis} ms turns per side, endpoint and load, after ${warmupSeconds} s of ` +
-    `warm-up each; ${keyCount} keys; CPU is the service process's, per request\n` + roundTrips + "\n"
+    `warm-up each; ${keyCount} keys; CPU is the service process's, per request\n` + roundTrips + "\n" +
+    (selfCheck === undefined
+      ? ""
+      : `BENCH_SELF_CHECK=${selfCheckSetting}: both sides are the bare handler; the lyre columns are its twin's` +
+        `${selfCheck === "in-lyre" ? ", inside a process running Lyre" : ""}\n`)
 )
 /** The sorted ratios' value at fraction `at` of the way from the least to the greatest. */
 const quantile = (sorted: ReadonlyArray<number>, at: number) => sorted[Math.round(at * (sorted.length - 1))] ?? Number.NaN

@@ -55,6 +55,15 @@ export const createAccountKeys = async (admin: Admin, count: number, scopes: Rea
 export const endpoints = ["GET /v1/me", "GET task", "POST create"] as const
 export type Endpoint = (typeof endpoints)[number]
 
+/** The endpoints a comma-separated list names (BENCH_ENDPOINTS), in the benchmark's order; all when unset. */
+export const endpointsNamed = (list: string | undefined): ReadonlyArray<Endpoint> => {
+  if (list === undefined || list.trim() === "") return endpoints
+  const names = list.split(",").map((name) => name.trim())
+  const unknown = names.filter((name) => !endpoints.some((endpoint) => endpoint === name))
+  if (unknown.length > 0) throw new Error(`unknown endpoints ${unknown.join(", ")}; the names are ${endpoints.join(", ")}`)
+  return endpoints.filter((endpoint) => names.includes(endpoint))
+}
+
 /** Creates the one task that GET of a task reads, owned by `key`; returns its id. */
 export const createTaskToRead = async (url: string, key: string): Promise<string> => {
   const response = await fetch(`${url}/api/v1/music/generations`, {
@@ -309,38 +318,64 @@ export interface BothSides {
  * key each and the one task GET of a task reads, both handing tasks to an upstream that accepts
  * at once and calls nothing back (the worker off, so what is measured is the API's own work).
  * Before it hands them over it requires the two to answer each endpoint in the same shape.
+ * `selfCheck`: a second bare handler takes Lyre's place: `alone`, in a process of its own (an
+ * A/A test of the measure), or `in-lyre`, inside a process that runs the whole of Lyre too
+ * (bench/bare-in-lyre.ts, PostgreSQL only), whose ratio is what being Lyre's process costs the
+ * same request, apart from Lyre's request path. `lyreNodeArgs`: flags for Lyre's node, to
+ * measure a flag's effect paired.
  */
-export const startBothSides = async (mode: BenchMode, keyCount: number): Promise<BothSides> => {
+export const startBothSides = async (
+  mode: BenchMode,
+  keyCount: number,
+  options: { readonly selfCheck?: "alone" | "in-lyre"; readonly lyreNodeArgs?: ReadonlyArray<string> } = {}
+): Promise<BothSides> => {
+  if (options.selfCheck === "in-lyre" && mode === "pglite") throw new Error("in-lyre: PostgreSQL only")
+  const lyreNodeArgs = options.lyreNodeArgs ?? []
   const provider = await startApiOnlyProvider()
-  const lyre = await startBenchService({ mode, env: provider.env })
-  const copyDir = `${lyre.env["DATA_DIR"] ?? ""}-bare`
+  const lyre = await startBenchService({ mode, env: provider.env, nodeArgs: lyreNodeArgs })
+  const copyDirs = [`${lyre.env["DATA_DIR"] ?? ""}-bare`, `${lyre.env["DATA_DIR"] ?? ""}-bare-twin`]
   let ours = lyre.child
-  let bare: ChildProcess | undefined
+  const bares: Array<ChildProcess> = []
   const close = async () => {
-    if (bare !== undefined) await stopProcess(bare)
+    for (const bare of bares) await stopProcess(bare)
     await stopProcess(ours)
     await lyre.close()
     await provider.close()
-    rmSync(copyDir, { recursive: true, force: true })
+    for (const dir of copyDirs) rmSync(dir, { recursive: true, force: true })
+  }
+  /** A bare handler on the keys and the task Lyre made: on PGlite on a copy of its data, `copyDir`. */
+  const startBare = async (copyDir: string, entry = "bench/bare-server.ts") => {
+    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
+    if (mode === "pglite") {
+      cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
+      bareEnv["DATA_DIR"] = copyDir
+    }
+    const bare = launchService({ entry, env: bareEnv })
+    bares.push(bare)
+    const url = `http://127.0.0.1:${bareEnv["PORT"]}`
+    await waitUntilServing(bare, url, "/api/v1/me")
+    return { url, child: bare }
   }
   try {
     const keys = await createAccountKeys(lyre.admin, keyCount, ["music:generate"])
     const taskId = await createTaskToRead(lyre.url, keys[0] ?? "")
-    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
+    // One PGlite directory serves one process: each bare handler gets a copy of the keys and the task.
+    if (mode === "pglite" || options.selfCheck !== undefined) await stopProcess(lyre.child)
+    const bare = await startBare(copyDirs[0] ?? "")
+    const requests = requestsOf(keys, taskId)
+    if (options.selfCheck !== undefined) {
+      const twin = await startBare(copyDirs[1] ?? "", options.selfCheck === "in-lyre" ? "bench/bare-in-lyre.ts" : undefined)
+      // bare-in-lyre's own Lyre takes SIDE_SECONDS (4) of each endpoint's load first, in the twin's process.
+      if (options.selfCheck === "in-lyre") await new Promise((resolve) => setTimeout(resolve, 20_000))
+      await requireSameAnswers(twin.url, bare.url, requests)
+      return { lyre: twin, bare, requests, close }
+    }
     if (mode === "pglite") {
-      // One PGlite directory serves one process: the baseline gets a copy of the keys and the task.
-      await stopProcess(lyre.child)
-      cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
-      bareEnv["DATA_DIR"] = copyDir
-      ours = launchService({ env: lyre.env })
+      ours = launchService({ env: lyre.env, nodeArgs: lyreNodeArgs })
       await waitUntilServing(ours, lyre.url, "/readyz")
     }
-    const bareUrl = `http://127.0.0.1:${bareEnv["PORT"]}`
-    bare = launchService({ entry: "bench/bare-server.ts", env: bareEnv })
-    await waitUntilServing(bare, bareUrl, "/api/v1/me")
-    const requests = requestsOf(keys, taskId)
-    await requireSameAnswers(lyre.url, bareUrl, requests)
-    return { lyre: { url: lyre.url, child: ours }, bare: { url: bareUrl, child: bare }, requests, close }
+    await requireSameAnswers(lyre.url, bare.url, requests)
+    return { lyre: { url: lyre.url, child: ours }, bare, requests, close }
   } catch (error) {
     await close()
     throw error
