@@ -56,8 +56,8 @@ const isMaybeText = (value: unknown): value is string | null | undefined => valu
  * A generate answer read by the same lenient rules as the schemas here (`code` a number, `msg`,
  * `data.taskId` and `data.task_id` each absent, null or a string, `data` absent, null or an
  * object; other fields ignored), but by hand: it is read on every create's request path, where a
- * Schema decode was the one use of Schema's parser and cost about as much as the rest of the
- * reading (decision 0112). undefined when the answer breaks a rule.
+ * Schema decode was the one use of Schema's parser (decision 0112). undefined when the answer
+ * breaks a rule.
  */
 const readSubmitAnswer = (json: unknown) => {
   if (!isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined
