@@ -50,7 +50,8 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** What `maybeText` accepts: absent, null or a string. */
-const isMaybeText = (value: unknown): value is string | null | undefined => value === undefined || value === null || typeof value === "string"
+const isMaybeText = (value: unknown): value is string | null | undefined =>
+  value === undefined || value === null || typeof value === "string"
 
 /**
  * A generate answer read by the same lenient rules as the schemas here (`code` a number, `msg`,
