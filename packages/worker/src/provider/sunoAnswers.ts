@@ -7,7 +7,7 @@ import type {
   SubmitOutcome,
   TimedWord
 } from "@lyre/core/provider/outcomes"
-import { Option, Schema } from "effect"
+import { Option, Predicate, Schema } from "effect"
 
 /**
  * The upstream's answers, read leniently: every field may be missing or null, and both
@@ -45,10 +45,6 @@ const RecordInfoAnswer = Schema.Struct({
 
 const decodeRecordInfoAnswer = Schema.decodeUnknownOption(RecordInfoAnswer)
 
-/** A JSON object, not an array: what the schemas' `Struct` accepts. */
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** What `maybeText` accepts: absent, null or a string. */
 const isMaybeText = (value: unknown): value is string | null | undefined =>
   value === undefined || value === null || typeof value === "string"
@@ -61,10 +57,11 @@ const isMaybeText = (value: unknown): value is string | null | undefined =>
  * breaks a rule.
  */
 const readSubmitAnswer = (json: unknown) => {
-  if (!isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined
+  // Predicate.isObject refuses arrays, as the schemas' `Struct` does.
+  if (!Predicate.isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined
   const data = json["data"]
   if (data === undefined || data === null) return { code: json["code"], msg: json["msg"], taskId: undefined }
-  if (!isObject(data) || !isMaybeText(data["taskId"]) || !isMaybeText(data["task_id"])) return undefined
+  if (!Predicate.isObject(data) || !isMaybeText(data["taskId"]) || !isMaybeText(data["task_id"])) return undefined
   return { code: json["code"], msg: json["msg"], taskId: data["taskId"] ?? data["task_id"] ?? undefined }
 }
 
