@@ -50,7 +50,7 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
 import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
-import { cpuMillisOf, freePort, loadPerConnection, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
+import { cpuMillisOf, freePort, loadPerConnection, nodeArgsFrom, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
@@ -104,7 +104,7 @@ const launch = (entry: string, measured = true) =>
     env: childEnv,
     wrapper: counted && measured ? callgrindCommand(callgrindOut, { branchSim, cacheSim, lastLevel: process.env["PROFILE_CALLGRIND_LL"] }) : [],
     nodeArgs: [
-      ...(process.env["PROFILE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      ...nodeArgsFrom(process.env["PROFILE_NODE_ARGS"]),
       ...(onCpu || (counted && measured) ? ["--perf-basic-prof"] : []),
       ...(inspectorPort !== null && measured ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
       ...(profileDir

@@ -34,7 +34,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { pairedCompare } from "./paired.ts"
 import type { PairedResult } from "./paired.ts"
-import { repositoryRoot } from "./support.ts"
+import { nodeArgsFrom, repositoryRoot } from "./support.ts"
 import { endpointsNamed, parseBenchMode, startBothSides } from "./service.ts"
 import type { BenchMode, Endpoint } from "./service.ts"
 
@@ -55,7 +55,7 @@ const selfCheck = selfCheckSetting === "1" ? "alone" : selfCheckSetting === "in-
 if (selfCheckSetting !== undefined && selfCheck === undefined) {
   throw new Error(`BENCH_SELF_CHECK is 1 or in-lyre, not ${selfCheckSetting}`)
 }
-const lyreNodeArgs = (process.env["BENCH_LYRE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== "")
+const lyreNodeArgs = nodeArgsFrom(process.env["BENCH_LYRE_NODE_ARGS"])
 const keyCount = 32 // accounts, one key each
 
 /** Unset, the steady load is this share of the slower side's requests a second at full speed. */

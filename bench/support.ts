@@ -98,6 +98,10 @@ export const cpuNanosOf = (pid: number | undefined): number => {
   return total
 }
 
+/** Flags for a node process from a setting's space-separated value (PROFILE_NODE_ARGS, BENCH_LYRE_NODE_ARGS). */
+export const nodeArgsFrom = (setting: string | undefined): ReadonlyArray<string> =>
+  (setting ?? "").split(" ").filter((arg) => arg !== "")
+
 export interface BenchRequest {
   readonly method: "GET" | "POST"
   readonly path: string
