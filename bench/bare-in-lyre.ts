@@ -2,8 +2,8 @@
  * A developer's aid for `profile-api.ts` (`PROFILE_ENTRY=bench/bare-in-lyre.ts`): the bare
  * handler of `bare-server.ts`, measured inside a process that also runs the whole of Lyre. Lyre
  * starts first on a port of its own and takes a few seconds of GET /v1/me, GET of a task and
- * create (SIDE_SECONDS each, default 4), as a serving process would have; then only the bare
- * handler, on PORT, takes the measured load.
+ * create (SIDE_SECONDS each, default 4), as a serving process would have; then the bare handler
+ * starts listening on PORT and alone takes the measured load.
  *
  * The bare handler's code and statements are the same in both places, so the difference
  * between it here and in a process of its own is what being one process with Lyre costs the
@@ -21,8 +21,6 @@ const barePort = process.env["PORT"] ?? "8090"
 const sidePort = await freePort()
 process.env["PORT"] = String(sidePort)
 await import("../packages/server/src/main.ts")
-process.env["PORT"] = barePort
-await import("./bare-server.ts")
 const side = `http://127.0.0.1:${sidePort}`
 await waitUntilAnswering(side, "/readyz")
 // Accounts of their own: the bench's (`bench-N@example.test`) are already in the database.
@@ -37,3 +35,6 @@ for (const endpoint of endpoints) {
   failed += result.non2xx + result.errors
 }
 process.stderr.write(`bare-in-lyre: Lyre's side warm-up done, ${failed} requests failed\n`)
+// The bare handler listens only now: whoever waits for its port waits for a process that has served Lyre.
+process.env["PORT"] = barePort
+await import("./bare-server.ts")

@@ -364,9 +364,8 @@ export const startBothSides = async (
     const bare = await startBare(copyDirs[0] ?? "")
     const requests = requestsOf(keys, taskId)
     if (options.selfCheck !== undefined) {
+      // bare-in-lyre opens its port once its own Lyre has served each endpoint for a few seconds.
       const twin = await startBare(copyDirs[1] ?? "", options.selfCheck === "in-lyre" ? "bench/bare-in-lyre.ts" : undefined)
-      // bare-in-lyre's own Lyre takes SIDE_SECONDS (4) of each endpoint's load first, in the twin's process.
-      if (options.selfCheck === "in-lyre") await new Promise((resolve) => setTimeout(resolve, 20_000))
       await requireSameAnswers(twin.url, bare.url, requests)
       return { lyre: twin, bare, requests, close }
     }
