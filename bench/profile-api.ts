@@ -44,13 +44,12 @@ import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { parseEnv } from "node:util"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
 import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
-import { cpuMillisOf, freePort, loadPerConnection, nodeArgsFrom, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
+import { cpuMillisOf, envFrom, freePort, loadPerConnection, nodeArgsFrom, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
@@ -94,7 +93,7 @@ const childEnv = {
     ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
     ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
     RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn",
-    ...parseEnv((process.env["PROFILE_ENV"] ?? "").replaceAll(" ", "\n"))
+    ...envFrom(process.env["PROFILE_ENV"])
 }
 const callgrindOut = join(dataDir, "callgrind.out")
 /** `measured`: the service whose figures are printed, under callgrind when PROFILE_CALLGRIND=1. */

@@ -27,14 +27,15 @@
  * second bare handler in Lyre's place: an A/A test, whose ratios say how far from 1 the measure
  * itself reads; BENCH_SELF_CHECK=in-lyre runs that handler inside a process running all of Lyre
  * (PostgreSQL only), which says what Lyre's process costs a request apart from its request path.
- * BENCH_LYRE_NODE_ARGS passes flags to Lyre's node, to measure a flag's effect paired.
+ * BENCH_LYRE_NODE_ARGS passes flags to Lyre's node and BENCH_LYRE_ENV settings to Lyre
+ * (space-separated `NAME=value`: `METRICS=off`), to measure their effect paired.
  */
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { pairedCompare } from "./paired.ts"
 import type { PairedResult } from "./paired.ts"
-import { nodeArgsFrom, repositoryRoot } from "./support.ts"
+import { envFrom, nodeArgsFrom, repositoryRoot } from "./support.ts"
 import { endpointsNamed, parseBenchMode, startBothSides } from "./service.ts"
 import type { BenchMode, Endpoint } from "./service.ts"
 
@@ -56,13 +57,14 @@ if (selfCheckSetting !== undefined && selfCheck === undefined) {
   throw new Error(`BENCH_SELF_CHECK is 1 or in-lyre, not ${selfCheckSetting}`)
 }
 const lyreNodeArgs = nodeArgsFrom(process.env["BENCH_LYRE_NODE_ARGS"])
+const lyreEnv = envFrom(process.env["BENCH_LYRE_ENV"])
 const keyCount = 32 // accounts, one key each
 
 /** Unset, the steady load is this share of the slower side's requests a second at full speed. */
 const steadyShare = 0.75
 
 const benchMode = async (mode: BenchMode) => {
-  const sides = await startBothSides(mode, keyCount, { selfCheck, lyreNodeArgs })
+  const sides = await startBothSides(mode, keyCount, { selfCheck, lyreNodeArgs, lyreEnv })
   const measure = (endpoint: Endpoint, rate: number | undefined) =>
     pairedCompare(
       [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],

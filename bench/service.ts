@@ -327,12 +327,16 @@ export interface BothSides {
 export const startBothSides = async (
   mode: BenchMode,
   keyCount: number,
-  options: { readonly selfCheck?: "alone" | "in-lyre"; readonly lyreNodeArgs?: ReadonlyArray<string> } = {}
+  options: {
+    readonly selfCheck?: "alone" | "in-lyre"
+    readonly lyreNodeArgs?: ReadonlyArray<string>
+    readonly lyreEnv?: Readonly<Record<string, string>>
+  } = {}
 ): Promise<BothSides> => {
   if (options.selfCheck === "in-lyre" && mode === "pglite") throw new Error("in-lyre: PostgreSQL only")
   const lyreNodeArgs = options.lyreNodeArgs ?? []
   const provider = await startApiOnlyProvider()
-  const lyre = await startBenchService({ mode, env: provider.env, nodeArgs: lyreNodeArgs })
+  const lyre = await startBenchService({ mode, env: { ...provider.env, ...options.lyreEnv }, nodeArgs: lyreNodeArgs })
   const copyDirs = [`${lyre.env["DATA_DIR"] ?? ""}-bare`, `${lyre.env["DATA_DIR"] ?? ""}-bare-twin`]
   let ours = lyre.child
   const bares: Array<ChildProcess> = []

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
+import { parseEnv } from "node:util"
 import { PgClient } from "@effect/sql-pg"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
@@ -101,6 +102,15 @@ export const cpuNanosOf = (pid: number | undefined): number => {
 /** Flags for a node process from a setting's space-separated value (PROFILE_NODE_ARGS, BENCH_LYRE_NODE_ARGS). */
 export const nodeArgsFrom = (setting: string | undefined): ReadonlyArray<string> =>
   (setting ?? "").split(" ").filter((arg) => arg !== "")
+
+/** Environment variables from a setting's space-separated `NAME=value` pairs (PROFILE_ENV, BENCH_LYRE_ENV). */
+export const envFrom = (setting: string | undefined): Readonly<Record<string, string>> => {
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(parseEnv((setting ?? "").replaceAll(" ", "\n")))) {
+    if (value !== undefined) env[name] = value
+  }
+  return env
+}
 
 export interface BenchRequest {
   readonly method: "GET" | "POST"
