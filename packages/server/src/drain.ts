@@ -1,4 +1,4 @@
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Runtime } from "effect"
 import { makeLeaseBook, unreturnedMessage } from "@lyre/core"
 import type { LeaseBook } from "@lyre/core"
