@@ -9,10 +9,10 @@ import { join } from "node:path"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { WriteSql, runMigrations } from "@lyre/core"
+import { fixedTextClient, WriteSql, runMigrations } from "@lyre/core"
 
 /** A running embedded Postgres: where to reach it, and how to stop it. */
 export interface EmbeddedPostgres {
@@ -77,8 +77,18 @@ const external = (url: string, maxConnections: number) =>
 const externalWrites = (url: string, maxConnections: number) =>
   Layer.effect(
     WriteSql,
-    Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }), (client): SqlClient => client)
+    Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }), (client): SqlClient => fixedTextClient(client))
   ).pipe(Layer.provide(Reactivity.layer))
+
+/**
+ * The services' SqlClient keeps each statement's text from call to call (fixedTextClient,
+ * decision 0113); PgClient, for LISTEN and NOTIFY, is the driver's own.
+ */
+const withFixedTexts = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient, E, R>) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    return Context.make(PgClient.PgClient, pg).pipe(Context.add(SqlClient, fixedTextClient<SqlClient>(pg)))
+  })).pipe(Layer.provide(client))
 
 const migrated = Layer.effectDiscard(runMigrations)
 
@@ -89,9 +99,9 @@ export const databaseLayer = (options: {
   readonly maxConnections?: number
   readonly writeConnections?: number
 }): Layer.Layer<SqlClient | PgClient.PgClient | WriteSql, unknown> => {
-  const client = options.databaseUrl === null
+  const client = withFixedTexts(options.databaseUrl === null
     ? embedded(options.dataDir)
-    : external(options.databaseUrl, options.maxConnections ?? 10)
+    : external(options.databaseUrl, options.maxConnections ?? 10))
   const writes = options.databaseUrl === null
     ? WriteSql.sameClient
     : externalWrites(options.databaseUrl, options.writeConnections ?? 8)
