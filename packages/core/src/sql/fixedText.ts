@@ -43,6 +43,21 @@ interface Variant {
   readonly text: string
 }
 
+/** A template's texts: of the shape where every value is a parameter (most templates), and of the others. */
+interface Texts {
+  plain: string | undefined
+  readonly shaped: Array<Variant>
+}
+
+/** A value the client would bind as a parameter: anything but a segment or fragment. */
+const isParameter = (value: unknown): boolean =>
+  typeof value !== "object" || value === null || !("_tag" in value || isFragment(value))
+
+const allParameters = (values: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < values.length; i++) if (!isParameter(values[i])) return false
+  return true
+}
+
 /** The text of `sql.literal(text)`: a fragment of one literal piece without parameters. */
 const constantText = (value: object): string | undefined => {
   if (!isFragment(value)) return undefined
@@ -60,26 +75,26 @@ const sameShape = (a: ReadonlyArray<ShapePart>, b: ReadonlyArray<ShapePart>): bo
 
 /** `client` with fixed texts for its template calls; every other member is the client's own. */
 export const fixedTextClient = <Client extends Constructor>(client: Client): Client => {
-  const variants = new WeakMap<TemplateStringsArray, Array<Variant>>()
+  const texts = new WeakMap<TemplateStringsArray, Texts>()
 
   /**
    * Walks a template and those nested in it, in the order their pieces are written: the shape
-   * and the parameters, or null for a value only the client can place.
+   * and the parameters; false for a value only the client can place.
    */
   const flatten = (template: Template, shape: Array<ShapePart>, params: Array<unknown>): boolean => {
     for (const value of template.values) {
-      if (typeof value !== "object" || value === null || !("_tag" in value || isFragment(value))) {
+      if (isParameter(value)) {
         shape.push(parameter)
         params.push(value)
         continue
       }
-      const nested = templateOf(value)
+      const nested = templateOf(value as object)
       if (nested !== undefined) {
         shape.push(nested.strings)
         if (!flatten(nested, shape, params)) return false
         continue
       }
-      const text = constantText(value)
+      const text = constantText(value as object)
       if (text === undefined) return false
       shape.push(text)
     }
@@ -112,25 +127,36 @@ export const fixedTextClient = <Client extends Constructor>(client: Client): Cli
       return nested === undefined ? value : asClientWould(nested)
     }))
 
+  /** The statement of `text` and `params`, knowing the template it came from. */
+  const made = (text: string, params: ReadonlyArray<unknown>, template: Template): Statement<object> => {
+    const statement: Statement<object> & { [templateKey]?: Template } = client.unsafe(text, params)
+    statement[templateKey] = template
+    return statement
+  }
+
+  /** The text of a template with nested statements or constants in it, found by its shape. */
+  const shapedText = (known: Texts, strings: TemplateStringsArray, shape: Array<ShapePart>): string => {
+    for (const candidate of known.shaped) if (sameShape(candidate.shape, shape)) return candidate.text
+    const text = textOf(strings, shape)
+    known.shaped.push({ shape, text })
+    return text
+  }
+
   function fixed(strings: TemplateStringsArray | string, ...values: Array<unknown>): unknown {
     if (typeof strings === "string") return client(strings)
     const template: Template = { strings, values }
+    let known = texts.get(strings)
+    if (known === undefined) texts.set(strings, known = { plain: undefined, shaped: [] })
+    // Values that are all parameters are the parameters, in order: no walk, no copy.
+    if (allParameters(values)) {
+      known.plain ??= textOf(strings, values.map(() => parameter))
+      return made(known.plain, values, template)
+    }
     const shape: Array<ShapePart> = []
     const params: Array<unknown> = []
-    if (!flatten(template, shape, params)) return asClientWould(template)
-    let known = variants.get(strings)
-    if (known === undefined) variants.set(strings, known = [])
-    let variant: Variant | undefined
-    for (const candidate of known) {
-      if (sameShape(candidate.shape, shape)) {
-        variant = candidate
-        break
-      }
-    }
-    if (variant === undefined) known.push(variant = { shape, text: textOf(strings, shape) })
-    const statement: Statement<object> & { [templateKey]?: Template } = client.unsafe(variant.text, params)
-    statement[templateKey] = template
-    return statement
+    return flatten(template, shape, params)
+      ? made(shapedText(known, strings, shape), params, template)
+      : asClientWould(template)
   }
   // The client's other members (unsafe, literal, withTransaction, ...) are its own, unchanged.
   return Object.assign(fixed, client) as unknown as Client
