@@ -12,7 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { fixedTexts, WriteSql, runMigrations } from "@lyre/core"
+import { fixedTextClient, WriteSql, runMigrations } from "@lyre/core"
 
 /** A running embedded Postgres: where to reach it, and how to stop it. */
 export interface EmbeddedPostgres {
@@ -74,22 +74,20 @@ const external = (url: string, maxConnections: number) =>
   PgClient.layer({ url: Redacted.make(url), maxConnections, multiplex: true, connectTimeout })
 
 /** The hot paths' writes (WriteSql) on connections of their own, one statement at a time each. */
-const externalWrites = (url: string, maxConnections: number, withFixedTexts: FixedTexts) =>
+const externalWrites = (url: string, maxConnections: number) =>
   Layer.effect(
     WriteSql,
-    Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }), (client): SqlClient => withFixedTexts(client))
+    Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }), (client): SqlClient => fixedTextClient(client))
   ).pipe(Layer.provide(Reactivity.layer))
 
-type FixedTexts = ReturnType<typeof fixedTexts>
-
 /**
- * The services' SqlClient keeps each statement's text from call to call (fixedTexts, decision
- * 0113); PgClient, for LISTEN and NOTIFY, is the driver's own.
+ * The services' SqlClient keeps each statement's text from call to call (fixedTextClient,
+ * decision 0113); PgClient, for LISTEN and NOTIFY, is the driver's own.
  */
-const readsWithFixedTexts = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient, E, R>, withFixedTexts: FixedTexts) =>
+const withFixedTexts = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient, E, R>) =>
   Layer.effectContext(Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
-    return Context.make(PgClient.PgClient, pg).pipe(Context.add(SqlClient, withFixedTexts<SqlClient>(pg)))
+    return Context.make(PgClient.PgClient, pg).pipe(Context.add(SqlClient, fixedTextClient<SqlClient>(pg)))
   })).pipe(Layer.provide(client))
 
 const migrated = Layer.effectDiscard(runMigrations)
@@ -101,14 +99,11 @@ export const databaseLayer = (options: {
   readonly maxConnections?: number
   readonly writeConnections?: number
 }): Layer.Layer<SqlClient | PgClient.PgClient | WriteSql, unknown> => {
-  // One for both clients: a statement of WriteSql's may be nested in a template of SqlClient's.
-  const withFixedTexts = fixedTexts()
-  const client = readsWithFixedTexts(
-    options.databaseUrl === null ? embedded(options.dataDir) : external(options.databaseUrl, options.maxConnections ?? 10),
-    withFixedTexts
-  )
+  const client = withFixedTexts(options.databaseUrl === null
+    ? embedded(options.dataDir)
+    : external(options.databaseUrl, options.maxConnections ?? 10))
   const writes = options.databaseUrl === null
     ? WriteSql.sameClient
-    : externalWrites(options.databaseUrl, options.writeConnections ?? 8, withFixedTexts)
+    : externalWrites(options.databaseUrl, options.writeConnections ?? 8)
   return Layer.merge(migrated, writes).pipe(Layer.provideMerge(client))
 }

@@ -7,11 +7,10 @@ import { makeCompiler } from "@effect/sql-pg/PgClient"
 import { Effect } from "effect"
 import * as Statement from "effect/sql/Statement"
 import { describe, expect, it } from "vitest"
-import { fixedTexts } from "@lyre/core"
+import { fixedTextClient } from "@lyre/core"
 
 const theirs = Statement.make(Effect.die("not connected"), makeCompiler(), [], undefined)
-const withFixedTexts = fixedTexts()
-const ours = withFixedTexts(theirs)
+const ours = fixedTextClient(theirs)
 
 /** One template call site, evaluated with `sql` as its client. */
 const charge = (sql: Statement.Constructor, keyed: boolean, model: string, price: number) => {
@@ -56,7 +55,7 @@ describe("a client with fixed texts", () => {
   })
 
   it("reads a statement of another such client nested in a template, as WriteSql's work is in a charge", () => {
-    const writes = withFixedTexts(theirs)
+    const writes = fixedTextClient(theirs)
     const nested = (sql: Statement.Constructor, inner: Statement.Constructor) =>
       sql`select ${"a"} as first, (${inner`select count(*) from tasks where model = ${"echo"}`}) as n, ${2}::int as last`
     expect(compiled(nested(ours, writes))).toEqual(compiled(nested(theirs, theirs)))

@@ -10,7 +10,7 @@
  *
  * A template is the same object on every evaluation of its call site, so its shape is its
  * strings and, for each value, what the value is: a parameter, a constant (`sql.literal`), or a
- * statement made by such a client (nested, as the charge nests its work). Any other value (an
+ * statement such a client made (nested, as the charge nests its work). Any other value (an
  * identifier, `sql.in`, `sql.insert`, a fragment of several pieces) sends the call the way the
  * client would have taken it, its nested statements rebuilt that way too; so does a call to the
  * client with a string (an identifier). The text and parameters are those the client compiles.
@@ -28,6 +28,14 @@ interface Template {
 type ShapePart = typeof parameter | string | TemplateStringsArray
 
 const parameter = Symbol("parameter")
+
+/**
+ * The template a statement of such a client came from, kept on the statement itself: a
+ * statement of one such client (WriteSql's) may be nested in another's.
+ */
+const templateKey = Symbol("lyre/fixedText/template")
+
+const templateOf = (value: object): Template | undefined => (value as { readonly [templateKey]?: Template })[templateKey]
 
 /** One shape a template has taken, and its text. */
 interface Variant {
@@ -65,41 +73,8 @@ const sameShape = (a: ReadonlyArray<ShapePart>, b: ReadonlyArray<ShapePart>): bo
   return true
 }
 
-/** The text of a shape: its pieces joined, its parameters numbered `$1`, `$2`, ... as PostgreSQL's compiler numbers them. */
-const textOf = (strings: TemplateStringsArray, shape: ReadonlyArray<ShapePart>): string => {
-  let text = ""
-  let next = 0
-  let count = 0
-  const write = (pieces: ReadonlyArray<string>): void => {
-    text += pieces[0] ?? ""
-    for (let i = 1; i < pieces.length; i++) {
-      const part = shape[next++]
-      if (part === parameter) text += `$${++count}`
-      else if (typeof part === "string") text += part
-      else if (part !== undefined) write(part)
-      text += pieces[i] ?? ""
-    }
-  }
-  write(strings)
-  return text
-}
-
-/** The text of a template with nested statements or constants in it, found by its shape. */
-const shapedText = (known: Texts, strings: TemplateStringsArray, shape: Array<ShapePart>): string => {
-  for (const candidate of known.shaped) if (sameShape(candidate.shape, shape)) return candidate.text
-  const text = textOf(strings, shape)
-  known.shaped.push({ shape, text })
-  return text
-}
-
-/**
- * Gives clients fixed texts for their template calls, every other member being the client's
- * own. The clients given by one call know each other's statements, so a statement of one
- * (WriteSql's) may be nested in another's template.
- */
-export const fixedTexts = () => {
-  /** The statements these clients made, by the template each came from. */
-  const templates = new WeakMap<object, Template>()
+/** `client` with fixed texts for its template calls; every other member is the client's own. */
+export const fixedTextClient = <Client extends Constructor>(client: Client): Client => {
   const texts = new WeakMap<TemplateStringsArray, Texts>()
 
   /**
@@ -113,7 +88,7 @@ export const fixedTexts = () => {
         params.push(value)
         continue
       }
-      const nested = templates.get(value as object)
+      const nested = templateOf(value as object)
       if (nested !== undefined) {
         shape.push(nested.strings)
         if (!flatten(nested, shape, params)) return false
@@ -126,38 +101,63 @@ export const fixedTexts = () => {
     return true
   }
 
-  return <Client extends Constructor>(client: Client): Client => {
-    /** The call as the client makes it, with nested statements of these clients rebuilt the client's way. */
-    const asClientWould = (template: Template): Statement<object> =>
-      client(template.strings, ...template.values.map((value) => {
-        const nested = typeof value === "object" && value !== null ? templates.get(value) : undefined
-        return nested === undefined ? value : asClientWould(nested)
-      }))
-
-    /** The statement of `text` and `params`, known by the template it came from. */
-    const made = (text: string, params: ReadonlyArray<unknown>, template: Template): Statement<object> => {
-      const statement = client.unsafe(text, params)
-      templates.set(statement, template)
-      return statement
-    }
-
-    function fixed(strings: TemplateStringsArray | string, ...values: Array<unknown>): unknown {
-      if (typeof strings === "string") return client(strings)
-      const template: Template = { strings, values }
-      let known = texts.get(strings)
-      if (known === undefined) texts.set(strings, known = { plain: undefined, shaped: [] })
-      // Values that are all parameters are the parameters, in order: no walk, no copy.
-      if (allParameters(values)) {
-        known.plain ??= textOf(strings, values.map(() => parameter))
-        return made(known.plain, values, template)
+  /** The text of a shape: its pieces joined, its parameters numbered `$1`, `$2`, ... as PostgreSQL's compiler numbers them. */
+  const textOf = (strings: TemplateStringsArray, shape: ReadonlyArray<ShapePart>): string => {
+    let text = ""
+    let next = 0
+    let count = 0
+    const write = (pieces: ReadonlyArray<string>): void => {
+      text += pieces[0] ?? ""
+      for (let i = 1; i < pieces.length; i++) {
+        const part = shape[next++]
+        if (part === parameter) text += `$${++count}`
+        else if (typeof part === "string") text += part
+        else if (part !== undefined) write(part)
+        text += pieces[i] ?? ""
       }
-      const shape: Array<ShapePart> = []
-      const params: Array<unknown> = []
-      return flatten(template, shape, params)
-        ? made(shapedText(known, strings, shape), params, template)
-        : asClientWould(template)
     }
-    // The client's other members (unsafe, literal, withTransaction, ...) are its own, unchanged.
-    return Object.assign(fixed, client) as unknown as Client
+    write(strings)
+    return text
   }
+
+  /** The call as the client makes it, with nested statements of this client rebuilt the client's way. */
+  const asClientWould = (template: Template): Statement<object> =>
+    client(template.strings, ...template.values.map((value) => {
+      const nested = typeof value === "object" && value !== null ? templateOf(value) : undefined
+      return nested === undefined ? value : asClientWould(nested)
+    }))
+
+  /** The statement of `text` and `params`, knowing the template it came from. */
+  const made = (text: string, params: ReadonlyArray<unknown>, template: Template): Statement<object> => {
+    const statement: Statement<object> & { [templateKey]?: Template } = client.unsafe(text, params)
+    statement[templateKey] = template
+    return statement
+  }
+
+  /** The text of a template with nested statements or constants in it, found by its shape. */
+  const shapedText = (known: Texts, strings: TemplateStringsArray, shape: Array<ShapePart>): string => {
+    for (const candidate of known.shaped) if (sameShape(candidate.shape, shape)) return candidate.text
+    const text = textOf(strings, shape)
+    known.shaped.push({ shape, text })
+    return text
+  }
+
+  function fixed(strings: TemplateStringsArray | string, ...values: Array<unknown>): unknown {
+    if (typeof strings === "string") return client(strings)
+    const template: Template = { strings, values }
+    let known = texts.get(strings)
+    if (known === undefined) texts.set(strings, known = { plain: undefined, shaped: [] })
+    // Values that are all parameters are the parameters, in order: no walk, no copy.
+    if (allParameters(values)) {
+      known.plain ??= textOf(strings, values.map(() => parameter))
+      return made(known.plain, values, template)
+    }
+    const shape: Array<ShapePart> = []
+    const params: Array<unknown> = []
+    return flatten(template, shape, params)
+      ? made(shapedText(known, strings, shape), params, template)
+      : asClientWould(template)
+  }
+  // The client's other members (unsafe, literal, withTransaction, ...) are its own, unchanged.
+  return Object.assign(fixed, client) as unknown as Client
 }
