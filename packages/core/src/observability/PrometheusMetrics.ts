@@ -10,6 +10,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { Metrics } from "./Metrics.ts"
+import { CountedHistogram } from "./CountedHistogram.ts"
 import { RequestDurations } from "./RequestDurations.ts"
 import type { MetricsShape } from "./Metrics.ts"
 import { Settings } from "../platform/Settings.ts"
@@ -119,7 +120,8 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     labelNames: ["model"] as const,
     registers
   })
-  const providerDuration = new Histogram({
+  // Counted by Lyre, as the HTTP durations: a create observes it on its submission.
+  const providerDuration = new CountedHistogram({
     name: "lyre_provider_call_duration_seconds",
     help: "Calls to the music provider by call (submit, record-info, export-submit, export-record-info) and result, with their latency.",
     labelNames: ["call", "result"] as const,
@@ -233,7 +235,7 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   const exportCreated = cached1((format) => exportsCreated.labels(format))
   const exportReady = cached1((format) => exportsReady.labels(format))
   const exportFailed = cached2((format, code) => exportsFailed.labels(format, code))
-  const provider = cached2((call, result) => providerDuration.labels(call, result))
+  const provider = cached2((call, result) => providerDuration.series({ call, result }))
   const opened = cached1((model) => circuitsOpened.labels(model))
   const callback = cached1((result) => callbacks.labels(result))
   const rehosted = cached1((kind) => ({ bytes: rehostBytes.labels(kind), time: rehostDuration.labels(kind) }))
