@@ -60,7 +60,11 @@ export class CountedHistogram<Label extends string> extends Histogram<Label> {
   readonly #help: string
   readonly #labelNames: ReadonlyArray<Label>
   readonly #bounds: ReadonlyArray<number>
-  /** By the label values joined, in the order first observed, as prom-client keeps its own. */
+  /**
+   * By the label values joined, in the order first made (callers make a series as they first
+   * observe it, so the order prom-client keeps its own in; after a reset prom-client starts its
+   * order again, and this keeps the one it had).
+   */
   readonly #series = new Map<string, CountedSeries<Label>>()
 
   constructor(

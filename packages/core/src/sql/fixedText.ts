@@ -60,11 +60,9 @@ const allParameters = (values: ReadonlyArray<unknown>): boolean => {
 
 /** The text of `sql.literal(text)`: a fragment of one literal piece without parameters. */
 const constantText = (value: object): string | undefined => {
-  if (!isFragment(value)) return undefined
-  const [only, ...more] = value.segments
-  return only !== undefined && more.length === 0 && only._tag === "Literal" && only.params === undefined
-    ? only.value
-    : undefined
+  if (!isFragment(value) || value.segments.length !== 1) return undefined
+  const only = value.segments[0]
+  return only !== undefined && only._tag === "Literal" && only.params === undefined ? only.value : undefined
 }
 
 const sameShape = (a: ReadonlyArray<ShapePart>, b: ReadonlyArray<ShapePart>): boolean => {
