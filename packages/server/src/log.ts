@@ -1,5 +1,5 @@
 /** JSON-lines logging at the operator's LOG_LEVEL; every request line carries its request id. */
-import { Logger as EffectLogger } from "effect"
+import { Logger as EffectLogger, Predicate } from "effect"
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const
 export type LogLevel = keyof typeof levels
@@ -22,9 +22,6 @@ export const makeLogger = (minimum: LogLevel, write: (line: string) => void = (l
 const levelOfEffect = (label: string): LogLevel =>
   label === "FATAL" || label === "ERROR" ? "error" : label === "WARN" ? "warn" : label === "INFO" ? "info" : "debug"
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * Effect's own log lines (the worker's start, outages, leases not handed back) written by
  * `logger`, so they have the server's shape: `time`, `level`, `msg`, then the annotations, a
@@ -41,7 +38,7 @@ export const effectLinesOf = (logger: Logger): EffectLogger.Logger<unknown, void
     const details: Array<unknown> = []
     for (const part of parts) {
       if (typeof part === "string") words.push(part)
-      else if (isPlainObject(part)) Object.assign(fields, part)
+      else if (Predicate.isObject(part)) Object.assign(fields, part)
       else details.push(part)
     }
     logger.log(levelOfEffect(entry.level), words.join(" "), {

@@ -3,6 +3,7 @@
  * value, or a parameter the chosen model does not take. The first issue wins, and `param`
  * always names the field at fault.
  */
+import { Predicate } from "effect"
 import {
   InvalidParameter,
   MissingParameter,
@@ -20,9 +21,6 @@ export interface SchemaIssue {
 }
 
 export type RequestValidationError = MissingParameter | InvalidParameter | UnknownParameter | ParameterNotSupportedForModel
-
-const isPlainObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 export const validationErrorFrom = (
   issues: ReadonlyArray<SchemaIssue>,
@@ -47,7 +45,7 @@ export const validationErrorFrom = (
   const top = String(issue.path[0])
   const absent = lyreCode === "missing_parameter" ||
     (issue.path.length === 1 && (issue.code === "invalid_type" || issue.code === "invalid_value") &&
-      (!isPlainObject(rawInput) || !(top in rawInput)))
+      (!Predicate.isObject(rawInput) || !(top in rawInput)))
   if (absent) return new MissingParameter({ message: `Missing required parameter: ${param}.`, param })
   const detail = lyreCode === undefined ? `${param}: ${issue.message}` : issue.message
   return new InvalidParameter({ message: detail, param })
