@@ -45,7 +45,8 @@ export const sampleAllocations = async (port: number, intervalBytes = 512): Prom
   await send("HeapProfiler.startSampling", {
     samplingInterval: intervalBytes,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
+    // PROFILE_ALLOC_SURVIVORS=1: only what outlived a scavenge (promoted, whether or not since dead).
+    includeObjectsCollectedByMinorGC: process.env["PROFILE_ALLOC_SURVIVORS"] !== "1"
   })
   return {
     stop: async () => {

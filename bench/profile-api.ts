@@ -31,7 +31,9 @@
  * PROFILE_CALLGRIND_CALLERS=Builtins_KeyedLoadIC_Megamorphic, say, the callers of one
  * function by its instructions for each), PROFILE_ALLOC=1 (sample what the service allocates
  * over the measured run through its inspector, objects later collected included, and print the
- * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts).
+ * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts;
+ * PROFILE_ALLOC_SURVIVORS=1 counts only what outlived a young-generation collection, the objects
+ * promoted into the old space, which are what grows it and what its collections then visit).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool; the main thread's in user space and
  * in the kernel (`usageOf`), and the process's minor page faults. V8's workers are where a run that

@@ -89,15 +89,8 @@ export const makeCallContext = (
   response: { status: undefined, headers: {} }
 })
 
-/**
- * Runs a core program; a defect becomes `internal_error` and is logged, never shown, unless it
- * is the database being out of reach, which is `service_unavailable` (an outage, not a fault).
- */
-export const runToResult = async <A, R extends CoreServices>(
-  runtime: ManagedRuntime.ManagedRuntime<R, unknown>,
-  program: Effect.Effect<A, ApiError, R>
-): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }> => {
-  const exit = await runtime.runPromiseExit(program)
+/** What a program's exit is to a procedure: its value, or the error the interface shows for it. */
+const resultOf = <A>(exit: Exit.Exit<A, unknown>): { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError } => {
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
   const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
   if (failure !== undefined && isApiError(failure)) return { ok: false, error: failure }
@@ -110,17 +103,32 @@ export const runToResult = async <A, R extends CoreServices>(
 }
 
 /**
- * Runs a core program for a procedure. Domain failures become TRPCErrors carrying the tagged
- * error as their cause, so every adapter renders it from the one table.
+ * Runs a core program; a defect becomes `internal_error` and is logged, never shown, unless it
+ * is the database being out of reach, which is `service_unavailable` (an outage, not a fault).
  */
-export const runProcedure = async <A>(
-  ctx: CallContext,
-  program: Effect.Effect<A, ApiError, CoreServices>
-): Promise<A> => {
-  const result = await runToResult(ctx.runtime, program)
+export const runToResult = <A, R extends CoreServices>(
+  runtime: ManagedRuntime.ManagedRuntime<R, unknown>,
+  program: Effect.Effect<A, ApiError, R>
+): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }> =>
+  runtime.runPromiseExit(program).then(resultOf)
+
+/** The value of a procedure's exit, or its domain failure as a TRPCError carrying the tagged error. */
+const valueOrThrow = <A>(exit: Exit.Exit<A, unknown>): A => {
+  const result = resultOf(exit)
   if (result.ok) return result.value
   throw new TRPCError({ code: trpcCodeFor(result.error), message: result.error.message, cause: result.error })
 }
+
+/**
+ * Runs a core program for a procedure. Domain failures become TRPCErrors carrying the tagged
+ * error as their cause, so every adapter renders it from the one table. A `then` on the run, not
+ * an async function awaiting `runToResult`: every request's admission passes here, and each
+ * async layer is a promise and a turn of the microtask queue more.
+ */
+export const runProcedure = <A>(
+  ctx: CallContext,
+  program: Effect.Effect<A, ApiError, CoreServices>
+): Promise<A> => ctx.runtime.runPromiseExit(program).then(valueOrThrow)
 
 /**
  * Runs a paid call (a generation, an extension, an export): its status is the charge's (202,
