@@ -89,8 +89,10 @@ export const makeCallContext = (
   response: { status: undefined, headers: {} }
 })
 
+type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
+
 /** What a program's exit is to a procedure: its value, or the error the interface shows for it. */
-const resultOf = <A>(exit: Exit.Exit<A, unknown>): { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError } => {
+const resultOf = <A>(exit: Exit.Exit<A, unknown>): Result<A> => {
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
   const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
   if (failure !== undefined && isApiError(failure)) return { ok: false, error: failure }
@@ -109,8 +111,7 @@ const resultOf = <A>(exit: Exit.Exit<A, unknown>): { readonly ok: true; readonly
 export const runToResult = <A, R extends CoreServices>(
   runtime: ManagedRuntime.ManagedRuntime<R, unknown>,
   program: Effect.Effect<A, ApiError, R>
-): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }> =>
-  runtime.runPromiseExit(program).then(resultOf)
+): Promise<Result<A>> => runtime.runPromiseExit(program).then(resultOf)
 
 /** The value of a procedure's exit, or its domain failure as a TRPCError carrying the tagged error. */
 const valueOrThrow = <A>(exit: Exit.Exit<A, unknown>): A => {

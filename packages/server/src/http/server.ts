@@ -92,11 +92,18 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     fail: (res, error) => sendApiError(res, error, resourceMetadataUrl)
   })
 
-  const routeOtherSurfaces = async (req: IncomingMessage, res: ServerResponse, url: RequestTarget, requestId: string): Promise<void> => {
+  const routeOtherSurfaces = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: RequestTarget,
+    requestId: string
+  ): Promise<void> => {
     const path = url.pathname
     res.setHeader("x-request-id", requestId)
-    if (path.startsWith("/api/docs") && docsPage(req, res, path.slice(4))) return
-    if (path === "/api" || path.startsWith("/api/")) return rest(req, res, path.slice(4), url, requestId)
+    // The API's one path `route` sends here: its documentation pages, else the API's own answer.
+    if (path.startsWith("/api/docs")) {
+      return docsPage(req, res, path.slice(4)) ? undefined : rest(req, res, path.slice(4), url, requestId)
+    }
     if (path.startsWith("/trpc/")) {
       const procedurePath = path.slice("/trpc/".length)
       // The dashboard's upload sends the file itself, which tRPC's adapter (JSON only) cannot read.
