@@ -2,7 +2,6 @@
  * The histogram of HTTP request durations (CountedHistogram): a request's series is found by its
  * route, method and status in nested maps, without a key made for it.
  */
-import type { HistogramConfiguration } from "prom-client"
 import { CountedHistogram } from "./CountedHistogram.ts"
 import type { CountedSeries } from "./CountedHistogram.ts"
 
@@ -10,15 +9,6 @@ type Label = "surface" | "route" | "method" | "status"
 
 export class RequestDurations extends CountedHistogram<Label> {
   readonly #byRoute = new Map<string, Map<string, Map<number, CountedSeries<Label>>>>()
-
-  constructor(
-    configuration: HistogramConfiguration<Label> & {
-      readonly labelNames: ReadonlyArray<Label>
-      readonly buckets: ReadonlyArray<number>
-    }
-  ) {
-    super(configuration)
-  }
 
   /** Counts one request of `seconds`; its surface follows from its route, so the series are found by route. */
   record(surface: string, route: string, method: string, status: number, seconds: number): void {
