@@ -33,7 +33,10 @@
  * over the measured run through its inspector, objects later collected included, and print the
  * bytes a request and PROFILE_ALLOC_ROWS allocating functions, default 30: allocations.ts;
  * PROFILE_ALLOC_SURVIVORS=1 counts only what outlived a young-generation collection, the objects
- * promoted into the old space, which are what grows it and what its collections then visit).
+ * promoted into the old space, which are what grows it and what its collections then visit;
+ * PROFILE_ALLOC_INTERVAL, bytes between samples, default 512: sampling that often slows the
+ * service several times over, so at a rate near its capacity a sparser sample, 16384, say, keeps
+ * the load, and with it what is in flight at a collection, what it was unsampled).
  * Besides the totals it prints the service's CPU per request by thread: the main thread, V8's
  * workers (garbage collection, compiling) and libuv's pool; the main thread's in user space and
  * in the kernel (`usageOf`), and the process's minor page faults. V8's workers are where a run that
@@ -210,7 +213,9 @@ const straceReport = strace === null ? null : new Promise<string>((resolve) => {
   strace.once("exit", () => resolve(text))
 })
 const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join(dataDir, "service.perf.data")) : null
-const allocations = inspectorPort === null ? null : await sampleAllocations(inspectorPort)
+const allocations = inspectorPort === null
+  ? null
+  : await sampleAllocations(inspectorPort, Number(process.env["PROFILE_ALLOC_INTERVAL"] ?? "512"))
 const before = cpu()
 const threadsBefore = threadCpu()
 const splitBefore = usageOf(child.pid, { mainThread: true })
