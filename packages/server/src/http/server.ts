@@ -3,8 +3,8 @@
  * /a2a, the admin API, the discovery documents, health. Every answer carries X-Request-Id, and every unmatched path gets
  * the interface's envelope.
  */
-import { createServer } from "node:http"
-import type { IncomingMessage, Server, ServerResponse } from "node:http"
+import { createServer, ServerResponse } from "node:http"
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { nodeHTTPRequestHandler } from "@trpc/server/adapters/node-http"
 import { agentCardDocuments, agentCardPath, makeA2aHandler } from "@lyre/a2a"
@@ -242,19 +242,28 @@ export interface RunningServer {
 export const listen = (handler: Handler, port: number, host: string): Promise<RunningServer> =>
   new Promise((resolve, reject) => {
     let closing = false
-    /** Answers not yet finished: told to close their connection when the drain begins. */
-    const inFlight = new Set<ServerResponse>()
-    const forget = function(this: ServerResponse) {
-      inFlight.delete(this)
-    }
-    const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
-      if (closing) {
-        res.shouldKeepAlive = false
-      } else {
-        inFlight.add(res)
-        // `on`, not `once`: a response closes once, and `once` wraps the listener each time.
-        res.on("close", forget)
+    /**
+     * An answer whose head goes out once the drain has begun says `Connection: close`, so its
+     * client sends nothing more on that connection: the answer in flight when the drain began,
+     * and one to a request that came in on a kept-alive connection after. Decided as the head is
+     * written, not by keeping the answers in flight in a set: kept in one until their `close`,
+     * answers and their requests outlived young-generation collections (1.7 KB a request at
+     * 5,000 a second) and doubled the collector's work (decision 0115).
+     */
+    class DrainAwareResponse extends ServerResponse {
+      override writeHead(
+        statusCode: number,
+        statusMessage?: string,
+        headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>
+      ): this
+      override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>): this
+      override writeHead(statusCode: number, ...head: Array<unknown>): this {
+        if (closing) this.shouldKeepAlive = false
+        // Handed on as given: Node reads a status message, headers or both by their types.
+        return Reflect.apply(ServerResponse.prototype.writeHead, this, [statusCode, ...head]) as this
       }
+    }
+    const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: DrainAwareResponse }, (req, res) => {
       // The handler answers its own failures; a throw that escapes it anyway costs this
       // request its connection, never the process (an unhandled rejection would end it).
       handler(req, res).catch(() => res.destroy())
@@ -268,7 +277,6 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         close: (graceMillis = 7_000) =>
           new Promise<void>((done) => {
             closing = true
-            for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false
             server.close(() => done())
             // Not at once: to Node a connection just accepted, its first request still on the
             // wire, is idle too, and closing it would drop a request the client already sent.
