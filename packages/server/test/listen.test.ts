@@ -142,4 +142,36 @@ describe("the listener's drain", () => {
     await closed
     running = null
   })
+
+  it("a kept-alive connection's next request, sent as it begins, is answered, with Connection: close", async () => {
+    running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
+    const client = await openConnection(running.port)
+    client.send("/headers")
+    expect((await client.nextAnswer()).headers["connection"]).toBe("keep-alive")
+    // Between two requests, the next one on the wire and unread: to Node an idle connection,
+    // which http.Server's close drops at once.
+    const closed = running.close(5_000)
+    client.send("/implicit")
+    const got = await client.nextAnswer()
+    expect(got.statusLine).toBe("HTTP/1.1 203 Non-Authoritative Information")
+    expect(got.headers["x-kind"]).toBe("implicit")
+    expect(got.headers["connection"]).toBe("close")
+    await client.closed()
+    await closed
+    running = null
+  })
+
+  it("a connection left idle is dropped half a second into it, and the drain ends", async () => {
+    running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
+    const client = await openConnection(running.port)
+    client.send("/headers")
+    expect((await client.nextAnswer()).headers["connection"]).toBe("keep-alive")
+    const began = performance.now()
+    await running.close(5_000)
+    await client.closed()
+    const millis = performance.now() - began
+    expect(millis).toBeGreaterThanOrEqual(450)
+    expect(millis).toBeLessThan(2_000)
+    running = null
+  })
 })

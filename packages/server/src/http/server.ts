@@ -5,6 +5,7 @@
  */
 import { createServer, ServerResponse } from "node:http"
 import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, Server } from "node:http"
+import { Server as NetServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { nodeHTTPRequestHandler } from "@trpc/server/adapters/node-http"
 import { agentCardDocuments, agentCardPath, makeA2aHandler } from "@lyre/a2a"
@@ -277,11 +278,17 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         close: (graceMillis = 7_000) =>
           new Promise<void>((done) => {
             closing = true
-            server.close(() => done())
-            // Not at once: to Node a connection just accepted, its first request still on the
-            // wire, is idle too, and closing it would drop a request the client already sent.
-            // Half a second later such a request is in progress and is answered; what is idle
-            // then is truly idle.
+            // The listener's own close, not http.Server's: that one also drops every idle
+            // connection at once, and to Node a kept-alive connection between two requests, the
+            // next still on the wire, is idle too; dropping it loses a request the client
+            // already sent. Half a second later such a request is in progress and is answered;
+            // what is idle then is truly idle.
+            NetServer.prototype.close.call(server, () => {
+              // Only http.Server's close stops its timer of request timeouts, which holds the
+              // server; with the listener closed and no connection left, that is all it does now.
+              server.close()
+              done()
+            })
             setTimeout(() => server.closeIdleConnections(), 500).unref()
             setTimeout(() => server.closeAllConnections(), graceMillis).unref()
           })
