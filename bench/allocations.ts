@@ -15,8 +15,15 @@ interface ProfileNode {
 }
 
 export interface AllocationSampling {
-  /** Stops sampling and gives the bytes allocated meanwhile by each allocating function. */
-  readonly stop: () => Promise<{ readonly total: number; readonly byFunction: ReadonlyArray<readonly [string, number]> }>
+  /**
+   * Stops sampling and gives the bytes allocated meanwhile by each allocating function, and by
+   * each chain of three callers of the function named `callersOf`, when one is.
+   */
+  readonly stop: (callersOf?: string) => Promise<{
+    readonly total: number
+    readonly byFunction: ReadonlyArray<readonly [string, number]>
+    readonly byCallers: ReadonlyArray<readonly [string, number]>
+  }>
 }
 
 /** Starts sampling every `intervalBytes` (on average) in the process whose inspector is on `port`. */
@@ -49,21 +56,27 @@ export const sampleAllocations = async (port: number, intervalBytes = 512): Prom
     includeObjectsCollectedByMinorGC: process.env["PROFILE_ALLOC_SURVIVORS"] !== "1"
   })
   return {
-    stop: async () => {
+    stop: async (callersOf) => {
       const { profile } = await send("HeapProfiler.stopSampling") as { readonly profile: { readonly head: ProfileNode } }
       socket.close()
       const byFunction = new Map<string, number>()
+      const byCallers = new Map<string, number>()
       let total = 0
-      const visit = (node: ProfileNode) => {
+      const visit = (node: ProfileNode, callers: ReadonlyArray<string>) => {
+        const name = placeOf(node.callFrame)
         if (node.selfSize > 0) {
-          const name = placeOf(node.callFrame)
           byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize)
           total += node.selfSize
+          if (callersOf !== undefined && node.callFrame.functionName === callersOf) {
+            const chain = callers.slice(-3).reverse().join(" < ")
+            byCallers.set(chain, (byCallers.get(chain) ?? 0) + node.selfSize)
+          }
         }
-        for (const child of node.children ?? []) visit(child)
+        for (const child of node.children ?? []) visit(child, [...callers, name])
       }
-      visit(profile.head)
-      return { total, byFunction: [...byFunction].sort((a, b) => b[1] - a[1]) }
+      visit(profile.head, [])
+      const sorted = (bytes: Map<string, number>) => [...bytes].sort((a, b) => b[1] - a[1])
+      return { total, byFunction: sorted(byFunction), byCallers: sorted(byCallers) }
     }
   }
 }
