@@ -82,6 +82,35 @@ const answer = (req: IncomingMessage, res: ServerResponse) => {
   }
 }
 
+/**
+ * The last answer on `client` in a drain: as its handler wrote it, with `Connection: close`; then
+ * the connection closes and the drain ends.
+ */
+const expectLastAnswer = async (
+  client: Awaited<ReturnType<typeof openConnection>>,
+  drained: Promise<void>,
+  statusLine: string,
+  kind: string
+) => {
+  const got = await client.nextAnswer()
+  expect(got.statusLine).toBe(statusLine)
+  expect(got.headers["x-kind"]).toBe(kind)
+  expect(got.headers["connection"]).toBe("close")
+  await client.closed()
+  await drained
+  running = null
+}
+
+/** A listener answering with `answer`, and a connection to it that one answer has kept alive. */
+const keptAliveConnection = async () => {
+  const started = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
+  running = started
+  const client = await openConnection(started.port)
+  client.send("/headers")
+  expect((await client.nextAnswer()).headers["connection"]).toBe("keep-alive")
+  return { started, client }
+}
+
 describe("the listener's drain", () => {
   it("before it, every answer keeps its connection and says what its handler wrote", async () => {
     running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
@@ -116,13 +145,7 @@ describe("the listener's drain", () => {
     await inHandler
     const closed = running.close(5_000)
     release()
-    const got = await client.nextAnswer()
-    expect(got.statusLine).toBe("HTTP/1.1 201 Made")
-    expect(got.headers["x-kind"]).toBe("message")
-    expect(got.headers["connection"]).toBe("close")
-    await client.closed()
-    await closed
-    running = null
+    await expectLastAnswer(client, closed, "HTTP/1.1 201 Made", "message")
   })
 
   it("a connection accepted before it, its request not yet read, is answered, with Connection: close", async () => {
@@ -134,40 +157,22 @@ describe("the listener's drain", () => {
     }
     const closed = running.close(5_000)
     client.send("/implicit")
-    const got = await client.nextAnswer()
-    expect(got.statusLine).toBe("HTTP/1.1 203 Non-Authoritative Information")
-    expect(got.headers["x-kind"]).toBe("implicit")
-    expect(got.headers["connection"]).toBe("close")
-    await client.closed()
-    await closed
-    running = null
+    await expectLastAnswer(client, closed, "HTTP/1.1 203 Non-Authoritative Information", "implicit")
   })
 
   it("a kept-alive connection's next request, sent as it begins, is answered, with Connection: close", async () => {
-    running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
-    const client = await openConnection(running.port)
-    client.send("/headers")
-    expect((await client.nextAnswer()).headers["connection"]).toBe("keep-alive")
+    const { started, client } = await keptAliveConnection()
     // Between two requests, the next one on the wire and unread: to Node an idle connection,
     // which http.Server's close drops at once.
-    const closed = running.close(5_000)
+    const closed = started.close(5_000)
     client.send("/implicit")
-    const got = await client.nextAnswer()
-    expect(got.statusLine).toBe("HTTP/1.1 203 Non-Authoritative Information")
-    expect(got.headers["x-kind"]).toBe("implicit")
-    expect(got.headers["connection"]).toBe("close")
-    await client.closed()
-    await closed
-    running = null
+    await expectLastAnswer(client, closed, "HTTP/1.1 203 Non-Authoritative Information", "implicit")
   })
 
   it("a connection left idle is dropped half a second into it, and the drain ends", async () => {
-    running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
-    const client = await openConnection(running.port)
-    client.send("/headers")
-    expect((await client.nextAnswer()).headers["connection"]).toBe("keep-alive")
+    const { started, client } = await keptAliveConnection()
     const began = performance.now()
-    await running.close(5_000)
+    await started.close(5_000)
     await client.closed()
     const millis = performance.now() - began
     expect(millis).toBeGreaterThanOrEqual(450)
