@@ -240,6 +240,8 @@ export interface RunningServer {
   readonly close: (graceMillis?: number) => Promise<void>
 }
 
+const nodeWriteHead = ServerResponse.prototype.writeHead
+
 export const listen = (handler: Handler, port: number, host: string): Promise<RunningServer> =>
   new Promise((resolve, reject) => {
     let closing = false
@@ -258,10 +260,11 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>
       ): this
       override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>): this
-      override writeHead(statusCode: number, ...head: Array<unknown>): this {
+      override writeHead(_statusCode: number, _statusMessageOrHeaders?: unknown, _headers?: unknown): this {
         if (closing) this.shouldKeepAlive = false
-        // Handed on as given: Node reads a status message, headers or both by their types.
-        return Reflect.apply(ServerResponse.prototype.writeHead, this, [statusCode, ...head]) as this
+        // Handed on as given, with no array made for them: Node reads a status message, headers
+        // or both by their types.
+        return Reflect.apply(nodeWriteHead, this, arguments) as this
       }
     }
     const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: DrainAwareResponse }, (req, res) => {
