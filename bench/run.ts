@@ -27,6 +27,10 @@
  * second bare handler in Lyre's place: an A/A test, whose ratios say how far from 1 the measure
  * itself reads; BENCH_SELF_CHECK=in-lyre runs that handler inside a process running all of Lyre
  * (PostgreSQL only), which says what Lyre's process costs a request apart from its request path.
+ * BENCH_SELF_CHECK_EXTRA=80, with BENCH_SELF_CHECK=1, has that second handler burn 80 µs of CPU on
+ * every request: a handler known to cost that much more, so each load's ratio can be held to the
+ * one it should read (printed beside it), and how far it departs is the measure's bias at that
+ * load (decision 0116).
  * BENCH_LYRE_NODE_ARGS passes flags to Lyre's node and BENCH_LYRE_ENV settings to Lyre
  * (space-separated `NAME=value`: `METRICS=off`), to measure their effect paired.
  */
@@ -56,6 +60,10 @@ const selfCheck = selfCheckSetting === "1" ? "alone" : selfCheckSetting === "in-
 if (selfCheckSetting !== undefined && selfCheck === undefined) {
   throw new Error(`BENCH_SELF_CHECK is 1 or in-lyre, not ${selfCheckSetting}`)
 }
+const extraMicros = Number(process.env["BENCH_SELF_CHECK_EXTRA"] ?? "0")
+if (!(extraMicros >= 0) || (extraMicros > 0 && selfCheck !== "alone")) {
+  throw new Error("BENCH_SELF_CHECK_EXTRA is a number of microseconds, with BENCH_SELF_CHECK=1")
+}
 const lyreNodeArgs = nodeArgsFrom(process.env["BENCH_LYRE_NODE_ARGS"])
 const lyreEnv = envFrom(process.env["BENCH_LYRE_ENV"])
 const keyCount = 32 // accounts, one key each
@@ -64,7 +72,7 @@ const keyCount = 32 // accounts, one key each
 const steadyShare = 0.75
 
 const benchMode = async (mode: BenchMode) => {
-  const sides = await startBothSides(mode, keyCount, { selfCheck, lyreNodeArgs, lyreEnv })
+  const sides = await startBothSides(mode, keyCount, { selfCheck, extraMicros, lyreNodeArgs, lyreEnv })
   const measure = (endpoint: Endpoint, rate: number | undefined) =>
     pairedCompare(
       [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],
@@ -107,8 +115,19 @@ process.stdout.write(
     (selfCheck === undefined
       ? ""
       : `BENCH_SELF_CHECK=${selfCheckSetting}: both sides are the bare handler; the lyre columns are its twin's` +
-        `${selfCheck === "in-lyre" ? ", inside a process running Lyre" : ""}\n`)
+        `${selfCheck === "in-lyre" ? ", inside a process running Lyre" : ""}` +
+        `${extraMicros > 0 ? `, burning ${extraMicros} µs of CPU more a request (BENCH_SELF_CHECK_EXTRA)` : ""}\n`)
 )
+/**
+ * What the twin burning BENCH_SELF_CHECK_EXTRA should read at a load. At the steady load, what
+ * the burn's calibration says; it read 0.01-0.04 under that in every run (decision 0116), so at
+ * full speed the extra the steady load measured is the reference: a ratio above it there is
+ * the measure's own bias at full speed, which grows with the gap between the sides' rates.
+ */
+const knownExtra = (load: string, bareMicros: number, steadyExtra: number | undefined): string =>
+  load.startsWith("steady") || steadyExtra === undefined
+    ? `should read ${((bareMicros + extraMicros) / bareMicros).toFixed(2)}`
+    : `should read ${((bareMicros + steadyExtra) / bareMicros).toFixed(2)} (the steady load's ${steadyExtra.toFixed(0)} µs)`
 /** The sorted ratios' value at fraction `at` of the way from the least to the greatest. */
 const quantile = (sorted: ReadonlyArray<number>, at: number) => sorted[Math.round(at * (sorted.length - 1))] ?? Number.NaN
 for (const mode of modes) {
@@ -117,15 +136,19 @@ for (const mode of modes) {
   process.stdout.write(
     "endpoint       load            lyre CPU us/req  req/s | bare CPU us/req  req/s | CPU ratio, median of pairs (goal)  IQR        whole run  errors\n"
   )
+  /** The twin's extra µs a request as the steady load measured it, by endpoint (BENCH_SELF_CHECK_EXTRA). */
+  const extraSeen = new Map<Endpoint, number>()
   for (const { load, endpoint, result } of rows) {
     const [a, b] = result.sides
     const median = quantile(result.ratios, 0.5)
+    if (load.startsWith("steady")) extraSeen.set(endpoint, (median - 1) * b.micros)
     const goal = goalOf(endpoint)
     process.stdout.write(
       `${endpoint.padEnd(14)} ${load.padEnd(15)} ${fmt(a.micros)}  ${fmt(a.perSecond)} |  ${fmt(b.micros)}  ` +
         `${fmt(b.perSecond)} | ${median.toFixed(2).padStart(5)} (<= ${goal.toFixed(2)}, ${median <= goal ? "met" : "NOT met"})` +
         `              ${quantile(result.ratios, 0.25).toFixed(2)}-${quantile(result.ratios, 0.75).toFixed(2)}  ` +
-        `${(a.micros / b.micros).toFixed(2).padStart(5)}      ${a.errors}/${b.errors}\n`
+        `${(a.micros / b.micros).toFixed(2).padStart(5)}      ${a.errors}/${b.errors}` +
+        (extraMicros > 0 ? `  known extra: ${knownExtra(load, b.micros, extraSeen.get(endpoint))}` : "") + "\n"
     )
   }
 }

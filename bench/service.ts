@@ -321,7 +321,8 @@ export interface BothSides {
  * `selfCheck`: a second bare handler takes Lyre's place: `alone`, in a process of its own (an
  * A/A test of the measure), or `in-lyre`, inside a process that runs the whole of Lyre too
  * (bench/bare-in-lyre.ts, PostgreSQL only), whose ratio is what being Lyre's process costs the
- * same request, apart from Lyre's request path. `lyreNodeArgs`: flags for Lyre's node, to
+ * same request, apart from Lyre's request path; `extraMicros`, with `alone`, has that twin burn so
+ * many microseconds of CPU on every request, a known extra (decision 0116). `lyreNodeArgs`: flags for Lyre's node, to
  * measure a flag's effect paired.
  */
 export const startBothSides = async (
@@ -329,6 +330,7 @@ export const startBothSides = async (
   keyCount: number,
   options: {
     readonly selfCheck?: "alone" | "in-lyre"
+    readonly extraMicros?: number
     readonly lyreNodeArgs?: ReadonlyArray<string>
     readonly lyreEnv?: Readonly<Record<string, string>>
   } = {}
@@ -348,8 +350,8 @@ export const startBothSides = async (
     for (const dir of copyDirs) rmSync(dir, { recursive: true, force: true })
   }
   /** A bare handler on the keys and the task Lyre made: on PGlite on a copy of its data, `copyDir`. */
-  const startBare = async (copyDir: string, entry = "bench/bare-server.ts") => {
-    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()) }
+  const startBare = async (copyDir: string, entry = "bench/bare-server.ts", extraMicros = 0) => {
+    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()), BARE_EXTRA_MICROS: String(extraMicros) }
     if (mode === "pglite") {
       cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
       bareEnv["DATA_DIR"] = copyDir
@@ -369,7 +371,9 @@ export const startBothSides = async (
     const requests = requestsOf(keys, taskId)
     if (options.selfCheck !== undefined) {
       // bare-in-lyre opens its port once its own Lyre has served each endpoint for a few seconds.
-      const twin = await startBare(copyDirs[1] ?? "", options.selfCheck === "in-lyre" ? "bench/bare-in-lyre.ts" : undefined)
+      const twin = options.selfCheck === "in-lyre"
+        ? await startBare(copyDirs[1] ?? "", "bench/bare-in-lyre.ts")
+        : await startBare(copyDirs[1] ?? "", undefined, options.extraMicros)
       await requireSameAnswers(twin.url, bare.url, requests)
       return { lyre: twin, bare, requests, close }
     }
