@@ -66,14 +66,14 @@ interface Admitted {
   readonly decision: RateLimitDecision
 }
 
+/** burn's running value, kept so that its loop cannot be dropped as dead code. */
+let burnt = 0
 /**
  * Rounds of `burn` a microsecond of CPU buys, found once at start on this thread's CPU clock, the
  * second of two measures so that the loop is measured as V8 has optimised it. In the service under
  * load a burn cost about 85 % of that in every run (decision 0116), so the bench holds the full
  * speed's figure to the extra the steady load measured, not to this.
  */
-/** burn's running value, kept so that its loop cannot be dropped as dead code. */
-let burnt = 0
 const roundsPerMicro = extraMicros > 0 ? (calibrate(), calibrate()) : 0
 /** A fixed amount of work (not a clock's wait, which a descheduled process would spend idle). */
 function burn(rounds: number): void {

@@ -127,8 +127,8 @@ process.stdout.write(
  * full speed the extra the steady load measured is the reference: a ratio above it there is
  * the measure's own bias at full speed, which grows with the gap between the sides' rates.
  */
-const knownExtra = (load: string, bareMicros: number, steadyExtra: number | undefined): string =>
-  load.startsWith("steady") || steadyExtra === undefined
+const knownExtra = (steady: boolean, bareMicros: number, steadyExtra: number | undefined): string =>
+  steady || steadyExtra === undefined
     ? `should read ${((bareMicros + extraMicros) / bareMicros).toFixed(2)}`
     : `should read ${((bareMicros + steadyExtra) / bareMicros).toFixed(2)} (the steady load's ${steadyExtra.toFixed(0)} µs)`
 /** The sorted ratios' value at fraction `at` of the way from the least to the greatest. */
@@ -144,9 +144,10 @@ for (const mode of modes) {
   for (const { load, endpoint, result } of rows) {
     const [a, b] = result.sides
     const median = quantile(result.ratios, 0.5)
-    if (load.startsWith("steady")) extraSeen.set(endpoint, (median - 1) * b.micros)
+    const steady = load.startsWith("steady")
+    if (steady) extraSeen.set(endpoint, (median - 1) * b.micros)
     const goal = goalOf(endpoint)
-    const verdict = load.startsWith("steady")
+    const verdict = steady
       ? `(<= ${goal.toFixed(2)}, ${median <= goal ? "met" : "NOT met"})`
       : `(rates ${(100 * (1 - Math.min(a.perSecond, b.perSecond) / Math.max(a.perSecond, b.perSecond))).toFixed(0)}% apart)`
     process.stdout.write(
@@ -154,7 +155,7 @@ for (const mode of modes) {
         `${fmt(b.perSecond)} | ${median.toFixed(2).padStart(5)} ${verdict.padEnd(18)}` +
         `              ${quantile(result.ratios, 0.25).toFixed(2)}-${quantile(result.ratios, 0.75).toFixed(2)}  ` +
         `${(a.micros / b.micros).toFixed(2).padStart(5)}      ${a.errors}/${b.errors}` +
-        (extraMicros > 0 ? `  known extra: ${knownExtra(load, b.micros, extraSeen.get(endpoint))}` : "") + "\n"
+        (extraMicros > 0 ? `  known extra: ${knownExtra(steady, b.micros, extraSeen.get(endpoint))}` : "") + "\n"
     )
   }
 }

@@ -322,8 +322,8 @@ export interface BothSides {
  * A/A test of the measure), or `in-lyre`, inside a process that runs the whole of Lyre too
  * (bench/bare-in-lyre.ts, PostgreSQL only), whose ratio is what being Lyre's process costs the
  * same request, apart from Lyre's request path; `extraMicros`, with `alone`, has that twin burn so
- * many microseconds of CPU on every request, a known extra (decision 0116). `lyreNodeArgs`: flags for Lyre's node, to
- * measure a flag's effect paired.
+ * many microseconds of CPU on every request, a known extra (decision 0116). `lyreNodeArgs`: flags
+ * for Lyre's node, to measure a flag's effect paired.
  */
 export const startBothSides = async (
   mode: BenchMode,
@@ -350,7 +350,10 @@ export const startBothSides = async (
     for (const dir of copyDirs) rmSync(dir, { recursive: true, force: true })
   }
   /** A bare handler on the keys and the task Lyre made: on PGlite on a copy of its data, `copyDir`. */
-  const startBare = async (copyDir: string, entry = "bench/bare-server.ts", extraMicros = 0) => {
+  const startBare = async (
+    copyDir: string,
+    { entry = "bench/bare-server.ts", extraMicros = 0 }: { readonly entry?: string; readonly extraMicros?: number } = {}
+  ) => {
     const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()), BARE_EXTRA_MICROS: String(extraMicros) }
     if (mode === "pglite") {
       cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
@@ -371,9 +374,9 @@ export const startBothSides = async (
     const requests = requestsOf(keys, taskId)
     if (options.selfCheck !== undefined) {
       // bare-in-lyre opens its port once its own Lyre has served each endpoint for a few seconds.
-      const twin = options.selfCheck === "in-lyre"
-        ? await startBare(copyDirs[1] ?? "", "bench/bare-in-lyre.ts")
-        : await startBare(copyDirs[1] ?? "", undefined, options.extraMicros)
+      const twin = await startBare(copyDirs[1] ?? "", options.selfCheck === "in-lyre"
+        ? { entry: "bench/bare-in-lyre.ts" }
+        : { extraMicros: options.extraMicros ?? 0 })
       await requireSameAnswers(twin.url, bare.url, requests)
       return { lyre: twin, bare, requests, close }
     }
