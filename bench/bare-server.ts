@@ -71,8 +71,10 @@ let burnt = 0
 /**
  * Rounds of `burn` a microsecond of CPU buys, found once at start on this thread's CPU clock, the
  * second of two measures so that the loop is measured as V8 has optimised it. In the service under
- * load a burn cost about 85 % of that in every run (decision 0116), so the bench holds the full
- * speed's figure to the extra the steady load measured, not to this.
+ * load a burn of 160 µs took 151 µs of wall time (the median; a thread's CPU clock cannot time so
+ * short a stretch in a process that sleeps between requests), and the steady load read 132-141 µs
+ * of extra (decision 0116): the bench holds the full speed's figure to the extra the steady load
+ * measured, not to this.
  */
 const roundsPerMicro = extraMicros > 0 ? (calibrate(), calibrate()) : 0
 /** A fixed amount of work (not a clock's wait, which a descheduled process would spend idle). */
