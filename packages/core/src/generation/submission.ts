@@ -16,6 +16,7 @@
  * (`charged`). See docs/decisions/0058-kept-submission-outcomes.md.
  */
 import { Clock, Effect } from "effect"
+import type { Fragment } from "effect/sql/Statement"
 import { ProviderError, renderError } from "../domain/errors.ts"
 import { stillPending } from "./domain/tasks.ts"
 import type { TaskFailure } from "./domain/tasks.ts"
@@ -63,6 +64,15 @@ export interface ChargedWork {
   readonly counted: Effect.Effect<void>
   /** The submission the call would have made. */
   readonly submit: Effect.Effect<SubmitOutcome>
+}
+
+/** A kind's names and clauses as constants of its statements. */
+interface KindPieces {
+  readonly table: Fragment
+  readonly providerIdColumn: Fragment
+  /** The relaxed commit's CTE and its use, or nothing for a kind that commits durably. */
+  readonly relaxedWith: Fragment
+  readonly relaxedApplied: Fragment
 }
 
 /** The row of a work whose charge may have committed: whether it is there, still never sent. */
@@ -118,6 +128,26 @@ export const submissionRecorder: Effect.Effect<
   /** A provider failure for the model's circuit, which an outage lets go uncounted. */
   const countFailure = (model: string) => onDatabaseOutage(circuits.recordFailure(model), Effect.void)
 
+  /**
+   * The constant pieces of a kind's statements, made at its first record rather than on every
+   * call: the accepted record runs on every paid call.
+   */
+  const piecesByKind = new Map<SubmittedKind, KindPieces>()
+  const stillPendingClause = writes.literal(stillPending())
+  const piecesOf = (kind: SubmittedKind): KindPieces => {
+    let pieces = piecesByKind.get(kind)
+    if (pieces === undefined) {
+      pieces = {
+        table: writes.literal(kind.table),
+        providerIdColumn: writes.literal(kind.providerIdColumn),
+        relaxedWith: writes.literal(kind.relaxedAccept ? `with ${relaxedCommit.cte}` : ""),
+        relaxedApplied: writes.literal(kind.relaxedAccept ? `and ${relaxedCommit.applied}` : "")
+      }
+      piecesByKind.set(kind, pieces)
+    }
+    return pieces
+  }
+
   const record = Effect.fnUntraced(function*(
     kind: SubmittedKind,
     id: string,
@@ -125,7 +155,7 @@ export const submissionRecorder: Effect.Effect<
     outcome: SubmitOutcome,
     idempotency: SubmittedKey | undefined
   ) {
-    const table = writes.literal(kind.table)
+    const { table, providerIdColumn, relaxedWith, relaxedApplied } = piecesOf(kind)
     switch (outcome._tag) {
       case "Accepted": {
         // The first poll counts from when the record commits, which may be after an outage.
@@ -133,12 +163,12 @@ export const submissionRecorder: Effect.Effect<
           const now = yield* Clock.currentTimeMillis
           const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
           yield* writes`
-            ${kind.relaxedAccept ? writes`with ${writes.literal(relaxedCommit.cte)}` : writes``}
+            ${relaxedWith}
             update ${table}
-            set ${writes.literal(kind.providerIdColumn)} = ${outcome.providerTaskId}, submission_state = 'accepted',
+            set ${providerIdColumn} = ${outcome.providerTaskId}, submission_state = 'accepted',
                 next_poll_at = ${firstPoll}::timestamptz
-            where id = ${id} and ${writes.literal(stillPending())} and submission_state <> 'accepted'
-            ${kind.relaxedAccept ? writes`and ${writes.literal(relaxedCommit.applied)}` : writes``}`.pipe(Effect.orDie)
+            where id = ${id} and ${stillPendingClause} and submission_state <> 'accepted'
+            ${relaxedApplied}`.pipe(Effect.orDie)
         })
         return yield* recordOrKeep(kind, id, accepted)
       }
@@ -178,7 +208,7 @@ export const submissionRecorder: Effect.Effect<
   const settleUnsureCharge = (work: ChargedWork): Effect.Effect<void> =>
     Effect.gen(function*() {
       const [row] = yield* writes<ChargedRow>`
-        select status, submission_state from ${writes.literal(work.kind.table)} where id = ${work.id}`.pipe(Effect.orDie)
+        select status, submission_state from ${piecesOf(work.kind).table} where id = ${work.id}`.pipe(Effect.orDie)
       if (row === undefined || row.status !== "pending" || row.submission_state !== "submitting") return
       if (work.idempotency === undefined) {
         yield* work.kind.markFailed(work.id, lostChargeFailure(work.kind.noun))
