@@ -23,7 +23,7 @@
 import { Cause, Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import { causeIsDatabaseUnavailable, doubled, handBackWithin, relaxedCommit, stillPending } from "@lyre/core"
+import { causeIsDatabaseUnavailable, doubled, handBackWithin, isoTimestamp, relaxedCommit, stillPending } from "@lyre/core"
 import type { LeaseBook } from "@lyre/core"
 
 /** The options every queue's worker takes. */
@@ -61,7 +61,6 @@ export interface QueueShape {
 
 export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, shape: QueueShape, options: LeaseOptions) => {
   const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
-  const iso = (millis: number) => new Date(millis).toISOString()
   const table = sql.literal(shape.table)
   const relaxedCte = shape.relaxed ? sql`with ${sql.literal(relaxedCommit.cte)}` : sql``
   const relaxedApplied = shape.relaxed ? sql`and ${sql.literal(relaxedCommit.applied)}` : sql``
@@ -71,12 +70,12 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
     return yield* sql<C>`
       ${relaxedCte}
       update ${table} q
-      set lease_owner = ${options.workerId}, lease_expires_at = ${iso(now + options.leaseSeconds * 1000)}::timestamptz,
+      set lease_owner = ${options.workerId}, lease_expires_at = ${isoTimestamp(now + options.leaseSeconds * 1000)}::timestamptz,
           attempts = q.attempts + 1
       from (
         select id from ${table}
-        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${iso(now)}::timestamptz
-          and (lease_expires_at is null or lease_expires_at < ${iso(now)}::timestamptz)
+        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${isoTimestamp(now)}::timestamptz
+          and (lease_expires_at is null or lease_expires_at < ${isoTimestamp(now)}::timestamptz)
         order by next_poll_at
         limit ${limit}
         for update skip locked
@@ -97,8 +96,8 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
       ${relaxedCte}
       update ${table}
       set lease_owner = null, lease_expires_at = null, last_error = ${reason}, ${also}
-          next_poll_at = case when hints = ${claimed.hints} then ${iso(now + delay * 1000)}::timestamptz
-                              else ${iso(now)}::timestamptz end
+          next_poll_at = case when hints = ${claimed.hints} then ${isoTimestamp(now + delay * 1000)}::timestamptz
+                              else ${isoTimestamp(now)}::timestamptz end
       where id = ${claimed.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
         ${relaxedApplied}`.pipe(Effect.orDie)
     book.free(shape.noun, [claimed.id])
@@ -117,7 +116,7 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
       yield* sql`
         ${relaxedCte}
         update ${table}
-        set lease_owner = null, lease_expires_at = null, last_error = 'worker stopped', next_poll_at = ${iso(now)}::timestamptz
+        set lease_owner = null, lease_expires_at = null, last_error = 'worker stopped', next_poll_at = ${isoTimestamp(now)}::timestamptz
         where id in ${sql.in(ids)} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
           ${relaxedApplied}`
     })
@@ -133,7 +132,7 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
       const now = yield* Clock.currentTimeMillis
       const late = yield* sql<{ id: string }>`
         select id from ${table}
-        where status = 'pending' and deadline_at <= ${iso(now)}::timestamptz
+        where status = 'pending' and deadline_at <= ${isoTimestamp(now)}::timestamptz
         order by deadline_at limit 100`.pipe(Effect.orDie)
       let failed = 0
       for (const { id } of late) {

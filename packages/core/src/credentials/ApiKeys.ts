@@ -22,6 +22,7 @@ import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { requireAccessTier } from "../domain/access.ts"
 import { AccessTokens, jwtShape } from "./AccessTokens.ts"
 import { baseUrlOf, Settings } from "../platform/Settings.ts"
+import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export const apiKeyPrefix = "lyr_live_"
 const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/
@@ -100,8 +101,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
             insert into api_keys (id, account_id, name, prefix, key_hash, scopes, expires_at, created_at,
               expiring_notified_at)
             select ${id}, a.id, ${input.name}, ${key.slice(0, displayLength)}, ${hashKey(key)},
-                   ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt?.toISOString() ?? null}::timestamptz,
-                   ${now.toISOString()}::timestamptz, ${expiring ? now.toISOString() : null}::timestamptz
+                   ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt === null ? null : isoOfDate(input.expiresAt)}::timestamptz,
+                   ${isoOfDate(now)}::timestamptz, ${expiring ? isoOfDate(now) : null}::timestamptz
             from accounts a where a.id = ${accountId}
             returning id, account_id, prefix, name, expires_at, created_at
           ),
@@ -110,8 +111,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           ),
           event as (
             insert into outbox_events (id, account_id, type, payload, created_at)
-            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", now.toISOString()))},
-                   ${now.toISOString()}::timestamptz
+            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", isoOfDate(now)))},
+                   ${isoOfDate(now)}::timestamptz
             from made where ${expiring}::boolean
           )
           select created_at from made`.pipe(Effect.orDie)
@@ -122,22 +123,22 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           name: input.name,
           prefix: key.slice(0, displayLength),
           scopes: input.scopes,
-          expires_at: input.expiresAt?.toISOString() ?? null,
-          created_at: now.toISOString()
+          expires_at: input.expiresAt === null ? null : isoOfDate(input.expiresAt),
+          created_at: isoOfDate(now)
         }
       })
 
       const revoke = Effect.fn("ApiKeys.revoke")(function*(keyId: string) {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql<{ id: string }>`
-          update api_keys set revoked_at = coalesce(revoked_at, ${now.toISOString()}::timestamptz)
+          update api_keys set revoked_at = coalesce(revoked_at, ${isoOfDate(now)}::timestamptz)
           where id = ${keyId} returning id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* new ResourceNotFound({ message: `No API key ${keyId}` })
       })
 
       const noteUse = (keyId: string, now: number) => {
-        const at = new Date(now).toISOString()
-        const staleBefore = new Date(now - lastUsedResolutionMillis).toISOString()
+        const at = isoTimestamp(now)
+        const staleBefore = isoTimestamp(now - lastUsedResolutionMillis)
         return sql`
           update api_keys set last_used_at = ${at}::timestamptz
           where id = ${keyId} and (last_used_at is null or last_used_at <= ${staleBefore}::timestamptz)`.pipe(

@@ -35,6 +35,7 @@ import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
+import { isoTimestamp } from "../domain/timestamps.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
 export type CreateOutcome = Charged<GenerationTask>
@@ -165,8 +166,8 @@ export class Generations extends Context.Service<Generations, {
         const ledgerId = yield* ids.make("ledgerEntry")
         const lowEventId = yield* ids.make("event")
         const price = priceOf[request.model]
-        const nowIso = new Date(now).toISOString()
-        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
+        const nowIso = isoTimestamp(now)
+        const deadlineIso = isoTimestamp(now + settings.generationTimeoutSeconds * 1000)
         const callbackToken = randomBase62(32)
         const traceContext = traced ? yield* currentTraceContext : null
 
@@ -275,7 +276,7 @@ export class Generations extends Context.Service<Generations, {
       })
 
       const markReady = Effect.fnUntraced(function*(taskId: string, finished: ReadonlyArray<FinishedTrack>) {
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const eventId = yield* ids.make("event")
         const tracks = finished.map((f) => f.track)
         const trackRows = finished.map((f) => ({
@@ -319,7 +320,7 @@ export class Generations extends Context.Service<Generations, {
       })
 
       const markFailed = Effect.fnUntraced(function*(taskId: string, error: TaskFailure) {
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")
         const rows = yield* writes<{ model: string; credits_refunded: number }>`

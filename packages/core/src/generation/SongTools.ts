@@ -50,6 +50,7 @@ import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
+import { isoTimestamp } from "../domain/timestamps.ts"
 
 export type ExtendError = CreateError | TrackNotFound | RequestValidationError
 export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics
@@ -173,8 +174,8 @@ export class SongTools extends Context.Service<SongTools, {
 
         const exportId = yield* ids.make("export")
         const price = exportPriceOf[input.format]
-        const nowIso = new Date(now).toISOString()
-        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
+        const nowIso = isoTimestamp(now)
+        const deadlineIso = isoTimestamp(now + settings.generationTimeoutSeconds * 1000)
         const callbackToken = randomBase62(32)
         const body = renderExport({
           id: exportId,
@@ -291,7 +292,7 @@ export class SongTools extends Context.Service<SongTools, {
         files: ReadonlyArray<ExportFile>,
         timedLyrics: ReadonlyArray<TimedWord> | null
       ) {
-        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const done = yield* writes.withTransaction(Effect.gen(function*() {
           const [row] = yield* writes<ExportRow & { account_id: string }>`
             with done as (
@@ -318,7 +319,7 @@ export class SongTools extends Context.Service<SongTools, {
       })
 
       const markExportFailed = Effect.fnUntraced(function*(exportId: string, error: TaskFailure) {
-        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const ledgerId = yield* ids.make("ledgerEntry")
         const done = yield* writes.withTransaction(Effect.gen(function*() {
           const [row] = yield* writes<ExportRow & { account_id: string }>`

@@ -12,6 +12,7 @@ import { hashPassword } from "../domain/passwords.ts"
 import type { Plan } from "../domain/models.ts"
 import { defaultConcurrencyLimit } from "../domain/pricing.ts"
 import { Settings } from "../platform/Settings.ts"
+import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export interface AdminAccountView {
   readonly id: string
@@ -130,7 +131,7 @@ export class Accounts extends Context.Service<Accounts, {
       ) {
         const ledgerId = yield* ids.make("ledgerEntry")
         const lowEventId = yield* ids.make("event")
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         return yield* sql<AccountRow>`
           with prev as (
             select id, subscription_credits as s, onetime_credits as o,
@@ -165,7 +166,7 @@ export class Accounts extends Context.Service<Accounts, {
 
       const create = Effect.fn("Accounts.create")(function*(input: NewAccount) {
         const id = yield* ids.make("account")
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const passwordHash = input.password === undefined ? null : yield* hashPassword(input.password)
         const inserted = yield* sql`
           insert into accounts (id, email, password_hash, plan, credit_alert_threshold, concurrency_limit,
@@ -186,7 +187,7 @@ export class Accounts extends Context.Service<Accounts, {
 
       const update = Effect.fn("Accounts.update")(function*(id: string, patch: AccountPatch) {
         yield* find(id)
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const [row] = yield* sql<AccountRow>`
           update accounts set
             plan = ${patch.plan === undefined ? sql`plan` : sql`${patch.plan}`},
@@ -233,13 +234,13 @@ export class Accounts extends Context.Service<Accounts, {
           select id, kind, task_id, export_id, subscription_delta, onetime_delta, subscription_after, onetime_after, reason,
                  created_at
           from credit_ledger where account_id = ${id} order by seq`.pipe(Effect.orDie)
-        return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }))
+        return rows.map((row) => ({ ...row, created_at: isoOfDate(row.created_at) }))
       })
 
       const setPassword = Effect.fn("Accounts.setPassword")(function*(id: string, password: string) {
         yield* find(id)
         const hash = yield* hashPassword(password)
-        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const now = isoTimestamp(yield* Clock.currentTimeMillis)
         yield* sql`update accounts set password_hash = ${hash}, updated_at = ${now}::timestamptz where id = ${id}`
           .pipe(Effect.orDie)
         yield* sql`delete from sessions where account_id = ${id}`.pipe(Effect.orDie)

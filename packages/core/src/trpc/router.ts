@@ -36,6 +36,7 @@ import {
 import { accountRouter } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
+import { isoOfDate } from "../domain/timestamps.ts"
 
 const renderAccount = (principal: Principal): Account => ({
   id: principal.accountId,
@@ -56,7 +57,7 @@ const renderAccount = (principal: Principal): Account => ({
       ? {
         id: principal.credential.keyId,
         name: principal.credential.name,
-        expires_at: principal.credential.expiresAt?.toISOString() ?? null
+        expires_at: principal.credential.expiresAt === null ? null : isoOfDate(principal.credential.expiresAt)
       }
       : null
   }

@@ -31,6 +31,7 @@ import { renderUpload, uploadColumns, uploadKeyOf } from "./rows.ts"
 import type { UploadRow } from "./rows.ts"
 import { UploadFiles } from "./UploadFiles.ts"
 import type { IncomingAudio } from "./UploadFiles.ts"
+import { isoTimestamp } from "../domain/timestamps.ts"
 
 export type CreateUploadError =
   | ValidationError
@@ -79,7 +80,6 @@ export class Uploads extends Context.Service<Uploads, {
       const signal = yield* WebhookSignal
 
       const notFound = (id: string) => new UploadNotFound({ message: `No upload ${id}.`, param: "id" })
-      const iso = (millis: number) => new Date(millis).toISOString()
       const quotaExceeded = (allowed: number) =>
         new UploadQuotaExceeded({
           message: `This account keeps ${allowed} uploads, as many as its plan allows: delete one to upload another.`
@@ -137,9 +137,9 @@ export class Uploads extends Context.Service<Uploads, {
             insert into uploads (id, account_id, credential_subject, status, title, content_type, bytes, duration,
               storage_key, next_poll_at, deadline_at, created_at, updated_at)
             values (${id}, ${principal.accountId}, ${principal.subject}, 'pending', ${title ?? null}, ${type},
-              ${received.bytes}, ${received.duration}, ${key}, ${iso(now)}::timestamptz,
-              ${iso(now + settings.generationTimeoutSeconds * 1000)}::timestamptz, ${iso(now)}::timestamptz,
-              ${iso(now)}::timestamptz)
+              ${received.bytes}, ${received.duration}, ${key}, ${isoTimestamp(now)}::timestamptz,
+              ${isoTimestamp(now + settings.generationTimeoutSeconds * 1000)}::timestamptz, ${isoTimestamp(now)}::timestamptz,
+              ${isoTimestamp(now)}::timestamptz)
             returning ${writes.literal(uploadColumns)}`
           return inserted ?? null
         })).pipe(Effect.orDie)
@@ -193,7 +193,7 @@ export class Uploads extends Context.Service<Uploads, {
         if (row === undefined) return yield* notFound(id)
         // The file first: should this stop midway, the upload is still there to delete again.
         yield* files.remove(row.storage_key)
-        const nowIso = iso(yield* Clock.currentTimeMillis)
+        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         yield* writes`
           update uploads
           set deleted_at = ${nowIso}::timestamptz, updated_at = ${nowIso}::timestamptz,
@@ -229,7 +229,7 @@ export class Uploads extends Context.Service<Uploads, {
       })
 
       const markReady = Effect.fnUntraced(function*(id: string, analysis: UploadAnalysis, transcription: Transcription) {
-        const nowIso = iso(yield* Clock.currentTimeMillis)
+        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const trackId = yield* ids.make("track")
         const done = yield* writes.withTransaction(Effect.gen(function*() {
           const [row] = yield* writes<UploadRow & { account_id: string }>`
@@ -255,7 +255,7 @@ export class Uploads extends Context.Service<Uploads, {
       })
 
       const markFailed = Effect.fnUntraced(function*(id: string, failure: UploadFailure) {
-        const nowIso = iso(yield* Clock.currentTimeMillis)
+        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const done = yield* writes.withTransaction(Effect.gen(function*() {
           const [row] = yield* writes<UploadRow & { account_id: string }>`
             update uploads

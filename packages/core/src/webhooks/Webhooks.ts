@@ -22,6 +22,7 @@ import { keyExpiringPayload } from "../domain/keyExpiring.ts"
 import { Metrics } from "../observability/Metrics.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
+import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export interface WebhookEndpointView {
   readonly id: string
@@ -131,7 +132,7 @@ const deliveryView = (row: DeliveryRow): DeliveryView => ({
   status: row.status,
   attempts: row.attempts,
   last_status_code: row.last_status_code,
-  next_attempt_at: row.next_attempt_at === null ? null : row.next_attempt_at.toISOString()
+  next_attempt_at: row.next_attempt_at === null ? null : isoOfDate(row.next_attempt_at)
 })
 
 const dayMillis = 24 * 60 * 60 * 1000
@@ -188,8 +189,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       const metrics = yield* Metrics
       const signal = yield* WebhookSignal
       const delays = settings.webhookRetryDelaysSeconds
-      const iso = (millis: number) => new Date(millis).toISOString()
-      const nowIso = Effect.map(Clock.currentTimeMillis, iso)
+      const nowIso = Effect.map(Clock.currentTimeMillis, isoTimestamp)
 
       const endpointNotFound = (id: string) => new ResourceNotFound({ message: `No webhook endpoint ${id}.` })
       const deliveryNotFound = (id: string) => new ResourceNotFound({ message: `No webhook delivery ${id}.` })
@@ -284,12 +284,12 @@ export class Webhooks extends Context.Service<Webhooks, {
         yield* findEndpoint(id)
         const now = yield* Clock.currentTimeMillis
         const secret = generateWebhookSecret()
-        const graceUntil = graceSeconds > 0 ? iso(now + graceSeconds * 1000) : null
+        const graceUntil = graceSeconds > 0 ? isoTimestamp(now + graceSeconds * 1000) : null
         const [row] = yield* sql<EndpointRow>`
           update webhook_endpoints
           set previous_secret = ${graceUntil === null ? null : sql`secret`},
               previous_secret_expires_at = ${graceUntil}::timestamptz,
-              secret = ${secret}, updated_at = ${iso(now)}::timestamptz
+              secret = ${secret}, updated_at = ${isoTimestamp(now)}::timestamptz
           where id = ${id}
           returning id, url, events, enabled`.pipe(Effect.orDie)
         if (row === undefined) return yield* endpointNotFound(id)
@@ -314,7 +314,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const rows = yield* sql<Omit<AttemptView, "attempted_at"> & { attempted_at: Date }>`
           select attempt, attempted_at, status_code, latency_ms, response_snippet, error
           from webhook_attempts where delivery_id = ${deliveryId} order by attempt`.pipe(Effect.orDie)
-        return rows.map((row) => ({ ...row, attempted_at: row.attempted_at.toISOString() }))
+        return rows.map((row) => ({ ...row, attempted_at: isoOfDate(row.attempted_at) }))
       })
 
       /** One more delivery of an event of the endpoint's account, due now. */
@@ -400,11 +400,11 @@ export class Webhooks extends Context.Service<Webhooks, {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<ClaimRow>`
           update webhook_deliveries d
-          set lease_owner = ${workerId}, lease_expires_at = ${iso(now + leaseSeconds * 1000)}::timestamptz
+          set lease_owner = ${workerId}, lease_expires_at = ${isoTimestamp(now + leaseSeconds * 1000)}::timestamptz
           from (
             select due.id from webhook_deliveries due join webhook_endpoints w on w.id = due.endpoint_id
-            where due.status = 'pending' and due.next_attempt_at <= ${iso(now)}::timestamptz
-              and (due.lease_expires_at is null or due.lease_expires_at < ${iso(now)}::timestamptz) and w.enabled
+            where due.status = 'pending' and due.next_attempt_at <= ${isoTimestamp(now)}::timestamptz
+              and (due.lease_expires_at is null or due.lease_expires_at < ${isoTimestamp(now)}::timestamptz) and w.enabled
             order by due.next_attempt_at
             limit ${limit}
             for update of due skip locked
@@ -412,7 +412,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           where d.id = due.id and e.id = d.event_id and w.id = d.endpoint_id
           returning d.id, d.attempts, e.id as event_id, e.type as event_type,
                     floor(extract(epoch from e.created_at))::int as event_created, e.payload, w.url, w.secret,
-                    case when w.previous_secret_expires_at > ${iso(now)}::timestamptz then w.previous_secret end
+                    case when w.previous_secret_expires_at > ${isoTimestamp(now)}::timestamptz then w.previous_secret end
                       as previous_secret`.pipe(Effect.orDie)
         return rows.map((row): ClaimedDelivery => ({
           id: row.id,
@@ -437,10 +437,10 @@ export class Webhooks extends Context.Service<Webhooks, {
             id: delivery.id,
             attempts: delivery.attempts,
             status,
-            next_attempt_at: status === "pending" && retryDelay !== undefined ? iso(now + retryDelay * 1000) : null,
+            next_attempt_at: status === "pending" && retryDelay !== undefined ? isoTimestamp(now + retryDelay * 1000) : null,
             status_code: result.statusCode,
             error: result.error?.message ?? null,
-            attempted_at: iso(attemptedAt),
+            attempted_at: isoTimestamp(attemptedAt),
             latency_ms: result.latencyMs,
             // jsonb (and text) cannot hold NUL.
             response_snippet: result.responseSnippet.replaceAll("\u0000", "")
@@ -456,7 +456,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             update webhook_deliveries d
             set status = input.status, attempts = input.attempts + 1, next_attempt_at = input.next_attempt_at,
                 last_status_code = input.status_code, last_error = input.error,
-                lease_owner = null, lease_expires_at = null, updated_at = ${iso(now)}::timestamptz
+                lease_owner = null, lease_expires_at = null, updated_at = ${isoTimestamp(now)}::timestamptz
             from input
             where d.id = input.id and d.lease_owner = ${workerId} and d.attempts = input.attempts
             returning d.id, input.attempts + 1 as attempt, input.attempted_at, input.status_code, input.latency_ms,
@@ -479,21 +479,21 @@ export class Webhooks extends Context.Service<Webhooks, {
         const due = yield* sql<{ id: string }>`
           select id from api_keys
           where expiring_notified_at is null and revoked_at is null and expires_at is not null
-            and expires_at > ${iso(now)}::timestamptz and expires_at <= ${iso(now + dayMillis)}::timestamptz
+            and expires_at > ${isoTimestamp(now)}::timestamptz and expires_at <= ${isoTimestamp(now + dayMillis)}::timestamptz
           order by expires_at limit 100`.pipe(Effect.orDie)
         let sent = 0
         for (const key of due) {
           const eventId = yield* ids.make("event")
           const rows = yield* sql`
             with noted as (
-              update api_keys set expiring_notified_at = ${iso(now)}::timestamptz
+              update api_keys set expiring_notified_at = ${isoTimestamp(now)}::timestamptz
               where id = ${key.id} and expiring_notified_at is null and revoked_at is null
-                and expires_at > ${iso(now)}::timestamptz
+                and expires_at > ${isoTimestamp(now)}::timestamptz
               returning id, account_id, prefix, name, expires_at
             )
             insert into outbox_events (id, account_id, type, payload, created_at)
-            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("noted", iso(now)))},
-                   ${iso(now)}::timestamptz
+            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("noted", isoTimestamp(now)))},
+                   ${isoTimestamp(now)}::timestamptz
             from noted
             returning id`.pipe(Effect.orDie)
           sent += rows.length
