@@ -63,6 +63,21 @@ describe("FileStorage.put", () => {
     expect(readdirSync(join(directory, "gen_cut"))).toEqual([])
   })
 
+  it("a body destroyed without an error (an aborted download) fails the put and leaves nothing", async () => {
+    const aborted = new Readable({
+      read() {
+        this.push(Buffer.alloc(10_000, 2))
+        this.destroy()
+      }
+    })
+    const exit = await Effect.runPromiseExit(
+      Storage.use((storage) => storage.put("gen_aborted/0.mp3", aborted)).pipe(Effect.provide(Storage.layerFiles(directory)))
+    )
+    expect(exit._tag).toBe("Failure")
+    expect(String(exit)).toContain("the body closed before its end")
+    expect(readdirSync(join(directory, "gen_aborted"))).toEqual([])
+  })
+
   it("refuses keys outside the storage shape", async () => {
     const refused = await Effect.runPromiseExit(
       Storage.use((storage) => storage.put("../escape.mp3", Buffer.from("x"))).pipe(Effect.provide(Storage.layerFiles(directory)))

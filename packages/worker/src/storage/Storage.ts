@@ -142,8 +142,12 @@ const writeStream = (path: string, body: Readable): Promise<number> =>
       }
     })
     body.once("error", fail)
-    // A body destroyed without an error (an aborted download) closes without its end.
-    body.once("close", () => fail(new Error("the body closed before its end")))
+    // A body destroyed without an error (an aborted download) closes without its end. Every body
+    // closes, a finished one too: the error is made only when it says something, since its stack
+    // trace cost more than the rest of storing a small file.
+    body.once("close", () => {
+      if (!settled) fail(new Error("the body closed before its end"))
+    })
   })
 
 const makeFileStorage = (directory: string): Storage["Service"] => {
