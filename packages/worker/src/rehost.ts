@@ -11,7 +11,7 @@ import { Effect, Schema } from "effect"
 import type { ExportFile, FinishedTrack, ProviderExportFile, ProviderTrack, RehostKind, TimedWord } from "@lyre/core"
 import { Ids, Metrics, timedLyricsFiles } from "@lyre/core"
 import { contentTypes, Storage } from "./storage/Storage.ts"
-import { transportFor } from "./provider/upstreamAgents.ts"
+import { requestOptionsOf, transportFor } from "./provider/upstreamAgents.ts"
 import type { UpstreamAgents } from "./provider/upstreamAgents.ts"
 
 export class RehostError extends Schema.TaggedError<RehostError>()("RehostError", {
@@ -97,7 +97,7 @@ const open = (url: string, agents: UpstreamAgents, deadline: Deadline, redirects
     }
     const transport = transportFor(target, agents)
     if (transport === null) return reject(new Error(`unsupported protocol ${target.protocol}`))
-    const request = transport.request(target, { agent: transport.agent }, onResponse)
+    const request = transport.request(requestOptionsOf(target, transport.agent, "GET"), onResponse)
     request.on("error", reject)
     request.end()
     deadline.track(request)

@@ -1,4 +1,4 @@
-import type { ClientRequest, IncomingMessage, RequestOptions } from "node:http"
+import type { ClientRequest, IncomingMessage } from "node:http"
 import type {
   ExportFormat,
   ExportPollOutcome,
@@ -26,7 +26,7 @@ import type { MidiRecordOutcome, RawAnswer } from "./sunoAnswers.ts"
 import { parseCallback } from "./sunoCallback.ts"
 import type { ProviderCallback } from "./sunoCallback.ts"
 import { transcriptionFile } from "./sunoMidi.ts"
-import { transportFor, UpstreamConnections } from "./upstreamAgents.ts"
+import { requestOptionsOf, transportFor, UpstreamConnections } from "./upstreamAgents.ts"
 import {
   addInstrumentalBody,
   addVocalsBody,
@@ -140,8 +140,7 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
         headers["Content-Type"] = "application/json"
         headers["Content-Length"] = Buffer.byteLength(outgoing.body)
       }
-      const options: RequestOptions = { method: outgoing.method, agent, headers }
-      const request = send(outgoing.url, options, (response: IncomingMessage) => {
+      const request = send(requestOptionsOf(outgoing.url, agent, outgoing.method, headers), (response: IncomingMessage) => {
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))
         response.on("end", () =>

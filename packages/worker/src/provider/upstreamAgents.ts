@@ -11,6 +11,7 @@
  * limit before the upstream even read it (docs/decisions/0103-upstream-connections-bounded.md).
  */
 import { Agent as HttpAgent, request as httpRequest } from "node:http"
+import type { OutgoingHttpHeaders, RequestOptions } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { Context, Effect, Layer } from "effect"
 
@@ -46,6 +47,36 @@ export const transportFor = (url: URL, agents: UpstreamAgents): Transport | null
   url.protocol === "https:" ? { request: httpsRequest, agent: agents.https }
     : url.protocol === "http:" ? { request: httpRequest, agent: agents.http }
     : null
+
+/**
+ * What node:http needs of `url` to send one request, as a plain object: the scheme, host, port,
+ * path with query, and credentials written in the URL, as node's own `urlToHttpOptions` reads
+ * them. Given a `URL`, node makes its options with `urlToHttpOptions`, a null-prototype copy of
+ * every field of the URL (a dictionary, not a shaped object), then copies that twice more
+ * (`ClientRequest`, `Agent.addRequest`) on V8's slow path: a fifth of a download's instructions
+ * (docs/decisions/0118-upstream-requests-as-plain-options.md).
+ */
+export const requestOptionsOf = (
+  url: URL,
+  agent: HttpAgent,
+  method: "GET" | "POST",
+  headers?: OutgoingHttpHeaders
+): RequestOptions => {
+  const { hostname } = url
+  const options: RequestOptions = {
+    protocol: url.protocol,
+    hostname: hostname.startsWith("[") ? hostname.slice(1, -1) : hostname,
+    port: url.port === "" ? undefined : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    method,
+    agent,
+    headers
+  }
+  if (url.username !== "" || url.password !== "") {
+    options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`
+  }
+  return options
+}
 
 export const destroyUpstreamAgents = (agents: UpstreamAgents): void => {
   agents.http.destroy()
