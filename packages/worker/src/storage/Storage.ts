@@ -7,7 +7,7 @@
  */
 import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs"
 import { stat } from "node:fs/promises"
-import { dirname, join, normalize, sep } from "node:path"
+import { dirname, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
@@ -152,13 +152,13 @@ const writeStream = (path: string, body: Readable): Promise<number> =>
 
 const makeFileStorage = (directory: string): Storage["Service"] => {
   const root = normalize(directory)
+  const prefix = root.endsWith(sep) ? root : `${root}${sep}`
   /** Directories already made by this process: one mkdir per task, not per file. */
   const made = new Set<string>()
-  const pathOf = (key: string): string | null => {
-    if (!isStorageKey(key)) return null
-    const path = normalize(join(root, key))
-    return path.startsWith(root + sep) ? path : null
-  }
+  // A key's shape is two plain segments (`isStorageKey`: no "." or ".." can be one, no leading
+  // separator), so joined to the normalized root it is already a normal path inside it: checked
+  // by its shape, not normalized again for every file.
+  const pathOf = (key: string): string | null => (isStorageKey(key) ? `${prefix}${key}` : null)
   return {
     put: (key, body) =>
       Effect.tryPromise({
