@@ -15,6 +15,9 @@
  * the service's main thread, which bounds one process: its JavaScript runs on one core). WORKER_BENCH_TASKS
  * (default 2000) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
  * WORKER_BENCH_MODES (`inline`, `split`, default both) picks the throughput runs.
+ * WORKER_BENCH_ON_CPU=1 samples each service process on CPU during the measured run (perf,
+ * decision 0106); WORKER_BENCH_CALLGRIND=1 counts the split run's worker instructions a task
+ * (decision 0107), WORKER_BENCH_CALLGRIND_KEEP=1 keeping the dumps and the perf map to read further.
  *
  * Beside each throughput figure is a baseline measured in the same run, just before it: the CPU
  * the kernel takes to create what a task stores (a directory and four files, written with the
@@ -27,9 +30,12 @@ import type { ChildProcess } from "node:child_process"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
+import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
+import type { ThreadCount } from "./instructions.ts"
 import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
 import { adminOf, createAccountKeys, launchService, prepareBenchData, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -37,13 +43,23 @@ const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThre
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
-const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? "2000")
+const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? (process.env["WORKER_BENCH_CALLGRIND"] === "1" ? "300" : "2000"))
 /**
  * Tasks run to the end before the throughput is measured (WORKER_BENCH_WARMUP_TASKS), so that
  * V8's compiling of the service is not counted as a task's CPU: without them, 1,000 tasks cost
  * 5.1-6.0 ms each and 4,000 tasks 4.6 ms.
  */
-const warmupTasks = Number(process.env["WORKER_BENCH_WARMUP_TASKS"] ?? "1000")
+const warmupTasks = Number(process.env["WORKER_BENCH_WARMUP_TASKS"] ?? (process.env["WORKER_BENCH_CALLGRIND"] === "1" ? "500" : "1000"))
+/** WORKER_BENCH_ON_CPU=1: each service process sampled on CPU by perf during the measured run (decision 0106). */
+const onCpu = process.env["WORKER_BENCH_ON_CPU"] === "1" && perfAvailable()
+/**
+ * WORKER_BENCH_CALLGRIND=1: the split run's worker under callgrind (decision 0107), counting only
+ * the measured tasks: its instructions a task by thread and its functions, a figure that does not
+ * drift with the host. Fewer tasks by default (500 warm-up, 300 measured): callgrind runs the
+ * worker some fifty times slower.
+ */
+const counted = process.env["WORKER_BENCH_CALLGRIND"] === "1" && callgrindAvailable()
+const callgrindOut = join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out")
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
 /** `inline`, `split` or both (default): which throughput runs to make; 0 lag tasks skips the lag run. */
@@ -89,6 +105,7 @@ const databaseCpuMillis = (): number => {
 const leftovers: Array<() => Promise<void>> = []
 
 interface Service {
+  readonly pids: ReadonlyArray<number>
   readonly cpuMillis: () => number
   /** Main threads only, per process in launch order. */
   readonly mainThreadCpuMillisEach: () => ReadonlyArray<number>
@@ -111,13 +128,16 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     PROVIDER_API_KEY: upstreamKey,
     PROVIDER_POLL_SECONDS: String(pollSeconds)
   }
-  const nodeArgs = process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []
-  const launch = (entry: string, extra: Record<string, string>) =>
-    launchService({ entry: `packages/server/src/${entry}`, env: { ...env, ...extra }, nodeArgs })
+  const nodeArgs = [
+    ...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []),
+    ...(onCpu || counted ? ["--perf-basic-prof"] : [])
+  ]
+  const launch = (entry: string, extra: Record<string, string>, wrapper: ReadonlyArray<string> = []) =>
+    launchService({ entry: `packages/server/src/${entry}`, env: { ...env, ...extra }, nodeArgs, wrapper })
   // Both at once: a worker answers no readiness probe, so it gets the API's start-up and the
   // making of the accounts to be up before the load begins.
   const children = split
-    ? [launch("main.ts", { WORKER: "off" }), launch("worker-main.ts", {})]
+    ? [launch("main.ts", { WORKER: "off" }), launch("worker-main.ts", {}, counted ? callgrindCommand(callgrindOut) : [])]
     : [launch("main.ts", { WORKER: "inline" })]
   await waitUntilServing(children[0] as ChildProcess, data.url, "/readyz")
   const keys = await createAccountKeys(adminOf(data.url, data.adminToken), 64, ["music:generate"])
@@ -125,6 +145,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     url: data.url,
     databaseUrl: data.databaseUrl ?? "",
     keys,
+    pids: children.map((proc) => proc.pid ?? 0),
     cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
     cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
     mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOfMain(proc.pid)),
@@ -210,6 +231,10 @@ const throughput = async (split: boolean) => {
     const mainBefore = service.mainThreadCpuMillisEach()
     const databaseBefore = databaseCpuMillis()
     const ownBefore = process.cpuUsage()
+    const workerPid = service.pids[1] ?? 0
+    const counting = counted && split ? countInstructions(workerPid, callgrindOut) : null
+    counting?.start()
+    const recordings = onCpu ? service.pids.map((pid, index) => recordOnCpu(pid, join(tmpdir(), `lyre-worker-on-cpu-${index}.data`))) : []
     const started = performance.now()
     // Counting runs alongside the load on one connection (a connection per count would fork a
     // backend every 50 ms, which the database CPU figure would then include).
@@ -237,6 +262,9 @@ const throughput = async (split: boolean) => {
       })
     ])
     const finished = performance.now()
+    for (const recording of recordings) await recording.stop()
+    const instructions = counting === null ? null : instructionsOf(counting.stop(), workerPid, throughputTasks)
+    const onCpuSummaries = recordings.map((recording, index) => recording.summarize(service.pids[index] ?? 0, throughputTasks))
     const databaseCpu = databaseAfter - databaseBefore
     const [ready] = await query<{ n: number }>(
       service.databaseUrl,
@@ -253,6 +281,8 @@ const throughput = async (split: boolean) => {
         return (own.user + own.system) / 1000 / throughputTasks
       })(),
       filesBaseline,
+      onCpuSummaries,
+      instructions,
       tasks: throughputTasks,
       ready: (ready?.n ?? 0) - (warmedUp?.n ?? 0),
       createSeconds: (created - started) / 1000,
@@ -262,6 +292,28 @@ const throughput = async (split: boolean) => {
   } finally {
     await service.stop()
     await upstream.close()
+  }
+}
+
+interface WorkerInstructions {
+  readonly main: number
+  readonly collector: number
+  readonly others: number
+  readonly functions: ReadonlyArray<readonly [string, number]>
+}
+
+/** The worker's counted instructions a task: its main thread, the collector's share of it, the other threads, and the main thread's functions. */
+const instructionsOf = (dumps: ReadonlyArray<ThreadCount>, pid: number, tasks: number): WorkerInstructions => {
+  const [main] = dumps
+  const functions = main === undefined ? [] : functionsOf(main, pid)
+  if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] === "1") process.stdout.write(`  kept: ${dumps.map((dump) => dump.file).join(" ")} /tmp/perf-${pid}.map\n`)
+  else for (const dump of dumps) removeCount(dump, pid)
+  const collector = functions.reduce((total, [name, count]) => total + (isCollector(name) ? count : 0), 0)
+  return {
+    main: (main?.instructions ?? 0) / tasks,
+    collector: collector / tasks,
+    others: dumps.slice(1).reduce((total, dump) => total + dump.instructions, 0) / tasks,
+    functions: functions.map(([name, count]) => [name, count / tasks] as const)
   }
 }
 
@@ -323,6 +375,24 @@ try {
         `${t.filesBaseline.toFixed(2)} ms of CPU; the service's CPU per task without it: ` +
         `${(t.cpuPerTask - t.filesBaseline).toFixed(1)} ms (service CPU ${(t.cpuPerTask / t.filesBaseline).toFixed(1)}x the baseline)\n`
     )
+    if (t.instructions !== null) {
+      const i = t.instructions
+      const thousands = (count: number) => `${(count / 1000).toFixed(1)}k`
+      process.stdout.write(
+        `  instructions a task of the worker (callgrind): main thread ${thousands(i.main)}, of which the garbage collector ` +
+          `${thousands(i.collector)}, the rest ${thousands(i.main - i.collector)}; other threads ${thousands(i.others)}\n` +
+          i.functions.slice(0, Number(process.env["WORKER_BENCH_CALLGRIND_ROWS"] ?? "40"))
+            .map(([name, count]) => `    ${(count / 1000).toFixed(2).padStart(8)}k  ${name}`).join("\n") + "\n"
+      )
+    }
+    t.onCpuSummaries.forEach((summary, index) => {
+      const rows = (entries: ReadonlyArray<readonly [string, number]>, count: number) =>
+        entries.slice(0, count).map(([name, micros]) => `    ${micros.toFixed(1).padStart(7)} µs  ${name}`).join("\n")
+      process.stdout.write(
+        `  on CPU (perf, user space, main thread) of ${split ? ["the API", "the worker"][index] : "the service"}: ` +
+          `${summary.total.toFixed(0)} µs a task\n  by package:\n${rows(summary.byPackage, 15)}\n  by function:\n${rows(summary.byFunction, 30)}\n`
+      )
+    })
   }
   const l = lagTasks > 0 ? await lag() : null
   if (l !== null) {
@@ -333,5 +403,6 @@ try {
   }
 } finally {
   loadAgent.destroy()
+  if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(dirname(callgrindOut), { recursive: true, force: true })
   for (const remove of leftovers) await remove()
 }
