@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { cpSync, mkdtempSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
@@ -169,6 +169,19 @@ export interface LaunchOptions {
 }
 
 /**
+ * The flags `pnpm start` and `pnpm worker` give node before their entry (package.json's
+ * scripts), so that the benches run the service as its scripts do; any other entry (the bare
+ * handler) gets none.
+ */
+export const scriptFlagsOf = (entry: string): ReadonlyArray<string> => {
+  const { scripts = {} } = JSON.parse(readFileSync(join(repositoryRoot, "package.json"), "utf8")) as {
+    readonly scripts?: Readonly<Record<string, string>>
+  }
+  const script = Object.values(scripts).find((command) => command.startsWith("node ") && command.endsWith(` ${entry}`))
+  return script === undefined ? [] : script.split(" ").slice(1, -1)
+}
+
+/**
  * Starts `entry` (the service's `pnpm start` unless told) with this process's environment under
  * `env`. DATABASE_URL and REDIS_URL come from `env` alone: inherited ones would turn a PGlite
  * run into one on the machine's servers. The service's standard output is dropped unless
@@ -178,7 +191,13 @@ export const launchService = (
   { entry = "packages/server/src/main.ts", env, nodeArgs = [], wrapper = [] }: LaunchOptions
 ): ChildProcess => {
   const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env
-  const [command = process.execPath, ...args] = [...wrapper, process.execPath, ...nodeArgs, join(repositoryRoot, entry)]
+  const [command = process.execPath, ...args] = [
+    ...wrapper,
+    process.execPath,
+    ...scriptFlagsOf(entry),
+    ...nodeArgs,
+    join(repositoryRoot, entry)
+  ]
   return spawn(command, args, {
     cwd: repositoryRoot,
     env: { ...inherited, ...env },
