@@ -366,14 +366,14 @@ try {
         `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
         `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
         `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
-        `CPU per task: service ${t.cpuPerTask.toFixed(1)} ms` +
-        (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(1)} + worker ${t.cpuPerTaskEach[1]?.toFixed(1)})` : "") +
-        ` of which main thread${split ? "s" : ""} ${t.mainThreadPerTaskEach.map((millis) => millis.toFixed(1)).join(" + ")}` +
+        `CPU per task: service ${t.cpuPerTask.toFixed(2)} ms` +
+        (split ? ` (API ${t.cpuPerTaskEach[0]?.toFixed(2)} + worker ${t.cpuPerTaskEach[1]?.toFixed(2)})` : "") +
+        ` of which main thread${split ? "s" : ""} ${t.mainThreadPerTaskEach.map((millis) => millis.toFixed(2)).join(" + ")}` +
         `, fake upstream and load ${t.benchCpuPerTask.toFixed(1)} ms, ` +
         `PostgreSQL and Redis ${t.databaseCpuPerTask.toFixed(1)} ms\n` +
         `  baseline, same run: creating a task's directory and 4 files on the data directory's file system takes ` +
         `${t.filesBaseline.toFixed(2)} ms of CPU; the service's CPU per task without it: ` +
-        `${(t.cpuPerTask - t.filesBaseline).toFixed(1)} ms (service CPU ${(t.cpuPerTask / t.filesBaseline).toFixed(1)}x the baseline)\n`
+        `${(t.cpuPerTask - t.filesBaseline).toFixed(2)} ms (service CPU ${(t.cpuPerTask / t.filesBaseline).toFixed(1)}x the baseline)\n`
     )
     if (t.instructions !== null) {
       const i = t.instructions
