@@ -54,7 +54,7 @@ export const transportFor = (url: URL, agents: UpstreamAgents): Transport | null
  * them. Given a `URL`, node makes its options with `urlToHttpOptions`, a null-prototype copy of
  * every field of the URL (a dictionary, not a shaped object), then copies that twice more
  * (`ClientRequest`, `Agent.addRequest`) on V8's slow path: a fifth of a download's instructions
- * (docs/decisions/0118-upstream-requests-as-plain-options.md).
+ * (docs/decisions/0118-the-workers-own-instructions.md).
  */
 export const requestOptionsOf = (
   url: URL,
