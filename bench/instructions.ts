@@ -210,3 +210,7 @@ export const removeCount = (dump: ThreadCount, pid: number): void => {
  */
 export const isCollector = (name: string): boolean =>
   name.startsWith("v8::") && /Scaveng|Mark|Sweep|Evacuat|Heap::|IteratePointers|Compact|Ephemeron|Migrated|PointersUpdating/.test(name)
+
+/** The instructions of a thread's functions (`functionsOf`) that were the collector's. */
+export const collectorInstructions = (functions: ReadonlyArray<readonly [string, number]>): number =>
+  functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0)

@@ -54,7 +54,7 @@ import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
-import { callersOf, callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
+import { callersOf, callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
 import { cpuMillisOf, envFrom, freePort, loadPerConnection, nodeArgsFrom, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
 import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
 
@@ -327,7 +327,7 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const byMisses = [...(cacheSim ? ["ILmr", "DLmr", "DLmw", "D1mr"] : []), ...(branchSim ? ["Bim", "Bcm"] : [])]
   const missTables = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
   if (main !== undefined) removeCount(main, child.pid)
-  const collector = functions.reduce((total, [name, instructions]) => total + (isCollector(name) ? instructions : 0), 0) / requests
+  const collector = collectorInstructions(functions) / requests
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
   const thousands = (instructions: number) => `${(instructions / 1000).toFixed(1)}k`
   const table = (list: ReadonlyArray<readonly [string, number]>) =>

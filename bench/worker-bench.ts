@@ -34,7 +34,7 @@ import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
-import { callgrindAvailable, callgrindCommand, countInstructions, functionsOf, isCollector, removeCount } from "./instructions.ts"
+import { callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
 import type { ThreadCount } from "./instructions.ts"
 import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
 import { adminOf, createAccountKeys, launchService, prepareBenchData, stopProcess, waitUntilServing } from "./service.ts"
@@ -43,13 +43,15 @@ const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThre
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
-const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? (process.env["WORKER_BENCH_CALLGRIND"] === "1" ? "300" : "2000"))
+/** WORKER_BENCH_CALLGRIND=1: see `counted`; it also sizes the runs. */
+const callgrindAsked = process.env["WORKER_BENCH_CALLGRIND"] === "1"
+const throughputTasks = Number(process.env["WORKER_BENCH_TASKS"] ?? (callgrindAsked ? "300" : "2000"))
 /**
  * Tasks run to the end before the throughput is measured (WORKER_BENCH_WARMUP_TASKS), so that
  * V8's compiling of the service is not counted as a task's CPU: without them, 1,000 tasks cost
  * 5.1-6.0 ms each and 4,000 tasks 4.6 ms.
  */
-const warmupTasks = Number(process.env["WORKER_BENCH_WARMUP_TASKS"] ?? (process.env["WORKER_BENCH_CALLGRIND"] === "1" ? "500" : "1000"))
+const warmupTasks = Number(process.env["WORKER_BENCH_WARMUP_TASKS"] ?? (callgrindAsked ? "500" : "1000"))
 /** WORKER_BENCH_ON_CPU=1: each service process sampled on CPU by perf during the measured run (decision 0106). */
 const onCpu = process.env["WORKER_BENCH_ON_CPU"] === "1" && perfAvailable()
 /**
@@ -58,8 +60,9 @@ const onCpu = process.env["WORKER_BENCH_ON_CPU"] === "1" && perfAvailable()
  * drift with the host. Fewer tasks by default (500 warm-up, 300 measured): callgrind runs the
  * worker some fifty times slower.
  */
-const counted = process.env["WORKER_BENCH_CALLGRIND"] === "1" && callgrindAvailable()
-const callgrindOut = join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out")
+const counted = callgrindAsked && callgrindAvailable()
+/** Where callgrind writes its dumps: a directory of its own, made only for a counted run. */
+const callgrindOut = counted ? join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out") : ""
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
 /** `inline`, `split` or both (default): which throughput runs to make; 0 lag tasks skips the lag run. */
@@ -308,7 +311,7 @@ const instructionsOf = (dumps: ReadonlyArray<ThreadCount>, pid: number, tasks: n
   const functions = main === undefined ? [] : functionsOf(main, pid)
   if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] === "1") process.stdout.write(`  kept: ${dumps.map((dump) => dump.file).join(" ")} /tmp/perf-${pid}.map\n`)
   else for (const dump of dumps) removeCount(dump, pid)
-  const collector = functions.reduce((total, [name, count]) => total + (isCollector(name) ? count : 0), 0)
+  const collector = collectorInstructions(functions)
   return {
     main: (main?.instructions ?? 0) / tasks,
     collector: collector / tasks,
@@ -403,6 +406,6 @@ try {
   }
 } finally {
   loadAgent.destroy()
-  if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(dirname(callgrindOut), { recursive: true, force: true })
+  if (counted && process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(dirname(callgrindOut), { recursive: true, force: true })
   for (const remove of leftovers) await remove()
 }
