@@ -23,6 +23,8 @@ import { startEmbeddedPostgres } from "../packages/server/src/database.ts"
 const env = process.env
 const secretKey = env["SECRET_KEY"] ?? ""
 const port = Number(env["PORT"] ?? "8090")
+/** Where the provider calls back: this server (PUBLIC_URL, as Lyre's site URL). */
+const publicUrl = env["PUBLIC_URL"] ?? `http://127.0.0.1:${port}`
 const defaultRpm = Number(env["RATE_LIMIT_RPM"] ?? "60")
 const defaultConcurrency = 10
 /**
@@ -257,12 +259,13 @@ const create = async (row: KeyRow, body: { model?: string }) => {
       select model.available, model.retry_after_seconds, (select pending from slot) as pending,
              coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
       from model`
-    return { taskId, debited: outcome?.debited === true, now, model, price }
+    return { taskId, debited: outcome?.debited === true, now, model, price, callbackToken }
   })).then(async (result) => {
     if (!result.debited) return result
     // As Lyre does after its transaction: hand the task to the upstream, record its id.
     const answer = await submit(JSON.stringify({
-      customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l", callBackUrl: "http://127.0.0.1:1/cb"
+      customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l",
+      callBackUrl: `${publicUrl}/internal/provider/callback/${result.taskId}?token=${result.callbackToken}`
     }))
     await runtime.runPromise(writes`
       with relaxed as (select set_config('synchronous_commit', 'off', true))
@@ -273,10 +276,55 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   })
 }
 
+/**
+ * The provider's callbacks (the worker benchmark's bare run), as Lyre's intake: progress stages
+ * answered at once, a final one makes its task due in one statement that checks the token and
+ * wakes the workers by NOTIFY at its commit (this process has no worker of its own).
+ */
+const callback = async (taskId: string, token: string, body: string) => {
+  let stage: unknown
+  let providerTaskId: unknown
+  try {
+    const data = (JSON.parse(body) as { data?: { callbackType?: unknown; task_id?: unknown } }).data
+    stage = data?.callbackType
+    providerTaskId = data?.task_id
+  } catch {
+    return 200
+  }
+  if (stage === "text" || stage === "first") return 200
+  const [task] = await runtime.runPromise(sql<{ changed: number }>`
+    with task as (
+      select id, provider_task_id from generation_tasks
+      where id = ${taskId} and callback_token is not null
+        and sha256(convert_to(callback_token, 'UTF8')) = sha256(convert_to(${token}::text, 'UTF8'))
+    ),
+    relaxed as (
+      select set_config('synchronous_commit', case when provider_task_id is null then 'on' else 'off' end, true)
+      from task
+    ),
+    changed as (
+      update generation_tasks t
+      set provider_task_id = coalesce(t.provider_task_id, ${typeof providerTaskId === "string" ? providerTaskId : null}::text),
+          submission_state = 'accepted', next_poll_at = ${new Date().toISOString()}::timestamptz, hints = t.hints + 1
+      from task
+      where t.id = task.id and t.status not in ('ready', 'failed')
+        and coalesce(t.provider_task_id, ${typeof providerTaskId === "string" ? providerTaskId : null}::text) is not null
+        and exists (select 1 from relaxed)
+      returning t.id
+    )
+    select (select count(*) from changed, lateral (select pg_notify('lyre_worker', 'bare')) sent)::int as changed
+    from task`)
+  return task === undefined ? 404 : 200
+}
+
 const server = createServer((req, res) => {
   void (async () => {
-    const path = (req.url ?? "/").split("?")[0] ?? "/"
+    const [path = "/", query = ""] = (req.url ?? "/").split("?")
     const body = req.method === "POST" ? await readBody(req) : ""
+    if (path.startsWith("/internal/provider/callback/")) {
+      const status = await callback(path.slice("/internal/provider/callback/".length), new URLSearchParams(query).get("token") ?? "", body)
+      return send(res, status, status === 200 ? { code: 200, msg: "success" } : { code: 404, msg: "Not found" })
+    }
     const admitted = await authenticate(req).catch(() => null)
     if (admitted === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
     const { row } = admitted

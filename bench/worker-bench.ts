@@ -8,16 +8,20 @@
  * 2. lag: from the upstream's `complete` callback to `ready`, with two 1 MB audio files to copy
  *    per task. Target: p99 under 250 ms.
  *
- * Throughput is measured twice: `pnpm start` with its inline worker, then an API process
- * (WORKER=off) with a `pnpm worker` beside it. The fake upstream and the load run in this
+ * Throughput is measured three times: `pnpm start` with its inline worker; an API process
+ * (WORKER=off) with a `pnpm worker` beside it; and the baseline of that pair, the bare handler
+ * (`bare-server.ts`) with the bare worker (`bare-worker.ts`): the same statements, exchanges and
+ * files a task, without Lyre's layers (decision 0119). The fake upstream and the load run in this
  * process; the service's CPU time per task is printed too, since on a shared two-core machine
  * it says more than the rate, with the CPU of PostgreSQL and Redis beside it (and the share of
- * the service's main thread, which bounds one process: its JavaScript runs on one core). WORKER_BENCH_TASKS
- * (default 2000) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
- * WORKER_BENCH_MODES (`inline`, `split`, default both) picks the throughput runs.
+ * the service's main thread, which bounds one process: its JavaScript runs on one core), and the
+ * split run's CPU a task against the bare run's. WORKER_BENCH_TASKS (default 2000) and
+ * WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs; WORKER_BENCH_MODES
+ * (`inline`, `split`, `bare`, default all three) picks the throughput runs.
  * WORKER_BENCH_ON_CPU=1 samples each service process on CPU during the measured run (perf,
- * decision 0106); WORKER_BENCH_CALLGRIND=1 counts the split run's worker instructions a task
- * (decision 0107), WORKER_BENCH_CALLGRIND_KEEP=1 keeping the dumps and the perf map to read further.
+ * decision 0106); WORKER_BENCH_CALLGRIND=1 counts the dedicated worker's instructions a task in
+ * the split and bare runs (decision 0107), WORKER_BENCH_CALLGRIND_KEEP=1 keeping the dumps and
+ * the perf map to read further.
  *
  * Beside each throughput figure is a baseline measured in the same run, just before it: the CPU
  * the kernel takes to create what a task stores (a directory and four files, written with the
@@ -36,8 +40,8 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
 import type { ThreadCount } from "./instructions.ts"
-import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, prepareBenchData, stopProcess, waitUntilServing } from "./service.ts"
+import { cpuMillisOf, freePort, percentile, query, runOn } from "./support.ts"
+import { adminOf, createAccountKeys, launchService, prepareBenchData, scriptFlagsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThread: true })
 import { startFakeUpstream } from "@lyre/fake-upstream"
@@ -55,7 +59,7 @@ const warmupTasks = Number(process.env["WORKER_BENCH_WARMUP_TASKS"] ?? (callgrin
 /** WORKER_BENCH_ON_CPU=1: each service process sampled on CPU by perf during the measured run (decision 0106). */
 const onCpu = process.env["WORKER_BENCH_ON_CPU"] === "1" && perfAvailable()
 /**
- * WORKER_BENCH_CALLGRIND=1: the split run's worker under callgrind (decision 0107), counting only
+ * WORKER_BENCH_CALLGRIND=1: the dedicated worker under callgrind (decision 0107), counting only
  * the measured tasks: its instructions a task by thread and its functions, a figure that does not
  * drift with the host. Fewer tasks by default (500 warm-up, 300 measured): callgrind runs the
  * worker some fifty times slower.
@@ -65,8 +69,13 @@ const counted = callgrindAsked && callgrindAvailable()
 const callgrindOut = counted ? join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out") : ""
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
-/** `inline`, `split` or both (default): which throughput runs to make; 0 lag tasks skips the lag run. */
-const modes = (process.env["WORKER_BENCH_MODES"] ?? "inline,split").split(",")
+/**
+ * How the service runs: `inline` (`pnpm start`), `split` (an API process with WORKER=off and a
+ * `pnpm worker`), or `bare`: the same API process beside `bare-worker.ts`, the worker's baseline.
+ */
+type Mode = "inline" | "split" | "bare"
+/** Which throughput runs to make (WORKER_BENCH_MODES, default all three); 0 lag tasks skips the lag run. */
+const modes = (process.env["WORKER_BENCH_MODES"] ?? "inline,split,bare").split(",")
 
 const mapLimit = async <A>(items: number, limit: number, work: (index: number) => Promise<A>) => {
   const results: Array<A> = []
@@ -120,9 +129,8 @@ interface Service {
   readonly stop: () => Promise<void>
 }
 
-/** A fresh database and `pnpm start` against it, with the fake upstream as its provider. */
-/** `split`: the API (WORKER=off) and a `pnpm worker` as two processes; else `pnpm start` with its inline worker. */
-const startService = async (upstream: FakeUpstream, pollSeconds: number, split: boolean): Promise<Service> => {
+/** A fresh database and the service against it (see `Mode`), with the fake upstream as its provider. */
+const startService = async (upstream: FakeUpstream, pollSeconds: number, mode: Mode): Promise<Service> => {
   const data = await prepareBenchData("postgres")
   const env = {
     ...data.env,
@@ -135,17 +143,30 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     ...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []),
     ...(onCpu || counted ? ["--perf-basic-prof"] : [])
   ]
-  const launch = (entry: string, extra: Record<string, string>, wrapper: ReadonlyArray<string> = []) =>
-    launchService({ entry: `packages/server/src/${entry}`, env: { ...env, ...extra }, nodeArgs, wrapper })
-  // Both at once: a worker answers no readiness probe, so it gets the API's start-up and the
-  // making of the accounts to be up before the load begins.
-  const children = split
-    ? [launch("main.ts", { WORKER: "off" }), launch("worker-main.ts", {}, counted ? callgrindCommand(callgrindOut) : [])]
-    : [launch("main.ts", { WORKER: "inline" })]
-  await waitUntilServing(children[0] as ChildProcess, data.url, "/readyz")
+  const launch = (entry: string, extra: Record<string, string>, wrapper: ReadonlyArray<string> = [], flags = nodeArgs) =>
+    launchService({ entry, env: { ...env, ...extra }, nodeArgs: flags, wrapper })
+  const workerEntry = "packages/server/src/worker-main.ts"
+  const countedWrapper = counted ? callgrindCommand(callgrindOut) : []
+  // The API and the worker at once: a worker answers no readiness probe, so it gets the API's
+  // start-up and the making of the accounts to be up before the load begins. In the bare run
+  // Lyre's API only makes the schema and the accounts, then idles uncounted while the bare
+  // handler takes the load; the bare worker runs with the node flags of `pnpm worker`, so that
+  // the two workers differ only in their code.
+  const api = (worker: string) => launch("packages/server/src/main.ts", { WORKER: worker })
+  const lyre = api(mode === "inline" ? "inline" : "off")
+  await waitUntilServing(lyre, data.url, "/readyz")
   const keys = await createAccountKeys(adminOf(data.url, data.adminToken), 64, ["music:generate"])
+  let url = data.url
+  const children: Array<ChildProcess> = mode === "inline" ? [lyre] : mode === "split" ? [lyre, launch(workerEntry, {}, countedWrapper)] : []
+  if (mode === "bare") {
+    const port = await freePort()
+    url = `http://127.0.0.1:${port}`
+    children.push(launch("bench/bare-server.ts", { PORT: String(port), PUBLIC_URL: url }))
+    children.push(launch("bench/bare-worker.ts", {}, countedWrapper, [...scriptFlagsOf(workerEntry), ...nodeArgs]))
+    await waitUntilServing(children[0] as ChildProcess, url, "/api/v1/me")
+  }
   return {
-    url: data.url,
+    url,
     databaseUrl: data.databaseUrl ?? "",
     keys,
     pids: children.map((proc) => proc.pid ?? 0),
@@ -153,7 +174,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, split: 
     cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
     mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOfMain(proc.pid)),
     stop: async () => {
-      await Promise.all(children.map(stopProcess))
+      await Promise.all([...new Set([lyre, ...children])].map(stopProcess))
       leftovers.push(data.remove)
     }
   }
@@ -213,10 +234,11 @@ const fileCreationBaseline = (tasks = 300): number => {
   return (used.user + used.system) / 1000 / tasks
 }
 
-const throughput = async (split: boolean) => {
+const throughput = async (mode: Mode) => {
+  const split = mode !== "inline"
   const filesBaseline = fileCreationBaseline()
   const upstream = await startFakeUpstream({ apiKey: upstreamKey })
-  const service = await startService(upstream, 5, split)
+  const service = await startService(upstream, 5, mode)
   try {
     await mapLimit(warmupTasks, 64, (index) => create(service, index, `Warm-up ${index}`))
     await runOn(service.databaseUrl, Effect.gen(function*() {
@@ -324,7 +346,7 @@ const lag = async () => {
   const upstream = await startFakeUpstream({ apiKey: upstreamKey, audioBytes: 1_000_000 })
   // Done at the first poll, but polls are a minute away: only the callback can make it ready now.
   upstream.control.setDefault({ callbacks: "none", pollsBeforeDone: 0 })
-  const service = await startService(upstream, 60, false)
+  const service = await startService(upstream, 60, "inline")
   try {
     const ids = await mapLimit(lagTasks, 8, (index) => create(service, index, `Lag ${index}`))
     const rows = await query<{ id: string; provider_task_id: string }>(
@@ -361,11 +383,32 @@ try {
   process.stdout.write(
     `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
   )
-  for (const split of [false, true]) {
-    if (!modes.includes(split ? "split" : "inline")) continue
-    const t = await throughput(split)
+  const describe: Record<Mode, string> = {
+    inline: "pnpm start, inline worker",
+    split: "API process + pnpm worker",
+    bare: "the bare handler + the bare worker"
+  }
+  /** CPU a task of the split and bare runs' processes, and their workers' instructions, for their ratios. */
+  const sides: Partial<Record<Mode, {
+    readonly service: number
+    readonly api: number
+    readonly worker: number
+    readonly instructions: number | null
+  }>> = {}
+  for (const mode of ["inline", "split", "bare"] as const) {
+    if (!modes.includes(mode)) continue
+    const split = mode !== "inline"
+    const t = await throughput(mode)
+    if (split) {
+      sides[mode] = {
+        service: t.cpuPerTask,
+        api: t.cpuPerTaskEach[0] ?? 0,
+        worker: t.cpuPerTaskEach[1] ?? 0,
+        instructions: t.instructions === null ? null : t.instructions.main + t.instructions.others
+      }
+    }
     process.stdout.write(
-      `worker throughput (postgres, ${split ? "API process + pnpm worker" : "pnpm start, inline worker"}, ` +
+      `worker throughput (postgres, ${describe[mode]}, ` +
         `fake upstream answering at once): ${t.tasks} tasks, ${t.ready} ready; ` +
         `created in ${t.createSeconds.toFixed(1)} s, all terminal in ${t.totalSeconds.toFixed(1)} s: ` +
         `${t.perSecond.toFixed(0)} tasks/s create->ready (target >= 300, ratio ${(t.perSecond / 300).toFixed(2)}); ` +
@@ -396,6 +439,19 @@ try {
           `${summary.total.toFixed(0)} µs a task\n  by package:\n${rows(summary.byPackage, 15)}\n  by function:\n${rows(summary.byFunction, 30)}\n`
       )
     })
+  }
+  const { split: lyre, bare } = sides
+  if (lyre !== undefined && bare !== undefined) {
+    const ratio = (a: number, b: number) => `${a.toFixed(2)} against ${b.toFixed(2)} ms, ratio ${(a / b).toFixed(2)}`
+    process.stdout.write(
+      `Lyre against its baseline, same run (split against bare), CPU a task: service ${ratio(lyre.service, bare.service)}; ` +
+        `API ${ratio(lyre.api, bare.api)}; worker ${ratio(lyre.worker, bare.worker)}` +
+        (lyre.instructions !== null && bare.instructions !== null
+          ? `; the worker's instructions a task on every thread ${(lyre.instructions / 1000).toFixed(0)}k against ` +
+            `${(bare.instructions / 1000).toFixed(0)}k, ratio ${(lyre.instructions / bare.instructions).toFixed(2)}`
+          : "") +
+        "\n"
+    )
   }
   const l = lagTasks > 0 ? await lag() : null
   if (l !== null) {
