@@ -1,11 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Option, Schema } from "effect"
 import { gmProgramOf } from "../src/provider/gmPrograms.ts"
 import {
   interpretMidiRecordInfo,
+  interpretRecordInfo,
   interpretSeparationRecordInfo,
   interpretSubmit,
   interpretTimestampedLyrics
 } from "../src/provider/sunoAnswers.ts"
+import type { PollOutcome } from "@lyre/core/provider/outcomes"
 import { estimateKey, tracksOf } from "../src/provider/sunoMidi.ts"
 import { decodeExportId, encodeExportId, MAX_UPSTREAM_TITLE, shortenTitle } from "../src/provider/sunoRequest.ts"
 
@@ -86,6 +89,167 @@ describe("a generate answer", () => {
     ]) {
       assert.deepStrictEqual(read(body, 502), noCode(502), JSON.stringify(body))
     }
+  })
+})
+
+describe("a generation's record-info answer", () => {
+  const read = (body: unknown, status = 200) =>
+    interpretRecordInfo({ status, text: typeof body === "string" ? body : JSON.stringify(body) })
+  const unreadable = (status: number) =>
+    ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a readable record` } as const)
+  const track = {
+    id: "u1",
+    audioUrl: "https://cdn.example/u1.mp3",
+    streamAudioUrl: "https://cdn.example/u1-stream",
+    imageUrl: "https://cdn.example/u1.png",
+    prompt: "[Verse] la la",
+    modelName: "chirp-v4",
+    title: "Song",
+    tags: "synthwave",
+    createTime: 1700000000000,
+    duration: 123.4
+  }
+  const done = (tracks: ReadonlyArray<unknown>) => ({
+    code: 200,
+    msg: "success",
+    data: { taskId: "t1", status: "SUCCESS", response: { taskId: "t1", sunoData: tracks }, errorCode: null, errorMessage: null }
+  })
+  const succeeded: PollOutcome = {
+    _tag: "Succeeded",
+    tracks: [{
+      providerTrackId: "u1",
+      audioUrl: "https://cdn.example/u1.mp3",
+      imageUrl: "https://cdn.example/u1.png",
+      lyrics: "[Verse] la la",
+      title: "Song",
+      tags: "synthwave",
+      duration: 123.4
+    }]
+  }
+
+  it("gives the finished tracks, in either spelling, a track without an id or audio left out", () => {
+    assert.deepStrictEqual(read(done([track])), succeeded)
+    assert.deepStrictEqual(read(done([track, { ...track, id: null }, { ...track, audioUrl: "" }])), succeeded)
+    const snake = { id: "u1", audio_url: track.audioUrl, image_url: track.imageUrl, prompt: track.prompt, title: "Song", tags: "synthwave", duration: 123.4 }
+    const body = done([])
+    assert.deepStrictEqual(read({ ...body, data: { ...body.data, response: { sunoData: null, suno_data: [snake] } } }), succeeded)
+  })
+
+  it("is pending, failed or unknown by the status table", () => {
+    assert.deepStrictEqual(read({ code: 200, data: { status: "FIRST_SUCCESS", response: null } }), { _tag: "Pending" })
+    assert.deepStrictEqual(read({ code: 200, data: { status: "SUCCESS", response: { sunoData: [] } } }), {
+      _tag: "Failed",
+      code: "provider_error",
+      message: "Upstream reported success without any audio"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: { status: "GENERATE_AUDIO_FAILED", error_message: "boom" } }), {
+      _tag: "Failed",
+      code: "provider_error",
+      message: "Upstream failed: boom"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: { status: "SENSITIVE_WORD_ERROR" } }), {
+      _tag: "Failed",
+      code: "content_policy",
+      message: "The request was refused by the content policy"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: { status: "LATER" } }), { _tag: "Unknown", message: "Upstream reported an unknown status LATER" })
+    assert.deepStrictEqual(read({ code: 404, msg: "no such task", data: null }), {
+      _tag: "Unknown",
+      message: "Upstream record-info answered code 404: no such task"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: {} }), { _tag: "Unknown", message: "Upstream record-info answered code 200" })
+  })
+
+  it("is unreadable when it breaks the lenient rules anywhere, one track included", () => {
+    for (const body of [
+      "<html>502</html>",
+      "",
+      [done([track])],
+      { ...done([track]), code: "200" },
+      { ...done([track]), msg: 1 },
+      { code: 200, data: [] },
+      { code: 200, data: { status: 5 } },
+      { code: 200, data: { status: "SUCCESS", response: [] } },
+      { code: 200, data: { status: "SUCCESS", response: { sunoData: {} } } },
+      done([track, { ...track, title: 7 }]),
+      done([track, { ...track, duration: "123" }]),
+      done([track, "u2"]),
+      done([[track]])
+    ]) {
+      assert.deepStrictEqual(read(body, 502), unreadable(502), JSON.stringify(body))
+    }
+  })
+
+  // The rules the answer was read by while it was decoded with a schema (decision 0119): the
+  // hand-written reader is held to them at every field, with every kind of JSON value there.
+  const maybe = <S extends Schema.Constraint>(schema: S) => Schema.optional(Schema.NullOr(schema))
+  const SchemaTrack = Schema.Struct({
+    id: maybe(Schema.String),
+    audioUrl: maybe(Schema.String),
+    audio_url: maybe(Schema.String),
+    imageUrl: maybe(Schema.String),
+    image_url: maybe(Schema.String),
+    prompt: maybe(Schema.String),
+    title: maybe(Schema.String),
+    tags: maybe(Schema.String),
+    duration: maybe(Schema.Number)
+  })
+  const readableBySchema = Schema.decodeUnknownOption(Schema.Struct({
+    code: Schema.Number,
+    msg: maybe(Schema.String),
+    data: maybe(Schema.Struct({
+      status: maybe(Schema.String),
+      response: maybe(Schema.Struct({ sunoData: maybe(Schema.Array(SchemaTrack)), suno_data: maybe(Schema.Array(SchemaTrack)) })),
+      errorMessage: maybe(Schema.String),
+      error_message: maybe(Schema.String)
+    }))
+  }))
+
+  it("is readable exactly when the schema it replaced read it", () => {
+    const values: ReadonlyArray<unknown> = [undefined, null, "text", "", 0, 200, 1.5, true, {}, [], [{}], ["x"]]
+    const paths: ReadonlyArray<ReadonlyArray<string | number>> = [
+      [],
+      ["code"],
+      ["msg"],
+      ["data"],
+      ["data", "status"],
+      ["data", "errorMessage"],
+      ["data", "error_message"],
+      ["data", "response"],
+      ["data", "response", "sunoData"],
+      ["data", "response", "suno_data"],
+      ["data", "response", "sunoData", 0],
+      ["data", "response", "sunoData", 1],
+      ...[...Object.keys(track), "audio_url", "image_url"].map((field) => ["data", "response", "sunoData", 1, field])
+    ]
+    const withValue = (body: unknown, path: ReadonlyArray<string | number>, value: unknown): unknown => {
+      if (path.length === 0) return value
+      const [head = "", ...rest] = path
+      if (Array.isArray(body)) {
+        // An element set to undefined is written as null, as JSON writes an array's holes.
+        const copy: Array<unknown> = [...body]
+        copy[Number(head)] = withValue(copy[Number(head)] ?? {}, rest, value)
+        return copy
+      }
+      const copy: Record<string, unknown> = { ...(body as object) }
+      const next = withValue(copy[head] ?? {}, rest, value)
+      if (next === undefined) delete copy[head]
+      else copy[head] = next
+      return copy
+    }
+    let compared = 0
+    for (const path of paths) {
+      for (const value of values) {
+        const body = withValue(done([track, { ...track, id: "u2" }]), path, value)
+        const text = JSON.stringify(body) ?? ""
+        const bySchema = Option.isSome(readableBySchema(text === "" ? undefined : JSON.parse(text)))
+        const outcome = read(text)
+        const byHand = !("message" in outcome && outcome.message === unreadable(200).message)
+        assert.strictEqual(byHand, bySchema, `${path.join(".")} = ${JSON.stringify(value)}`)
+        compared++
+      }
+    }
+    assert.isAbove(compared, 250)
   })
 })
 

@@ -16,38 +16,58 @@ import { Option, Predicate, Schema } from "effect"
 const maybe = <S extends Schema.Constraint>(schema: S) => Schema.optional(Schema.NullOr(schema))
 const maybeText = maybe(Schema.String)
 
-const SunoTrack = Schema.Struct({
-  id: maybeText,
-  audioUrl: maybeText,
-  audio_url: maybeText,
-  imageUrl: maybeText,
-  image_url: maybeText,
-  prompt: maybeText,
-  title: maybeText,
-  tags: maybeText,
-  duration: maybe(Schema.Number)
-})
-type SunoTrack = typeof SunoTrack.Type
+/** A track of record-info: every field absent, null or a string, the duration a number. */
+interface SunoTrack {
+  readonly id?: string | null
+  readonly audioUrl?: string | null
+  readonly audio_url?: string | null
+  readonly imageUrl?: string | null
+  readonly image_url?: string | null
+  readonly prompt?: string | null
+  readonly title?: string | null
+  readonly tags?: string | null
+  readonly duration?: number | null
+}
 
-const RecordInfoAnswer = Schema.Struct({
-  code: Schema.Number,
-  msg: maybeText,
-  data: maybe(Schema.Struct({
-    status: maybeText,
-    response: maybe(Schema.Struct({
-      sunoData: maybe(Schema.Array(SunoTrack)),
-      suno_data: maybe(Schema.Array(SunoTrack))
-    })),
-    errorMessage: maybeText,
-    error_message: maybeText
-  }))
-})
-
-const decodeRecordInfoAnswer = Schema.decodeUnknownOption(RecordInfoAnswer)
+const trackTextFields = ["id", "audioUrl", "audio_url", "imageUrl", "image_url", "prompt", "title", "tags"] as const
 
 /** What `maybeText` accepts: absent, null or a string. */
 const isMaybeText = (value: unknown): value is string | null | undefined =>
   value === undefined || value === null || typeof value === "string"
+
+const isMaybeNumber = (value: unknown): value is number | null | undefined =>
+  value === undefined || value === null || typeof value === "number"
+
+const isSunoTrack = (track: unknown): track is SunoTrack =>
+  Predicate.isObject(track) && trackTextFields.every((field) => isMaybeText(track[field])) && isMaybeNumber(track["duration"])
+
+/** Absent, null, or an array of tracks each read by the rules of `isSunoTrack`. */
+const isMaybeTracks = (value: unknown): value is ReadonlyArray<SunoTrack> | null | undefined =>
+  value === undefined || value === null || (Array.isArray(value) && value.every(isSunoTrack))
+
+/**
+ * A record-info answer read by the same lenient rules as the schemas here: `code` a number;
+ * `msg`, and in `data` (absent, null or an object) `status`, `errorMessage` and `error_message`,
+ * each absent, null or a string; `data.response` absent, null or an object whose `sunoData` and
+ * `suno_data` are each absent, null or an array of tracks. Other fields are ignored. By hand, as
+ * `readSubmitAnswer`: a Schema decode was a twentieth of a task's instructions in the worker
+ * (decision 0119). undefined when the answer breaks a rule.
+ */
+const readRecordInfoAnswer = (json: unknown) => {
+  if (!Predicate.isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined
+  const { code, msg } = json
+  const data = json["data"]
+  if (data === undefined || data === null) return { code, msg, data: undefined }
+  if (!Predicate.isObject(data)) return undefined
+  const { status, errorMessage, error_message } = data
+  if (!isMaybeText(status) || !isMaybeText(errorMessage) || !isMaybeText(error_message)) return undefined
+  const response = data["response"]
+  if (response === undefined || response === null) return { code, msg, data: { status, errorMessage, error_message, tracks: undefined } }
+  if (!Predicate.isObject(response)) return undefined
+  const { sunoData, suno_data } = response
+  if (!isMaybeTracks(sunoData) || !isMaybeTracks(suno_data)) return undefined
+  return { code, msg, data: { status, errorMessage, error_message, tracks: sunoData ?? suno_data } }
+}
 
 /**
  * A generate answer read by the same lenient rules as the schemas here (`code` a number, `msg`,
@@ -124,15 +144,15 @@ const toTracks = (tracks: ReadonlyArray<SunoTrack>): ReadonlyArray<ProviderTrack
 
 /** Reads a record-info answer into the port's outcome, by the status table of section 6. */
 export const interpretRecordInfo = (answer: RawAnswer): PollOutcome => {
-  const decoded = decodeRecordInfoAnswer(parseJson(answer.text))
-  if (Option.isNone(decoded)) {
+  const read = readRecordInfoAnswer(parseJson(answer.text))
+  if (read === undefined) {
     return { _tag: "Unknown", message: `Upstream answered HTTP ${answer.status} without a readable record` }
   }
-  const { code, msg, data } = decoded.value
+  const { code, msg, data } = read
   if (code !== 200 || !data?.status) {
     return { _tag: "Unknown", message: `Upstream record-info answered code ${code}${msg ? `: ${msg}` : ""}` }
   }
-  const tracks = toTracks(data.response?.sunoData ?? data.response?.suno_data ?? [])
+  const tracks = toTracks(data.tracks ?? [])
   const reason = data.errorMessage || data.error_message || data.status
   switch (data.status) {
     case "PENDING":
