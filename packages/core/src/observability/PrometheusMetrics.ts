@@ -8,8 +8,9 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client"
 import { Metrics } from "./Metrics.ts"
+import { CountedCounter } from "./CountedCounter.ts"
 import { CountedHistogram } from "./CountedHistogram.ts"
 import { RequestDurations } from "./RequestDurations.ts"
 import type { MetricsShape } from "./Metrics.ts"
@@ -72,49 +73,49 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     buckets: latencyBuckets,
     registers
   })
-  const tasksCreated = new Counter({
+  const tasksCreated = new CountedCounter({
     name: "lyre_tasks_created_total",
     help: "Generation tasks created (and charged), by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const tasksReady = new Counter({
+  const tasksReady = new CountedCounter({
     name: "lyre_tasks_ready_total",
     help: "Generation tasks that became ready, by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const tasksFailed = new Counter({
+  const tasksFailed = new CountedCounter({
     name: "lyre_tasks_failed_total",
     help: "Generation tasks that failed (and were refunded), by model and error code.",
     labelNames: ["model", "code"] as const,
     registers
   })
-  const exportsCreated = new Counter({
+  const exportsCreated = new CountedCounter({
     name: "lyre_exports_created_total",
     help: "Exports (song tools) created and charged, by format.",
     labelNames: ["format"] as const,
     registers
   })
-  const exportsReady = new Counter({
+  const exportsReady = new CountedCounter({
     name: "lyre_exports_ready_total",
     help: "Exports that became ready, by format.",
     labelNames: ["format"] as const,
     registers
   })
-  const exportsFailed = new Counter({
+  const exportsFailed = new CountedCounter({
     name: "lyre_exports_failed_total",
     help: "Exports that failed (and were refunded), by format and error code.",
     labelNames: ["format", "code"] as const,
     registers
   })
-  const creditsDebited = new Counter({
+  const creditsDebited = new CountedCounter({
     name: "lyre_credits_debited_total",
     help: "Credits charged by creates, by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const creditsRefunded = new Counter({
+  const creditsRefunded = new CountedCounter({
     name: "lyre_credits_refunded_total",
     help: "Credits returned by failed tasks, by model.",
     labelNames: ["model"] as const,
@@ -128,25 +129,25 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     buckets: latencyBuckets,
     registers
   })
-  const circuitsOpened = new Counter({
+  const circuitsOpened = new CountedCounter({
     name: "lyre_provider_circuit_opened_total",
     help: "Times a model's provider circuit opened (5 provider failures in a minute).",
     labelNames: ["model"] as const,
     registers
   })
-  const callbacks = new Counter({
+  const callbacks = new CountedCounter({
     name: "lyre_provider_callbacks_total",
     help: "Provider callbacks by result: accepted (a task made due), ignored (nothing to change), progress, refused (unknown task or wrong token).",
     labelNames: ["result"] as const,
     registers
   })
-  const rehostBytes = new Counter({
+  const rehostBytes = new CountedCounter({
     name: "lyre_rehost_bytes_total",
     help: "Bytes of audio and covers copied into storage before a task became ready.",
     labelNames: ["kind"] as const,
     registers
   })
-  const rehostDuration = new Histogram({
+  const rehostDuration = new CountedHistogram({
     name: "lyre_rehost_duration_seconds",
     help: "Time to copy one file (audio or cover) into storage.",
     labelNames: ["kind"] as const,
@@ -206,39 +207,39 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     registers
   })
   redisFallback.set(0)
-  const redisFallbackAnswers = new Counter({
+  const redisFallbackAnswers = new CountedCounter({
     name: "lyre_redis_fallback_total",
     help: "Answers given by this process's fallbacks while Redis was out of reach, by use (rate_limit, deny_list).",
     labelNames: ["use"] as const,
     registers
   })
-  const fallbackAnswer = cached1((use) => redisFallbackAnswers.labels(use))
+  const fallbackAnswer = cached1((use) => redisFallbackAnswers.series({ use }))
   const keptSubmissions = new Gauge({
     name: "lyre_kept_submissions",
     help: "Submission outcomes this process keeps because the database did not take their record, to record when it answers.",
     registers
   })
   keptSubmissions.set(0)
-  const keptSubmissionResults = new Counter({
+  const keptSubmissionResults = new CountedCounter({
     name: "lyre_kept_submissions_total",
     help: "Submission outcomes the database did not take, by what became of them " +
       "(kept, recorded, past_deadline, turned_away at the cap, failed).",
     labelNames: ["result"] as const,
     registers
   })
-  const keptResult = cached1((result) => keptSubmissionResults.labels(result))
+  const keptResult = cached1((result) => keptSubmissionResults.series({ result }))
 
-  const created = cached1((model) => ({ task: tasksCreated.labels(model), credits: creditsDebited.labels(model) }))
-  const ready = cached1((model) => tasksReady.labels(model))
-  const failed = cached2((model, code) => tasksFailed.labels(model, code))
-  const refunded = cached1((model) => creditsRefunded.labels(model))
-  const exportCreated = cached1((format) => exportsCreated.labels(format))
-  const exportReady = cached1((format) => exportsReady.labels(format))
-  const exportFailed = cached2((format, code) => exportsFailed.labels(format, code))
+  const created = cached1((model) => ({ task: tasksCreated.series({ model }), credits: creditsDebited.series({ model }) }))
+  const ready = cached1((model) => tasksReady.series({ model }))
+  const failed = cached2((model, code) => tasksFailed.series({ model, code }))
+  const refunded = cached1((model) => creditsRefunded.series({ model }))
+  const exportCreated = cached1((format) => exportsCreated.series({ format }))
+  const exportReady = cached1((format) => exportsReady.series({ format }))
+  const exportFailed = cached2((format, code) => exportsFailed.series({ format, code }))
   const provider = cached2((call, result) => providerDuration.series({ call, result }))
-  const opened = cached1((model) => circuitsOpened.labels(model))
-  const callback = cached1((result) => callbacks.labels(result))
-  const rehosted = cached1((kind) => ({ bytes: rehostBytes.labels(kind), time: rehostDuration.labels(kind) }))
+  const opened = cached1((model) => circuitsOpened.series({ model }))
+  const callback = cached1((result) => callbacks.series({ result }))
+  const rehosted = cached1((kind) => ({ bytes: rehostBytes.series({ kind }), time: rehostDuration.series({ kind }) }))
   const attempts = cached1((outcome) => webhookAttempts.labels(outcome))
 
   // Deadlines are creation + the timeout, and the sweep's partial index orders them: the oldest
