@@ -188,7 +188,15 @@ const submit = (body: string) =>
     req.end(body)
   })
 
-const create = async (row: KeyRow, body: { model?: string }) => {
+interface CreateBody {
+  readonly model?: string
+  readonly style?: string
+  readonly title?: string
+  readonly lyrics?: string
+  readonly instrumental?: boolean
+}
+
+const create = async (row: KeyRow, body: CreateBody) => {
   const model = body.model ?? "aether"
   const price = 50
   const now = new Date().toISOString()
@@ -263,9 +271,10 @@ const create = async (row: KeyRow, body: { model?: string }) => {
   })).then(async (result) => {
     if (!result.debited) return result
     // As Lyre does after its transaction: hand the task to the upstream, record its id.
+    // The request's own words, as Lyre sends them: the upstream writes them back into its tracks.
     const answer = await submit(JSON.stringify({
-      customMode: true, instrumental: false, model: "V4_5", style: "s", title: "t", prompt: "l",
-      callBackUrl: `${publicUrl}/internal/provider/callback/${result.taskId}?token=${result.callbackToken}`
+      customMode: true, instrumental: body.instrumental ?? false, model: "V4_5", style: body.style, title: body.title,
+      prompt: body.lyrics, callBackUrl: `${publicUrl}/internal/provider/callback/${result.taskId}?token=${result.callbackToken}`
     }))
     await runtime.runPromise(writes`
       with relaxed as (select set_config('synchronous_commit', 'off', true))
@@ -349,7 +358,7 @@ const server = createServer((req, res) => {
       }, admitted)
     }
     if (path === "/api/v1/music/generations" && req.method === "POST") {
-      const result = await create(row, JSON.parse(body) as { model?: string })
+      const result = await create(row, JSON.parse(body) as CreateBody)
       if (!result.debited) return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } }, admitted)
       return send(res, 202, {
         id: result.taskId,

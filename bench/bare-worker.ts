@@ -19,7 +19,6 @@
  * PostgreSQL only (the worker benchmark's store). Environment: DATABASE_URL, DATA_DIR,
  * PUBLIC_URL, PROVIDER_URL, PROVIDER_API_KEY, PROVIDER_POLL_SECONDS.
  */
-import { randomBytes } from "node:crypto"
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs"
 import { Agent, request } from "node:http"
 import type { IncomingMessage } from "node:http"
@@ -28,6 +27,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Queue, Redacted } from "effect"
 import { ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { randomBase62 } from "@lyre/core"
 
 const env = process.env
 const databaseUrl = Redacted.make(env["DATABASE_URL"] ?? "")
@@ -36,7 +36,7 @@ const publicUrl = env["PUBLIC_URL"] ?? ""
 const providerUrl = env["PROVIDER_URL"] ?? ""
 const providerKey = env["PROVIDER_API_KEY"] ?? ""
 const pollSeconds = Number(env["PROVIDER_POLL_SECONDS"] ?? "5")
-const workerId = `bare-${process.pid}-${randomBytes(4).toString("hex")}`
+const workerId = `bare-${process.pid}-${randomBase62(8)}`
 const concurrency = 64
 const leaseSeconds = 300
 const idleMillis = 250
@@ -51,7 +51,7 @@ const writes = await writeRuntime.runPromise(SqlClient.use(Effect.succeed))
 const run = <A>(effect: Effect.Effect<A, unknown>): Promise<A> => runtime.runPromise(effect)
 
 const iso = (millis: number) => new Date(millis).toISOString()
-const randomId = (prefix: string) => `${prefix}_${randomBytes(18).toString("base64url").slice(0, 24)}`
+const randomId = (prefix: string) => `${prefix}_${randomBase62(24)}`
 
 /** Wakes the claim loop: a NOTIFY from the API, or a slot freed while every slot was busy. */
 let wake: (() => void) | null = null

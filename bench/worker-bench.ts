@@ -30,7 +30,6 @@
  * at its worst half the worker's CPU, so the service's CPU is also printed without it. TMPDIR
  * moves the data directories (and the baseline) to another file system.
  */
-import type { ChildProcess } from "node:child_process"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
@@ -40,10 +39,9 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
 import type { ThreadCount } from "./instructions.ts"
-import { cpuMillisOf, freePort, percentile, query, runOn } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, prepareBenchData, scriptFlagsOf, stopProcess, waitUntilServing } from "./service.ts"
-
-const cpuMillisOfMain = (pid: number | undefined) => cpuMillisOf(pid, { mainThread: true })
+import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
+import { startWorkerService } from "./worker-service.ts"
+import type { WorkerMode, WorkerService } from "./worker-service.ts"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 
@@ -69,11 +67,6 @@ const counted = callgrindAsked && callgrindAvailable()
 const callgrindOut = counted ? join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out") : ""
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
-/**
- * How the service runs: `inline` (`pnpm start`), `split` (an API process with WORKER=off and a
- * `pnpm worker`), or `bare`: the same API process beside `bare-worker.ts`, the worker's baseline.
- */
-type Mode = "inline" | "split" | "bare"
 /** Which throughput runs to make (WORKER_BENCH_MODES, default all three); 0 lag tasks skips the lag run. */
 const modes = (process.env["WORKER_BENCH_MODES"] ?? "inline,split,bare").split(",")
 
@@ -116,74 +109,25 @@ const databaseCpuMillis = (): number => {
  */
 const leftovers: Array<() => Promise<void>> = []
 
-interface Service {
-  readonly pids: ReadonlyArray<number>
-  readonly cpuMillis: () => number
-  /** Main threads only, per process in launch order. */
-  readonly mainThreadCpuMillisEach: () => ReadonlyArray<number>
-  /** Per process, in launch order (the API first). */
-  readonly cpuMillisEach: () => ReadonlyArray<number>
-  readonly url: string
-  readonly databaseUrl: string
-  readonly keys: ReadonlyArray<string>
-  readonly stop: () => Promise<void>
-}
-
-/** A fresh database and the service against it (see `Mode`), with the fake upstream as its provider. */
-const startService = async (upstream: FakeUpstream, pollSeconds: number, mode: Mode): Promise<Service> => {
-  const data = await prepareBenchData("postgres")
-  const env = {
-    ...data.env,
-    PROVIDER: "http",
-    PROVIDER_URL: upstream.url,
-    PROVIDER_API_KEY: upstreamKey,
-    PROVIDER_POLL_SECONDS: String(pollSeconds)
-  }
-  const nodeArgs = [
-    ...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []),
-    ...(onCpu || counted ? ["--perf-basic-prof"] : [])
-  ]
-  const launch = (entry: string, extra: Record<string, string>, wrapper: ReadonlyArray<string> = [], flags = nodeArgs) =>
-    launchService({ entry, env: { ...env, ...extra }, nodeArgs: flags, wrapper })
-  const workerEntry = "packages/server/src/worker-main.ts"
-  const countedWrapper = counted ? callgrindCommand(callgrindOut) : []
-  // The API and the worker at once: a worker answers no readiness probe, so it gets the API's
-  // start-up and the making of the accounts to be up before the load begins. In the bare run
-  // Lyre's API only makes the schema and the accounts, then idles uncounted while the bare
-  // handler takes the load; the bare worker runs with the node flags of `pnpm worker`, so that
-  // the two workers differ only in their code.
-  const api = (worker: string) => launch("packages/server/src/main.ts", { WORKER: worker })
-  const lyre = api(mode === "inline" ? "inline" : "off")
-  await waitUntilServing(lyre, data.url, "/readyz")
-  const keys = await createAccountKeys(adminOf(data.url, data.adminToken), 64, ["music:generate"])
-  let url = data.url
-  const children: Array<ChildProcess> = mode === "inline" ? [lyre] : mode === "split" ? [lyre, launch(workerEntry, {}, countedWrapper)] : []
-  if (mode === "bare") {
-    const port = await freePort()
-    url = `http://127.0.0.1:${port}`
-    children.push(launch("bench/bare-server.ts", { PORT: String(port), PUBLIC_URL: url }))
-    children.push(launch("bench/bare-worker.ts", {}, countedWrapper, [...scriptFlagsOf(workerEntry), ...nodeArgs]))
-    await waitUntilServing(children[0] as ChildProcess, url, "/api/v1/me")
-  }
-  return {
-    url,
-    databaseUrl: data.databaseUrl ?? "",
-    keys,
-    pids: children.map((proc) => proc.pid ?? 0),
-    cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
-    cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
-    mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOfMain(proc.pid)),
-    stop: async () => {
-      await Promise.all([...new Set([lyre, ...children])].map(stopProcess))
-      leftovers.push(data.remove)
-    }
-  }
+/** A fresh database and the service against it (see `WorkerMode`), with the fake upstream as its provider. */
+const startService = async (upstream: FakeUpstream, pollSeconds: number, mode: WorkerMode): Promise<WorkerService> => {
+  const service = await startWorkerService(upstream, {
+    mode,
+    pollSeconds,
+    upstreamKey,
+    nodeArgs: [
+      ...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []),
+      ...(onCpu || counted ? ["--perf-basic-prof"] : [])
+    ],
+    workerWrapper: counted ? callgrindCommand(callgrindOut) : []
+  })
+  return { ...service, stop: () => service.stop().then(() => void leftovers.push(service.remove)) }
 }
 
 /** The load's connections, kept alive: node:http costs the load a fraction of what fetch does. */
 const loadAgent = new Agent({ keepAlive: true, maxSockets: 64 })
 
-const create = (service: Service, index: number, title: string): Promise<string> =>
+const create = (service: WorkerService, index: number, title: string): Promise<string> =>
   new Promise((resolve, reject) => {
     const body = JSON.stringify({ style: "synthwave, 110 bpm", title, lyrics: "[Verse]\nla la la" })
     const request = httpRequest(`${service.url}/api/v1/music/generations`, {
@@ -234,7 +178,7 @@ const fileCreationBaseline = (tasks = 300): number => {
   return (used.user + used.system) / 1000 / tasks
 }
 
-const throughput = async (mode: Mode) => {
+const throughput = async (mode: WorkerMode) => {
   const split = mode !== "inline"
   const filesBaseline = fileCreationBaseline()
   const upstream = await startFakeUpstream({ apiKey: upstreamKey })
@@ -383,13 +327,13 @@ try {
   process.stdout.write(
     `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
   )
-  const describe: Record<Mode, string> = {
+  const describe: Record<WorkerMode, string> = {
     inline: "pnpm start, inline worker",
     split: "API process + pnpm worker",
     bare: "the bare handler + the bare worker"
   }
   /** CPU a task of the split and bare runs' processes, and their workers' instructions, for their ratios. */
-  const sides: Partial<Record<Mode, {
+  const sides: Partial<Record<WorkerMode, {
     readonly service: number
     readonly api: number
     readonly worker: number
