@@ -9,6 +9,7 @@ import {
   interpretTimestampedLyrics
 } from "../src/provider/sunoAnswers.ts"
 import type { PollOutcome } from "@lyre/core/provider/outcomes"
+import { parseCallback } from "../src/provider/sunoCallback.ts"
 import { estimateKey, tracksOf } from "../src/provider/sunoMidi.ts"
 import { decodeExportId, encodeExportId, MAX_UPSTREAM_TITLE, shortenTitle } from "../src/provider/sunoRequest.ts"
 
@@ -250,6 +251,72 @@ describe("a generation's record-info answer", () => {
       }
     }
     assert.isAbove(compared, 250)
+  })
+})
+
+describe("an upstream callback", () => {
+  // The schemas callbacks were decoded with until decision 0119: the hand-written reader is held
+  // to what they gave, at every field, with every kind of JSON value there.
+  const taskIds = { task_id: Schema.optional(Schema.String), taskId: Schema.optional(Schema.String) }
+  const generation = Schema.decodeUnknownOption(Schema.Struct({
+    data: Schema.Struct({ callbackType: Schema.Literals(["text", "first", "complete", "error"]), ...taskIds })
+  }))
+  const tool = Schema.decodeUnknownOption(Schema.Struct({
+    code: Schema.Number,
+    ...taskIds,
+    data: Schema.optional(Schema.NullOr(Schema.Struct(taskIds)))
+  }))
+  const bySchemas = (body: unknown) => {
+    const read = generation(body)
+    if (Option.isSome(read)) {
+      const providerTaskId = read.value.data.task_id || read.value.data.taskId
+      return providerTaskId ? { providerTaskId, stage: read.value.data.callbackType } : null
+    }
+    const readTool = tool(body)
+    if (Option.isNone(readTool)) return null
+    const { code, data } = readTool.value
+    const providerTaskId = data?.task_id || data?.taskId || readTool.value.task_id || readTool.value.taskId
+    return providerTaskId ? { providerTaskId, stage: code === 200 ? "complete" : "error" } : null
+  }
+  const bodies: ReadonlyArray<unknown> = [
+    { code: 200, msg: "All generated successfully.", data: { callbackType: "complete", task_id: "t1", data: [{ id: "u1" }] } },
+    { code: 200, msg: "ok", data: { callbackType: "text", taskId: "t2", data: null } },
+    { code: 200, msg: "ok", data: { audioWavUrl: "https://cdn.example/a.wav", task_id: "w1" } },
+    { code: 500, msg: "failed", data: { task_id: "s1", vocal_removal_info: null } },
+    { task_id: "m1", code: 200, msg: "ok", data: { state: "complete", instruments: [] } },
+    { code: 200, taskId: "m2", data: null }
+  ]
+  const values: ReadonlyArray<unknown> = [undefined, null, "", "t9", 0, 200, 430, true, {}, [], "text", "first", "complete", "error", "done"]
+  const fields = ["code", "msg", "task_id", "taskId", "data"]
+  const dataFields = ["callbackType", "task_id", "taskId", "data", "audioWavUrl"]
+
+  it("is read exactly as the schemas it replaced read it, every field given every kind of value", () => {
+    let compared = 0
+    const compare = (body: unknown) => {
+      const text = JSON.stringify(body)
+      const parsed: unknown = text === undefined ? undefined : JSON.parse(text)
+      assert.deepStrictEqual(parseCallback(parsed), bySchemas(parsed), text)
+      compared++
+    }
+    for (const body of bodies) {
+      compare(body)
+      for (const value of values) {
+        compare(value)
+        for (const field of fields) compare({ ...(body as object), [field]: value })
+        const data = (body as { readonly data?: unknown }).data
+        for (const field of dataFields) compare({ ...(body as object), data: { ...(data as object), [field]: value } })
+      }
+    }
+    assert.isAbove(compared, 800)
+  })
+
+  it("gives the task id and stage of each kind, and null for what is not one", () => {
+    assert.deepStrictEqual(parseCallback(bodies[0]), { providerTaskId: "t1", stage: "complete" })
+    assert.deepStrictEqual(parseCallback(bodies[1]), { providerTaskId: "t2", stage: "text" })
+    assert.deepStrictEqual(parseCallback(bodies[3]), { providerTaskId: "s1", stage: "error" })
+    assert.deepStrictEqual(parseCallback(bodies[4]), { providerTaskId: "m1", stage: "complete" })
+    assert.isNull(parseCallback({ code: 200, data: { callbackType: "complete", task_id: null } }))
+    assert.isNull(parseCallback([{ code: 200, task_id: "t" }]))
   })
 })
 
