@@ -197,6 +197,7 @@ const throughput = async (mode: WorkerMode) => {
     const [warmedUp] = await query<{ n: number }>(service.databaseUrl, "select count(*)::int as n from generation_tasks where status = 'ready'")
     const cpuBefore = service.cpuMillis()
     const eachBefore = service.cpuMillisEach()
+    const usageBefore = service.usageEach()
     const mainBefore = service.mainThreadCpuMillisEach()
     const databaseBefore = databaseCpuMillis()
     const ownBefore = process.cpuUsage()
@@ -243,6 +244,11 @@ const throughput = async (mode: WorkerMode) => {
     return {
       cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
       cpuPerTaskEach: service.cpuMillisEach().map((millis, index) => (millis - (eachBefore[index] ?? 0)) / throughputTasks),
+      kernelShareEach: service.usageEach().map((usage, index) => {
+        const before = usageBefore[index] ?? { userMillis: 0, kernelMillis: 0 }
+        const kernel = usage.kernelMillis - before.kernelMillis
+        return kernel / (kernel + usage.userMillis - before.userMillis)
+      }),
       mainThreadPerTaskEach: service.mainThreadCpuMillisEach().map((millis, index) => (millis - (mainBefore[index] ?? 0)) / throughputTasks),
       databaseCpuPerTask: databaseCpu / throughputTasks,
       benchCpuPerTask: (() => {
@@ -260,6 +266,63 @@ const throughput = async (mode: WorkerMode) => {
     }
   } finally {
     await service.stop()
+    await upstream.close()
+  }
+}
+
+/** Tasks on each side in one turn of the paired comparison, and how many pairs of turns. */
+const pairTasks = Number(process.env["WORKER_BENCH_PAIR_TASKS"] ?? "400")
+const pairs = Number(process.env["WORKER_BENCH_PAIRS"] ?? "8")
+
+/** Creates `count` tasks (64 at a time) and waits until every task of the service is past `pending`. */
+const runToTheEnd = async (service: WorkerService, count: number, label: string) => {
+  await mapLimit(count, 64, (index) => create(service, index, `${label} ${index}`))
+  await runOn(service.databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const deadline = performance.now() + 300_000
+    while (performance.now() < deadline) {
+      const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status = 'pending'`
+      if ((row?.n ?? 0) === 0) return
+      yield* Effect.sleep(20)
+    }
+    throw new Error(`${label}: tasks still pending after 300 s`)
+  }))
+}
+
+/**
+ * The split service and its bare baseline at once, on one fake upstream, warmed up, then taking
+ * turns of `pairTasks` tasks each (A B, then B A), as the API's comparison does (paired.ts): a
+ * drift of the host falls on both sides of a pair alike, and the median of the pairs' ratios is
+ * not moved by one bad turn. CPU a task of the whole service and of the worker, per pair.
+ */
+const pairedAgainstBare = async () => {
+  const upstream = await startFakeUpstream({ apiKey: upstreamKey })
+  const sides = [await startService(upstream, 5, "split"), await startService(upstream, 5, "bare")] as const
+  try {
+    for (const [index, side] of sides.entries()) await runToTheEnd(side, warmupTasks, `Warm-up ${index}`)
+    const turn = async (side: WorkerService, label: string) => {
+      const before = side.cpuMillisEach()
+      await runToTheEnd(side, pairTasks, label)
+      const after = side.cpuMillisEach().map((millis, index) => (millis - (before[index] ?? 0)) / pairTasks)
+      return { service: after.reduce((sum, millis) => sum + millis, 0), worker: after[1] ?? 0 }
+    }
+    const ratios: Array<{ readonly service: number; readonly worker: number }> = []
+    const figures = sides.map(() => ({ service: 0, worker: 0 }))
+    for (let pair = 0; pair < pairs; pair++) {
+      const order = pair % 2 === 0 ? [0, 1] : [1, 0]
+      const measured: Array<{ service: number; worker: number }> = []
+      for (const index of order) measured[index] = await turn(sides[index] as WorkerService, `Pair ${pair} side ${index}`)
+      const [lyre, bare] = measured as [{ service: number; worker: number }, { service: number; worker: number }]
+      ratios.push({ service: lyre.service / bare.service, worker: lyre.worker / bare.worker })
+      measured.forEach((figure, index) => {
+        const total = figures[index] as { service: number; worker: number }
+        total.service += figure.service / pairs
+        total.worker += figure.worker / pairs
+      })
+    }
+    return { ratios, figures }
+  } finally {
+    for (const side of sides) await side.stop()
     await upstream.close()
   }
 }
@@ -337,6 +400,7 @@ try {
     readonly service: number
     readonly api: number
     readonly worker: number
+    readonly workerKernelShare: number
     readonly instructions: number | null
   }>> = {}
   for (const mode of ["inline", "split", "bare"] as const) {
@@ -348,6 +412,7 @@ try {
         service: t.cpuPerTask,
         api: t.cpuPerTaskEach[0] ?? 0,
         worker: t.cpuPerTaskEach[1] ?? 0,
+        workerKernelShare: t.kernelShareEach[1] ?? 0,
         instructions: t.instructions === null ? null : t.instructions.main + t.instructions.others
       }
     }
@@ -389,12 +454,26 @@ try {
     const ratio = (a: number, b: number) => `${a.toFixed(2)} against ${b.toFixed(2)} ms, ratio ${(a / b).toFixed(2)}`
     process.stdout.write(
       `Lyre against its baseline, same run (split against bare), CPU a task: service ${ratio(lyre.service, bare.service)}; ` +
-        `API ${ratio(lyre.api, bare.api)}; worker ${ratio(lyre.worker, bare.worker)}` +
+        `API ${ratio(lyre.api, bare.api)}; worker ${ratio(lyre.worker, bare.worker)} ` +
+        `(in the kernel ${(lyre.workerKernelShare * 100).toFixed(0)} % and ${(bare.workerKernelShare * 100).toFixed(0)} %)` +
         (lyre.instructions !== null && bare.instructions !== null
           ? `; the worker's instructions a task on every thread ${(lyre.instructions / 1000).toFixed(0)}k against ` +
             `${(bare.instructions / 1000).toFixed(0)}k, ratio ${(lyre.instructions / bare.instructions).toFixed(2)}`
           : "") +
         "\n"
+    )
+  }
+  if (modes.includes("split") && modes.includes("bare") && pairs > 0 && !counted) {
+    const { ratios, figures } = await pairedAgainstBare()
+    const summary = (of: (ratio: { readonly service: number; readonly worker: number }) => number) => {
+      const values = ratios.map(of)
+      return `ratio ${percentile(values, 50).toFixed(2)} (IQR ${percentile(values, 25).toFixed(2)}-${percentile(values, 75).toFixed(2)})`
+    }
+    const [lyre, bare] = figures
+    process.stdout.write(
+      `Lyre against its baseline, paired (both up at once, ${pairs} pairs of turns of ${pairTasks} tasks, median of the pairs): ` +
+        `service ${lyre?.service.toFixed(2)} against ${bare?.service.toFixed(2)} ms of CPU a task, ${summary((r) => r.service)}; ` +
+        `worker ${lyre?.worker.toFixed(2)} against ${bare?.worker.toFixed(2)} ms, ${summary((r) => r.worker)}\n`
     )
   }
   const l = lagTasks > 0 ? await lag() : null

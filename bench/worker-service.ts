@@ -5,7 +5,7 @@
  */
 import type { ChildProcess } from "node:child_process"
 import type { FakeUpstream } from "@lyre/fake-upstream"
-import { cpuMillisOf, freePort } from "./support.ts"
+import { cpuMillisOf, freePort, usageOf } from "./support.ts"
 import { adminOf, createAccountKeys, launchService, prepareBenchData, scriptFlagsOf, stopProcess, waitUntilServing } from "./service.ts"
 
 /**
@@ -23,6 +23,8 @@ export interface WorkerService {
   readonly mainThreadCpuMillisEach: () => ReadonlyArray<number>
   /** Per process, in launch order (the API first). */
   readonly cpuMillisEach: () => ReadonlyArray<number>
+  /** Per process, its CPU time in user space and in the kernel so far (sampled at the clock's tick). */
+  readonly usageEach: () => ReadonlyArray<{ readonly userMillis: number; readonly kernelMillis: number }>
   /** Where creates go. */
   readonly url: string
   readonly databaseUrl: string
@@ -92,6 +94,7 @@ export const startWorkerService = async (upstream: FakeUpstream, options: Worker
       cpuMillis: () => children.reduce((sum, proc) => sum + cpuMillisOf(proc.pid), 0),
       cpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid)),
       mainThreadCpuMillisEach: () => children.map((proc) => cpuMillisOf(proc.pid, { mainThread: true })),
+      usageEach: () => children.map((proc) => usageOf(proc.pid)),
       stop,
       remove: data.remove
     }
