@@ -15,9 +15,12 @@
  * process; the service's CPU time per task is printed too, since on a shared two-core machine
  * it says more than the rate, with the CPU of PostgreSQL and Redis beside it (and the share of
  * the service's main thread, which bounds one process: its JavaScript runs on one core), and the
- * split run's CPU a task against the bare run's. WORKER_BENCH_TASKS (default 2000) and
- * WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs; WORKER_BENCH_MODES
- * (`inline`, `split`, `bare`, default all three) picks the throughput runs.
+ * split run's CPU a task against the bare run's. One run after the other moves with the host, so
+ * the ratio the worker is judged on comes after them: both up at once, taking turns under the same
+ * load, the median of their pairs (`pairedAgainstBare`). WORKER_BENCH_TASKS (default 2000),
+ * WORKER_BENCH_PAIRS (default 8, 0 skips the paired comparison), WORKER_BENCH_PAIR_TASKS (default
+ * 400) and WORKER_BENCH_LAG_TASKS (default 200, 0 skips the lag run) size the runs;
+ * WORKER_BENCH_MODES (`inline`, `split`, `bare`, default all three) picks the throughput runs.
  * WORKER_BENCH_ON_CPU=1 samples each service process on CPU during the measured run (perf,
  * decision 0106); WORKER_BENCH_CALLGRIND=1 counts the dedicated worker's instructions a task in
  * the split and bare runs (decision 0107), WORKER_BENCH_CALLGRIND_KEEP=1 keeping the dumps and
@@ -178,22 +181,28 @@ const fileCreationBaseline = (tasks = 300): number => {
   return (used.user + used.system) / 1000 / tasks
 }
 
+/** Creates `count` tasks (64 at a time) and waits until every task of the service is past `pending`. */
+const runToTheEnd = async (service: WorkerService, count: number, label: string) => {
+  await mapLimit(count, 64, (index) => create(service, index, `${label} ${index}`))
+  await runOn(service.databaseUrl, Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const deadline = performance.now() + 300_000
+    while (performance.now() < deadline) {
+      const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status = 'pending'`
+      if ((row?.n ?? 0) === 0) return
+      yield* Effect.sleep(20)
+    }
+    throw new Error(`${label}: tasks still pending after 300 s`)
+  }))
+}
+
 const throughput = async (mode: WorkerMode) => {
   const split = mode !== "inline"
   const filesBaseline = fileCreationBaseline()
   const upstream = await startFakeUpstream({ apiKey: upstreamKey })
   const service = await startService(upstream, 5, mode)
   try {
-    await mapLimit(warmupTasks, 64, (index) => create(service, index, `Warm-up ${index}`))
-    await runOn(service.databaseUrl, Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const deadline = performance.now() + 300_000
-      while (performance.now() < deadline) {
-        const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status = 'pending'`
-        if ((row?.n ?? 0) === 0) return
-        yield* Effect.sleep(50)
-      }
-    }))
+    await runToTheEnd(service, warmupTasks, "Warm-up")
     const [warmedUp] = await query<{ n: number }>(service.databaseUrl, "select count(*)::int as n from generation_tasks where status = 'ready'")
     const cpuBefore = service.cpuMillis()
     const eachBefore = service.cpuMillisEach()
@@ -273,21 +282,6 @@ const throughput = async (mode: WorkerMode) => {
 /** Tasks on each side in one turn of the paired comparison, and how many pairs of turns. */
 const pairTasks = Number(process.env["WORKER_BENCH_PAIR_TASKS"] ?? "400")
 const pairs = Number(process.env["WORKER_BENCH_PAIRS"] ?? "8")
-
-/** Creates `count` tasks (64 at a time) and waits until every task of the service is past `pending`. */
-const runToTheEnd = async (service: WorkerService, count: number, label: string) => {
-  await mapLimit(count, 64, (index) => create(service, index, `${label} ${index}`))
-  await runOn(service.databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const deadline = performance.now() + 300_000
-    while (performance.now() < deadline) {
-      const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status = 'pending'`
-      if ((row?.n ?? 0) === 0) return
-      yield* Effect.sleep(20)
-    }
-    throw new Error(`${label}: tasks still pending after 300 s`)
-  }))
-}
 
 /**
  * The split service and its bare baseline at once, on one fake upstream, warmed up, then taking
