@@ -36,7 +36,7 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
@@ -67,7 +67,9 @@ const onCpu = process.env["WORKER_BENCH_ON_CPU"] === "1" && perfAvailable()
  */
 const counted = callgrindAsked && callgrindAvailable()
 /** Where callgrind writes its dumps: a directory of its own, made only for a counted run. */
-const callgrindOut = counted ? join(mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")), "callgrind.out") : ""
+const callgrindDirectory = counted ? mkdtempSync(join(tmpdir(), "lyre-worker-callgrind-")) : ""
+/** Each run's dumps under a name of its own: a later run's would overwrite some and leave others of the earlier's. */
+const callgrindOutOf = (mode: WorkerMode) => join(callgrindDirectory, `${mode}.out`)
 const lagTasks = Number(process.env["WORKER_BENCH_LAG_TASKS"] ?? "200")
 const upstreamKey = "worker-bench-key"
 /** Which throughput runs to make (WORKER_BENCH_MODES, default all three); 0 lag tasks skips the lag run. */
@@ -122,7 +124,7 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number, mode: W
       ...(process.env["WORKER_BENCH_PROFILE"] ? ["--cpu-prof", "--cpu-prof-dir=/tmp/lyre-worker-prof"] : []),
       ...(onCpu || counted ? ["--perf-basic-prof"] : [])
     ],
-    workerWrapper: counted ? callgrindCommand(callgrindOut) : []
+    workerWrapper: counted ? callgrindCommand(callgrindOutOf(mode)) : []
   })
   return { ...service, stop: () => service.stop().then(() => void leftovers.push(service.remove)) }
 }
@@ -211,7 +213,7 @@ const throughput = async (mode: WorkerMode) => {
     const databaseBefore = databaseCpuMillis()
     const ownBefore = process.cpuUsage()
     const workerPid = service.pids[1] ?? 0
-    const counting = counted && split ? countInstructions(workerPid, callgrindOut) : null
+    const counting = counted && split ? countInstructions(workerPid, callgrindOutOf(mode)) : null
     counting?.start()
     const recordings = onCpu ? service.pids.map((pid, index) => recordOnCpu(pid, join(tmpdir(), `lyre-worker-on-cpu-${index}.data`))) : []
     const started = performance.now()
@@ -396,6 +398,8 @@ try {
     readonly worker: number
     readonly workerKernelShare: number
     readonly instructions: number | null
+    /** The main thread's without the collector's: what moves least between runs of the same code. */
+    readonly ownInstructions: number | null
   }>> = {}
   for (const mode of ["inline", "split", "bare"] as const) {
     if (!modes.includes(mode)) continue
@@ -407,7 +411,8 @@ try {
         api: t.cpuPerTaskEach[0] ?? 0,
         worker: t.cpuPerTaskEach[1] ?? 0,
         workerKernelShare: t.kernelShareEach[1] ?? 0,
-        instructions: t.instructions === null ? null : t.instructions.main + t.instructions.others
+        instructions: t.instructions === null ? null : t.instructions.main + t.instructions.others,
+        ownInstructions: t.instructions === null ? null : t.instructions.main - t.instructions.collector
       }
     }
     process.stdout.write(
@@ -450,9 +455,11 @@ try {
       `Lyre against its baseline, same run (split against bare), CPU a task: service ${ratio(lyre.service, bare.service)}; ` +
         `API ${ratio(lyre.api, bare.api)}; worker ${ratio(lyre.worker, bare.worker)} ` +
         `(in the kernel ${(lyre.workerKernelShare * 100).toFixed(0)} % and ${(bare.workerKernelShare * 100).toFixed(0)} %)` +
-        (lyre.instructions !== null && bare.instructions !== null
-          ? `; the worker's instructions a task on every thread ${(lyre.instructions / 1000).toFixed(0)}k against ` +
-            `${(bare.instructions / 1000).toFixed(0)}k, ratio ${(lyre.instructions / bare.instructions).toFixed(2)}`
+        (lyre.instructions !== null && bare.instructions !== null && lyre.ownInstructions !== null && bare.ownInstructions !== null
+          ? `; the worker's instructions a task on its main thread without the collector ${(lyre.ownInstructions / 1000).toFixed(0)}k ` +
+            `against ${(bare.ownInstructions / 1000).toFixed(0)}k, ratio ${(lyre.ownInstructions / bare.ownInstructions).toFixed(2)}, ` +
+            `on every thread ${(lyre.instructions / 1000).toFixed(0)}k against ${(bare.instructions / 1000).toFixed(0)}k, ` +
+            `ratio ${(lyre.instructions / bare.instructions).toFixed(2)}`
           : "") +
         "\n"
     )
@@ -479,6 +486,6 @@ try {
   }
 } finally {
   loadAgent.destroy()
-  if (counted && process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(dirname(callgrindOut), { recursive: true, force: true })
+  if (counted && process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(callgrindDirectory, { recursive: true, force: true })
   for (const remove of leftovers) await remove()
 }
