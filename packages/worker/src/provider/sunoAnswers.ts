@@ -50,8 +50,8 @@ const isMaybeTracks = (value: unknown): value is ReadonlyArray<SunoTrack> | null
  * `msg`, and in `data` (absent, null or an object) `status`, `errorMessage` and `error_message`,
  * each absent, null or a string; `data.response` absent, null or an object whose `sunoData` and
  * `suno_data` are each absent, null or an array of tracks. Other fields are ignored. By hand, as
- * `readSubmitAnswer`: a Schema decode was a twentieth of a task's instructions in the worker
- * (decision 0119). undefined when the answer breaks a rule.
+ * `readSubmitAnswer`: the worker reads one a task, and Schema's parser cost it tens of thousands
+ * of instructions each (decision 0119). undefined when the answer breaks a rule.
  */
 const readRecordInfoAnswer = (json: unknown) => {
   if (!Predicate.isObject(json) || typeof json["code"] !== "number" || !isMaybeText(json["msg"])) return undefined

@@ -3,7 +3,8 @@ import { Predicate } from "effect"
 
 export type { CallbackStage, ProviderCallback } from "@lyre/core/provider/outcomes"
 
-const stages: ReadonlySet<unknown> = new Set(["text", "first", "complete", "error"])
+const stages: ReadonlySet<unknown> = new Set<CallbackStage>(["text", "first", "complete", "error"])
+const isStage = (value: unknown): value is CallbackStage => stages.has(value)
 
 /** Absent or a string (never null): how a callback writes its task id. */
 const isMaybeId = (value: unknown): value is string | undefined => value === undefined || typeof value === "string"
@@ -22,9 +23,11 @@ const hasTaskIds = (value: unknown): value is WithTaskIds =>
 const readGeneration = (body: unknown): ProviderCallback | null | undefined => {
   if (!Predicate.isObject(body)) return undefined
   const data = body["data"]
-  if (!hasTaskIds(data) || !stages.has(data["callbackType"])) return undefined
+  if (!hasTaskIds(data)) return undefined
+  const stage = data["callbackType"]
+  if (!isStage(stage)) return undefined
   const providerTaskId = data.task_id || data.taskId
-  return providerTaskId ? { providerTaskId, stage: data["callbackType"] as CallbackStage } : null
+  return providerTaskId ? { providerTaskId, stage } : null
 }
 
 /**
