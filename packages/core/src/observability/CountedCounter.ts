@@ -7,6 +7,7 @@
  */
 import { Counter } from "prom-client"
 import type { CounterConfiguration } from "prom-client"
+import { SeriesByLabels } from "./SeriesByLabels.ts"
 
 /** One label set's count. */
 export class CountedCounterSeries<Label extends string> {
@@ -41,23 +42,18 @@ interface RenderedCounter<Label extends string> {
 export class CountedCounter<Label extends string> extends Counter<Label> {
   readonly #name: string
   readonly #help: string
-  readonly #labelNames: ReadonlyArray<Label>
-  /** By the label values joined, in the order first made (prom-client's order: first counted). */
-  readonly #series = new Map<string, CountedCounterSeries<Label>>()
+  readonly #series: SeriesByLabels<Label, CountedCounterSeries<Label>>
 
   constructor(configuration: CounterConfiguration<Label> & { readonly labelNames: ReadonlyArray<Label> }) {
     super(configuration)
     this.#name = configuration.name
     this.#help = configuration.help
-    this.#labelNames = configuration.labelNames
+    this.#series = new SeriesByLabels(configuration.labelNames)
   }
 
   /** The series of `labels`, to keep and count: found again by its labels if it exists. */
   series(labels: Readonly<Record<Label, string>>): CountedCounterSeries<Label> {
-    const key = this.#labelNames.map((name) => labels[name]).join("\u0000")
-    let series = this.#series.get(key)
-    if (series === undefined) this.#series.set(key, series = new CountedCounterSeries(labels))
-    return series
+    return this.#series.of(labels, () => new CountedCounterSeries(labels))
   }
 
   /**

@@ -8,6 +8,7 @@
  */
 import { Histogram } from "prom-client"
 import type { HistogramConfiguration } from "prom-client"
+import { SeriesByLabels } from "./SeriesByLabels.ts"
 
 /** One label set's counts: `buckets[i]` counts observations in (bounds[i-1], bounds[i]]. */
 export class CountedSeries<Label extends string> {
@@ -58,14 +59,8 @@ interface RenderedHistogram<Label extends string> {
 export class CountedHistogram<Label extends string> extends Histogram<Label> {
   readonly #name: string
   readonly #help: string
-  readonly #labelNames: ReadonlyArray<Label>
   readonly #bounds: ReadonlyArray<number>
-  /**
-   * By the label values joined, in the order first made (callers make a series as they first
-   * observe it, so the order prom-client keeps its own in; after a reset prom-client starts its
-   * order again, and this keeps the one it had).
-   */
-  readonly #series = new Map<string, CountedSeries<Label>>()
+  readonly #series: SeriesByLabels<Label, CountedSeries<Label>>
 
   constructor(
     configuration: HistogramConfiguration<Label> & {
@@ -76,16 +71,13 @@ export class CountedHistogram<Label extends string> extends Histogram<Label> {
     super(configuration)
     this.#name = configuration.name
     this.#help = configuration.help
-    this.#labelNames = configuration.labelNames
     this.#bounds = [...configuration.buckets].sort((a, b) => a - b)
+    this.#series = new SeriesByLabels(configuration.labelNames)
   }
 
   /** The series of `labels`, to keep and observe: found again by its labels if it exists. */
   series(labels: Readonly<Record<Label, string>>): CountedSeries<Label> {
-    const key = this.#labelNames.map((name) => labels[name]).join("\u0000")
-    let series = this.#series.get(key)
-    if (series === undefined) this.#series.set(key, series = new CountedSeries(labels, this.#bounds))
-    return series
+    return this.#series.of(labels, () => new CountedSeries(labels, this.#bounds))
   }
 
   /**
