@@ -292,11 +292,11 @@ const create = async (row: KeyRow, body: CreateBody) => {
  */
 const callback = async (taskId: string, token: string, body: string) => {
   let stage: unknown
-  let providerTaskId: unknown
+  let providerTaskId: string | null = null
   try {
     const data = (JSON.parse(body) as { data?: { callbackType?: unknown; task_id?: unknown } }).data
     stage = data?.callbackType
-    providerTaskId = data?.task_id
+    if (typeof data?.task_id === "string") providerTaskId = data.task_id
   } catch {
     return 200
   }
@@ -313,11 +313,11 @@ const callback = async (taskId: string, token: string, body: string) => {
     ),
     changed as (
       update generation_tasks t
-      set provider_task_id = coalesce(t.provider_task_id, ${typeof providerTaskId === "string" ? providerTaskId : null}::text),
+      set provider_task_id = coalesce(t.provider_task_id, ${providerTaskId}::text),
           submission_state = 'accepted', next_poll_at = ${new Date().toISOString()}::timestamptz, hints = t.hints + 1
       from task
       where t.id = task.id and t.status not in ('ready', 'failed')
-        and coalesce(t.provider_task_id, ${typeof providerTaskId === "string" ? providerTaskId : null}::text) is not null
+        and coalesce(t.provider_task_id, ${providerTaskId}::text) is not null
         and exists (select 1 from relaxed)
       returning t.id
     )

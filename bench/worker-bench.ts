@@ -285,6 +285,12 @@ const throughput = async (mode: WorkerMode) => {
 const pairTasks = Number(process.env["WORKER_BENCH_PAIR_TASKS"] ?? "400")
 const pairs = Number(process.env["WORKER_BENCH_PAIRS"] ?? "8")
 
+/** CPU a task, in ms, of a whole service and of its worker. */
+interface Figures {
+  readonly service: number
+  readonly worker: number
+}
+
 /**
  * The split service and its bare baseline at once, on one fake upstream, warmed up, then taking
  * turns of `pairTasks` tasks each (A B, then B A), as the API's comparison does (paired.ts): a
@@ -296,26 +302,30 @@ const pairedAgainstBare = async () => {
   const sides = [await startService(upstream, 5, "split"), await startService(upstream, 5, "bare")] as const
   try {
     for (const [index, side] of sides.entries()) await runToTheEnd(side, warmupTasks, `Warm-up ${index}`)
-    const turn = async (side: WorkerService, label: string) => {
+    const turn = async (side: WorkerService, label: string): Promise<Figures> => {
       const before = side.cpuMillisEach()
       await runToTheEnd(side, pairTasks, label)
       const after = side.cpuMillisEach().map((millis, index) => (millis - (before[index] ?? 0)) / pairTasks)
       return { service: after.reduce((sum, millis) => sum + millis, 0), worker: after[1] ?? 0 }
     }
-    const ratios: Array<{ readonly service: number; readonly worker: number }> = []
-    const figures = sides.map(() => ({ service: 0, worker: 0 }))
+    /** Each side's figures, turn by turn: [Lyre's, the bare pair's] for every pair. */
+    const turns: Array<readonly [Figures, Figures]> = []
     for (let pair = 0; pair < pairs; pair++) {
-      const order = pair % 2 === 0 ? [0, 1] : [1, 0]
-      const measured: Array<{ service: number; worker: number }> = []
-      for (const index of order) measured[index] = await turn(sides[index] as WorkerService, `Pair ${pair} side ${index}`)
-      const [lyre, bare] = measured as [{ service: number; worker: number }, { service: number; worker: number }]
-      ratios.push({ service: lyre.service / bare.service, worker: lyre.worker / bare.worker })
-      measured.forEach((figure, index) => {
-        const total = figures[index] as { service: number; worker: number }
-        total.service += figure.service / pairs
-        total.worker += figure.worker / pairs
-      })
+      // A B, then B A: a drift within a pair falls on both sides alike over two pairs.
+      if (pair % 2 === 0) {
+        const lyre = await turn(sides[0], `Pair ${pair} Lyre`)
+        turns.push([lyre, await turn(sides[1], `Pair ${pair} bare`)])
+      } else {
+        const bare = await turn(sides[1], `Pair ${pair} bare`)
+        turns.push([await turn(sides[0], `Pair ${pair} Lyre`), bare])
+      }
     }
+    const ratios = turns.map(([lyre, bare]) => ({ service: lyre.service / bare.service, worker: lyre.worker / bare.worker }))
+    const mean = (side: 0 | 1): Figures => ({
+      service: turns.reduce((sum, pair) => sum + pair[side].service, 0) / turns.length,
+      worker: turns.reduce((sum, pair) => sum + pair[side].worker, 0) / turns.length
+    })
+    const figures = [mean(0), mean(1)] as const
     return { ratios, figures }
   } finally {
     for (const side of sides) await side.stop()
