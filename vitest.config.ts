@@ -4,7 +4,13 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts"],
-    globalSetup: ["test/chromium.ts", "test/haproxy.ts", "test/faultServers.ts", "test/dashboardBuild.ts", "test/fluidsynth.ts"],
+    globalSetup: [
+      "test/chromium.ts",
+      "test/haproxy.ts",
+      "test/faultServers.ts",
+      "test/dashboardBuild.ts",
+      "test/fluidsynth.ts"
+    ],
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 30_000,

@@ -30,16 +30,24 @@ interface Figures {
 }
 
 /** `loadPerConnection`, also counting 200 answers whose body is a JSON-RPC error. */
-const load = async (url: string, duration: number, requestFor: (connection: number) => BenchRequest): Promise<Figures> => {
+const load = async (
+  url: string,
+  duration: number,
+  requestFor: (connection: number) => BenchRequest
+): Promise<Figures> => {
   let errorBodies = 0
-  const result = await loadPerConnection(url, {
-    connections,
-    duration,
-    // A JSON-RPC error object; a task's own `"error":null` is not one.
-    onBody: (body) => {
-      if (body.includes('"error":{"code"')) errorBodies++
-    }
-  }, requestFor)
+  const result = await loadPerConnection(
+    url,
+    {
+      connections,
+      duration,
+      // A JSON-RPC error object; a task's own `"error":null` is not one.
+      onBody: (body) => {
+        if (body.includes('"error":{"code"')) errorBodies++
+      }
+    },
+    requestFor
+  )
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -71,7 +79,14 @@ try {
       jsonrpc: "2.0",
       id: connection,
       method: "message/send",
-      params: { message: { kind: "message", role: "user", messageId: `bench-${connection}-${sent++}`, parts: [{ kind: "data", data: song }] } }
+      params: {
+        message: {
+          kind: "message",
+          role: "user",
+          messageId: `bench-${connection}-${sent++}`,
+          parts: [{ kind: "data", data: song }]
+        }
+      }
     })
   const v1Body = (connection: number) =>
     JSON.stringify({
@@ -83,13 +98,15 @@ try {
         configuration: { returnImmediately: true }
       }
     })
-  const a2a = (body: (connection: number) => string, headers: Record<string, string>) => (connection: number): BenchRequest => ({
-    method: "POST",
-    path: "/a2a",
-    headers: { ...auth(connection), ...headers },
-    body: body(connection),
-    freshBody: () => body(connection)
-  })
+  const a2a =
+    (body: (connection: number) => string, headers: Record<string, string>) =>
+    (connection: number): BenchRequest => ({
+      method: "POST",
+      path: "/a2a",
+      headers: { ...auth(connection), ...headers },
+      body: body(connection),
+      freshBody: () => body(connection)
+    })
   const legacy = a2a(legacyBody, {})
   const v1 = a2a(v1Body, { "a2a-version": "1.0" })
   // Warm every path, then measure them in turns (REST, 0.3, 1.0, 1.0, 0.3, REST), so none is
@@ -126,7 +143,9 @@ try {
   }
   for (const [name, f] of surfaces) {
     const ratio = f.rps / restFigures.rps
-    process.stdout.write(`ratio ${name} / REST: ${(ratio * 100).toFixed(0)}% (goal >= 70%: ${ratio >= 0.7 ? "met" : "NOT met"})\n`)
+    process.stdout.write(
+      `ratio ${name} / REST: ${(ratio * 100).toFixed(0)}% (goal >= 70%: ${ratio >= 0.7 ? "met" : "NOT met"})\n`
+    )
   }
 } finally {
   await service?.close()

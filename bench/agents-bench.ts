@@ -33,7 +33,12 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}`, "content-type
 
 const rest: Surface = {
   name: "REST POST create",
-  request: (key) => ({ method: "POST", path: "/api/v1/music/generations", headers: bearer(key), body: JSON.stringify(song) }),
+  request: (key) => ({
+    method: "POST",
+    path: "/api/v1/music/generations",
+    headers: bearer(key),
+    body: JSON.stringify(song)
+  }),
   created: (status) => status === 202
 }
 
@@ -42,8 +47,17 @@ const mcp: Surface = {
   request: (key) => ({
     method: "POST",
     path: "/mcp",
-    headers: { ...bearer(key), accept: "application/json, text/event-stream", "mcp-protocol-version": LATEST_PROTOCOL_VERSION },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "generate_music", arguments: song } })
+    headers: {
+      ...bearer(key),
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": LATEST_PROTOCOL_VERSION
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "generate_music", arguments: song }
+    })
   }),
   created: (status, body) => status === 200 && body.includes('"structuredContent"') && !body.includes('"isError":true')
 }
@@ -52,7 +66,12 @@ const mcpTask: Surface = {
   name: "MCP generate_music as a task",
   request: (key) => ({
     ...mcp.request(key),
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "generate_music", arguments: song, task: {} } })
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "generate_music", arguments: song, task: {} }
+    })
   }),
   created: (status, body) => status === 200 && body.includes('"taskId":"gen_')
 }
@@ -76,7 +95,11 @@ const benchMode = async (mode: BenchMode): Promise<ReadonlyArray<readonly [strin
     const keys = await createAccountKeys(service.admin, keyCount, ["music:generate"])
     const measure = async (surface: Surface): Promise<Figures> => {
       const sample = surface.request(keys[0] ?? "")
-      const answer = await fetch(`${url}${sample.path}`, { method: sample.method, headers: sample.headers, body: sample.body ?? null })
+      const answer = await fetch(`${url}${sample.path}`, {
+        method: sample.method,
+        headers: sample.headers,
+        body: sample.body ?? null
+      })
       const text = await answer.text()
       if (!surface.created(answer.status, text)) throw new Error(`${surface.name}: ${answer.status} ${text}`)
       const run = (duration: number) =>
@@ -113,11 +136,15 @@ const benchMode = async (mode: BenchMode): Promise<ReadonlyArray<readonly [strin
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
 
-process.stdout.write(`Agent surfaces beside REST create: ${connections} connections, ${seconds} s per run, ${keyCount} keys\n`)
+process.stdout.write(
+  `Agent surfaces beside REST create: ${connections} connections, ${seconds} s per run, ${keyCount} keys\n`
+)
 for (const mode of modes) {
   const rows = await benchMode(mode)
   const baseline = rows[0]?.[1].rps ?? Number.NaN
-  process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`)
+  process.stdout.write(
+    `\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`
+  )
   process.stdout.write(`${"surface".padEnd(30)}    req/s   p50 ms   p99 ms  CPU ms/req  of REST  errors\n`)
   for (const [name, figures] of rows) {
     const ratio = figures.rps / baseline

@@ -28,7 +28,7 @@ export interface AllocationSampling {
 
 /** Starts sampling every `intervalBytes` (on average) in the process whose inspector is on `port`. */
 export const sampleAllocations = async (port: number, intervalBytes = 512): Promise<AllocationSampling> => {
-  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as ReadonlyArray<{
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as ReadonlyArray<{
     readonly webSocketDebuggerUrl: string
   }>
   const socket = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? "")
@@ -57,7 +57,9 @@ export const sampleAllocations = async (port: number, intervalBytes = 512): Prom
   })
   return {
     stop: async (callersOf) => {
-      const { profile } = await send("HeapProfiler.stopSampling") as { readonly profile: { readonly head: ProfileNode } }
+      const { profile } = (await send("HeapProfiler.stopSampling")) as {
+        readonly profile: { readonly head: ProfileNode }
+      }
       socket.close()
       const byFunction = new Map<string, number>()
       const byCallers = new Map<string, number>()

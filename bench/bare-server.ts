@@ -35,17 +35,21 @@ const defaultConcurrency = 10
 const extraMicros = Number(env["BARE_EXTRA_MICROS"] ?? "0")
 const embedded = env["DATABASE_URL"] === undefined
 const pg = embedded ? await startEmbeddedPostgres(env["DATA_DIR"] ?? ".data") : null
-const database = pg === null
-  ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10, multiplex: true })
-  : PgClient.layer({ host: pg.host, port: pg.port, database: "postgres", username: "postgres", maxConnections: 1 })
+const database =
+  pg === null
+    ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 10, multiplex: true })
+    : PgClient.layer({ host: pg.host, port: pg.port, database: "postgres", username: "postgres", maxConnections: 1 })
 const redis = env["REDIS_URL"] === undefined ? null : new Redis(env["REDIS_URL"], { enableAutoPipelining: true })
-const limiter = redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis).pipe(Layer.provide(RedisGate.layer()))
+const limiter =
+  redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis).pipe(Layer.provide(RedisGate.layer()))
 const runtime = ManagedRuntime.make(Layer.merge(database, limiter))
 const sql = await runtime.runPromise(SqlClient.use(Effect.succeed))
 // As Lyre does: the writes (charge, record) on connections of their own, one statement at a time each.
-const writeRuntime = ManagedRuntime.make(pg === null
-  ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 8 })
-  : Layer.succeed(SqlClient)(sql))
+const writeRuntime = ManagedRuntime.make(
+  pg === null
+    ? PgClient.layer({ url: Redacted.make(env["DATABASE_URL"] ?? ""), maxConnections: 8 })
+    : Layer.succeed(SqlClient)(sql)
+)
 const writes = await writeRuntime.runPromise(SqlClient.use(Effect.succeed))
 const rateLimiter = await runtime.runPromise(RateLimiter.use(Effect.succeed))
 
@@ -102,20 +106,23 @@ const send = (res: ServerResponse, status: number, body: unknown, admitted?: Adm
   if (roundsPerMicro > 0) burn(Math.round(extraMicros * roundsPerMicro))
   const payload = JSON.stringify(body)
   const requestId = `req_${randomBase62(24)}`
-  res.writeHead(status, admitted === undefined
-    ? {
-      "x-request-id": requestId,
-      "content-type": "application/json; charset=utf-8",
-      "content-length": Buffer.byteLength(payload)
-    }
-    : {
-      "x-request-id": requestId,
-      "x-ratelimit-limit": String(admitted.decision.limit),
-      "x-ratelimit-remaining": String(admitted.decision.remaining),
-      "x-ratelimit-reset": String(admitted.decision.resetAtSeconds),
-      "content-type": "application/json; charset=utf-8",
-      "content-length": Buffer.byteLength(payload)
-    })
+  res.writeHead(
+    status,
+    admitted === undefined
+      ? {
+          "x-request-id": requestId,
+          "content-type": "application/json; charset=utf-8",
+          "content-length": Buffer.byteLength(payload)
+        }
+      : {
+          "x-request-id": requestId,
+          "x-ratelimit-limit": String(admitted.decision.limit),
+          "x-ratelimit-remaining": String(admitted.decision.remaining),
+          "x-ratelimit-reset": String(admitted.decision.resetAtSeconds),
+          "content-type": "application/json; charset=utf-8",
+          "content-length": Buffer.byteLength(payload)
+        }
+  )
   res.end(payload)
 }
 
@@ -170,20 +177,26 @@ const authenticate = async (req: IncomingMessage): Promise<Admitted | null> => {
 const agent = new Agent({ keepAlive: true, timeout: 5_000, scheduling: "lifo" })
 const submit = (body: string) =>
   new Promise<{ data?: { taskId?: string } }>((resolve, reject) => {
-    const req = request(`${env["PROVIDER_URL"] ?? ""}/api/v1/generate`, {
-      method: "POST",
-      agent,
-      headers: {
-        authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`,
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body)
+    const req = request(
+      `${env["PROVIDER_URL"] ?? ""}/api/v1/generate`,
+      {
+        method: "POST",
+        agent,
+        headers: {
+          authorization: `Bearer ${env["PROVIDER_API_KEY"] ?? ""}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body)
+        }
+      },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("end", () =>
+          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as { data?: { taskId?: string } })
+        )
+        res.on("error", reject)
       }
-    }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as { data?: { taskId?: string } }))
-      res.on("error", reject)
-    })
+    )
     req.on("error", reject)
     req.end(body)
   })
@@ -206,8 +219,10 @@ const create = async (row: KeyRow, body: CreateBody) => {
   const deadline = new Date(Date.now() + 15 * 60_000).toISOString()
   const callbackToken = randomBase62(32)
   const lowEventId = `evt_${randomBase62(24)}`
-  return runtime.runPromise(Effect.gen(function*() {
-    const [outcome] = yield* writes<{ debited: boolean }>`
+  return runtime
+    .runPromise(
+      Effect.gen(function* () {
+        const [outcome] = yield* writes<{ debited: boolean }>`
       with switch as (
         select coalesce((select available from model_status where model = ${model}), true) as switched_on,
                coalesce((select retry_after_seconds from model_status where model = ${model}), 0) as retry_after_seconds,
@@ -267,22 +282,31 @@ const create = async (row: KeyRow, body: CreateBody) => {
       select model.available, model.retry_after_seconds, (select pending from slot) as pending,
              coalesce((select s + o from prev), 0)::int as balance, exists (select 1 from task) as debited
       from model`
-    return { taskId, debited: outcome?.debited === true, now, model, price, callbackToken }
-  })).then(async (result) => {
-    if (!result.debited) return result
-    // As Lyre does after its transaction: hand the task to the upstream, record its id.
-    // The request's own words, as Lyre sends them: the upstream writes them back into its tracks.
-    const answer = await submit(JSON.stringify({
-      customMode: true, instrumental: body.instrumental ?? false, model: "V4_5", style: body.style, title: body.title,
-      prompt: body.lyrics, callBackUrl: `${publicUrl}/internal/provider/callback/${result.taskId}?token=${result.callbackToken}`
-    }))
-    await runtime.runPromise(writes`
+        return { taskId, debited: outcome?.debited === true, now, model, price, callbackToken }
+      })
+    )
+    .then(async (result) => {
+      if (!result.debited) return result
+      // As Lyre does after its transaction: hand the task to the upstream, record its id.
+      // The request's own words, as Lyre sends them: the upstream writes them back into its tracks.
+      const answer = await submit(
+        JSON.stringify({
+          customMode: true,
+          instrumental: body.instrumental ?? false,
+          model: "V4_5",
+          style: body.style,
+          title: body.title,
+          prompt: body.lyrics,
+          callBackUrl: `${publicUrl}/internal/provider/callback/${result.taskId}?token=${result.callbackToken}`
+        })
+      )
+      await runtime.runPromise(writes`
       with relaxed as (select set_config('synchronous_commit', 'off', true))
       update generation_tasks set provider_task_id = ${answer.data?.taskId ?? ""}, submission_state = 'accepted',
              next_poll_at = ${new Date(Date.now() + 5_000).toISOString()}::timestamptz
       where id = ${result.taskId} and status not in ('ready', 'failed') and submission_state <> 'accepted' and exists (select 1 from relaxed)`)
-    return result
-  })
+      return result
+    })
 }
 
 /**
@@ -331,46 +355,62 @@ const server = createServer((req, res) => {
     const [path = "/", query = ""] = (req.url ?? "/").split("?")
     const body = req.method === "POST" ? await readBody(req) : ""
     if (path.startsWith("/internal/provider/callback/")) {
-      const status = await callback(path.slice("/internal/provider/callback/".length), new URLSearchParams(query).get("token") ?? "", body)
+      const status = await callback(
+        path.slice("/internal/provider/callback/".length),
+        new URLSearchParams(query).get("token") ?? "",
+        body
+      )
       return send(res, status, status === 200 ? { code: 200, msg: "success" } : { code: 404, msg: "Not found" })
     }
     const admitted = await authenticate(req).catch(() => null)
-    if (admitted === null) return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
+    if (admitted === null)
+      return send(res, 401, { error: { type: "authentication_error", code: "invalid_credential" } })
     const { row } = admitted
     if (path === "/api/v1/me") {
-      return send(res, 200, {
-        id: row.account_id,
-        plan: row.plan,
-        credits: {
-          subscription: row.subscription_credits,
-          onetime: row.onetime_credits,
-          total: row.subscription_credits + row.onetime_credits
+      return send(
+        res,
+        200,
+        {
+          id: row.account_id,
+          plan: row.plan,
+          credits: {
+            subscription: row.subscription_credits,
+            onetime: row.onetime_credits,
+            total: row.subscription_credits + row.onetime_credits
+          },
+          rate_limits: {
+            requests_per_minute: row.requests_per_minute ?? defaultRpm,
+            concurrent_generations: row.concurrency_limit ?? defaultConcurrency
+          },
+          auth: {
+            kind: "api_key",
+            scopes: [...row.scopes],
+            key: { id: row.key_id, name: row.key_name, expires_at: row.expires_at?.toISOString() ?? null }
+          }
         },
-        rate_limits: {
-          requests_per_minute: row.requests_per_minute ?? defaultRpm,
-          concurrent_generations: row.concurrency_limit ?? defaultConcurrency
-        },
-        auth: {
-          kind: "api_key",
-          scopes: [...row.scopes],
-          key: { id: row.key_id, name: row.key_name, expires_at: row.expires_at?.toISOString() ?? null }
-        }
-      }, admitted)
+        admitted
+      )
     }
     if (path === "/api/v1/music/generations" && req.method === "POST") {
       const result = await create(row, JSON.parse(body) as CreateBody)
-      if (!result.debited) return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } }, admitted)
-      return send(res, 202, {
-        id: result.taskId,
-        status: "pending",
-        model: result.model,
-        created_at: result.now,
-        updated_at: result.now,
-        credits_used: result.price,
-        credits_refunded: 0,
-        error: null,
-        tracks: []
-      }, admitted)
+      if (!result.debited)
+        return send(res, 402, { error: { type: "insufficient_credits", code: "insufficient_credits" } }, admitted)
+      return send(
+        res,
+        202,
+        {
+          id: result.taskId,
+          status: "pending",
+          model: result.model,
+          created_at: result.now,
+          updated_at: result.now,
+          credits_used: result.price,
+          credits_refunded: 0,
+          error: null,
+          tracks: []
+        },
+        admitted
+      )
     }
     const id = path.slice("/api/v1/music/generations/".length)
     const [task] = await runtime.runPromise(sql<TaskRow>`

@@ -79,10 +79,14 @@ const waitForNews = (millis: number) =>
   })
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
 
-runtime.runFork(Effect.scoped(Effect.gen(function*() {
-  const notifications = yield* pg.listen("lyre_worker")
-  return yield* Effect.forever(Effect.andThen(Queue.take(notifications), Effect.sync(notify)))
-})))
+runtime.runFork(
+  Effect.scoped(
+    Effect.gen(function* () {
+      const notifications = yield* pg.listen("lyre_worker")
+      return yield* Effect.forever(Effect.andThen(Queue.take(notifications), Effect.sync(notify)))
+    })
+  )
+)
 
 interface Claimed {
   readonly id: string
@@ -147,17 +151,21 @@ const provider = new URL(providerUrl)
 /** A GET; once more on a kept-alive connection the upstream closed meanwhile, as node's documentation advises. */
 const get = (url: URL, headers: Record<string, string>, retry = true): Promise<IncomingMessage> =>
   new Promise((resolve, reject) => {
-    const req = request({
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port: url.port,
-      path: `${url.pathname}${url.search}`,
-      method: "GET",
-      agent,
-      headers
-    }, resolve)
+    const req = request(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port,
+        path: `${url.pathname}${url.search}`,
+        method: "GET",
+        agent,
+        headers
+      },
+      resolve
+    )
     req.on("error", (error: NodeJS.ErrnoException) => {
-      if (retry && req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) resolve(get(url, headers, false))
+      if (retry && req.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE"))
+        resolve(get(url, headers, false))
       else reject(error)
     })
     req.end()
@@ -202,27 +210,29 @@ const download = async (url: string, path: string): Promise<void> => {
 
 const rehost = async (taskId: string, tracks: ReadonlyArray<UpstreamTrack>) => {
   mkdirSync(join(filesRoot, taskId), { recursive: true })
-  return Promise.all(tracks.map(async (track, index) => {
-    const audioKey = `${taskId}/${index}.mp3`
-    const imageKey = `${taskId}/${index}-cover.png`
-    await Promise.all([
-      download(track.audioUrl, join(filesRoot, audioKey)),
-      track.imageUrl === null ? null : download(track.imageUrl, join(filesRoot, imageKey))
-    ])
-    return {
-      track: {
-        id: randomId("trk"),
-        audio_url: `${publicUrl}/files/${audioKey}`,
-        duration: track.duration,
-        title: track.title,
-        lyrics: track.prompt,
-        image_url: track.imageUrl === null ? null : `${publicUrl}/files/${imageKey}`,
-        tags: track.tags,
-        index
-      },
-      providerTrackId: track.id
-    }
-  }))
+  return Promise.all(
+    tracks.map(async (track, index) => {
+      const audioKey = `${taskId}/${index}.mp3`
+      const imageKey = `${taskId}/${index}-cover.png`
+      await Promise.all([
+        download(track.audioUrl, join(filesRoot, audioKey)),
+        track.imageUrl === null ? null : download(track.imageUrl, join(filesRoot, imageKey))
+      ])
+      return {
+        track: {
+          id: randomId("trk"),
+          audio_url: `${publicUrl}/files/${audioKey}`,
+          duration: track.duration,
+          title: track.title,
+          lyrics: track.prompt,
+          image_url: track.imageUrl === null ? null : `${publicUrl}/files/${imageKey}`,
+          tags: track.tags,
+          index
+        },
+        providerTrackId: track.id
+      }
+    })
+  )
 }
 
 const markReady = (taskId: string, finished: Awaited<ReturnType<typeof rehost>>) => {
@@ -277,11 +287,13 @@ let lastLook = 0
 const lookForDeliveries = () => {
   if (lookPending) return
   lookPending = true
-  setTimeout(() => {
-    lookPending = false
-    lastLook = Date.now()
-    const now = iso(lastLook)
-    void run(sql`
+  setTimeout(
+    () => {
+      lookPending = false
+      lastLook = Date.now()
+      const now = iso(lastLook)
+      void run(
+        sql`
       with events as (
         select id, account_id, type from outbox_events
         where not fanned_out order by seq limit 500
@@ -299,7 +311,8 @@ const lookForDeliveries = () => {
           on w.account_id = events.account_id and w.enabled and w.events @> jsonb_build_array(events.type)
         on conflict do nothing
       )
-      select count(*)::int as events from marked`.pipe(Effect.andThen(sql`
+      select count(*)::int as events from marked`.pipe(
+          Effect.andThen(sql`
       update webhook_deliveries d
       set lease_owner = ${workerId}, lease_expires_at = ${iso(lastLook + leaseSeconds * 1000)}::timestamptz
       from (
@@ -311,8 +324,12 @@ const lookForDeliveries = () => {
         for update of due skip locked
       ) due, outbox_events e, webhook_endpoints w
       where d.id = due.id and e.id = d.event_id and w.id = d.endpoint_id
-      returning d.id`)))
-  }, Math.max(0, gapMillis - (Date.now() - lastLook)))
+      returning d.id`)
+        )
+      )
+    },
+    Math.max(0, gapMillis - (Date.now() - lastLook))
+  )
 }
 
 const sweep = () =>
@@ -353,16 +370,18 @@ for (;;) {
   const claimed = await claim(free)
   for (const task of claimed) {
     inFlight++
-    processTask(task).catch((cause: unknown) => {
-      console.error(`bare worker: task ${task.id}: ${String(cause)}`)
-      return release(task, "internal error")
-    }).finally(() => {
-      inFlight--
-      if (full) {
-        full = false
-        notify()
-      }
-    })
+    processTask(task)
+      .catch((cause: unknown) => {
+        console.error(`bare worker: task ${task.id}: ${String(cause)}`)
+        return release(task, "internal error")
+      })
+      .finally(() => {
+        inFlight--
+        if (full) {
+          full = false
+          notify()
+        }
+      })
   }
   if (claimed.length < free) await waitForNews(idleMillis)
 }

@@ -14,16 +14,33 @@ const port = await freePort()
 const url = `http://127.0.0.1:${port}`
 const env: Record<string, string> = {}
 for (const [name, value] of Object.entries(process.env)) {
-  if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "PROVIDER", "PROVIDER_URL", "PROVIDER_API_KEY"].includes(name)) env[name] = value
+  if (
+    value !== undefined &&
+    !["DATABASE_URL", "REDIS_URL", "PROVIDER", "PROVIDER_URL", "PROVIDER_API_KEY"].includes(name)
+  )
+    env[name] = value
 }
 const service = spawn(process.execPath, [join(repositoryRoot, "packages/server/src/main.ts")], {
   cwd: repositoryRoot,
-  env: { ...env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", PROVIDER_POLL_SECONDS: "5", RATE_LIMIT_RPM: "100000" },
+  env: {
+    ...env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    PROVIDER_POLL_SECONDS: "5",
+    RATE_LIMIT_RPM: "100000"
+  },
   stdio: ["ignore", "ignore", "ignore"]
 })
 try {
   for (let i = 0; i < 600; i++) {
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) break
+    if (
+      await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false
+      )
+    )
+      break
     await sleep(100)
   }
   // The bootstrap account is written just after the server starts listening.
@@ -43,7 +60,9 @@ try {
   let task: { status: string; tracks: Array<{ duration: number | null }> } = { status: "pending", tracks: [] }
   while (task.status === "pending" && performance.now() - started < 300_000) {
     await sleep(100)
-    task = await fetch(`${url}/api/v1/music/generations/${created.id}`, { headers: auth }).then((r) => r.json() as Promise<typeof task>)
+    task = await fetch(`${url}/api/v1/music/generations/${created.id}`, { headers: auth }).then(
+      (r) => r.json() as Promise<typeof task>
+    )
   }
   const seconds = (performance.now() - started) / 1000
   const durations = task.tracks.map((t) => (t.duration ?? 0).toFixed(1)).join(" s + ")

@@ -42,14 +42,27 @@ We will still be running
 [Outro]
 Hold on to the night`
 
-const song: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+const song: EngineRequest = {
+  style: "pop, 100 bpm, in C major, piano, synth, drums",
+  title: "Two Minutes",
+  lyrics: LYRICS,
+  instrumental: false,
+  model: "aether"
+}
 const dir = mkdtempSync(join(tmpdir(), "lyre-engine-tools-bench-"))
 const cache: PcmCacheOptions = { dir, maxBytes: 2 * 1024 ** 3 }
 
-interface Timing { readonly cpu: number; readonly wall: number }
+interface Timing {
+  readonly cpu: number
+  readonly wall: number
+}
 
 let nextId = 1
-async function time(body: JobBody, withCache: PcmCacheOptions | null, options: { readonly maxSeconds?: number } = {}): Promise<Timing> {
+async function time(
+  body: JobBody,
+  withCache: PcmCacheOptions | null,
+  options: { readonly maxSeconds?: number } = {}
+): Promise<Timing> {
   const c = process.threadCpuUsage()
   const t = performance.now()
   await runJob({ ...body, id: nextId++, options, cache: withCache })
@@ -62,12 +75,22 @@ export async function engineToolsBench(log: (line: string) => void = console.log
     // Warm-up (JIT, the WASM encoder) on a short song, through every kind of job.
     const warm: TrackSource = { request: { ...song, title: "warm" }, taskId: "warm", index: 0 }
     await time({ kind: "render", request: warm.request, taskId: warm.taskId, index: 0 }, cache, { maxSeconds: 10 })
-    for (const format of ["wav", "midi", "timed_lyrics", "stems"] as const) await time({ kind: "export", source: warm, format }, cache, { maxSeconds: 10 })
-    await time({ kind: "extend", source: { request: warm.request, taskId: "warm-ext", index: 0, extends: { source: warm, continueAt: 5 } } }, cache, { maxSeconds: 10 })
+    for (const format of ["wav", "midi", "timed_lyrics", "stems"] as const)
+      await time({ kind: "export", source: warm, format }, cache, { maxSeconds: 10 })
+    await time(
+      {
+        kind: "extend",
+        source: { request: warm.request, taskId: "warm-ext", index: 0, extends: { source: warm, continueAt: 5 } }
+      },
+      cache,
+      { maxSeconds: 10 }
+    )
 
     const source: TrackSource = { request: song, taskId: "bench-tools", index: 0 }
     const original = await time({ kind: "render", request: song, taskId: source.taskId, index: 0 }, cache)
-    log(`original render (one take, ~2-minute song): ${original.cpu.toFixed(2)} s CPU (${original.wall.toFixed(2)} s wall)`)
+    log(
+      `original render (one take, ~2-minute song): ${original.cpu.toFixed(2)} s CPU (${original.wall.toFixed(2)} s wall)`
+    )
     const figures: Record<string, number> = { original: original.cpu }
     const rows: ReadonlyArray<readonly [string, JobBody, PcmCacheOptions | null, number | null]> = [
       ["wav (PCM cache hit)", { kind: "export", source, format: "wav" }, cache, 0.1],
@@ -75,19 +98,94 @@ export async function engineToolsBench(log: (line: string) => void = console.log
       ["midi", { kind: "export", source, format: "midi" }, cache, 0.1],
       ["timed_lyrics", { kind: "export", source, format: "timed_lyrics" }, cache, 0.1],
       ["stems", { kind: "export", source, format: "stems" }, cache, 1.5],
-      ["extension take (continue_at 60 s)", { kind: "extend", source: { request: song, taskId: "bench-tools-ext", index: 0, extends: { source, continueAt: 60 } } }, cache, null],
+      [
+        "extension take (continue_at 60 s)",
+        {
+          kind: "extend",
+          source: { request: song, taskId: "bench-tools-ext", index: 0, extends: { source, continueAt: 60 } }
+        },
+        cache,
+        null
+      ],
       // Tasks on a track (src/arrange/): one take each, as the worker renders it.
-      ["cover take (bossa nova, 130 bpm)", { kind: "arrange", source: { request: { ...song, style: "bossa nova, acoustic guitar, 130 bpm" }, taskId: "bench-cover", index: 0, derives: { kind: "cover", source } } }, cache, null],
-      ["vocals take (new words)", { kind: "arrange", source: { request: { ...song, lyrics: "[Verse]\nMorning comes in silver light\nWe were dancing through the night" }, taskId: "bench-vocals", index: 0, derives: { kind: "vocals", source } } }, cache, null],
-      ["instrumental take (jazz trio)", { kind: "arrange", source: { request: { ...song, style: "jazz trio, piano, upright bass" }, taskId: "bench-instrumental", index: 0, derives: { kind: "instrumental", source } } }, cache, null],
-      ["edit take (20 s span, new words)", { kind: "arrange", source: { request: { ...song, lyrics: "Glass and fire" }, taskId: "bench-edit", index: 0, derives: { kind: "edit", source, start: 30, end: 50 } } }, cache, null],
-      ["persona song take", { kind: "arrange", source: { request: { ...song, style: "folk, acoustic guitar", title: "Other" }, taskId: "bench-persona", index: 0, persona: source } }, cache, null]
+      [
+        "cover take (bossa nova, 130 bpm)",
+        {
+          kind: "arrange",
+          source: {
+            request: { ...song, style: "bossa nova, acoustic guitar, 130 bpm" },
+            taskId: "bench-cover",
+            index: 0,
+            derives: { kind: "cover", source }
+          }
+        },
+        cache,
+        null
+      ],
+      [
+        "vocals take (new words)",
+        {
+          kind: "arrange",
+          source: {
+            request: { ...song, lyrics: "[Verse]\nMorning comes in silver light\nWe were dancing through the night" },
+            taskId: "bench-vocals",
+            index: 0,
+            derives: { kind: "vocals", source }
+          }
+        },
+        cache,
+        null
+      ],
+      [
+        "instrumental take (jazz trio)",
+        {
+          kind: "arrange",
+          source: {
+            request: { ...song, style: "jazz trio, piano, upright bass" },
+            taskId: "bench-instrumental",
+            index: 0,
+            derives: { kind: "instrumental", source }
+          }
+        },
+        cache,
+        null
+      ],
+      [
+        "edit take (20 s span, new words)",
+        {
+          kind: "arrange",
+          source: {
+            request: { ...song, lyrics: "Glass and fire" },
+            taskId: "bench-edit",
+            index: 0,
+            derives: { kind: "edit", source, start: 30, end: 50 }
+          }
+        },
+        cache,
+        null
+      ],
+      [
+        "persona song take",
+        {
+          kind: "arrange",
+          source: {
+            request: { ...song, style: "folk, acoustic guitar", title: "Other" },
+            taskId: "bench-persona",
+            index: 0,
+            persona: source
+          }
+        },
+        cache,
+        null
+      ]
     ]
     for (const [name, body, withCache, goal] of rows) {
       const t = await time(body, withCache)
       const ratio = t.cpu / original.cpu
       const verdict = goal === null ? "" : ` (goal < ${(goal * 100).toFixed(0)}%: ${ratio < goal ? "met" : "NOT met"})`
-      log(`  ${name.padEnd(34)} ${t.cpu.toFixed(3).padStart(7)} s CPU (${t.wall.toFixed(3)} s wall) = ${(ratio * 100).toFixed(1).padStart(5)}% of the original${verdict}`)
+      log(
+        `  ${name.padEnd(34)} ${t.cpu.toFixed(3).padStart(7)} s CPU (${t.wall.toFixed(3)} s wall) = ${(ratio * 100).toFixed(1).padStart(5)}% of the original${verdict}`
+      )
       figures[name] = t.cpu
     }
     return figures

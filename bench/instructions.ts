@@ -36,7 +36,11 @@ export const callgrindAvailable = (): boolean => commandAvailable("valgrind")
  */
 export const callgrindCommand = (
   out: string,
-  { branchSim = false, cacheSim = false, lastLevel }: {
+  {
+    branchSim = false,
+    cacheSim = false,
+    lastLevel
+  }: {
     readonly branchSim?: boolean
     readonly cacheSim?: boolean
     /** The modelled last level as `size,associativity,line` (`1048576,16,64`: a core's L2 here), not the host's L3. */
@@ -85,14 +89,17 @@ export const countInstructions = (pid: number, out: string): Counting => {
       part++
       // The dump is `${out}.1-01` for the main thread, `-02`... for the others, then `.2-01`...
       const prefix = `${basename(out)}.${part}-`
-      return readdirSync(dirname(out)).filter((file) => file.startsWith(prefix)).map((file) => {
-        const path = join(dirname(out), file)
-        const text = readFileSync(path, "utf8")
-        const names = (/^events: (.*)$/m.exec(text)?.[1] ?? "Ir").trim().split(/\s+/)
-        const totals = (/^totals: (.*)$/m.exec(text)?.[1] ?? "").trim().split(/\s+/).map(Number)
-        const events = Object.fromEntries(names.map((name, index) => [name, totals[index] ?? 0]))
-        return { thread: Number(file.slice(prefix.length)), instructions: events["Ir"] ?? 0, events, file: path }
-      }).sort((a, b) => a.thread - b.thread)
+      return readdirSync(dirname(out))
+        .filter((file) => file.startsWith(prefix))
+        .map((file) => {
+          const path = join(dirname(out), file)
+          const text = readFileSync(path, "utf8")
+          const names = (/^events: (.*)$/m.exec(text)?.[1] ?? "Ir").trim().split(/\s+/)
+          const totals = (/^totals: (.*)$/m.exec(text)?.[1] ?? "").trim().split(/\s+/).map(Number)
+          const events = Object.fromEntries(names.map((name, index) => [name, totals[index] ?? 0]))
+          return { thread: Number(file.slice(prefix.length)), instructions: events["Ir"] ?? 0, events, file: path }
+        })
+        .sort((a, b) => a.thread - b.thread)
     }
   }
 }
@@ -107,12 +114,15 @@ interface CodeRange {
 const codeRangesOf = (pid: number): ReadonlyArray<CodeRange> => {
   const path = `/tmp/perf-${pid}.map`
   if (!existsSync(path)) return []
-  return readFileSync(path, "utf8").split("\n").flatMap((line) => {
-    const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line)
-    if (match === null) return []
-    const start = Number.parseInt(match[1] ?? "", 16)
-    return [{ start, end: start + Number.parseInt(match[2] ?? "", 16), name: match[3] ?? "" }]
-  }).reverse()
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line)
+      if (match === null) return []
+      const start = Number.parseInt(match[1] ?? "", 16)
+      return [{ start, end: start + Number.parseInt(match[2] ?? "", 16), name: match[3] ?? "" }]
+    })
+    .reverse()
 }
 
 /**
@@ -148,10 +158,14 @@ export const functionsOf = (
   pid: number,
   { inclusive = false, event = "Ir" }: { readonly inclusive?: boolean; readonly event?: string } = {}
 ): ReadonlyArray<readonly [string, number]> => {
-  const text = execFileSync("callgrind_annotate", [`--inclusive=${inclusive ? "yes" : "no"}`, `--show=${event}`, `--sort=${event}`, "--threshold=100", dump.file], {
-    maxBuffer: 1 << 28,
-    stdio: ["ignore", "pipe", "ignore"]
-  }).toString()
+  const text = execFileSync(
+    "callgrind_annotate",
+    [`--inclusive=${inclusive ? "yes" : "no"}`, `--show=${event}`, `--sort=${event}`, "--threshold=100", dump.file],
+    {
+      maxBuffer: 1 << 28,
+      stdio: ["ignore", "pipe", "ignore"]
+    }
+  ).toString()
   const ranges = codeRangesOf(pid)
   const byName = new Map<string, number>()
   for (const line of text.split("\n")) {
@@ -170,10 +184,14 @@ export const functionsOf = (
  * first, named as `functionsOf` names them.
  */
 export const callersOf = (dump: ThreadCount, pid: number, symbol: string): ReadonlyArray<readonly [string, number]> => {
-  const text = execFileSync("callgrind_annotate", ["--tree=caller", "--inclusive=no", "--show=Ir", "--sort=Ir", "--threshold=100", dump.file], {
-    maxBuffer: 1 << 28,
-    stdio: ["ignore", "pipe", "ignore"]
-  }).toString()
+  const text = execFileSync(
+    "callgrind_annotate",
+    ["--tree=caller", "--inclusive=no", "--show=Ir", "--sort=Ir", "--threshold=100", dump.file],
+    {
+      maxBuffer: 1 << 28,
+      stdio: ["ignore", "pipe", "ignore"]
+    }
+  ).toString()
   const ranges = codeRangesOf(pid)
   const byName = new Map<string, number>()
   // A block is the callers' lines (`< file:caller`), then the function's own line (`* file:fn`).
@@ -209,7 +227,8 @@ export const removeCount = (dump: ThreadCount, pid: number): void => {
  * the count says what the request's own code executed.
  */
 export const isCollector = (name: string): boolean =>
-  name.startsWith("v8::") && /Scaveng|Mark|Sweep|Evacuat|Heap::|IteratePointers|Compact|Ephemeron|Migrated|PointersUpdating/.test(name)
+  name.startsWith("v8::") &&
+  /Scaveng|Mark|Sweep|Evacuat|Heap::|IteratePointers|Compact|Ephemeron|Migrated|PointersUpdating/.test(name)
 
 /** The instructions of a thread's functions (`functionsOf`) that were the collector's. */
 export const collectorInstructions = (functions: ReadonlyArray<readonly [string, number]>): number =>

@@ -26,7 +26,12 @@ interface Figures {
   readonly errors: number
 }
 
-const measure = async (child: ChildProcess, url: string, keys: ReadonlyArray<string>, duration: number): Promise<Figures> => {
+const measure = async (
+  child: ChildProcess,
+  url: string,
+  keys: ReadonlyArray<string>,
+  duration: number
+): Promise<Figures> => {
   const cpuBefore = cpuMillisOf(child.pid)
   const result = await loadPerConnection(url, { connections, duration }, (i) => ({
     method: "GET",
@@ -85,7 +90,10 @@ const benchMode = async (mode: BenchMode) => {
     const offRuns: Array<Figures & { readonly requests: number }> = []
     const onRuns: Array<Figures & { readonly requests: number }> = []
     for (let round = 0; round < rounds; round++) {
-      for (const [side, runs] of [[off, offRuns], [on, onRuns]] as const) {
+      for (const [side, runs] of [
+        [off, offRuns],
+        [on, onRuns]
+      ] as const) {
         const figures = await measure(side.child, side.url, side.keys, roundSeconds)
         runs.push({ ...figures, requests: figures.rps * roundSeconds })
       }
@@ -105,7 +113,9 @@ process.stdout.write(
 for (const mode of modes) {
   const { on, off } = await benchMode(mode)
   const ratio = on.rps / off.rps
-  process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`)
+  process.stdout.write(
+    `\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`
+  )
   process.stdout.write("metrics   req/s   CPU us/req  errors\n")
   process.stdout.write(`off    ${fmt(off.rps)}   ${fmt(off.cpuMicrosPerRequest, 1)}  ${off.errors}\n`)
   process.stdout.write(`on     ${fmt(on.rps)}   ${fmt(on.cpuMicrosPerRequest, 1)}  ${on.errors}\n`)

@@ -20,7 +20,10 @@ const password = "bench password 1"
 const callback = "http://127.0.0.1:9/callback"
 
 const cookieOf = (response: Response, name: string) =>
-  response.headers.getSetCookie().map((c) => c.split(";")[0] ?? "").find((c) => c.startsWith(`${name}=`)) ?? ""
+  response.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0] ?? "")
+    .find((c) => c.startsWith(`${name}=`)) ?? ""
 const field = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? ""
 
 /** Sign in, consent and exchange over plain HTTP, as the tests' flow does. */
@@ -56,7 +59,13 @@ const accessTokenFor = async (url: string, email: string): Promise<string> => {
   const tokens = await fetch(`${url}/oauth/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", client_id: "bench", code, redirect_uri: callback, code_verifier: verifier })
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      client_id: "bench",
+      code,
+      redirect_uri: callback,
+      code_verifier: verifier
+    })
   })
   return ((await tokens.json()) as { access_token: string }).access_token
 }
@@ -70,13 +79,22 @@ const benchMode = async (mode: BenchMode) => {
   })
   const { url, child, admin } = service
   try {
-    await admin("/oauth-clients", { client_id: "bench", name: "Bench", redirect_uris: [callback], refresh_tokens: false })
+    await admin("/oauth-clients", {
+      client_id: "bench",
+      name: "Bench",
+      redirect_uris: [callback],
+      refresh_tokens: false
+    })
     const keys: Array<string> = []
     const tokens: Array<string> = []
     for (let i = 0; i < accounts; i++) {
       const email = `oauth-bench-${i}@example.test`
       const account = await admin("/accounts", { email, plan: "ultra", password })
-      keys.push((await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["profile", "music:generate"] }))["key"] ?? "")
+      keys.push(
+        (await admin(`/accounts/${account["id"]}/keys`, { name: "bench", scopes: ["profile", "music:generate"] }))[
+          "key"
+        ] ?? ""
+      )
       tokens.push(await accessTokenFor(url, email))
     }
     const run = async (credentials: ReadonlyArray<string>) => {
@@ -89,7 +107,13 @@ const benchMode = async (mode: BenchMode) => {
       const cpuBefore = cpuMillisOf(child.pid)
       const result = await loadPerConnection(url, { connections, duration: seconds }, requestFor)
       const cpuPerRequest = (cpuMillisOf(child.pid) - cpuBefore) / Math.max(1, result.requests.total)
-      return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors, cpuPerRequest }
+      return {
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.non2xx + result.errors,
+        cpuPerRequest
+      }
     }
     // Keys, tokens, then keys again: the baseline brackets the measured side.
     const keysFirst = await run(keys)
@@ -102,13 +126,21 @@ const benchMode = async (mode: BenchMode) => {
 }
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(8)
-process.stdout.write(`OAuth benchmark: GET /api/v1/me, ${connections} connections, ${seconds} s per run, ${accounts} accounts\n`)
+process.stdout.write(
+  `OAuth benchmark: GET /api/v1/me, ${connections} connections, ${seconds} s per run, ${accounts} accounts\n`
+)
 for (const mode of modes) {
   const { keys, tokens } = await benchMode(mode)
   process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite + memory"}\n`)
   process.stdout.write("credential      req/s   p50 ms   p99 ms  service CPU ms/req  errors\n")
-  process.stdout.write(`API key      ${fmt(keys.rps)} ${fmt(keys.p50, 1)} ${fmt(keys.p99, 1)}  ${fmt(keys.cpuPerRequest, 3)}            ${keys.errors}\n`)
-  process.stdout.write(`access token ${fmt(tokens.rps)} ${fmt(tokens.p50, 1)} ${fmt(tokens.p99, 1)}  ${fmt(tokens.cpuPerRequest, 3)}            ${tokens.errors}\n`)
+  process.stdout.write(
+    `API key      ${fmt(keys.rps)} ${fmt(keys.p50, 1)} ${fmt(keys.p99, 1)}  ${fmt(keys.cpuPerRequest, 3)}            ${keys.errors}\n`
+  )
+  process.stdout.write(
+    `access token ${fmt(tokens.rps)} ${fmt(tokens.p50, 1)} ${fmt(tokens.p99, 1)}  ${fmt(tokens.cpuPerRequest, 3)}            ${tokens.errors}\n`
+  )
   const ratio = tokens.rps / keys.rps
-  process.stdout.write(`ratio tokens/keys: ${(ratio * 100).toFixed(0)}% (goal >= 90%: ${ratio >= 0.9 ? "met" : "NOT met"})\n`)
+  process.stdout.write(
+    `ratio tokens/keys: ${(ratio * 100).toFixed(0)}% (goal >= 90%: ${ratio >= 0.9 ? "met" : "NOT met"})\n`
+  )
 }

@@ -25,7 +25,9 @@ export const samplesPerSecond = 1999
  * `effect/dist/internal/effect.js`, `packages/core/src/...`, `bench/...`, `node:events`.
  */
 export const scriptName = (url: string): string =>
-  url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "").replace(/^(file:\/\/)?\/.*?\/(packages|bench)\//, "$2/")
+  url
+    .replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, "")
+    .replace(/^(file:\/\/)?\/.*?\/(packages|bench)\//, "$2/")
 
 /** A frame as V8's profilers (CPU and sampling heap) give it. */
 export interface CallFrame {
@@ -57,7 +59,9 @@ export const packageOfScript = (url: string): string => {
 const jsFrame = /JS:[*~^+]?'?(\S*) ((?:file:\/\/|node:|\/)\S+?)(?::(\d+))?(?::\d+)?$/
 
 /** A JavaScript frame's function name (`(anonymous)` when it has none), script and line; null for any other frame. */
-export const jsFrameOf = (text: string): { readonly name: string; readonly url: string; readonly line: string | undefined } | null => {
+export const jsFrameOf = (
+  text: string
+): { readonly name: string; readonly url: string; readonly line: string | undefined } | null => {
   const match = jsFrame.exec(text)
   if (match === null) return null
   const [, name = "", url = "", line] = match
@@ -119,7 +123,10 @@ export const summarizeStacks = (script: string, requests: number): OnCpuSummary 
   const byFunction = new Map<string, number>()
   let samples = 0
   for (const stack of script.split(/\n\s*\n/)) {
-    const frames = stack.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+    const frames = stack
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
     if (frames.length === 0) continue
     samples++
     let pkg = "(no JavaScript frame)"
@@ -135,5 +142,9 @@ export const summarizeStacks = (script: string, requests: number): OnCpuSummary 
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1)
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1)
   }
-  return { total: samples * micros, byPackage: sortedMicros(byPackage, micros), byFunction: sortedMicros(byFunction, micros) }
+  return {
+    total: samples * micros,
+    byPackage: sortedMicros(byPackage, micros),
+    byFunction: sortedMicros(byFunction, micros)
+  }
 }

@@ -73,14 +73,16 @@ const closedLoopTurn = async ({ agent, side, requestFor, options, counter }: Tur
   const end = performance.now() + options.turnMillis
   let requests = 0
   let errors = 0
-  await Promise.all(Array.from({ length: options.connections }, async () => {
-    while (performance.now() < end) {
-      const sent = requestFor(counter.next++)
-      const ok = await sendOne(agent, new URL(sent.path, side.url), sent)
-      requests++
-      if (!ok) errors++
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (performance.now() < end) {
+        const sent = requestFor(counter.next++)
+        const ok = await sendOne(agent, new URL(sent.path, side.url), sent)
+        requests++
+        if (!ok) errors++
+      }
+    })
+  )
   return { requests, errors }
 }
 
@@ -112,13 +114,15 @@ export const pairedCompare = async (
   options: PairedOptions
 ): Promise<PairedResult> => {
   const counter = { next: 0 }
-  const turns = sides.map((side): Turn => ({
-    agent: new Agent({ keepAlive: true, maxSockets: options.connections }),
-    side,
-    requestFor,
-    options,
-    counter
-  }))
+  const turns = sides.map(
+    (side): Turn => ({
+      agent: new Agent({ keepAlive: true, maxSockets: options.connections }),
+      side,
+      requestFor,
+      options,
+      counter
+    })
+  )
   const totals = sides.map(() => ({ nanos: 0, requests: 0, errors: 0 }))
   const ratios: Array<number> = []
   try {

@@ -54,9 +54,36 @@ import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
-import { callersOf, callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
-import { cpuMillisOf, envFrom, freePort, loadPerConnection, nodeArgsFrom, postgresUrl, query, redisUrl, usageOf } from "./support.ts"
-import { adminOf, createAccountKeys, createTaskToRead, launchService, parseBenchMode, requestsOf, stopProcess, waitUntilServing } from "./service.ts"
+import {
+  callersOf,
+  callgrindAvailable,
+  callgrindCommand,
+  collectorInstructions,
+  countInstructions,
+  functionsOf,
+  removeCount
+} from "./instructions.ts"
+import {
+  cpuMillisOf,
+  envFrom,
+  freePort,
+  loadPerConnection,
+  nodeArgsFrom,
+  postgresUrl,
+  query,
+  redisUrl,
+  usageOf
+} from "./support.ts"
+import {
+  adminOf,
+  createAccountKeys,
+  createTaskToRead,
+  launchService,
+  parseBenchMode,
+  requestsOf,
+  stopProcess,
+  waitUntilServing
+} from "./service.ts"
 
 const endpoint = process.env["PROFILE_ENDPOINT"] ?? "create"
 const seconds = Number(process.env["PROFILE_SECONDS"] ?? "8")
@@ -84,7 +111,10 @@ const embedded = parseBenchMode(process.env["PROFILE_MODE"] ?? "postgres") === "
 if (!embedded) await query(postgresUrl, `create database ${databaseName}`)
 if (process.env["PROFILE_EXPLAIN"] && !embedded) {
   await query(postgresUrl, `alter database ${databaseName} set session_preload_libraries = 'auto_explain'`)
-  await query(postgresUrl, `alter database ${databaseName} set auto_explain.log_min_duration = '${process.env["PROFILE_EXPLAIN"]}'`)
+  await query(
+    postgresUrl,
+    `alter database ${databaseName} set auto_explain.log_min_duration = '${process.env["PROFILE_EXPLAIN"]}'`
+  )
 }
 const databaseUrl = new URL(postgresUrl)
 databaseUrl.pathname = `/${databaseName}`
@@ -95,11 +125,18 @@ const url = `http://127.0.0.1:${port}`
 const adminToken = randomBase62(32)
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-prof-"))
 const childEnv = {
-    PORT: String(port), DATA_DIR: dataDir,
-    ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
-    ADMIN_TOKEN: adminToken, SECRET_KEY: randomBase62(48),
-    RATE_LIMIT_RPM: "100000000", WORKER: "off", PROVIDER: "http", PROVIDER_URL: upstream.url, PROVIDER_API_KEY: "k", LOG_LEVEL: "warn",
-    ...envFrom(process.env["PROFILE_ENV"])
+  PORT: String(port),
+  DATA_DIR: dataDir,
+  ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
+  ADMIN_TOKEN: adminToken,
+  SECRET_KEY: randomBase62(48),
+  RATE_LIMIT_RPM: "100000000",
+  WORKER: "off",
+  PROVIDER: "http",
+  PROVIDER_URL: upstream.url,
+  PROVIDER_API_KEY: "k",
+  LOG_LEVEL: "warn",
+  ...envFrom(process.env["PROFILE_ENV"])
 }
 const callgrindOut = join(dataDir, "callgrind.out")
 /** `measured`: the service whose figures are printed, under callgrind when PROFILE_CALLGRIND=1. */
@@ -107,13 +144,20 @@ const launch = (entry: string, measured = true) =>
   launchService({
     entry,
     env: childEnv,
-    wrapper: counted && measured ? callgrindCommand(callgrindOut, { branchSim, cacheSim, lastLevel: process.env["PROFILE_CALLGRIND_LL"] }) : [],
+    wrapper:
+      counted && measured
+        ? callgrindCommand(callgrindOut, { branchSim, cacheSim, lastLevel: process.env["PROFILE_CALLGRIND_LL"] })
+        : [],
     nodeArgs: [
       ...nodeArgsFrom(process.env["PROFILE_NODE_ARGS"]),
       ...(onCpu || (counted && measured) ? ["--perf-basic-prof"] : []),
       ...(inspectorPort !== null && measured ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
       ...(profileDir
-        ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`]
+        ? [
+            "--cpu-prof",
+            `--cpu-prof-dir=${profileDir}`,
+            `--cpu-prof-interval=${process.env["PROFILE_INTERVAL"] ?? "1000"}`
+          ]
         : [])
     ]
   })
@@ -124,18 +168,20 @@ const keys = await createAccountKeys(adminOf(url, adminToken), 32, ["music:gener
 const taskId = await createTaskToRead(url, keys[0] ?? "")
 const entry = bare
   ? "bench/bare-server.ts"
-  : process.env["PROFILE_ENTRY"] ?? (counted ? "packages/server/src/main.ts" : undefined)
+  : (process.env["PROFILE_ENTRY"] ?? (counted ? "packages/server/src/main.ts" : undefined))
 if (entry !== undefined) {
   await stopProcess(child)
   child = launch(entry)
   await waitUntilServing(child, url, "/api/v1/me")
 }
 const requests = requestsOf(keys, taskId)
-const requestFor = endpoint === "me" ? requests["GET /v1/me"] : endpoint === "task" ? requests["GET task"] : requests["POST create"]
+const requestFor =
+  endpoint === "me" ? requests["GET /v1/me"] : endpoint === "task" ? requests["GET task"] : requests["POST create"]
 const overallRate = process.env["PROFILE_RATE"] === undefined ? undefined : Number(process.env["PROFILE_RATE"])
 /** PROFILE_WARM_RATE: the warm-up's own rate (under callgrind, one the uncounted service can answer). */
 const warmRate = process.env["PROFILE_WARM_RATE"] === undefined ? overallRate : Number(process.env["PROFILE_WARM_RATE"])
-const run = (duration: number, rate = overallRate) => loadPerConnection(url, { connections: 32, duration, overallRate: rate }, requestFor)
+const run = (duration: number, rate = overallRate) =>
+  loadPerConnection(url, { connections: 32, duration, overallRate: rate }, requestFor)
 /**
  * Counted, one request at a time as fast as it is answered: with none waiting behind another,
  * no request's objects outlive it into the next collection because of a queue, and the idle
@@ -193,7 +239,13 @@ const machine = () => {
       const used = cpuMillisOf(Number(pid))
       db += used
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
-      const role = cmd.includes("autovacuum") ? "autovacuum" : cmd.includes(databaseName) ? "ours" : cmd.includes("redis") ? "redis" : (/postgres: 15\/main: ([a-z ]+?)( |$)/.exec(cmd)?.[1] ?? "other")
+      const role = cmd.includes("autovacuum")
+        ? "autovacuum"
+        : cmd.includes(databaseName)
+          ? "ours"
+          : cmd.includes("redis")
+            ? "redis"
+            : (/postgres: 15\/main: ([a-z ]+?)( |$)/.exec(cmd)?.[1] ?? "other")
       byRole[role] = (byRole[role] ?? 0) + used
     } catch {
       // gone
@@ -202,21 +254,31 @@ const machine = () => {
   return { busy: total - idle, total, db, byRole }
 }
 const commits = async () =>
-  (await query<{ n: number }>(postgresUrl, `select (xact_commit + xact_rollback)::float8 as n from pg_stat_database where datname = '${databaseName}'`))[0]?.n ?? 0
+  (
+    await query<{ n: number }>(
+      postgresUrl,
+      `select (xact_commit + xact_rollback)::float8 as n from pg_stat_database where datname = '${databaseName}'`
+    )
+  )[0]?.n ?? 0
 const commitsBefore = await commits()
 const machineBefore = machine()
-const strace = process.env["PROFILE_STRACE"] === "1"
-  ? spawn("strace", ["-c", "-f", "-p", String(child.pid)], { stdio: ["ignore", "ignore", "pipe"] })
-  : null
-const straceReport = strace === null ? null : new Promise<string>((resolve) => {
-  let text = ""
-  strace.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()))
-  strace.once("exit", () => resolve(text))
-})
+const strace =
+  process.env["PROFILE_STRACE"] === "1"
+    ? spawn("strace", ["-c", "-f", "-p", String(child.pid)], { stdio: ["ignore", "ignore", "pipe"] })
+    : null
+const straceReport =
+  strace === null
+    ? null
+    : new Promise<string>((resolve) => {
+        let text = ""
+        strace.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()))
+        strace.once("exit", () => resolve(text))
+      })
 const recording = onCpu && child.pid !== undefined ? recordOnCpu(child.pid, join(dataDir, "service.perf.data")) : null
-const allocations = inspectorPort === null
-  ? null
-  : await sampleAllocations(inspectorPort, Number(process.env["PROFILE_ALLOC_INTERVAL"] ?? "512"))
+const allocations =
+  inspectorPort === null
+    ? null
+    : await sampleAllocations(inspectorPort, Number(process.env["PROFILE_ALLOC_INTERVAL"] ?? "512"))
 const before = cpu()
 const threadsBefore = threadCpu()
 const splitBefore = usageOf(child.pid, { mainThread: true })
@@ -235,9 +297,13 @@ if (strace !== null && straceReport !== null) {
     const fields = line.trim().split(/\s+/)
     const name = fields.at(-1) ?? ""
     const calls = Number(fields[3])
-    return fields.length >= 5 && Number.isFinite(calls) && /^[a-z_0-9]+$/.test(name) ? [`${name} ${(calls / result.requests.total).toFixed(2)}`] : []
+    return fields.length >= 5 && Number.isFinite(calls) && /^[a-z_0-9]+$/.test(name)
+      ? [`${name} ${(calls / result.requests.total).toFixed(2)}`]
+      : []
   })
-  process.stdout.write(`system calls per request (strace slows the service; counts, not CPU): ${perRequest.join(", ")}\n`)
+  process.stdout.write(
+    `system calls per request (strace slows the service; counts, not CPU): ${perRequest.join(", ")}\n`
+  )
 }
 const used = cpu() - before
 const threadsAfter = threadCpu()
@@ -249,32 +315,62 @@ const own = process.cpuUsage(ownBefore)
 const machineAfter = machine()
 if (process.env["PROFILE_ROLES"]) {
   const dbUrl = databaseUrl.toString()
-  const hot = await query<{ relname: string; upd: number; hot: number; dead: number }>(dbUrl,
-    "select relname, n_tup_upd::int as upd, n_tup_hot_upd::int as hot, n_dead_tup::int as dead from pg_stat_user_tables where relname in ('accounts', 'credential_inflight', 'generation_tasks')")
-  process.stdout.write(`updates (hot, dead): ${hot.map((r) => `${r.relname} ${r.upd} (${r.hot}, ${r.dead})`).join(", ")}\n`)
-  process.stdout.write(`transactions per request: ${((await commits() - commitsBefore) / result.requests.total).toFixed(2)}\n`)
+  const hot = await query<{ relname: string; upd: number; hot: number; dead: number }>(
+    dbUrl,
+    "select relname, n_tup_upd::int as upd, n_tup_hot_upd::int as hot, n_dead_tup::int as dead from pg_stat_user_tables where relname in ('accounts', 'credential_inflight', 'generation_tasks')"
+  )
+  process.stdout.write(
+    `updates (hot, dead): ${hot.map((r) => `${r.relname} ${r.upd} (${r.hot}, ${r.dead})`).join(", ")}\n`
+  )
+  process.stdout.write(
+    `transactions per request: ${(((await commits()) - commitsBefore) / result.requests.total).toFixed(2)}\n`
+  )
   const roles = Object.keys({ ...machineBefore.byRole, ...machineAfter.byRole })
-  process.stdout.write(roles.map((r) => `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ") + " ms/request\n")
+  process.stdout.write(
+    roles
+      .map(
+        (r) =>
+          `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`
+      )
+      .join(", ") + " ms/request\n"
+  )
 }
-process.stdout.write(`${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`)
-process.stdout.write(`service threads, ms/request: ${Object.keys(threadsAfter).sort().map((name) =>
-  `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`).join(", ")}; ` +
-  `main thread user ${((splitAfter.userMillis - splitBefore.userMillis) / result.requests.total).toFixed(3)}, ` +
-  `kernel ${((splitAfter.kernelMillis - splitBefore.kernelMillis) / result.requests.total).toFixed(3)}; ` +
-  `minor page faults a request ${((faultsAfter - faultsBefore) / result.requests.total).toFixed(2)}\n`)
+process.stdout.write(
+  `${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`
+)
+process.stdout.write(
+  `service threads, ms/request: ${Object.keys(threadsAfter)
+    .sort()
+    .map(
+      (name) =>
+        `${name} ${(((threadsAfter[name] ?? 0) - (threadsBefore[name] ?? 0)) / result.requests.total).toFixed(3)}`
+    )
+    .join(", ")}; ` +
+    `main thread user ${((splitAfter.userMillis - splitBefore.userMillis) / result.requests.total).toFixed(3)}, ` +
+    `kernel ${((splitAfter.kernelMillis - splitBefore.kernelMillis) / result.requests.total).toFixed(3)}; ` +
+    `minor page faults a request ${((faultsAfter - faultsBefore) / result.requests.total).toFixed(2)}\n`
+)
 {
-  const per = (key: "reads" | "writes" | "sleeps") => ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
-  process.stdout.write(`system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`)
+  const per = (key: "reads" | "writes" | "sleeps") =>
+    ((callsAfter[key] - callsBefore[key]) / result.requests.total).toFixed(2)
+  process.stdout.write(
+    `system calls a request: reads ${per("reads")}, writes ${per("writes")}; main thread's sleeps ${per("sleeps")}\n`
+  )
 }
 /** A table's rows: each value, formatted, right-aligned before its name; the first `count`. */
 const rowsOf = (list: ReadonlyArray<readonly [string, number]>, count: number, format: (value: number) => string) =>
-  list.slice(0, count).map(([name, value]) => `  ${format(value).padStart(7)}  ${name}\n`).join("")
+  list
+    .slice(0, count)
+    .map(([name, value]) => `  ${format(value).padStart(7)}  ${name}\n`)
+    .join("")
 if (allocated !== undefined) {
   const requests = result.requests.total
   process.stdout.write(
     `allocated a request (sampled, objects later collected included): ${(allocated.total / requests / 1024).toFixed(1)} KB\n` +
       `by allocating function, bytes a request:\n` +
-      rowsOf(allocated.byFunction, Number(process.env["PROFILE_ALLOC_ROWS"] ?? "30"), (bytes) => (bytes / requests).toFixed(0)) +
+      rowsOf(allocated.byFunction, Number(process.env["PROFILE_ALLOC_ROWS"] ?? "30"), (bytes) =>
+        (bytes / requests).toFixed(0)
+      ) +
       (allocated.byCallers.length === 0
         ? ""
         : `${process.env["PROFILE_ALLOC_CALLERS"]}'s callers, nearest first, bytes a request:\n` +
@@ -283,10 +379,11 @@ if (allocated !== undefined) {
 }
 if (recording !== null && child.pid !== undefined) {
   const summary = recording.summarize(child.pid, result.requests.total)
-  const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) => rowsOf(list, count, (micros) => micros.toFixed(2))
+  const rows = (list: ReadonlyArray<readonly [string, number]>, count: number) =>
+    rowsOf(list, count, (micros) => micros.toFixed(2))
   process.stdout.write(
     `on CPU (perf), main thread in user space: ${summary.total.toFixed(1)} µs/request; the kernel's, the rest of its ` +
-      `${(mainUsed * 1000 / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, Number(process.env["PROFILE_PERF_PACKAGES"] ?? "16"))}` +
+      `${((mainUsed * 1000) / result.requests.total).toFixed(1)}\nby package, µs/request:\n${rows(summary.byPackage, Number(process.env["PROFILE_PERF_PACKAGES"] ?? "16"))}` +
       `by function, µs/request:\n${rows(summary.byFunction, Number(process.env["PROFILE_PERF_ROWS"] ?? "24"))}`
   )
 }
@@ -315,17 +412,22 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
   const mainPerRequest = perRequest("Ir")
   const functions = main === undefined ? [] : functionsOf(main, child.pid)
   // Inclusive, V8's call builtins and libuv's loop contain everything: only JavaScript says where.
-  const inclusive = main === undefined || !countedInclusive
-    ? []
-    : functionsOf(main, child.pid, { inclusive: true }).filter(([name]) => /\S \S+\.[cm]?[jt]s:\d+$/.test(name))
+  const inclusive =
+    main === undefined || !countedInclusive
+      ? []
+      : functionsOf(main, child.pid, { inclusive: true }).filter(([name]) => /\S \S+\.[cm]?[jt]s:\d+$/.test(name))
   const callersFor = process.env["PROFILE_CALLGRIND_CALLERS"]
   const callers = main === undefined || callersFor === undefined ? [] : callersOf(main, child.pid, callersFor)
   // The simulated misses a request, the idle main thread's taken out, and the functions that miss most.
-  const missEvents = [...(cacheSim ? ["I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] : []), ...(branchSim ? ["Bc", "Bcm", "Bi", "Bim"] : [])]
+  const missEvents = [
+    ...(cacheSim ? ["I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] : []),
+    ...(branchSim ? ["Bc", "Bcm", "Bi", "Bim"] : [])
+  ]
   const misses = missEvents.map((name) => `${name} ${perRequest(name).toFixed(1)}`).join(", ")
   const pid = child.pid
   const byMisses = [...(cacheSim ? ["ILmr", "DLmr", "DLmw", "D1mr"] : []), ...(branchSim ? ["Bim", "Bcm"] : [])]
-  const missTables = main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
+  const missTables =
+    main === undefined ? [] : byMisses.map((event) => [event, functionsOf(main, pid, { event })] as const)
   if (main !== undefined) removeCount(main, child.pid)
   const collector = collectorInstructions(functions) / requests
   const shown = Number(process.env["PROFILE_CALLGRIND_ROWS"] ?? "30")
@@ -337,10 +439,19 @@ if (threadCounts.length > 0 && child.pid !== undefined) {
       `${thousands((idleEvents["Ir"] ?? 0) / idleSeconds)} a second taken out, of which the garbage collector ${thousands(collector)}, the rest ` +
       `${thousands(mainPerRequest - collector)}; other threads ${thousands(others / requests)}\n` +
       (misses === "" ? "" : `main thread's simulated events a request: ${misses}\n`) +
-      missTables.map(([event, list]) => `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`).join("") +
+      missTables
+        .map(
+          ([event, list]) =>
+            `main thread's functions by ${event} a request:\n${rowsOf(list, 12, (n) => (n / requests).toFixed(2))}`
+        )
+        .join("") +
       `main thread's functions by their own instructions, thousands a request:\n${table(functions)}` +
-      (inclusive.length === 0 ? "" : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`) +
-      (callers.length === 0 ? "" : `${callersFor ?? ""}'s callers by its instructions for each, thousands a request:\n${table(callers)}`)
+      (inclusive.length === 0
+        ? ""
+        : `main thread's JavaScript functions by all they executed, thousands a request:\n${table(inclusive)}`) +
+      (callers.length === 0
+        ? ""
+        : `${callersFor ?? ""}'s callers by its instructions for each, thousands a request:\n${table(callers)}`)
   )
 }
 await stopProcess(child)

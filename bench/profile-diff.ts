@@ -30,7 +30,9 @@ const [lyreFile, bareFile] = positionals
 const requests = Number(values.requests)
 const seconds = Number(values.seconds)
 if (lyreFile === undefined || bareFile === undefined || !(requests > 0) || !(seconds > 0)) {
-  process.stderr.write("usage: node bench/profile-diff.ts <lyre.cpuprofile> <bare.cpuprofile> --requests N --seconds S [--top 40]\n")
+  process.stderr.write(
+    "usage: node bench/profile-diff.ts <lyre.cpuprofile> <bare.cpuprofile> --requests N --seconds S [--top 40]\n"
+  )
   process.exit(2)
 }
 

@@ -78,7 +78,10 @@ const benchMode = async (mode: BenchMode) => {
   const sides = await startBothSides(mode, keyCount, { selfCheck, extraMicros, lyreNodeArgs, lyreEnv })
   const measure = (endpoint: Endpoint, rate: number | undefined) =>
     pairedCompare(
-      [{ url: sides.lyre.url, pid: sides.lyre.child.pid }, { url: sides.bare.url, pid: sides.bare.child.pid }],
+      [
+        { url: sides.lyre.url, pid: sides.lyre.child.pid },
+        { url: sides.bare.url, pid: sides.bare.child.pid }
+      ],
       sides.requests[endpoint],
       { rate, connections, turnMillis, pairs, warmSeconds: warmupSeconds }
     )
@@ -114,7 +117,9 @@ const roundTrips = [
 
 process.stdout.write(
   `Lyre API benchmark: ${pairs} pairs of ${turnMillis} ms turns per side, endpoint and load, after ${warmupSeconds} s of ` +
-    `warm-up each; ${keyCount} keys; CPU is the service process's, per request\n` + roundTrips + "\n" +
+    `warm-up each; ${keyCount} keys; CPU is the service process's, per request\n` +
+    roundTrips +
+    "\n" +
     (selfCheck === undefined
       ? ""
       : `BENCH_SELF_CHECK=${selfCheckSetting}: both sides are the bare handler; the lyre columns are its twin's` +
@@ -132,10 +137,13 @@ const knownExtra = (steady: boolean, bareMicros: number, steadyExtra: number | u
     ? `should read ${((bareMicros + extraMicros) / bareMicros).toFixed(2)}`
     : `should read ${((bareMicros + steadyExtra) / bareMicros).toFixed(2)} (the steady load's ${steadyExtra.toFixed(0)} µs)`
 /** The sorted ratios' value at fraction `at` of the way from the least to the greatest. */
-const quantile = (sorted: ReadonlyArray<number>, at: number) => sorted[Math.round(at * (sorted.length - 1))] ?? Number.NaN
+const quantile = (sorted: ReadonlyArray<number>, at: number) =>
+  sorted[Math.round(at * (sorted.length - 1))] ?? Number.NaN
 for (const mode of modes) {
   const rows = await benchMode(mode)
-  process.stdout.write(`\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`)
+  process.stdout.write(
+    `\n${mode === "postgres" ? "PostgreSQL + Redis" : "PGlite (embedded default) + memory limits"}\n`
+  )
   process.stdout.write(
     "endpoint       load            lyre CPU us/req  req/s | bare CPU us/req  req/s | CPU ratio, median of pairs (goal, steady)  IQR  whole run  errors\n"
   )
@@ -155,24 +163,28 @@ for (const mode of modes) {
         `${fmt(b.perSecond)} | ${median.toFixed(2).padStart(5)} ${verdict.padEnd(18)}` +
         `              ${quantile(result.ratios, 0.25).toFixed(2)}-${quantile(result.ratios, 0.75).toFixed(2)}  ` +
         `${(a.micros / b.micros).toFixed(2).padStart(5)}      ${a.errors}/${b.errors}` +
-        (extraMicros > 0 ? `  known extra: ${knownExtra(steady, b.micros, extraSeen.get(endpoint))}` : "") + "\n"
+        (extraMicros > 0 ? `  known extra: ${knownExtra(steady, b.micros, extraSeen.get(endpoint))}` : "") +
+        "\n"
     )
   }
 }
 
-const extras = process.env["BENCH_EXTRAS"] === "0" ? [] : [
-  "bench/worker-bench.ts",
-  "bench/agents-bench.ts",
-  "bench/a2a-bench.ts",
-  "bench/webhooks-bench.ts",
-  "bench/metrics-bench.ts",
-  "bench/oauth-bench.ts",
-  "packages/engine/bench/engine-bench.ts",
-  "packages/engine/bench/sound-bench.ts",
-  "bench/engine-e2e-bench.ts",
-  "bench/engine-tools-bench.ts",
-  "bench/listen-bench.ts"
-]
+const extras =
+  process.env["BENCH_EXTRAS"] === "0"
+    ? []
+    : [
+        "bench/worker-bench.ts",
+        "bench/agents-bench.ts",
+        "bench/a2a-bench.ts",
+        "bench/webhooks-bench.ts",
+        "bench/metrics-bench.ts",
+        "bench/oauth-bench.ts",
+        "packages/engine/bench/engine-bench.ts",
+        "packages/engine/bench/sound-bench.ts",
+        "bench/engine-e2e-bench.ts",
+        "bench/engine-tools-bench.ts",
+        "bench/listen-bench.ts"
+      ]
 for (const extra of extras) {
   if (!existsSync(join(repositoryRoot, extra))) continue
   process.stdout.write(`\n== ${extra}\n`)

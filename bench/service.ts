@@ -24,20 +24,27 @@ export const parseBenchMode = (name: string): BenchMode => {
 export type Admin = (path: string, body: unknown) => Promise<Record<string, string>>
 
 /** POSTs to the admin API of the service at `url`. */
-export const adminOf = (url: string, adminToken: string): Admin => async (path, body) => {
-  const response = await fetch(`${url}/admin/v1${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  return (await response.json()) as Record<string, string>
-}
+export const adminOf =
+  (url: string, adminToken: string): Admin =>
+  async (path, body) => {
+    const response = await fetch(`${url}/admin/v1${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    return (await response.json()) as Record<string, string>
+  }
 
 /**
  * One key per Ultra account, as many clients would have: each account's balance row is its own
  * lock. Credits and concurrency are ample enough that no run is ever refused for them.
  */
-export const createAccountKeys = async (admin: Admin, count: number, scopes: ReadonlyArray<string>, prefix = "bench") => {
+export const createAccountKeys = async (
+  admin: Admin,
+  count: number,
+  scopes: ReadonlyArray<string>,
+  prefix = "bench"
+) => {
   const keys: Array<string> = []
   for (let i = 0; i < count; i++) {
     const account = await admin("/accounts", {
@@ -60,7 +67,8 @@ export const endpointsNamed = (list: string | undefined): ReadonlyArray<Endpoint
   if (list === undefined || list.trim() === "") return endpoints
   const names = list.split(",").map((name) => name.trim())
   const unknown = names.filter((name) => !endpoints.some((endpoint) => endpoint === name))
-  if (unknown.length > 0) throw new Error(`unknown endpoints ${unknown.join(", ")}; the names are ${endpoints.join(", ")}`)
+  if (unknown.length > 0)
+    throw new Error(`unknown endpoints ${unknown.join(", ")}; the names are ${endpoints.join(", ")}`)
   return endpoints.filter((endpoint) => names.includes(endpoint))
 }
 
@@ -78,7 +86,10 @@ export const createTaskToRead = async (url: string, key: string): Promise<string
  * Each endpoint's request for connection i: its own key (one per account, round robin), except
  * GET of a task, whose one task belongs to the first key.
  */
-export const requestsOf = (keys: ReadonlyArray<string>, taskId: string): Record<Endpoint, (connection: number) => BenchRequest> => {
+export const requestsOf = (
+  keys: ReadonlyArray<string>,
+  taskId: string
+): Record<Endpoint, (connection: number) => BenchRequest> => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` })
   const keyFor = (connection: number) => keys[connection % keys.length] ?? ""
   const body = JSON.stringify({ style: "synthwave, 110 bpm", title: "Bench", lyrics: "[Verse]\nla la la" })
@@ -187,9 +198,12 @@ export const scriptFlagsOf = (entry: string): ReadonlyArray<string> => {
  * run into one on the machine's servers. The service's standard output is dropped unless
  * BENCH_SERVICE_STDOUT=1 (to read what node prints there, `--trace-gc` say).
  */
-export const launchService = (
-  { entry = "packages/server/src/main.ts", env, nodeArgs = [], wrapper = [] }: LaunchOptions
-): ChildProcess => {
+export const launchService = ({
+  entry = "packages/server/src/main.ts",
+  env,
+  nodeArgs = [],
+  wrapper = []
+}: LaunchOptions): ChildProcess => {
   const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env
   const [command = process.execPath, ...args] = [
     ...wrapper,
@@ -222,7 +236,13 @@ export const waitUntilAnswering = async (url: string, path: string, exitCode: ()
     const code = exitCode()
     if (code !== null) throw new Error(`the service exited with ${code}`)
     if (Date.now() > deadline) throw new Error("the service did not start")
-    if (await fetch(`${url}${path}`).then((response) => response.status < 500, () => false)) return
+    if (
+      await fetch(`${url}${path}`).then(
+        (response) => response.status < 500,
+        () => false
+      )
+    )
+      return
     await sleep(100)
   }
 }
@@ -278,7 +298,10 @@ export const startBenchService = async (options: BenchServiceOptions): Promise<B
  */
 export const answerShape = (status: number, headers: Iterable<[string, string]>, body: string): string => {
   const nodeAdds = new Set(["connection", "date", "keep-alive", "transfer-encoding"])
-  const names = [...headers].map(([name]) => name.toLowerCase()).filter((name) => !nodeAdds.has(name)).sort()
+  const names = [...headers]
+    .map(([name]) => name.toLowerCase())
+    .filter((name) => !nodeAdds.has(name))
+    .sort()
   const shapeOf = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(shapeOf)
     if (value !== null && typeof value === "object") {
@@ -305,14 +328,20 @@ const requireSameAnswers = async (
   requests: Record<Endpoint, (connection: number) => BenchRequest>
 ) => {
   const shapeAt = async (url: string, request: BenchRequest) => {
-    const response = await fetch(`${url}${request.path}`, { method: request.method, headers: request.headers, body: request.body })
+    const response = await fetch(`${url}${request.path}`, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body
+    })
     return answerShape(response.status, response.headers, await response.text())
   }
   for (const endpoint of endpoints) {
     const request = requests[endpoint](0)
     const [lyre, bare] = [await shapeAt(lyreUrl, request), await shapeAt(bareUrl, request)]
     if (lyre !== bare) {
-      throw new Error(`the bare handler's answer to ${endpoint} is not shaped as Lyre's:\n  Lyre ${lyre}\n  bare ${bare}`)
+      throw new Error(
+        `the bare handler's answer to ${endpoint} is not shaped as Lyre's:\n  Lyre ${lyre}\n  bare ${bare}`
+      )
     }
   }
 }
@@ -373,7 +402,11 @@ export const startBothSides = async (
     copyDir: string,
     { entry = "bench/bare-server.ts", extraMicros = 0 }: { readonly entry?: string; readonly extraMicros?: number } = {}
   ) => {
-    const bareEnv: Record<string, string> = { ...lyre.env, PORT: String(await freePort()), BARE_EXTRA_MICROS: String(extraMicros) }
+    const bareEnv: Record<string, string> = {
+      ...lyre.env,
+      PORT: String(await freePort()),
+      BARE_EXTRA_MICROS: String(extraMicros)
+    }
     if (mode === "pglite") {
       cpSync(lyre.env["DATA_DIR"] ?? "", copyDir, { recursive: true })
       bareEnv["DATA_DIR"] = copyDir
@@ -393,9 +426,10 @@ export const startBothSides = async (
     const requests = requestsOf(keys, taskId)
     if (options.selfCheck !== undefined) {
       // bare-in-lyre opens its port once its own Lyre has served each endpoint for a few seconds.
-      const twin = await startBare(copyDirs[1] ?? "", options.selfCheck === "in-lyre"
-        ? { entry: "bench/bare-in-lyre.ts" }
-        : { extraMicros: options.extraMicros ?? 0 })
+      const twin = await startBare(
+        copyDirs[1] ?? "",
+        options.selfCheck === "in-lyre" ? { entry: "bench/bare-in-lyre.ts" } : { extraMicros: options.extraMicros ?? 0 }
+      )
       await requireSameAnswers(twin.url, bare.url, requests)
       return { lyre: twin, bare, requests, close }
     }

@@ -19,10 +19,15 @@ export const postgresUrl = process.env["DATABASE_URL"] ?? "postgres://postgres@1
 export const redisUrl = process.env["REDIS_URL"] ?? "redis://127.0.0.1:6379"
 
 export const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>) =>
-  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
+  Effect.runPromise(
+    Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  )
 
 export const query = <A extends object>(url: string, text: string, ...params: ReadonlyArray<unknown>) =>
-  runOn(url, SqlClient.use((sql) => sql.unsafe<A>(text, [...params])))
+  runOn(
+    url,
+    SqlClient.use((sql) => sql.unsafe<A>(text, [...params]))
+  )
 
 export const freePort = () =>
   new Promise<number>((resolve) => {
@@ -60,7 +65,11 @@ export const usageOf = (
     const thread = options.thread ?? (options.mainThread === true ? pid : undefined)
     const fields = fieldsOf(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`)
     // utime and stime count clock ticks, 100 a second.
-    return { userMillis: Number(fields[11]) * 10, kernelMillis: Number(fields[12]) * 10, minorFaults: Number(fields[7]) }
+    return {
+      userMillis: Number(fields[11]) * 10,
+      kernelMillis: Number(fields[12]) * 10,
+      minorFaults: Number(fields[7])
+    }
   } catch {
     return gone
   }
@@ -147,11 +156,15 @@ export const loadPerConnection = (
     ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
     setupClient: (client) => {
       const { freshBody, ...request } = requestFor(next++)
-      client.setRequests([{
-        ...request,
-        headers: { ...request.headers },
-        ...(freshBody === undefined ? {} : { setupRequest: (sent: autocannon.Request) => ({ ...sent, body: freshBody() }) })
-      }])
+      client.setRequests([
+        {
+          ...request,
+          headers: { ...request.headers },
+          ...(freshBody === undefined
+            ? {}
+            : { setupRequest: (sent: autocannon.Request) => ({ ...sent, body: freshBody() }) })
+        }
+      ])
       if (onBody !== undefined) client.on("body", onBody)
     }
   })

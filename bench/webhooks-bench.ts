@@ -88,7 +88,11 @@ const startService = async (upstream: FakeUpstream, pollSeconds: number): Promis
 }
 
 /** An Ultra account with a key and an endpoint at the receiver; answers the account id and key. */
-const subscribe = async (service: Service, receiver: Awaited<ReturnType<typeof startReceiver>>, events: ReadonlyArray<string>) => {
+const subscribe = async (
+  service: Service,
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+  events: ReadonlyArray<string>
+) => {
   const account = await service.admin("/accounts", {
     email: `webhooks-bench-${randomBase62(6).toLowerCase()}@example.test`,
     plan: "ultra",
@@ -96,7 +100,8 @@ const subscribe = async (service: Service, receiver: Awaited<ReturnType<typeof s
     concurrency_limit: 1_000_000
   })
   const accountId = account["id"] ?? ""
-  const key = (await service.admin(`/accounts/${accountId}/keys`, { name: "bench", scopes: ["music:generate"] }))["key"] ?? ""
+  const key =
+    (await service.admin(`/accounts/${accountId}/keys`, { name: "bench", scopes: ["music:generate"] }))["key"] ?? ""
   const endpoint = await service.admin(`/accounts/${accountId}/webhook-endpoints`, { url: receiver.url, events })
   receiver.secrets.push(endpoint["secret"] ?? "")
   return { accountId, key }
@@ -119,10 +124,17 @@ const throughput = async () => {
       throughputEvents
     )
     const deadline = Date.now() + 120_000
-    while (new Set(receiver.arrivals.map((a) => a.eventId)).size < throughputEvents && Date.now() < deadline) await sleep(10)
+    while (new Set(receiver.arrivals.map((a) => a.eventId)).size < throughputEvents && Date.now() < deadline)
+      await sleep(10)
     const seconds = (performance.now() - started) / 1000
     const distinct = new Set(receiver.arrivals.map((a) => a.eventId)).size
-    return { distinct, received: receiver.arrivals.length, rejected: receiver.rejected(), seconds, perSecond: distinct / seconds }
+    return {
+      distinct,
+      received: receiver.arrivals.length,
+      rejected: receiver.rejected(),
+      seconds,
+      perSecond: distinct / seconds
+    }
   } finally {
     await service.close()
     await receiver.close()
@@ -161,10 +173,12 @@ const lag = async () => {
     const deadline = Date.now() + 60_000
     while (receiver.arrivals.length < ids.length && Date.now() < deadline) await sleep(50)
     const readyAt = new Map(
-      (await query<{ id: string; ready_at: number }>(
-        service.databaseUrl,
-        "select id, (extract(epoch from updated_at) * 1000)::float8 as ready_at from generation_tasks where status = 'ready'"
-      )).map((row) => [row.id, row.ready_at])
+      (
+        await query<{ id: string; ready_at: number }>(
+          service.databaseUrl,
+          "select id, (extract(epoch from updated_at) * 1000)::float8 as ready_at from generation_tasks where status = 'ready'"
+        )
+      ).map((row) => [row.id, row.ready_at])
     )
     const lags = receiver.arrivals
       .filter((a) => a.type === "job.completed")
@@ -179,7 +193,9 @@ const lag = async () => {
 }
 
 process.stdout.write(
-  `webhooks bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
+  `webhooks bench on ${cpus().length} cores, load average ${loadavg()
+    .map((n) => n.toFixed(1))
+    .join(" ")} before the runs\n`
 )
 const t = await throughput()
 process.stdout.write(

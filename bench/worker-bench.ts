@@ -33,14 +33,31 @@
  * at its worst half the worker's CPU, so the service's CPU is also printed without it. TMPDIR
  * moves the data directories (and the baseline) to another file system.
  */
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync
+} from "node:fs"
 import { Agent, request as httpRequest } from "node:http"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
-import { callgrindAvailable, callgrindCommand, collectorInstructions, countInstructions, functionsOf, removeCount } from "./instructions.ts"
+import {
+  callgrindAvailable,
+  callgrindCommand,
+  collectorInstructions,
+  countInstructions,
+  functionsOf,
+  removeCount
+} from "./instructions.ts"
 import type { ThreadCount } from "./instructions.ts"
 import { cpuMillisOf, percentile, query, runOn } from "./support.ts"
 import { startWorkerService } from "./worker-service.ts"
@@ -78,12 +95,14 @@ const modes = (process.env["WORKER_BENCH_MODES"] ?? "inline,split,bare").split("
 const mapLimit = async <A>(items: number, limit: number, work: (index: number) => Promise<A>) => {
   const results: Array<A> = []
   let next = 0
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items) {
-      const index = next++
-      results[index] = await work(index)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items) {
+        const index = next++
+        results[index] = await work(index)
+      }
+    })
+  )
   return results
 }
 
@@ -135,24 +154,29 @@ const loadAgent = new Agent({ keepAlive: true, maxSockets: 64 })
 const create = (service: WorkerService, index: number, title: string): Promise<string> =>
   new Promise((resolve, reject) => {
     const body = JSON.stringify({ style: "synthwave, 110 bpm", title, lyrics: "[Verse]\nla la la" })
-    const request = httpRequest(`${service.url}/api/v1/music/generations`, {
-      method: "POST",
-      agent: loadAgent,
-      headers: {
-        authorization: `Bearer ${service.keys[index % service.keys.length]}`,
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(body)
+    const request = httpRequest(
+      `${service.url}/api/v1/music/generations`,
+      {
+        method: "POST",
+        agent: loadAgent,
+        headers: {
+          authorization: `Bearer ${service.keys[index % service.keys.length]}`,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body)
+        }
+      },
+      (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("error", reject)
+        response.on("end", () => {
+          const answer = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: string }
+          if (response.statusCode !== 202 || answer.id === undefined)
+            reject(new Error(`create answered ${response.statusCode}`))
+          else resolve(answer.id)
+        })
       }
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("error", reject)
-      response.on("end", () => {
-        const answer = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id?: string }
-        if (response.statusCode !== 202 || answer.id === undefined) reject(new Error(`create answered ${response.statusCode}`))
-        else resolve(answer.id)
-      })
-    })
+    )
     request.on("error", reject)
     request.end(body)
   })
@@ -186,16 +210,21 @@ const fileCreationBaseline = (tasks = 300): number => {
 /** Creates `count` tasks (64 at a time) and waits until every task of the service is past `pending`. */
 const runToTheEnd = async (service: WorkerService, count: number, label: string) => {
   await mapLimit(count, 64, (index) => create(service, index, `${label} ${index}`))
-  await runOn(service.databaseUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const deadline = performance.now() + 300_000
-    while (performance.now() < deadline) {
-      const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status = 'pending'`
-      if ((row?.n ?? 0) === 0) return
-      yield* Effect.sleep(20)
-    }
-    throw new Error(`${label}: tasks still pending after 300 s`)
-  }))
+  await runOn(
+    service.databaseUrl,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const deadline = performance.now() + 300_000
+      while (performance.now() < deadline) {
+        const [row] = yield* sql<{
+          n: number
+        }>`select count(*)::int as n from generation_tasks where status = 'pending'`
+        if ((row?.n ?? 0) === 0) return
+        yield* Effect.sleep(20)
+      }
+      throw new Error(`${label}: tasks still pending after 300 s`)
+    })
+  )
 }
 
 const throughput = async (mode: WorkerMode) => {
@@ -205,7 +234,10 @@ const throughput = async (mode: WorkerMode) => {
   const service = await startService(upstream, 5, mode)
   try {
     await runToTheEnd(service, warmupTasks, "Warm-up")
-    const [warmedUp] = await query<{ n: number }>(service.databaseUrl, "select count(*)::int as n from generation_tasks where status = 'ready'")
+    const [warmedUp] = await query<{ n: number }>(
+      service.databaseUrl,
+      "select count(*)::int as n from generation_tasks where status = 'ready'"
+    )
     const cpuBefore = service.cpuMillis()
     const eachBefore = service.cpuMillisEach()
     const usageBefore = service.usageEach()
@@ -215,7 +247,9 @@ const throughput = async (mode: WorkerMode) => {
     const workerPid = service.pids[1] ?? 0
     const counting = counted && split ? countInstructions(workerPid, callgrindOutOf(mode)) : null
     counting?.start()
-    const recordings = onCpu ? service.pids.map((pid, index) => recordOnCpu(pid, join(tmpdir(), `lyre-worker-on-cpu-${index}.data`))) : []
+    const recordings = onCpu
+      ? service.pids.map((pid, index) => recordOnCpu(pid, join(tmpdir(), `lyre-worker-on-cpu-${index}.data`)))
+      : []
     const started = performance.now()
     // Counting runs alongside the load on one connection (a connection per count would fork a
     // backend every 50 ms, which the database CPU figure would then include).
@@ -224,10 +258,12 @@ const throughput = async (mode: WorkerMode) => {
     const [done] = await Promise.all([
       runOn(
         service.databaseUrl,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const sql = yield* SqlClient
           while (true) {
-            const [row] = yield* sql<{ n: number }>`select count(*)::int as n from generation_tasks where status <> 'pending'`
+            const [row] = yield* sql<{
+              n: number
+            }>`select count(*)::int as n from generation_tasks where status <> 'pending'`
             const n = row?.n ?? 0
             if (n >= warmupTasks + throughputTasks || performance.now() - started > 300_000) {
               // Read while this connection's backend still counts among the database's processes.
@@ -245,7 +281,9 @@ const throughput = async (mode: WorkerMode) => {
     const finished = performance.now()
     for (const recording of recordings) await recording.stop()
     const instructions = counting === null ? null : instructionsOf(counting.stop(), workerPid, throughputTasks)
-    const onCpuSummaries = recordings.map((recording, index) => recording.summarize(service.pids[index] ?? 0, throughputTasks))
+    const onCpuSummaries = recordings.map((recording, index) =>
+      recording.summarize(service.pids[index] ?? 0, throughputTasks)
+    )
     const databaseCpu = databaseAfter - databaseBefore
     const [ready] = await query<{ n: number }>(
       service.databaseUrl,
@@ -254,13 +292,17 @@ const throughput = async (mode: WorkerMode) => {
     const perSecond = ((done - warmupTasks) / (finished - started)) * 1000
     return {
       cpuPerTask: (service.cpuMillis() - cpuBefore) / throughputTasks,
-      cpuPerTaskEach: service.cpuMillisEach().map((millis, index) => (millis - (eachBefore[index] ?? 0)) / throughputTasks),
+      cpuPerTaskEach: service
+        .cpuMillisEach()
+        .map((millis, index) => (millis - (eachBefore[index] ?? 0)) / throughputTasks),
       kernelShareEach: service.usageEach().map((usage, index) => {
         const before = usageBefore[index] ?? { userMillis: 0, kernelMillis: 0 }
         const kernel = usage.kernelMillis - before.kernelMillis
         return kernel / (kernel + usage.userMillis - before.userMillis)
       }),
-      mainThreadPerTaskEach: service.mainThreadCpuMillisEach().map((millis, index) => (millis - (mainBefore[index] ?? 0)) / throughputTasks),
+      mainThreadPerTaskEach: service
+        .mainThreadCpuMillisEach()
+        .map((millis, index) => (millis - (mainBefore[index] ?? 0)) / throughputTasks),
       databaseCpuPerTask: databaseCpu / throughputTasks,
       benchCpuPerTask: (() => {
         const own = process.cpuUsage(ownBefore)
@@ -320,7 +362,10 @@ const pairedAgainstBare = async () => {
         turns.push([await turn(sides[0], `Pair ${pair} Lyre`), bare])
       }
     }
-    const ratios = turns.map(([lyre, bare]) => ({ service: lyre.service / bare.service, worker: lyre.worker / bare.worker }))
+    const ratios = turns.map(([lyre, bare]) => ({
+      service: lyre.service / bare.service,
+      worker: lyre.worker / bare.worker
+    }))
     const mean = (side: 0 | 1): Figures => ({
       service: turns.reduce((sum, pair) => sum + pair[side].service, 0) / turns.length,
       worker: turns.reduce((sum, pair) => sum + pair[side].worker, 0) / turns.length
@@ -344,7 +389,8 @@ interface WorkerInstructions {
 const instructionsOf = (dumps: ReadonlyArray<ThreadCount>, pid: number, tasks: number): WorkerInstructions => {
   const [main] = dumps
   const functions = main === undefined ? [] : functionsOf(main, pid)
-  if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] === "1") process.stdout.write(`  kept: ${dumps.map((dump) => dump.file).join(" ")} /tmp/perf-${pid}.map\n`)
+  if (process.env["WORKER_BENCH_CALLGRIND_KEEP"] === "1")
+    process.stdout.write(`  kept: ${dumps.map((dump) => dump.file).join(" ")} /tmp/perf-${pid}.map\n`)
   else for (const dump of dumps) removeCount(dump, pid)
   const collector = collectorInstructions(functions)
   return {
@@ -394,7 +440,9 @@ const lag = async () => {
 
 try {
   process.stdout.write(
-    `worker bench on ${cpus().length} cores, load average ${loadavg().map((n) => n.toFixed(1)).join(" ")} before the runs\n`
+    `worker bench on ${cpus().length} cores, load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")} before the runs\n`
   )
   const describe: Record<WorkerMode, string> = {
     inline: "pnpm start, inline worker",
@@ -402,15 +450,20 @@ try {
     bare: "the bare handler + the bare worker"
   }
   /** CPU a task of the split and bare runs' processes, and their workers' instructions, for their ratios. */
-  const sides: Partial<Record<WorkerMode, {
-    readonly service: number
-    readonly api: number
-    readonly worker: number
-    readonly workerKernelShare: number
-    readonly instructions: number | null
-    /** The main thread's without the collector's: what moves least between runs of the same code. */
-    readonly ownInstructions: number | null
-  }>> = {}
+  const sides: Partial<
+    Record<
+      WorkerMode,
+      {
+        readonly service: number
+        readonly api: number
+        readonly worker: number
+        readonly workerKernelShare: number
+        readonly instructions: number | null
+        /** The main thread's without the collector's: what moves least between runs of the same code. */
+        readonly ownInstructions: number | null
+      }
+    >
+  > = {}
   for (const mode of ["inline", "split", "bare"] as const) {
     if (!modes.includes(mode)) continue
     const split = mode !== "inline"
@@ -445,13 +498,19 @@ try {
       process.stdout.write(
         `  instructions a task of the worker (callgrind): main thread ${thousands(i.main)}, of which the garbage collector ` +
           `${thousands(i.collector)}, the rest ${thousands(i.main - i.collector)}; other threads ${thousands(i.others)}\n` +
-          i.functions.slice(0, Number(process.env["WORKER_BENCH_CALLGRIND_ROWS"] ?? "40"))
-            .map(([name, count]) => `    ${(count / 1000).toFixed(2).padStart(8)}k  ${name}`).join("\n") + "\n"
+          i.functions
+            .slice(0, Number(process.env["WORKER_BENCH_CALLGRIND_ROWS"] ?? "40"))
+            .map(([name, count]) => `    ${(count / 1000).toFixed(2).padStart(8)}k  ${name}`)
+            .join("\n") +
+          "\n"
       )
     }
     t.onCpuSummaries.forEach((summary, index) => {
       const rows = (entries: ReadonlyArray<readonly [string, number]>, count: number) =>
-        entries.slice(0, count).map(([name, micros]) => `    ${micros.toFixed(1).padStart(7)} µs  ${name}`).join("\n")
+        entries
+          .slice(0, count)
+          .map(([name, micros]) => `    ${micros.toFixed(1).padStart(7)} µs  ${name}`)
+          .join("\n")
       process.stdout.write(
         `  on CPU (perf, user space, main thread) of ${split ? ["the API", "the worker"][index] : "the service"}: ` +
           `${summary.total.toFixed(0)} µs a task\n  by package:\n${rows(summary.byPackage, 15)}\n  by function:\n${rows(summary.byFunction, 30)}\n`
@@ -465,7 +524,10 @@ try {
       `Lyre against its baseline, same run (split against bare), CPU a task: service ${ratio(lyre.service, bare.service)}; ` +
         `API ${ratio(lyre.api, bare.api)}; worker ${ratio(lyre.worker, bare.worker)} ` +
         `(in the kernel ${(lyre.workerKernelShare * 100).toFixed(0)} % and ${(bare.workerKernelShare * 100).toFixed(0)} %)` +
-        (lyre.instructions !== null && bare.instructions !== null && lyre.ownInstructions !== null && bare.ownInstructions !== null
+        (lyre.instructions !== null &&
+        bare.instructions !== null &&
+        lyre.ownInstructions !== null &&
+        bare.ownInstructions !== null
           ? `; the worker's instructions a task on its main thread without the collector ${(lyre.ownInstructions / 1000).toFixed(0)}k ` +
             `against ${(bare.ownInstructions / 1000).toFixed(0)}k, ratio ${(lyre.ownInstructions / bare.ownInstructions).toFixed(2)}, ` +
             `on every thread ${(lyre.instructions / 1000).toFixed(0)}k against ${(bare.instructions / 1000).toFixed(0)}k, ` +
@@ -496,6 +558,7 @@ try {
   }
 } finally {
   loadAgent.destroy()
-  if (counted && process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1") rmSync(callgrindDirectory, { recursive: true, force: true })
+  if (counted && process.env["WORKER_BENCH_CALLGRIND_KEEP"] !== "1")
+    rmSync(callgrindDirectory, { recursive: true, force: true })
   for (const remove of leftovers) await remove()
 }

@@ -6,7 +6,15 @@
 import type { ChildProcess } from "node:child_process"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { cpuMillisOf, freePort, usageOf } from "./support.ts"
-import { adminOf, createAccountKeys, launchService, prepareBenchData, scriptFlagsOf, stopProcess, waitUntilServing } from "./service.ts"
+import {
+  adminOf,
+  createAccountKeys,
+  launchService,
+  prepareBenchData,
+  scriptFlagsOf,
+  stopProcess,
+  waitUntilServing
+} from "./service.ts"
 
 /**
  * `inline`: `pnpm start`; `split`: an API process (WORKER=off) and a `pnpm worker`; `bare`: the
@@ -51,7 +59,10 @@ export interface WorkerServiceOptions {
   readonly workerWrapper?: ReadonlyArray<string>
 }
 
-export const startWorkerService = async (upstream: FakeUpstream, options: WorkerServiceOptions): Promise<WorkerService> => {
+export const startWorkerService = async (
+  upstream: FakeUpstream,
+  options: WorkerServiceOptions
+): Promise<WorkerService> => {
   const { mode, nodeArgs = [], workerWrapper = [] } = options
   const data = await prepareBenchData("postgres")
   const env = {
@@ -61,8 +72,12 @@ export const startWorkerService = async (upstream: FakeUpstream, options: Worker
     PROVIDER_API_KEY: options.upstreamKey,
     PROVIDER_POLL_SECONDS: String(options.pollSeconds)
   }
-  const launch = (entry: string, extra: Record<string, string>, wrapper: ReadonlyArray<string> = [], flags = nodeArgs) =>
-    launchService({ entry, env: { ...env, ...extra }, nodeArgs: flags, wrapper })
+  const launch = (
+    entry: string,
+    extra: Record<string, string>,
+    wrapper: ReadonlyArray<string> = [],
+    flags = nodeArgs
+  ) => launchService({ entry, env: { ...env, ...extra }, nodeArgs: flags, wrapper })
   const workerEntry = "packages/server/src/worker-main.ts"
   // The API and the worker at once: a worker answers no readiness probe, so it gets the API's
   // start-up and the making of the accounts to be up before the load begins. In the bare run
@@ -70,9 +85,8 @@ export const startWorkerService = async (upstream: FakeUpstream, options: Worker
   // handler takes the load; the bare worker runs with the node flags of `pnpm worker`, so that
   // the two workers differ only in their code.
   const lyre = launch("packages/server/src/main.ts", { WORKER: mode === "inline" ? "inline" : "off" })
-  const children: Array<ChildProcess> = mode === "inline" ? [lyre]
-    : mode === "split" ? [lyre, launch(workerEntry, {}, workerWrapper)]
-    : []
+  const children: Array<ChildProcess> =
+    mode === "inline" ? [lyre] : mode === "split" ? [lyre, launch(workerEntry, {}, workerWrapper)] : []
   const stop = () => Promise.all([...new Set([lyre, ...children])].map(stopProcess)).then(() => undefined)
   try {
     await waitUntilServing(lyre, data.url, "/readyz")
@@ -82,7 +96,9 @@ export const startWorkerService = async (upstream: FakeUpstream, options: Worker
       const port = await freePort()
       url = `http://127.0.0.1:${port}`
       children.push(launch("bench/bare-server.ts", { PORT: String(port), PUBLIC_URL: url }))
-      children.push(launch("bench/bare-worker.ts", { PUBLIC_URL: url }, workerWrapper, [...scriptFlagsOf(workerEntry), ...nodeArgs]))
+      children.push(
+        launch("bench/bare-worker.ts", { PUBLIC_URL: url }, workerWrapper, [...scriptFlagsOf(workerEntry), ...nodeArgs])
+      )
       await waitUntilServing(children[0] as ChildProcess, url, "/api/v1/me")
     }
     return {

@@ -20,8 +20,9 @@ const filesUnder = (directory: string): Array<string> =>
 
 /** Every relative specifier a file imports or re-exports, statically or with `import()`. */
 const relativeImportsOf = (file: string): Array<string> =>
-  ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles
-    .map((reference) => reference.fileName)
+  ts
+    .preProcessFile(readFileSync(file, "utf8"), true, true)
+    .importedFiles.map((reference) => reference.fileName)
     .filter((specifier) => specifier.startsWith("."))
     .map((specifier) => resolve(dirname(file), specifier))
 

@@ -18,8 +18,12 @@ export default function buildDashboardWhenStale(): void {
   const built = join(dashboard, "dist", "index.html")
   const sources = ["src", "index.html", "vite.config.ts"].map((name) => newestIn(join(dashboard, name)))
   if (existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources)) return
-  execFileSync(process.execPath, [join(dashboard, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"], {
-    cwd: dashboard,
-    stdio: "inherit"
-  })
+  execFileSync(
+    process.execPath,
+    [join(dashboard, "node_modules", "vite", "bin", "vite.js"), "build", "--logLevel", "warn"],
+    {
+      cwd: dashboard,
+      stdio: "inherit"
+    }
+  )
 }

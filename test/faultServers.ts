@@ -14,7 +14,8 @@ const postgresRoot = "/usr/lib/postgresql"
 
 /** Where support/faults.ts looks: any version under /usr/lib/postgresql, or `initdb` on the PATH. */
 const hasInitdb = (): boolean =>
-  (existsSync(postgresRoot) && readdirSync(postgresRoot).some((v) => existsSync(join(postgresRoot, v, "bin", "initdb")))) ||
+  (existsSync(postgresRoot) &&
+    readdirSync(postgresRoot).some((v) => existsSync(join(postgresRoot, v, "bin", "initdb")))) ||
   onPath("initdb")
 
 export default function ensureFaultServers(): void {

@@ -21,9 +21,7 @@ export const a2aCallContext = (
   idempotencyKey?: string
 ): CallContext => makeCallContext(runtime, { authorization, resource, idempotencyKey })
 
-export type CallResult<A> =
-  | { readonly ok: true; readonly value: A }
-  | { readonly ok: false; readonly error: ApiError }
+export type CallResult<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
 
 export type Procedures = ReturnType<typeof createCaller>
 
@@ -54,7 +52,11 @@ export class Caller implements User {
   }
 
   /** Calls one procedure; a failure comes back as the domain error, never thrown. */
-  async call<A>(input: unknown, run: (procedures: Procedures) => Promise<A>, idempotencyKey?: string): Promise<CallResult<A>> {
+  async call<A>(
+    input: unknown,
+    run: (procedures: Procedures) => Promise<A>,
+    idempotencyKey?: string
+  ): Promise<CallResult<A>> {
     const ctx = a2aCallContext(this.runtime, this.authorization, this.resource, idempotencyKey)
     this.procedureCalls += 1
     try {

@@ -28,7 +28,8 @@ const version = "0.1.0"
 
 const name = "Lyre"
 
-const description = "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
+const description =
+  "Lyre turns a style description, a title and lyrics into finished songs (two takes per request, " +
   "hosted MP3s), and extends a song or takes it as WAV, MIDI, stems or timed lyrics. It listens to your own audio, " +
   "covers it, adds vocals or an accompaniment, edits a span, and keeps a voice as a persona. Each paid request is " +
   "charged in credits on acceptance and refunded if it fails."
@@ -45,7 +46,8 @@ const inputModes = ["application/json", "text/plain"]
 const megabytes = (bytes: number) => `${bytes / (1024 * 1024)} MB`
 
 /** The end of every track task's description: the same track ids, price, answer and refund. */
-const trackTaskTail = "Any generation field may be given (absent: the source's). track_id is a track (trk_...) of " +
+const trackTaskTail =
+  "Any generation field may be given (absent: the source's). track_id is a track (trk_...) of " +
   `your ready tasks or a ready upload's track_id. Charged as a generation of its model: ${prices}; refunded if it ` +
   "fails. The task completes as a generation does: one artifact per track."
 const outputModes = ["audio/mpeg", "application/json"]
@@ -67,7 +69,8 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "generate_music",
     name: "Generate music",
-    description: "Send a data part with the generation request (style, title, lyrics; instrumental, model, " +
+    description:
+      "Send a data part with the generation request (style, title, lyrics; instrumental, model, " +
       "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight, persona_id), or text alone describing a " +
       `style, rendered as an instrumental titled from it. Credits per request: ${prices}. vocal_gender, ` +
       "negative_tags and the weights are aether only; nocturne is deprecated. The task completes with one " +
@@ -75,24 +78,37 @@ const skills: ReadonlyArray<Skill> = [
     tags: ["music", "song", "audio", "generation", "lyrics", "instrumental"],
     examples: [
       "lofi hip hop, 80 bpm, mellow piano, rain ambience",
-      JSON.stringify({ style: "synthwave, 110 bpm, dreamy", title: "Night Drive", lyrics: "[Verse]\nNeon on the water" })
+      JSON.stringify({
+        style: "synthwave, 110 bpm, dreamy",
+        title: "Night Drive",
+        lyrics: "[Verse]\nNeon on the water"
+      })
     ]
   },
   {
     id: "extend_track",
     name: "Extend a track",
-    description: "Send a data part with `operation: \"extend_track\"`, the `track_id` (trk_...) of a track of one of " +
+    description:
+      'Send a data part with `operation: "extend_track"`, the `track_id` (trk_...) of a track of one of ' +
       "your ready tasks, `continue_at` (seconds into it, default its end) and any generation field (absent: the " +
       "source's). A new generation keeps the track up to continue_at and continues it in the same key, tempo and " +
       `voice. Charged as a generation of its model: ${prices}; refunded if it fails. The task completes as a ` +
       "generation does: one artifact per whole song (the MP3 as a file part, the track's fields as a data part).",
     tags: ["music", "song", "extend", "continuation"],
-    examples: [JSON.stringify({ operation: "extend_track", track_id: "trk_...", continue_at: 42, lyrics: "[Verse]\nThe city sleeps" })]
+    examples: [
+      JSON.stringify({
+        operation: "extend_track",
+        track_id: "trk_...",
+        continue_at: 42,
+        lyrics: "[Verse]\nThe city sleeps"
+      })
+    ]
   },
   {
     id: "export_track",
     name: "Export a track",
-    description: "Send a data part with `operation: \"export_track\"`, the `track_id` (trk_...) of a track of one of " +
+    description:
+      'Send a data part with `operation: "export_track"`, the `track_id` (trk_...) of a track of one of ' +
       "your ready tasks and `format`: wav, midi, stems (one WAV per part) or timed_lyrics (each sung word with its " +
       `times, plus .lrc and WebVTT). Credits per format: ${exportPrices}; refunded if it fails; a format you ` +
       "already have ready is answered at once, charged nothing. timed_lyrics of an instrumental is refused " +
@@ -105,11 +121,14 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "upload_audio",
     name: "Upload audio",
-    description: "Send a file part: its bytes (at most " + megabytes(maxInlineUploadBytes) + ") or its URL, which " +
+    description:
+      "Send a file part: its bytes (at most " +
+      megabytes(maxInlineUploadBytes) +
+      ") or its URL, which " +
       "Lyre fetches from public addresses only (no loopback, private or link-local address, also after DNS and " +
       `redirects), at most ${megabytes(maxUploadBytes)}, within ${uploadFetchTimeoutSeconds} s; its media type one ` +
       `of ${uploadContentTypes.join(", ")}. A data part beside it may give a title. Or a data part alone with ` +
-      "`operation: \"upload_audio\"` and `data` (base64) or `url`, `content_type`, `title`. Pro plan or higher, free " +
+      '`operation: "upload_audio"` and `data` (base64) or `url`, `content_type`, `title`. Pro plan or higher, free ' +
       "of credits. A file that does not decode as what it says, or is under 5 s or over 8 min, is refused " +
       "(invalid_audio) and nothing is kept. The task (upl_...) completes once listened to, with one artifact: the " +
       "upload as data, its track_id for the track tasks and its analysis (bpm, key, beats, chords).",
@@ -121,7 +140,8 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "cover_track",
     name: "Cover a track",
-    description: "Send a data part with `operation: \"cover_track\"`, the `track_id` and the new `style` (required): " +
+    description:
+      'Send a data part with `operation: "cover_track"`, the `track_id` and the new `style` (required): ' +
       "the same song (melody, harmony, form, words) in that style; `audio_weight` (0 to 1) follows the source's " +
       `rhythm (1) or the new style's (0). ${trackTaskTail}`,
     tags: ["music", "cover", "restyle"],
@@ -130,7 +150,8 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "add_vocals",
     name: "Add vocals",
-    description: "Send a data part with `operation: \"add_vocals\"`, the `track_id` and `lyrics` (required): the " +
+    description:
+      'Send a data part with `operation: "add_vocals"`, the `track_id` and `lyrics` (required): the ' +
       `source with the words sung over it, in its key and on its beat. ${trackTaskTail}`,
     tags: ["music", "vocals", "singing", "lyrics"],
     examples: [JSON.stringify({ operation: "add_vocals", track_id: "trk_...", lyrics: "[Verse]\nSing it back" })]
@@ -138,7 +159,8 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "add_instrumental",
     name: "Add an accompaniment",
-    description: "Send a data part with `operation: \"add_instrumental\"`, the `track_id` of a sung track and a " +
+    description:
+      'Send a data part with `operation: "add_instrumental"`, the `track_id` of a sung track and a ' +
       "`style` (required): an arrangement composed for its melody, mixed with it. A track made without vocals is refused " +
       `(track_has_no_lyrics); an upload is accompanied as heard. ${trackTaskTail}`,
     tags: ["music", "accompaniment", "arrangement", "instrumental"],
@@ -147,21 +169,32 @@ const skills: ReadonlyArray<Skill> = [
   {
     id: "edit_track",
     name: "Edit a span",
-    description: "Send a data part with `operation: \"edit_track\"`, the `track_id`, `start` and `end` (seconds, " +
+    description:
+      'Send a data part with `operation: "edit_track"`, the `track_id`, `start` and `end` (seconds, ' +
       `${editSpanSeconds.min} to ${editSpanSeconds.max} apart, within the track) and optionally new \`lyrics\` for the ` +
       `span: that span composed again, the rest the source sample for sample. ${trackTaskTail}`,
     tags: ["music", "edit", "replace section"],
-    examples: [JSON.stringify({ operation: "edit_track", track_id: "trk_...", start: 30, end: 45, lyrics: "New words here" })]
+    examples: [
+      JSON.stringify({ operation: "edit_track", track_id: "trk_...", start: 30, end: 45, lyrics: "New words here" })
+    ]
   },
   {
     id: "create_persona",
     name: "Make a persona",
-    description: "Send a data part with `operation: \"create_persona\"`, a `track_id` of yours (a task's or an " +
+    description:
+      'Send a data part with `operation: "create_persona"`, a `track_id` of yours (a task\'s or an ' +
       "upload's), a `name` and a `description`: the voice and arrangement palette of that track, kept. Free. " +
       "Answered at once with a message (no task): the Persona as a data part; give its id as `persona_id` in any " +
       "generation or track task (aether).",
     tags: ["voice", "persona", "style"],
-    examples: [JSON.stringify({ operation: "create_persona", track_id: "trk_...", name: "Midnight", description: "Husky alto, lo-fi keys" })],
+    examples: [
+      JSON.stringify({
+        operation: "create_persona",
+        track_id: "trk_...",
+        name: "Midnight",
+        description: "Husky alto, lo-fi keys"
+      })
+    ],
     outputModes: ["application/json", "text/plain"]
   }
 ]
@@ -169,7 +202,8 @@ const skills: ReadonlyArray<Skill> = [
 /** The protocol versions served on `/a2a`, newest first: a client picks the first it speaks. */
 const protocolVersions = [A2A_PROTOCOL_VERSION, A2A_LEGACY_PROTOCOL_VERSION] as const
 
-const apiKeyDescription = "A developer API key from the dashboard (Pro plan or higher), sent as `Authorization: Bearer`."
+const apiKeyDescription =
+  "A developer API key from the dashboard (Pro plan or higher), sent as `Authorization: Bearer`."
 const oauthDescription = "Authorization code with PKCE (S256), for Lyre's first-party clients."
 
 /** The A2A 1.0 card, as the SDK's request handler and version check read it. */
@@ -214,10 +248,7 @@ export const agentCard = (publicUrl: string): AgentCard => ({
       }
     }
   },
-  securityRequirements: [
-    { schemes: { apiKey: { list: [] } } },
-    { schemes: { oauth2: { list: ["music:generate"] } } }
-  ],
+  securityRequirements: [{ schemes: { apiKey: { list: [] } } }, { schemes: { oauth2: { list: ["music:generate"] } } }],
   defaultInputModes: inputModes,
   defaultOutputModes: outputModes,
   skills: skills.map((skill) => ({
@@ -247,7 +278,11 @@ const legacyCard = (publicUrl: string, v1: Record<string, unknown>) => ({
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
   defaultInputModes: inputModes,
   defaultOutputModes: outputModes,
-  skills: skills.map((skill) => ({ ...skill, inputModes: skill.inputModes ?? inputModes, outputModes: skill.outputModes ?? outputModes })),
+  skills: skills.map((skill) => ({
+    ...skill,
+    inputModes: skill.inputModes ?? inputModes,
+    outputModes: skill.outputModes ?? outputModes
+  })),
   securitySchemes: {
     apiKey: { type: "http", scheme: "bearer", bearerFormat: "lyr_live_...", description: apiKeyDescription },
     oauth2: {

@@ -88,13 +88,21 @@ export const a2aErrorFor = (error: ApiError, context: ServerCallContext, code = 
     case jsonRpcCodes.contentTypeNotSupported:
       return new JsonRpcContentTypeNotSupportedError(options)
     default:
-      return new JsonRpcTransportError({ jsonrpc: "2.0", id: null, error: { code, message: options.message, data: options.data } })
+      return new JsonRpcTransportError({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code, message: options.message, data: options.data }
+      })
   }
 }
 
 /** A bare internal error: what a client is told of a defect. */
 export const internalError = (): A2AError =>
-  new JsonRpcTransportError({ jsonrpc: "2.0", id: null, error: { code: jsonRpcCodes.internal, message: "An internal error occurred." } })
+  new JsonRpcTransportError({
+    jsonrpc: "2.0",
+    id: null,
+    error: { code: jsonRpcCodes.internal, message: "An internal error occurred." }
+  })
 
 /**
  * Anything a method throws that is not an A2A error is a defect: it is logged (a JSON line, like
@@ -123,7 +131,8 @@ export const a2aErrorForProblem = (problem: MessageProblem, context: ServerCallC
     case "file_part":
       return a2aErrorFor(
         new InvalidParameter({
-          message: `A file is an upload (operation upload_audio), not input to ${problem.operation}: upload it first, ` +
+          message:
+            `A file is an upload (operation upload_audio), not input to ${problem.operation}: upload it first, ` +
             "then send its track_id once it is ready.",
           param: "params.message.parts"
         }),

@@ -92,8 +92,14 @@ type Operations = Exclude<Operation, "create_persona">
  * track task (each a generation too), an export, an upload or a persona. The input is judged by
  * core's schema inside the procedure.
  */
-const startTask = (caller: Caller, operation: Operations, input: unknown, idempotencyKey: string): Promise<CallResult<A2aJob>> => {
-  const run = <A extends A2aJob>(call: (procedures: Procedures) => Promise<A>) => caller.call(input, call, idempotencyKey)
+const startTask = (
+  caller: Caller,
+  operation: Operations,
+  input: unknown,
+  idempotencyKey: string
+): Promise<CallResult<A2aJob>> => {
+  const run = <A extends A2aJob>(call: (procedures: Procedures) => Promise<A>) =>
+    caller.call(input, call, idempotencyKey)
   switch (operation) {
     case "generate_music":
       return run((procedures) => procedures.generations.create(input as RouterInputs["generations"]["create"]))
@@ -114,9 +120,16 @@ const startTask = (caller: Caller, operation: Operations, input: unknown, idempo
   }
 }
 
-const start = async (caller: Caller, operation: Operation, input: unknown, idempotencyKey: string): Promise<CallResult<Started>> => {
+const start = async (
+  caller: Caller,
+  operation: Operation,
+  input: unknown,
+  idempotencyKey: string
+): Promise<CallResult<Started>> => {
   if (operation === "create_persona") {
-    const made = await caller.call(input, (procedures) => procedures.personas.create(input as RouterInputs["personas"]["create"]))
+    const made = await caller.call(input, (procedures) =>
+      procedures.personas.create(input as RouterInputs["personas"]["create"])
+    )
     return made.ok ? { ok: true, value: { persona: made.value } } : made
   }
   const started = await startTask(caller, operation, input, idempotencyKey)
@@ -129,8 +142,8 @@ const get = (caller: Caller, id: string): Promise<CallResult<A2aJob>> => {
   return isExportId(id)
     ? caller.call(input, (procedures) => procedures.exports.get(input))
     : isUploadId(id)
-    ? caller.call(input, (procedures) => procedures.uploads.get(input))
-    : caller.call(input, (procedures) => procedures.generations.get(input))
+      ? caller.call(input, (procedures) => procedures.uploads.get(input))
+      : caller.call(input, (procedures) => procedures.generations.get(input))
 }
 
 type Created =
@@ -151,7 +164,9 @@ export class LyreRequestHandler implements A2ARequestHandler {
   }
 
   getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    return Promise.reject(new JsonRpcExtendedAgentCardNotConfiguredError({ message: "There is no extended agent card." }))
+    return Promise.reject(
+      new JsonRpcExtendedAgentCardNotConfiguredError({ message: "There is no extended agent card." })
+    )
   }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -166,7 +181,10 @@ export class LyreRequestHandler implements A2ARequestHandler {
     })
   }
 
-  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const caller = need(context)
     const created = await this.create(caller, params, context)
     if ("persona" in created) {
@@ -187,9 +205,11 @@ export class LyreRequestHandler implements A2ARequestHandler {
 
   /** Not offered: a page of the account's tasks is REST's list (A2A 1.0 also wants a total Lyre does not count). */
   listTasks(): Promise<ListTasksResponse> {
-    return Promise.reject(new JsonRpcUnsupportedOperationError({
-      message: "ListTasks is not offered; list the account's tasks with GET /api/v1/music/generations."
-    }))
+    return Promise.reject(
+      new JsonRpcUnsupportedOperationError({
+        message: "ListTasks is not offered; list the account's tasks with GET /api/v1/music/generations."
+      })
+    )
   }
 
   /** A generation cannot be stopped once submitted: known tasks answer TaskNotCancelable. */
@@ -197,11 +217,16 @@ export class LyreRequestHandler implements A2ARequestHandler {
     return shielded(async () => {
       const task = await this.load(need(context), params, context)
       const what = isExportId(task.id) ? "an export" : isUploadId(task.id) ? "listening to an upload" : "a generation"
-      throw new JsonRpcTaskNotCancelableError({ message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.` })
+      throw new JsonRpcTaskNotCancelableError({
+        message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.`
+      })
     })
   }
 
-  async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const caller = need(context)
     const task = await this.load(caller, params, context)
     const contextId = contextIdFor(task.id)
@@ -232,7 +257,9 @@ export class LyreRequestHandler implements A2ARequestHandler {
     if (!created.ok) {
       throw a2aErrorFor(
         created.error._tag === "IdempotencyKeyReused"
-          ? new IdempotencyKeyReused({ message: "This messageId was already sent with another message; give each message its own messageId." })
+          ? new IdempotencyKeyReused({
+              message: "This messageId was already sent with another message; give each message its own messageId."
+            })
           : created.error,
         context
       )
@@ -267,7 +294,8 @@ export class LyreRequestHandler implements A2ARequestHandler {
       if (caller.signal.aborted || Date.now() >= deadline) break
       const polled = await get(caller, task.id)
       if (polled.ok) task = polled.value
-      else if (polled.error._tag === "RpmExceeded") delay = Math.max(this.wait.pollMillis, polled.error.retryAfterSeconds * 1_000)
+      else if (polled.error._tag === "RpmExceeded")
+        delay = Math.max(this.wait.pollMillis, polled.error.retryAfterSeconds * 1_000)
       else return { task, error: polled.error }
     }
     return { task, error: undefined }

@@ -53,7 +53,10 @@ interface JsonRpcResponse {
 
 /** What differs between the versions: the SDK's transport, its error rendering, its streaming methods. */
 interface Wire {
-  readonly handle: (request: Record<string, unknown>, context: ServerCallContext) => Promise<JsonRpcResponse | AsyncGenerator<JsonRpcResponse, void, undefined>>
+  readonly handle: (
+    request: Record<string, unknown>,
+    context: ServerCallContext
+  ) => Promise<JsonRpcResponse | AsyncGenerator<JsonRpcResponse, void, undefined>>
   readonly renderError: (cause: unknown) => JsonRpcError
   readonly streamingMethods: ReadonlySet<string>
 }
@@ -73,7 +76,11 @@ const isNotification = (u: unknown): boolean =>
 const isStream = (u: Record<string, unknown>, wire: Wire): boolean =>
   typeof u["method"] === "string" && wire.streamingMethods.has(u["method"]) && "id" in u
 
-const protocolError = (id: Id, code: number, message: string): JsonRpcResponse => ({ jsonrpc: "2.0", id, error: { code, message } })
+const protocolError = (id: Id, code: number, message: string): JsonRpcResponse => ({
+  jsonrpc: "2.0",
+  id,
+  error: { code, message }
+})
 
 /** The version a request asks for: its `A2A-Version`, or 0.3 without one (1.0 specification, 3.6.2). */
 const requestedVersion = (req: IncomingMessage): string => {
@@ -85,7 +92,7 @@ const requestedVersion = (req: IncomingMessage): string => {
 const isAsyncIterable = <A>(u: object): u is AsyncGenerator<A, void, undefined> => Symbol.asyncIterator in u
 
 /** The handler of `/a2a` (JSON-RPC over POST). */
-export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> => {
+export const makeA2aHandler = (options: A2aOptions): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) => {
   const card = agentCard(options.publicUrl)
   const handler = new LyreRequestHandler(card, { ...defaultWaitOptions, ...options.wait })
   const v1 = new JsonRpcTransportHandler(handler)
@@ -118,18 +125,35 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
     const domainError = domainErrorOf(context)
     if (version !== A2A_PROTOCOL_VERSION || domainError === undefined || !isObject(response.error)) return response
     const given = response.error["data"]
-    return { ...response, error: { ...response.error, data: [...(Array.isArray(given) ? given : []), errorInfoOf(domainError)] } }
+    return {
+      ...response,
+      error: { ...response.error, data: [...(Array.isArray(given) ? given : []), errorInfoOf(domainError)] }
+    }
   }
 
   /** A domain error answered outside the SDK's transport (the body, the admission), in the version's shape. */
-  const domainErrorResponse = (caller: Caller, version: string, id: Id, error: ApiError, code?: number): JsonRpcResponse => {
+  const domainErrorResponse = (
+    caller: Caller,
+    version: string,
+    id: Id,
+    error: ApiError,
+    code?: number
+  ): JsonRpcResponse => {
     const context = caller.context(version)
     const wire = wires[version] ?? wires[A2A_PROTOCOL_VERSION]
-    const rendered = wire?.renderError(a2aErrorFor(error, context, code)) ?? { code: jsonRpcCodes.internal, message: error.message }
+    const rendered = wire?.renderError(a2aErrorFor(error, context, code)) ?? {
+      code: jsonRpcCodes.internal,
+      message: error.message
+    }
     return completed(version, { jsonrpc: "2.0", id, error: rendered }, context)
   }
 
-  const answerOne = async (caller: Caller, version: string, wire: Wire, request: Record<string, unknown>): Promise<JsonRpcResponse> => {
+  const answerOne = async (
+    caller: Caller,
+    version: string,
+    wire: Wire,
+    request: Record<string, unknown>
+  ): Promise<JsonRpcResponse> => {
     const context = caller.context(version)
     const answer = await wire.handle(request, context)
     if (isAsyncIterable(answer)) {
@@ -142,13 +166,17 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
 
   const answerBatch = async (caller: Caller, version: string, wire: Wire, entries: ReadonlyArray<unknown>) => {
     if (entries.length === 0) return protocolError(null, -32600, "An empty batch is not a request.")
-    if (entries.length > maxBatchEntries) return protocolError(null, -32600, `A batch holds at most ${maxBatchEntries} requests.`)
-    const answers = await Promise.all(entries.map(async (entry) => {
-      if (!isObject(entry)) return protocolError(null, -32600, "A batch entry must be a request object.")
-      if (isStream(entry, wire)) return protocolError(idOf(entry), -32600, `${String(entry["method"])} streams and cannot be batched.`)
-      const answer = await answerOne(caller, version, wire, entry)
-      return isNotification(entry) ? undefined : answer
-    }))
+    if (entries.length > maxBatchEntries)
+      return protocolError(null, -32600, `A batch holds at most ${maxBatchEntries} requests.`)
+    const answers = await Promise.all(
+      entries.map(async (entry) => {
+        if (!isObject(entry)) return protocolError(null, -32600, "A batch entry must be a request object.")
+        if (isStream(entry, wire))
+          return protocolError(idOf(entry), -32600, `${String(entry["method"])} streams and cannot be batched.`)
+        const answer = await answerOne(caller, version, wire, entry)
+        return isNotification(entry) ? undefined : answer
+      })
+    )
     return answers.filter((answer) => answer !== undefined)
   }
 
@@ -170,7 +198,9 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
     const answer = await wire.handle(request, context)
     if (!isAsyncIterable(answer)) return completed(version, answer, context)
     const errorEvent = (cause: unknown) =>
-      formatSSEErrorEvent(completed(version, { jsonrpc: "2.0", id, error: wire.renderError(asA2aError(cause)) }, context))
+      formatSSEErrorEvent(
+        completed(version, { jsonrpc: "2.0", id, error: wire.renderError(asA2aError(cause)) }, context)
+      )
     let first: IteratorResult<JsonRpcResponse, void>
     try {
       first = await answer.next()
@@ -180,7 +210,7 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
       if (version === A2A_PROTOCOL_VERSION) {
         return completed(version, { jsonrpc: "2.0", id, error: wire.renderError(asA2aError(cause)) }, context)
       }
-      const denied = caller.authFailure ?? await admitted(caller)
+      const denied = caller.authFailure ?? (await admitted(caller))
       if (denied !== undefined && renderError(denied).status === 401) return void sendUnauthorized(res, denied)
       res.writeHead(200, { ...caller.headers, "content-type": "text/event-stream", "cache-control": "no-cache" })
       res.end(errorEvent(denied === undefined ? cause : a2aErrorFor(denied, context)))
@@ -211,7 +241,10 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
       req.resume()
       return sendApiError(
         res,
-        new MethodNotAllowed({ message: `${req.method ?? "GET"} is not allowed on /a2a; send JSON-RPC with POST.`, allow: ["POST"] }),
+        new MethodNotAllowed({
+          message: `${req.method ?? "GET"} is not allowed on /a2a; send JSON-RPC with POST.`,
+          allow: ["POST"]
+        }),
         resourceMetadataUrl
       )
     }
@@ -230,7 +263,13 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
     let answer: JsonRpcResponse | Array<JsonRpcResponse> | undefined
     let requestId: Id = null
     if (!body.ok) {
-      answer = domainErrorResponse(caller, version, null, body.error, body.error._tag === "InvalidJson" ? -32700 : -32600)
+      answer = domainErrorResponse(
+        caller,
+        version,
+        null,
+        body.error,
+        body.error._tag === "InvalidJson" ? -32700 : -32600
+      )
     } else if (wire === undefined) {
       requestId = idOf(body.value)
       try {
@@ -252,7 +291,7 @@ export const makeA2aHandler = (options: A2aOptions): (req: IncomingMessage, res:
       answer = isNotification(body.value) ? undefined : one
     }
 
-    const denied = caller.authFailure ?? await admitted(caller)
+    const denied = caller.authFailure ?? (await admitted(caller))
     if (denied !== undefined && renderError(denied).status === 401) return sendUnauthorized(res, denied)
     // A request the guard refused (plan, rate) is answered with that, as the check order says.
     if (denied !== undefined) answer = domainErrorResponse(caller, version, requestId, denied)

@@ -61,13 +61,13 @@ export type MessageProblem =
 
 export type ReadMessage =
   | {
-    readonly ok: true
-    readonly operation: Operation
-    readonly input: unknown
-    readonly messageId: string
-    readonly contextId: string | undefined
-    readonly blocking: boolean
-  }
+      readonly ok: true
+      readonly operation: Operation
+      readonly input: unknown
+      readonly messageId: string
+      readonly contextId: string | undefined
+      readonly blocking: boolean
+    }
   | { readonly ok: false; readonly problem: MessageProblem }
 
 const firstIssue = (error: z.ZodError): MessageProblem => {
@@ -91,12 +91,17 @@ const blockingOf = (configuration: { readonly returnImmediately: boolean } | und
  * the file names the upload's track_id in a message of its own, once the upload is ready.
  */
 const uploadInput = (
-  file: { readonly content: z.infer<typeof UrlContent> | z.infer<typeof RawContent>; readonly filename?: string | undefined; readonly mediaType?: string | undefined },
+  file: {
+    readonly content: z.infer<typeof UrlContent> | z.infer<typeof RawContent>
+    readonly filename?: string | undefined
+    readonly mediaType?: string | undefined
+  },
   fields: Record<string, unknown>
 ): Record<string, unknown> => {
-  const source = file.content.$case === "url"
-    ? { url: file.content.value }
-    : { data: Buffer.from(file.content.value).toString("base64") }
+  const source =
+    file.content.$case === "url"
+      ? { url: file.content.value }
+      : { data: Buffer.from(file.content.value).toString("base64") }
   const named = file.filename === undefined || file.filename === "" ? {} : { title: file.filename }
   const typed = file.mediaType === undefined || file.mediaType === "" ? {} : { content_type: file.mediaType }
   return { ...named, ...typed, ...fields, ...source }
@@ -127,7 +132,10 @@ export const readSendParams = (params: SendMessageRequest, version: string): Rea
     }
   }
   if (files.length > 1) {
-    return { ok: false, problem: { kind: "invalid", message: "Send one file per upload.", param: "params.message.parts" } }
+    return {
+      ok: false,
+      problem: { kind: "invalid", message: "Send one file per upload.", param: "params.message.parts" }
+    }
   }
   const { messageId } = message
   const contextId = message.contextId === "" ? undefined : message.contextId
@@ -145,7 +153,10 @@ export const readSendParams = (params: SendMessageRequest, version: string): Rea
     return { ok: true, operation, input: uploadInput(file, input), messageId, contextId, blocking }
   }
   if (fields !== undefined) return { ok: true, operation, input, messageId, contextId, blocking }
-  const style = contents.flatMap((content) => (content.$case === "text" ? [content.value] : [])).join("\n").trim()
+  const style = contents
+    .flatMap((content) => (content.$case === "text" ? [content.value] : []))
+    .join("\n")
+    .trim()
   return {
     ok: true,
     operation: "generate_music",

@@ -31,8 +31,12 @@ export const isFinished = (task: A2aJob): boolean => task.status !== "pending"
  */
 export const contextIdFor = (taskId: string): string => `ctx_${taskId}`
 
-const part = (content: NonNullable<Part["content"]>, mediaType = "", filename = ""): Part =>
-  ({ content, metadata: undefined, filename, mediaType })
+const part = (content: NonNullable<Part["content"]>, mediaType = "", filename = ""): Part => ({
+  content,
+  metadata: undefined,
+  filename,
+  mediaType
+})
 
 export const artifactOf = (track: Track): Artifact => ({
   artifactId: track.id,
@@ -73,10 +77,10 @@ const artifactsOf = (job: A2aJob): Array<Artifact> =>
   job.status !== "ready"
     ? []
     : isUpload(job)
-    ? [uploadArtifactOf(job)]
-    : isExport(job)
-    ? [exportArtifactOf(job)]
-    : job.tracks.map(artifactOf)
+      ? [uploadArtifactOf(job)]
+      : isExport(job)
+        ? [exportArtifactOf(job)]
+        : job.tracks.map(artifactOf)
 
 /** An upload is free: its failure has nothing to refund. */
 const failureMessage = (task: A2aJob, contextId: string): Message =>
@@ -149,24 +153,32 @@ export const toA2aTask = (task: A2aJob, contextId: string): Task => ({
 export const statusUpdate = (task: A2aJob, contextId: string): StreamResponse => ({
   payload: {
     $case: "statusUpdate",
-    value: { taskId: task.id, contextId, status: statusOf(task, contextId), metadata: metadataOf(task) } satisfies TaskStatusUpdateEvent
+    value: {
+      taskId: task.id,
+      contextId,
+      status: statusOf(task, contextId),
+      metadata: metadataOf(task)
+    } satisfies TaskStatusUpdateEvent
   }
 })
 
-export const taskEvent = (task: A2aJob, contextId: string): StreamResponse =>
-  ({ payload: { $case: "task", value: toA2aTask(task, contextId) } })
+export const taskEvent = (task: A2aJob, contextId: string): StreamResponse => ({
+  payload: { $case: "task", value: toA2aTask(task, contextId) }
+})
 
 /**
  * What a stream sends when a task it follows ends: each artifact, then the final status (a
  * terminal state: 0.3's `final: true`, and the end of a 1.0 stream).
  */
 export const endEvents = (task: A2aJob, contextId: string): ReadonlyArray<StreamResponse> => [
-  ...artifactsOf(task).map((artifact): StreamResponse => ({
-    payload: {
-      $case: "artifactUpdate",
-      value: { taskId: task.id, contextId, artifact, append: false, lastChunk: true, metadata: undefined }
-    }
-  })),
+  ...artifactsOf(task).map(
+    (artifact): StreamResponse => ({
+      payload: {
+        $case: "artifactUpdate",
+        value: { taskId: task.id, contextId, artifact, append: false, lastChunk: true, metadata: undefined }
+      }
+    })
+  ),
   statusUpdate(task, contextId)
 ]
 
@@ -180,7 +192,10 @@ export const personaMessage = (persona: Persona, contextId: string): Message => 
   taskId: "",
   role: Role.ROLE_AGENT,
   parts: [
-    part({ $case: "text", value: `Persona ${persona.id} (${persona.name}) keeps the voice of ${persona.track_id}; give it as persona_id.` }),
+    part({
+      $case: "text",
+      value: `Persona ${persona.id} (${persona.name}) keeps the voice of ${persona.track_id}; give it as persona_id.`
+    }),
     part({ $case: "data", value: { ...persona } })
   ],
   metadata: undefined,

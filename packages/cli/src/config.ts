@@ -75,7 +75,8 @@ export const checkBaseUrl = (value: string): string => {
   } catch {
     throw new CliError(`Not a URL: ${value}`)
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError(`The base URL must be http or https: ${value}`)
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new CliError(`The base URL must be http or https: ${value}`)
   return trimmed.replace(/\/+$/, "")
 }
 
@@ -96,7 +97,10 @@ export const resolveSettings = (
   file: ConfigFile
 ): Settings => ({
   apiKey: pick(flags.apiKey, environment["LYRE_API_KEY"], file.api_key),
-  baseUrl: pick(flags.baseUrl, environment["LYRE_BASE_URL"], file.base_url) ?? { value: DEFAULT_BASE_URL, source: "default" }
+  baseUrl: pick(flags.baseUrl, environment["LYRE_BASE_URL"], file.base_url) ?? {
+    value: DEFAULT_BASE_URL,
+    source: "default"
+  }
 })
 
 /** `lyr_live_AbCd…wXyZ`: enough to tell keys apart, never enough to use one. */

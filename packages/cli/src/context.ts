@@ -22,7 +22,8 @@ export interface GlobalOptions {
 }
 
 /** The `Examples:` block at the end of a command's help. */
-export const examples = (...lines: ReadonlyArray<string>): string => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`
+export const examples = (...lines: ReadonlyArray<string>): string =>
+  `\nExamples:\n${lines.map((l) => `  $ ${l}`).join("\n")}\n`
 
 export interface CommandContext {
   readonly io: Io

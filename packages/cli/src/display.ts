@@ -65,4 +65,6 @@ export const plainDisplay = (stream: NodeJS.WritableStream): Display => {
  * when standard output is one too: nanospinner animates only then.
  */
 export const displayFor = (stream: NodeJS.WriteStream, stdout: NodeJS.WriteStream, plain: boolean): Display =>
-  !plain && stream.isTTY === true && stdout.isTTY === true && (stream.columns ?? 0) > 0 ? liveDisplay(stream) : plainDisplay(stream)
+  !plain && stream.isTTY === true && stdout.isTTY === true && (stream.columns ?? 0) > 0
+    ? liveDisplay(stream)
+    : plainDisplay(stream)

@@ -55,7 +55,10 @@ const save = async (
     onProgress: (received, total) => {
       bytes = received
       const share = total === null || total === 0 ? "" : ` (${Math.floor((received / total) * 100)}%)`
-      display.progress(`Downloading ${name}  ${formatBytes(received)}${total === null ? "" : ` of ${formatBytes(total)}`}${share}`, name)
+      display.progress(
+        `Downloading ${name}  ${formatBytes(received)}${total === null ? "" : ` of ${formatBytes(total)}`}${share}`,
+        name
+      )
     }
   })
   // Written beside the target and renamed at the end: an interrupted download leaves no half file under the real name.
@@ -83,10 +86,20 @@ export const saveTracks = async (
   for (const track of tracks) {
     const base = join(directory, fileBase(track.title, track.index, taskId))
     const audio = `${base}.${extensionOf(track.audio_url, "mp3")}`
-    saved.push({ track: track.index, kind: "audio", path: audio, bytes: await save(client, track, "audio", audio, display) })
+    saved.push({
+      track: track.index,
+      kind: "audio",
+      path: audio,
+      bytes: await save(client, track, "audio", audio, display)
+    })
     if (track.image_url !== null) {
       const image = `${base}.${extensionOf(track.image_url, "png")}`
-      saved.push({ track: track.index, kind: "image", path: image, bytes: await save(client, track, "image", image, display) })
+      saved.push({
+        track: track.index,
+        kind: "image",
+        path: image,
+        bytes: await save(client, track, "image", image, display)
+      })
     }
   }
   return saved
@@ -107,7 +120,10 @@ export const saveExportFiles = async (
   const prefix = track === undefined ? found.track_id : fileBase(track.title, track.index, found.task_id)
   const saved: Array<SavedExportFile> = []
   for (const file of found.files) {
-    const name = file.name.normalize("NFKC").replace(/[^\p{L}\p{N}._-]+/gu, "-").replace(/^[.-]+/, "")
+    const name = file.name
+      .normalize("NFKC")
+      .replace(/[^\p{L}\p{N}._-]+/gu, "-")
+      .replace(/^[.-]+/, "")
     const path = join(directory, `${prefix}-${name === "" ? "file" : name}`)
     saved.push({ name: file.name, stem: file.stem, path, bytes: await save(client, file, "audio", path, display) })
   }

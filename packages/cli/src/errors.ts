@@ -8,7 +8,10 @@ export class CliError extends Error {
   readonly param: string | undefined
   readonly code: string | undefined
 
-  constructor(message: string, options: { readonly param?: string | undefined; readonly code?: string | undefined } = {}) {
+  constructor(
+    message: string,
+    options: { readonly param?: string | undefined; readonly code?: string | undefined } = {}
+  ) {
     super(message)
     this.param = options.param
     this.code = options.code

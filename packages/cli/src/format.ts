@@ -1,5 +1,15 @@
 /** How results look: `table` for people (aligned text), `json` for programs (the API's objects as they came). */
-import type { Account, Export, GenerationTask, GenerationTaskList, Persona, PersonaList, TimedWord, Upload, UploadList } from "@lyre/client"
+import type {
+  Account,
+  Export,
+  GenerationTask,
+  GenerationTaskList,
+  Persona,
+  PersonaList,
+  TimedWord,
+  Upload,
+  UploadList
+} from "@lyre/client"
 
 export type OutputFormat = "table" | "json"
 
@@ -13,7 +23,10 @@ const pairs = (rows: ReadonlyArray<readonly [string, string]>): string => {
 export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)))
   const line = (cells: ReadonlyArray<string>) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ").trimEnd() + "\n"
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd() + "\n"
   return line(header) + rows.map(line).join("")
 }
 
@@ -21,9 +34,20 @@ export const formatAccount = (account: Account): string =>
   pairs([
     ["account", account.id],
     ["plan", account.plan],
-    ["credits", `${account.credits.total} (subscription ${account.credits.subscription}, one-time ${account.credits.onetime})`],
-    ["rate limits", `${account.rate_limits.requests_per_minute} requests/minute, ${account.rate_limits.concurrent_generations} generations at once`],
-    ["credential", account.auth.key === null ? account.auth.kind : `${account.auth.kind} ${account.auth.key.name} (${account.auth.key.id})`],
+    [
+      "credits",
+      `${account.credits.total} (subscription ${account.credits.subscription}, one-time ${account.credits.onetime})`
+    ],
+    [
+      "rate limits",
+      `${account.rate_limits.requests_per_minute} requests/minute, ${account.rate_limits.concurrent_generations} generations at once`
+    ],
+    [
+      "credential",
+      account.auth.key === null
+        ? account.auth.kind
+        : `${account.auth.kind} ${account.auth.key.name} (${account.auth.key.id})`
+    ],
     ["scopes", account.auth.scopes.join(" ")],
     ...(account.auth.key?.expires_at ? [["expires", account.auth.key.expires_at] as const] : [])
   ])
@@ -38,15 +62,22 @@ export const formatTask = (task: GenerationTask): string => {
     ["model", task.model ?? ""],
     ["created", task.created_at],
     ["updated", task.updated_at],
-    ["credits", task.credits_refunded > 0 ? `${task.credits_used} used, ${task.credits_refunded} refunded` : `${task.credits_used} used`]
+    [
+      "credits",
+      task.credits_refunded > 0
+        ? `${task.credits_used} used, ${task.credits_refunded} refunded`
+        : `${task.credits_used} used`
+    ]
   ]
   if (task.error !== null) rows.push(["error", `${task.error.message} (${task.error.code})`])
-  const tracks = task.tracks.length === 0
-    ? ""
-    : "\n" + columns(
-      ["#", "TITLE", "LENGTH", "AUDIO"],
-      task.tracks.map((t) => [String(t.index), t.title ?? "", duration(t.duration), t.audio_url])
-    )
+  const tracks =
+    task.tracks.length === 0
+      ? ""
+      : "\n" +
+        columns(
+          ["#", "TITLE", "LENGTH", "AUDIO"],
+          task.tracks.map((t) => [String(t.index), t.title ?? "", duration(t.duration), t.audio_url])
+        )
   return pairs(rows) + tracks
 }
 
@@ -54,9 +85,16 @@ export const formatList = (list: GenerationTaskList): string =>
   list.data.length === 0
     ? "No generations yet.\n"
     : columns(
-      ["ID", "STATUS", "MODEL", "CREATED", "CREDITS", "TITLE"],
-      list.data.map((t) => [t.id, t.status, t.model ?? "", t.created_at, String(t.credits_used - t.credits_refunded), t.tracks[0]?.title ?? ""])
-    ) + (list.has_more ? `More: lyre list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
+        ["ID", "STATUS", "MODEL", "CREATED", "CREDITS", "TITLE"],
+        list.data.map((t) => [
+          t.id,
+          t.status,
+          t.model ?? "",
+          t.created_at,
+          String(t.credits_used - t.credits_refunded),
+          t.tracks[0]?.title ?? ""
+        ])
+      ) + (list.has_more ? `More: lyre list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
 
 export const formatBytes = (n: number): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(0)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`
@@ -69,16 +107,23 @@ export const formatExport = (found: Export): string => {
     ["track", found.track_id],
     ["task", found.task_id],
     ["created", found.created_at],
-    ["credits", found.credits_refunded > 0 ? `${found.credits_used} used, ${found.credits_refunded} refunded` : `${found.credits_used} used`]
+    [
+      "credits",
+      found.credits_refunded > 0
+        ? `${found.credits_used} used, ${found.credits_refunded} refunded`
+        : `${found.credits_used} used`
+    ]
   ]
   if (found.error !== null) rows.push(["error", `${found.error.message} (${found.error.code})`])
   if (found.timed_lyrics !== null) rows.push(["words", String(found.timed_lyrics.length)])
-  const files = found.files.length === 0
-    ? ""
-    : "\n" + columns(
-      ["FILE", "STEM", "SIZE", "URL"],
-      found.files.map((f) => [f.name, f.stem ?? "", formatBytes(f.bytes), f.url])
-    )
+  const files =
+    found.files.length === 0
+      ? ""
+      : "\n" +
+        columns(
+          ["FILE", "STEM", "SIZE", "URL"],
+          found.files.map((f) => [f.name, f.stem ?? "", formatBytes(f.bytes), f.url])
+        )
   return pairs(rows) + files
 }
 
@@ -90,7 +135,9 @@ const clock = (seconds: number): string => {
 
 /** Timed lyrics for reading: one phrase a line, after the time its first word is sung. */
 export const formatLyricLines = (lines: ReadonlyArray<ReadonlyArray<TimedWord>>): string =>
-  lines.length === 0 ? "No sung words.\n" : lines.map((line) => `${clock(line[0]?.start ?? 0).padStart(8)}  ${line.map((w) => w.text).join(" ")}\n`).join("")
+  lines.length === 0
+    ? "No sung words.\n"
+    : lines.map((line) => `${clock(line[0]?.start ?? 0).padStart(8)}  ${line.map((w) => w.text).join(" ")}\n`).join("")
 
 /** An upload, and once listened to what was heard: tempo, key, metre, loudness, the chords. */
 export const formatUpload = (upload: Upload): string => {
@@ -127,17 +174,17 @@ export const formatUploadList = (list: UploadList): string =>
   list.data.length === 0
     ? "No uploads yet.\n"
     : columns(
-      ["ID", "STATUS", "TRACK", "LENGTH", "KEY", "BPM", "TITLE"],
-      list.data.map((u) => [
-        u.id,
-        u.status,
-        u.track_id ?? "",
-        duration(u.duration),
-        u.analysis?.key ?? "",
-        u.analysis === null ? "" : String(Math.round(u.analysis.bpm)),
-        u.title ?? ""
-      ])
-    ) + (list.has_more ? `More: lyre uploads list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
+        ["ID", "STATUS", "TRACK", "LENGTH", "KEY", "BPM", "TITLE"],
+        list.data.map((u) => [
+          u.id,
+          u.status,
+          u.track_id ?? "",
+          duration(u.duration),
+          u.analysis?.key ?? "",
+          u.analysis === null ? "" : String(Math.round(u.analysis.bpm)),
+          u.title ?? ""
+        ])
+      ) + (list.has_more ? `More: lyre uploads list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
 
 export const formatPersona = (persona: Persona): string =>
   pairs([
@@ -153,6 +200,6 @@ export const formatPersonaList = (list: PersonaList): string =>
   list.data.length === 0
     ? "No personas yet.\n"
     : columns(
-      ["ID", "NAME", "TRACK", "VOICE", "CREATED"],
-      list.data.map((p) => [p.id, p.name, p.track_id, p.vocal_gender ?? "", p.created_at])
-    ) + (list.has_more ? `More: lyre personas list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")
+        ["ID", "NAME", "TRACK", "VOICE", "CREATED"],
+        list.data.map((p) => [p.id, p.name, p.track_id, p.vocal_gender ?? "", p.created_at])
+      ) + (list.has_more ? `More: lyre personas list --starting-after ${list.data.at(-1)?.id ?? ""}\n` : "")

@@ -28,7 +28,12 @@ interface TrackTaskCommand {
   readonly flags: ReadonlyArray<RequestFlag>
   readonly options?: (command: Command) => void
   readonly fields?: (flags: Flags) => Record<string, unknown>
-  readonly send: (client: LyreClient, trackId: string, raw: Record<string, unknown>, validate: Validate) => Promise<GenerationTask>
+  readonly send: (
+    client: LyreClient,
+    trackId: string,
+    raw: Record<string, unknown>,
+    validate: Validate
+  ) => Promise<GenerationTask>
   readonly examples: ReadonlyArray<string>
   readonly note?: string
 }
@@ -49,7 +54,8 @@ const withoutFlags = (...left: ReadonlyArray<RequestFlag>) => allFlags.filter((f
 const trackTasks: ReadonlyArray<TrackTaskCommand> = [
   {
     name: "cover",
-    description: "Sing a track again in a new style: the same melody, harmony, form and words (a generation of the track's model, priced as one).",
+    description:
+      "Sing a track again in a new style: the same melody, harmony, form and words (a generation of the track's model, priced as one).",
     style: "required",
     lyrics: true,
     flags: allFlags,
@@ -62,7 +68,8 @@ const trackTasks: ReadonlyArray<TrackTaskCommand> = [
   },
   {
     name: "vocals",
-    description: "Sing words over a track (an upload of your own, say), on a melody composed for its chords, in its key and on its beat.",
+    description:
+      "Sing words over a track (an upload of your own, say), on a melody composed for its chords, in its key and on its beat.",
     style: "optional",
     lyrics: true,
     flags: withoutFlags("instrumental"),
@@ -75,16 +82,21 @@ const trackTasks: ReadonlyArray<TrackTaskCommand> = [
   },
   {
     name: "accompany",
-    description: "Compose an accompaniment in a style for a track's sung melody and mix it in (a track made without vocals is refused; an upload is accompanied as heard).",
+    description:
+      "Compose an accompaniment in a style for a track's sung melody and mix it in (a track made without vocals is refused; an upload is accompanied as heard).",
     style: "required",
     lyrics: false,
     flags: withoutFlags("instrumental"),
     send: (client, id, raw, validate) => client.tracks.instrumental(id, validate("instrumental", id, raw)),
-    examples: ["lyre accompany trk_... --style 'jazz trio' --wait", "lyre accompany trk_... --style 'string quartet' --download ./songs"]
+    examples: [
+      "lyre accompany trk_... --style 'jazz trio' --wait",
+      "lyre accompany trk_... --style 'string quartet' --download ./songs"
+    ]
   },
   {
     name: "edit",
-    description: "Make one span of a track again (2 to 60 s), with new words when given; outside it, the track sample for sample.",
+    description:
+      "Make one span of a track again (2 to 60 s), with new words when given; outside it, the track sample for sample.",
     style: "optional",
     lyrics: true,
     flags: allFlags,
@@ -108,14 +120,19 @@ const trackTasks: ReadonlyArray<TrackTaskCommand> = [
 /** The upload's source: a file (checked to be one, nothing more) or standard input with `-`. */
 const sourceOf = (file: string, stdin: NodeJS.ReadStream): { readonly source: UploadSource; readonly name: string } => {
   if (file === "-") {
-    if (stdin.isTTY) throw new CliError("Standard input is a terminal: pipe the file in (for example `lyre upload - --content-type audio/wav < song.wav`).")
+    if (stdin.isTTY)
+      throw new CliError(
+        "Standard input is a terminal: pipe the file in (for example `lyre upload - --content-type audio/wav < song.wav`)."
+      )
     return { source: stdin, name: "standard input" }
   }
   let isFile: boolean
   try {
     isFile = statSync(file).isFile()
   } catch (cause) {
-    throw new CliError(`Cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { param: "file" })
+    throw new CliError(`Cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      param: "file"
+    })
   }
   if (!isFile) throw new CliError(`${file} is not a file.`, { param: "file" })
   return { source: file, name: basename(file) }
@@ -125,21 +142,36 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
   const { io, globals, write, displayOf, clientOf, follow, finishCreated, lyricsOf } = context
 
   /** An upload followed to `ready`; a failed one is printed and exits 2. */
-  const waitForUpload = async (options: ReturnType<typeof globals>, client: LyreClient, upload: Upload, display: Display): Promise<void> => {
-    const found = upload.status === "pending" ? await follow(upload.id, display, () => client.waitForUpload(upload.id, { intervalMs: 1_000 })) : upload
+  const waitForUpload = async (
+    options: ReturnType<typeof globals>,
+    client: LyreClient,
+    upload: Upload,
+    display: Display
+  ): Promise<void> => {
+    const found =
+      upload.status === "pending"
+        ? await follow(upload.id, display, () => client.waitForUpload(upload.id, { intervalMs: 1_000 }))
+        : upload
     write(options, found, formatUpload(found))
     if (found.status === "failed") {
-      throw new TaskFailed(`Upload ${found.id} failed: ${found.error?.message ?? "unknown error"}${found.error === null ? "" : ` (${found.error.code})`}.`)
+      throw new TaskFailed(
+        `Upload ${found.id} failed: ${found.error?.message ?? "unknown error"}${found.error === null ? "" : ` (${found.error.code})`}.`
+      )
     }
   }
 
   // upload, uploads ---------------------------------------------------------------------------
   program
     .command("upload")
-    .description("Upload your own audio (MP3, WAV, FLAC or Ogg; 5 s to 8 min; free, on Pro plans and above); once ready its track takes every song tool.")
+    .description(
+      "Upload your own audio (MP3, WAV, FLAC or Ogg; 5 s to 8 min; free, on Pro plans and above); once ready its track takes every song tool."
+    )
     .argument("<file>", "the audio file, or `-` to read standard input (then give --content-type)")
     .option("--title <text>", "a name for the upload (at most 200 characters)")
-    .option("--content-type <type>", "the file's type when its extension does not say: audio/mpeg, audio/wav, audio/flac or audio/ogg")
+    .option(
+      "--content-type <type>",
+      "the file's type when its extension does not say: audio/mpeg, audio/wav, audio/flac or audio/ogg"
+    )
     .option("--wait", "wait until it is listened to (ready, with its tempo, key and chords) or failed")
     .addHelpText(
       "after",
@@ -176,7 +208,10 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
   const uploads = program
     .command("uploads")
     .description("The account's uploads: list, show (and wait for) one, delete one.")
-    .addHelpText("after", examples("lyre uploads list", "lyre uploads get upl_... --wait", "lyre uploads delete upl_..."))
+    .addHelpText(
+      "after",
+      examples("lyre uploads list", "lyre uploads get upl_... --wait", "lyre uploads delete upl_...")
+    )
 
   withPaging(uploads.command("list").description("The account's uploads, newest first."))
     .addHelpText("after", examples("lyre uploads list", "lyre uploads list --limit 100 --output json"))
@@ -220,7 +255,8 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
       .argument("<track>", "track id, trk_... (of a song, or an upload's track_id)")
     if (task.lyrics) command.argument("[stdin]", "`-` to read the lyrics from standard input")
     task.options?.(command)
-    if (task.style === "required") command.requiredOption("--style <text>", "the new style: genre, instruments, tempo, mood")
+    if (task.style === "required")
+      command.requiredOption("--style <text>", "the new style: genre, instruments, tempo, mood")
     else command.option("--style <text>", "a style (default: the track's)")
     if (task.lyrics) {
       command
@@ -231,8 +267,12 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
     command
       .option("--wait", "wait until the new task is ready or failed, with progress")
       .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
-      .addHelpText("after", examples(...task.examples, `lyre ${task.name} trk_... --output json`) + (task.note ?? "") +
-        "The request is checked with the server's own rules before it is sent.\n")
+      .addHelpText(
+        "after",
+        examples(...task.examples, `lyre ${task.name} trk_... --output json`) +
+          (task.note ?? "") +
+          "The request is checked with the server's own rules before it is sent.\n"
+      )
       .action(async (trackId: string, ...rest: Array<unknown>) => {
         // commander passes the optional `[stdin]` only to the commands that declare it.
         const self = rest.at(-1) as Command
@@ -270,10 +310,20 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
     .argument("<track>", "track id, trk_...")
     .requiredOption("--name <text>", "a name to know it by (1 to 200 characters)")
     .requiredOption("--description <text>", "what the voice and style are like (1 to 1000 characters)")
-    .addHelpText("after", examples("lyre personas create trk_... --name 'Night singer' --description 'Bright, breathy'", "lyre personas create trk_... --name N --description D -o json"))
+    .addHelpText(
+      "after",
+      examples(
+        "lyre personas create trk_... --name 'Night singer' --description 'Bright, breathy'",
+        "lyre personas create trk_... --name N --description D -o json"
+      )
+    )
     .action(async (trackId: string, flags: { name: string; description: string }, command: Command) => {
       const options = globals(command)
-      const persona = await clientOf(options, displayOf(options)).personas.create({ track_id: trackId, name: flags.name, description: flags.description })
+      const persona = await clientOf(options, displayOf(options)).personas.create({
+        track_id: trackId,
+        name: flags.name,
+        description: flags.description
+      })
       write(options, persona, formatPersona(persona))
     })
 

@@ -3,7 +3,10 @@ import type { ListOptions } from "@lyre/client"
 import type { Command } from "commander"
 import { CliError } from "./errors.ts"
 
-export const pageOf = (flags: { readonly limit?: string | undefined; readonly startingAfter?: string | undefined }): ListOptions => {
+export const pageOf = (flags: {
+  readonly limit?: string | undefined
+  readonly startingAfter?: string | undefined
+}): ListOptions => {
   const limit = flags.limit === undefined ? undefined : Number(flags.limit)
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100)) {
     throw new CliError("limit: must be an integer from 1 to 100", { param: "limit", code: "invalid_parameter" })

@@ -23,7 +23,8 @@ export const version = "0.1.0"
 export type { Io } from "./context.ts"
 
 const readStdin = async (stdin: NodeJS.ReadStream): Promise<string> => {
-  if (stdin.isTTY) throw new CliError("Standard input is a terminal: pipe the text in (for example `lyre ... - < lyrics.txt`).")
+  if (stdin.isTTY)
+    throw new CliError("Standard input is a terminal: pipe the text in (for example `lyre ... - < lyrics.txt`).")
   const chunks: Array<Buffer> = []
   for await (const chunk of stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
   return Buffer.concat(chunks).toString("utf8")
@@ -45,7 +46,12 @@ export const createProgram = (io: Io): Command => {
     .description("The command-line client of the Lyre music generation API.")
     .version(version)
     .addOption(new Option("--api-key <key>", "API key (overrides LYRE_API_KEY and the config file)"))
-    .addOption(new Option("--base-url <url>", "site root or API root, e.g. http://127.0.0.1:8080 or .../api (overrides LYRE_BASE_URL and the config file)"))
+    .addOption(
+      new Option(
+        "--base-url <url>",
+        "site root or API root, e.g. http://127.0.0.1:8080 or .../api (overrides LYRE_BASE_URL and the config file)"
+      )
+    )
     .addOption(new Option("-o, --output <format>", "result format").choices(["table", "json"]).default("table"))
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
@@ -107,7 +113,8 @@ export const createProgram = (io: Io): Command => {
     try {
       const settled = await wait()
       const elapsed = seconds(Date.now() - started)
-      if (settled.status === "failed") display.fail(`${id}  failed after ${elapsed}: ${settled.error?.message ?? "unknown error"}`)
+      if (settled.status === "failed")
+        display.fail(`${id}  failed after ${elapsed}: ${settled.error?.message ?? "unknown error"}`)
       else display.succeed(`${id}  ready in ${elapsed}`)
       return settled
     } finally {
@@ -120,7 +127,9 @@ export const createProgram = (io: Io): Command => {
     follow(id, display, () => client.waitForGeneration(id, { intervalMs: 1_000 }))
 
   const waitForExport = (client: LyreClient, found: Export, display: Display): Promise<Export> =>
-    found.status === "pending" ? follow(found.id, display, () => client.waitForExport(found.id, { intervalMs: 1_000 })) : Promise.resolve(found)
+    found.status === "pending"
+      ? follow(found.id, display, () => client.waitForExport(found.id, { intervalMs: 1_000 }))
+      : Promise.resolve(found)
 
   const failedExport = (found: Export): TaskFailed =>
     new TaskFailed(
@@ -130,19 +139,26 @@ export const createProgram = (io: Io): Command => {
     )
 
   /** The lyrics from `--lyrics`, `--lyrics-file` or standard input (`-`), given at most once. */
-  const lyricsOf = async (stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>): Promise<string | undefined> => {
+  const lyricsOf = async (
+    stdinMarker: string | undefined,
+    flags: Record<string, string | boolean | undefined>
+  ): Promise<string | undefined> => {
     if (stdinMarker !== undefined && stdinMarker !== "-") {
-      throw new CliError(`Unexpected argument ${stdinMarker}: give the lyrics with --lyrics, --lyrics-file or - (standard input).`, { param: "lyrics" })
+      throw new CliError(
+        `Unexpected argument ${stdinMarker}: give the lyrics with --lyrics, --lyrics-file or - (standard input).`,
+        { param: "lyrics" }
+      )
     }
     const sources = [flags["lyrics"], flags["lyricsFile"], stdinMarker].filter((s) => s !== undefined)
-    if (sources.length > 1) throw new CliError("Give the lyrics once: --lyrics, --lyrics-file or - (standard input).", { param: "lyrics" })
+    if (sources.length > 1)
+      throw new CliError("Give the lyrics once: --lyrics, --lyrics-file or - (standard input).", { param: "lyrics" })
     const lyricsFlag = typeof flags["lyrics"] === "string" ? flags["lyrics"] : undefined
     const lyricsFile = typeof flags["lyricsFile"] === "string" ? flags["lyricsFile"] : undefined
     return stdinMarker === "-" || lyricsFlag === "-" || lyricsFile === "-"
       ? await readStdin(io.stdin)
       : lyricsFile !== undefined
-      ? readTextFile(lyricsFile, "lyrics")
-      : lyricsFlag
+        ? readTextFile(lyricsFile, "lyrics")
+        : lyricsFlag
   }
 
   const failedTask = (task: GenerationTask): TaskFailed =>
@@ -187,11 +203,21 @@ export const createProgram = (io: Io): Command => {
   const config = program
     .command("config")
     .description("Store the API key and base URL in the user's config file (mode 0600).")
-    .addHelpText("after", examples("lyre config set-key lyr_live_...", "echo $KEY | lyre config set-key", "lyre config set-base-url https://lyre.example", "lyre config show"))
+    .addHelpText(
+      "after",
+      examples(
+        "lyre config set-key lyr_live_...",
+        "echo $KEY | lyre config set-key",
+        "lyre config set-base-url https://lyre.example",
+        "lyre config show"
+      )
+    )
 
   config
     .command("set-key")
-    .description("Save the API key; without an argument it is read from standard input (keeps it out of shell history).")
+    .description(
+      "Save the API key; without an argument it is read from standard input (keeps it out of shell history)."
+    )
     .argument("[key]", "the API key, lyr_live_...")
     .addHelpText("after", examples("lyre config set-key lyr_live_...", "lyre config set-key < key.txt"))
     .action(async (key: string | undefined) => {
@@ -205,7 +231,10 @@ export const createProgram = (io: Io): Command => {
     .command("set-base-url")
     .description("Save the base URL: the site root (http://host:8080) or the API root (.../api); both work.")
     .argument("<url>")
-    .addHelpText("after", examples("lyre config set-base-url https://lyre.example", "lyre config set-base-url http://127.0.0.1:8080/api"))
+    .addHelpText(
+      "after",
+      examples("lyre config set-base-url https://lyre.example", "lyre config set-base-url http://127.0.0.1:8080/api")
+    )
     .action((url: string) => {
       const value = checkBaseUrl(url)
       writeConfig({ ...readConfig(), base_url: value })
@@ -215,7 +244,10 @@ export const createProgram = (io: Io): Command => {
   config
     .command("show")
     .description("Show the settings in force and where each comes from; the key is masked.")
-    .addHelpText("after", examples("lyre config show", "LYRE_BASE_URL=http://localhost:9000 lyre config show --output json"))
+    .addHelpText(
+      "after",
+      examples("lyre config show", "LYRE_BASE_URL=http://localhost:9000 lyre config show --output json")
+    )
     .action((_options: unknown, command: Command) => {
       const options = globals(command)
       const settings = resolveSettings(options, io.env, readConfig())
@@ -265,7 +297,20 @@ export const createProgram = (io: Io): Command => {
     .requiredOption("--title <text>", "song title (1 to 200 characters)")
     .option("--lyrics <text>", "the lyrics to sing (`-` reads standard input)")
     .option("--lyrics-file <file>", "read the lyrics from a file (`-` reads standard input)")
-  addRequestFlags(generate, ["instrumental", "model", "vocalGender", "negativeTags", "styleWeight", "weirdnessConstraint", "audioWeight", "persona"], false)
+  addRequestFlags(
+    generate,
+    [
+      "instrumental",
+      "model",
+      "vocalGender",
+      "negativeTags",
+      "styleWeight",
+      "weirdnessConstraint",
+      "audioWeight",
+      "persona"
+    ],
+    false
+  )
   generate
     .option("--wait", "wait until the task is ready or failed, with progress")
     .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
@@ -277,19 +322,25 @@ export const createProgram = (io: Io): Command => {
         "cat lyrics.txt | lyre generate --style 'folk' --title 'Home' - --output json"
       ) + "\nThe request is checked with the server's own rules before it is sent.\n"
     )
-    .action(async (stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>, command: Command) => {
-      const options = globals(command)
-      const lyrics = await lyricsOf(stdinMarker, flags)
-      const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
-      const raw = requestFields(flags, lyrics)
-      // Loaded here only: the schema brings zod and effect, two thirds of the CLI's start-up time.
-      const { validateGenerate } = await import("./validate.ts")
-      const body = validateGenerate(raw)
-      const display = displayOf(options)
-      const client = clientOf(options, display)
-      const created = await client.generations.create(body)
-      await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
-    })
+    .action(
+      async (
+        stdinMarker: string | undefined,
+        flags: Record<string, string | boolean | undefined>,
+        command: Command
+      ) => {
+        const options = globals(command)
+        const lyrics = await lyricsOf(stdinMarker, flags)
+        const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
+        const raw = requestFields(flags, lyrics)
+        // Loaded here only: the schema brings zod and effect, two thirds of the CLI's start-up time.
+        const { validateGenerate } = await import("./validate.ts")
+        const body = validateGenerate(raw)
+        const display = displayOf(options)
+        const client = clientOf(options, display)
+        const created = await client.generations.create(body)
+        await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
+      }
+    )
 
   // get, wait, list, download -----------------------------------------------------------------
   program
@@ -317,7 +368,10 @@ export const createProgram = (io: Io): Command => {
     })
 
   withPaging(program.command("list").description("The account's tasks, newest first."))
-    .addHelpText("after", examples("lyre list", "lyre list --limit 100 --output json", "lyre list --starting-after gen_..."))
+    .addHelpText(
+      "after",
+      examples("lyre list", "lyre list --limit 100 --output json", "lyre list --starting-after gen_...")
+    )
     .action(async (flags: { limit?: string; startingAfter?: string }, command: Command) => {
       const options = globals(command)
       const list = await clientOf(options, displayOf(options)).generations.list(pageOf(flags))
@@ -336,7 +390,8 @@ export const createProgram = (io: Io): Command => {
       const client = clientOf(options, display)
       const task = await client.generations.get(id)
       if (task.status === "failed") throw failedTask(task)
-      if (task.status === "pending") throw new CliError(`Generation ${id} is still pending: run \`lyre wait ${id}\` first.`)
+      if (task.status === "pending")
+        throw new CliError(`Generation ${id} is still pending: run \`lyre wait ${id}\` first.`)
       const saved = await download(client, task, directory, display)
       write(options, { task_id: task.id, files: saved }, saved.map((file) => `${file.path}\n`).join(""))
     })
@@ -344,10 +399,15 @@ export const createProgram = (io: Io): Command => {
   // song tools ---------------------------------------------------------------------------------
   const extend = program
     .command("extend")
-    .description("Continue a track from a point (default: its end): a new generation, priced by its model; fields left out are the track's.")
+    .description(
+      "Continue a track from a point (default: its end): a new generation, priced by its model; fields left out are the track's."
+    )
     .argument("<track>", "track id, trk_... (lyre get shows a task's tracks)")
     .argument("[stdin]", "`-` to read the new lyrics from standard input")
-    .option("--continue-at <seconds>", "where the continuation begins: above 0 and below the track's length (default: its end)")
+    .option(
+      "--continue-at <seconds>",
+      "where the continuation begins: above 0 and below the track's length (default: its end)"
+    )
     .option("--lyrics <text>", "lyrics for the continuation (`-` reads standard input)")
     .option("--lyrics-file <file>", "read them from a file (`-` reads standard input)")
     .option("--style <text>", "a new style (default: the track's)")
@@ -363,27 +423,40 @@ export const createProgram = (io: Io): Command => {
         "lyre extend trk_... --output json"
       ) + "\nThe new songs are whole: the track up to --continue-at, then the continuation to an ending.\n"
     )
-    .action(async (trackId: string, stdinMarker: string | undefined, flags: Record<string, string | boolean | undefined>, command: Command) => {
-      const options = globals(command)
-      const lyrics = await lyricsOf(stdinMarker, flags)
-      const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
-      const raw: Record<string, unknown> = {
-        ...(text("continueAt") === undefined ? {} : { continue_at: numberish(text("continueAt")) }),
-        ...requestFields(flags, lyrics)
+    .action(
+      async (
+        trackId: string,
+        stdinMarker: string | undefined,
+        flags: Record<string, string | boolean | undefined>,
+        command: Command
+      ) => {
+        const options = globals(command)
+        const lyrics = await lyricsOf(stdinMarker, flags)
+        const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
+        const raw: Record<string, unknown> = {
+          ...(text("continueAt") === undefined ? {} : { continue_at: numberish(text("continueAt")) }),
+          ...requestFields(flags, lyrics)
+        }
+        const { validateExtend } = await import("./validate.ts")
+        const body = validateExtend(trackId, raw)
+        const display = displayOf(options)
+        const client = clientOf(options, display)
+        const created = await client.tracks.extend(trackId, body)
+        await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
       }
-      const { validateExtend } = await import("./validate.ts")
-      const body = validateExtend(trackId, raw)
-      const display = displayOf(options)
-      const client = clientOf(options, display)
-      const created = await client.tracks.extend(trackId, body)
-      await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
-    })
+    )
 
   program
     .command("export")
-    .description("Take a track as WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5); a format you already have is answered free.")
+    .description(
+      "Take a track as WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5); a format you already have is answered free."
+    )
     .argument("<track>", "track id, trk_...")
-    .addOption(new Option("--format <format>", "what to make").choices(["wav", "midi", "stems", "timed-lyrics", "timed_lyrics"]).makeOptionMandatory())
+    .addOption(
+      new Option("--format <format>", "what to make")
+        .choices(["wav", "midi", "stems", "timed-lyrics", "timed_lyrics"])
+        .makeOptionMandatory()
+    )
     .option("--wait", "wait until the export is ready or failed, with progress")
     .option("--download <dir>", "wait, then save its files into this directory")
     .addHelpText(
@@ -411,7 +484,13 @@ export const createProgram = (io: Io): Command => {
       }
       if (flags.download !== undefined) {
         const task = await client.generations.get(found.task_id)
-        const saved = await saveExportFiles(client, found, task.tracks.find((t) => t.id === found.track_id), flags.download, display)
+        const saved = await saveExportFiles(
+          client,
+          found,
+          task.tracks.find((t) => t.id === found.track_id),
+          flags.download,
+          display
+        )
         display.succeed(`Saved ${saved.length} files to ${flags.download}`)
       }
       write(options, found, formatExport(found))
@@ -419,18 +498,28 @@ export const createProgram = (io: Io): Command => {
 
   program
     .command("lyrics")
-    .description("Print a track's lyrics with the time each phrase is sung; makes the timed-lyrics export (5 credits) unless the account has it.")
+    .description(
+      "Print a track's lyrics with the time each phrase is sung; makes the timed-lyrics export (5 credits) unless the account has it."
+    )
     .argument("<track>", "track id, trk_...")
     .option("--lrc", "print LRC (a time tag per line and per word) instead of the table")
-    .addHelpText("after", examples("lyre lyrics trk_...", "lyre lyrics trk_... --lrc > song.lrc", "lyre lyrics trk_... --output json"))
+    .addHelpText(
+      "after",
+      examples("lyre lyrics trk_...", "lyre lyrics trk_... --lrc > song.lrc", "lyre lyrics trk_... --output json")
+    )
     .action(async (trackId: string, flags: { lrc?: boolean }, command: Command) => {
       const options = globals(command)
       const display = displayOf(options)
       const client = clientOf(options, display)
       // A ready or pending export of the track is reused: asking twice never pays twice.
-      const existing = (await client.exports.list({ trackId, limit: 100 })).data
-        .find((e) => e.format === "timed_lyrics" && e.status !== "failed")
-      const found = await waitForExport(client, existing ?? (await client.exports.create(trackId, "timed_lyrics")), display)
+      const existing = (await client.exports.list({ trackId, limit: 100 })).data.find(
+        (e) => e.format === "timed_lyrics" && e.status !== "failed"
+      )
+      const found = await waitForExport(
+        client,
+        existing ?? (await client.exports.create(trackId, "timed_lyrics")),
+        display
+      )
       if (found.status === "failed") {
         write(options, found, formatExport(found))
         throw failedExport(found)
@@ -465,7 +554,9 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
       ].filter((d) => d !== undefined)
       io.stderr.write(`lyre: ${error.message} (${details.join("; ")})\n`)
     } else if (error instanceof CliError) {
-      const details = [error.param === undefined ? undefined : `param: ${error.param}`, error.code].filter((d) => d !== undefined)
+      const details = [error.param === undefined ? undefined : `param: ${error.param}`, error.code].filter(
+        (d) => d !== undefined
+      )
       io.stderr.write(`lyre: ${error.message}${details.length === 0 ? "" : ` (${details.join("; ")})`}\n`)
     } else if (error instanceof LyreConnectionError) {
       io.stderr.write(`lyre: ${error.message}\n`)

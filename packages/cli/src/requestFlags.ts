@@ -26,8 +26,13 @@ export type RequestFlag =
  */
 export const addRequestFlags = (command: Command, names: ReadonlyArray<RequestFlag>, fromTrack: boolean): Command => {
   const has = (name: RequestFlag) => names.includes(name)
-  if (has("title")) command.option("--title <text>", fromTrack ? "a new title (default: the track's)" : "song title (1 to 200 characters)")
-  if (has("instrumental")) command.option("--instrumental", fromTrack ? "no vocals in the new song" : "no vocals; no lyrics needed")
+  if (has("title"))
+    command.option(
+      "--title <text>",
+      fromTrack ? "a new title (default: the track's)" : "song title (1 to 200 characters)"
+    )
+  if (has("instrumental"))
+    command.option("--instrumental", fromTrack ? "no vocals in the new song" : "no vocals; no lyrics needed")
   if (has("model")) {
     command.addOption(
       new Option(
@@ -41,9 +46,16 @@ export const addRequestFlags = (command: Command, names: ReadonlyArray<RequestFl
   if (has("styleWeight")) command.option("--style-weight <0..1>", "aether only")
   if (has("weirdnessConstraint")) command.option("--weirdness-constraint <0..1>", "aether only")
   if (has("audioWeight")) {
-    command.option("--audio-weight <0..1>", fromTrack ? "how closely to follow the track: 1 its rhythm, 0 the new style's (aether only)" : "aether only")
+    command.option(
+      "--audio-weight <0..1>",
+      fromTrack ? "how closely to follow the track: 1 its rhythm, 0 the new style's (aether only)" : "aether only"
+    )
   }
-  if (has("persona")) command.option("--persona <id>", "a persona of this account, per_... (lyre personas list): its voice and palette (aether only)")
+  if (has("persona"))
+    command.option(
+      "--persona <id>",
+      "a persona of this account, per_... (lyre personas list): its voice and palette (aether only)"
+    )
   return command
 }
 

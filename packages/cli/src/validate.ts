@@ -7,7 +7,12 @@ import { errorTable } from "@lyre/core/domain/errors"
 import { ExtendRequest, GenerateRequest } from "@lyre/core/domain/models"
 import { validationErrorFrom } from "@lyre/core/domain/validation"
 import { CoverRequest, EditRequest, InstrumentalRequest, VocalsRequest } from "@lyre/core/generation/TrackTasks"
-import type { CoverRequest as CoverBody, EditRequest as EditBody, InstrumentalRequest as InstrumentalBody, VocalsRequest as VocalsBody } from "@lyre/client"
+import type {
+  CoverRequest as CoverBody,
+  EditRequest as EditBody,
+  InstrumentalRequest as InstrumentalBody,
+  VocalsRequest as VocalsBody
+} from "@lyre/client"
 import type { ExtendRequest as ExtendBody, GenerateRequest as Body } from "@lyre/client"
 import { CliError } from "./errors.ts"
 
@@ -27,7 +32,12 @@ export const validateExtend = (trackId: string, raw: Record<string, unknown>): E
   throw new CliError(error.message, { param: error.param, code: errorTable[error._tag].code })
 }
 
-const trackTaskSchemas = { cover: CoverRequest, vocals: VocalsRequest, instrumental: InstrumentalRequest, edit: EditRequest } as const
+const trackTaskSchemas = {
+  cover: CoverRequest,
+  vocals: VocalsRequest,
+  instrumental: InstrumentalRequest,
+  edit: EditRequest
+} as const
 
 interface TrackTaskBodies {
   readonly cover: CoverBody
@@ -37,7 +47,11 @@ interface TrackTaskBodies {
 }
 
 /** The body of a task on a track (the track is the path's); refused as the server would refuse it. */
-export const validateTrackTask = <K extends keyof TrackTaskBodies>(kind: K, trackId: string, raw: Record<string, unknown>): TrackTaskBodies[K] => {
+export const validateTrackTask = <K extends keyof TrackTaskBodies>(
+  kind: K,
+  trackId: string,
+  raw: Record<string, unknown>
+): TrackTaskBodies[K] => {
   const result = trackTaskSchemas[kind].safeParse({ ...raw, track_id: trackId })
   if (result.success) return raw as unknown as TrackTaskBodies[K]
   const error = validationErrorFrom(result.error.issues, raw)

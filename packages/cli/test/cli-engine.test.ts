@@ -14,7 +14,13 @@ import type { LyreHome } from "./support/lyre.ts"
 let server: TestServer
 let home: LyreHome
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 2 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 2
+  })
   home = lyreHome()
 })
 afterAll(async () => {
@@ -39,7 +45,19 @@ describe("lyre generate --wait --download with the built-in engine", () => {
     const env = { LYRE_API_KEY: account.key, LYRE_BASE_URL: server.url }
     const dir = join(home.home, "songs")
     const run = await home.run(
-      ["generate", "--style", "lofi hip hop, 80 bpm, piano", "--title", "Rain: on/Glass?", "--lyrics", "[Verse]\nRain on the glass", "--download", dir, "--output", "json"],
+      [
+        "generate",
+        "--style",
+        "lofi hip hop, 80 bpm, piano",
+        "--title",
+        "Rain: on/Glass?",
+        "--lyrics",
+        "[Verse]\nRain on the glass",
+        "--download",
+        dir,
+        "--output",
+        "json"
+      ],
       { env }
     )
     expect(run.stderr).not.toContain("lyre:")
@@ -49,14 +67,23 @@ describe("lyre generate --wait --download with the built-in engine", () => {
     // Not a terminal: plain progress lines, the download's included.
     expect(run.stderr).toContain(`${task.id}  ready in `)
     expect(run.stderr).toMatch(/Downloading Rain-on-Glass-1\.mp3 /)
-    expect(readdirSync(dir).sort()).toEqual(["Rain-on-Glass-1.mp3", "Rain-on-Glass-1.png", "Rain-on-Glass-2.mp3", "Rain-on-Glass-2.png"])
+    expect(readdirSync(dir).sort()).toEqual([
+      "Rain-on-Glass-1.mp3",
+      "Rain-on-Glass-1.png",
+      "Rain-on-Glass-2.mp3",
+      "Rain-on-Glass-2.png"
+    ])
     for (const index of [1, 2]) {
       const mp3 = new Uint8Array(readFileSync(join(dir, `Rain-on-Glass-${index}.mp3`)))
       const decoded = await decode(mp3)
       expect(decoded.errors).toBe(0)
       expect(decoded.channels).toBe(2)
       expect(decoded.seconds).toBeGreaterThan(20)
-      expect(readFileSync(join(dir, `Rain-on-Glass-${index}.png`)).subarray(1, 4).toString("latin1")).toBe("PNG")
+      expect(
+        readFileSync(join(dir, `Rain-on-Glass-${index}.png`))
+          .subarray(1, 4)
+          .toString("latin1")
+      ).toBe("PNG")
     }
 
     const again = await home.run(["download", task.id, join(home.home, "again"), "-o", "json"], { env })
@@ -67,6 +94,10 @@ describe("lyre generate --wait --download with the built-in engine", () => {
       "Rain-on-Glass-2.mp3",
       "Rain-on-Glass-2.png"
     ])
-    expect(readFileSync(join(home.home, "again", "Rain-on-Glass-2.mp3")).equals(readFileSync(join(dir, "Rain-on-Glass-2.mp3")))).toBe(true)
+    expect(
+      readFileSync(join(home.home, "again", "Rain-on-Glass-2.mp3")).equals(
+        readFileSync(join(dir, "Rain-on-Glass-2.mp3"))
+      )
+    ).toBe(true)
   }, 180_000)
 })

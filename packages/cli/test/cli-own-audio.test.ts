@@ -22,7 +22,13 @@ let account: TestAccount
 let home: LyreHome
 let wavPath: string
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 2_000 })
   home = lyreHome()
   wavPath = join(home.home, "Demo Take.wav")
@@ -34,12 +40,17 @@ afterAll(async () => {
 })
 
 const env = (key: string = account.key) => ({ LYRE_API_KEY: key, LYRE_BASE_URL: server.url })
-const credits = async (id: string = account.id): Promise<number> => Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+const credits = async (id: string = account.id): Promise<number> =>
+  Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
 const uploadRows = async (accountId: string): Promise<number> =>
-  Number((await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n)
+  Number(
+    (await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n
+  )
 
 /** Runs a command that should succeed with `-o json`, and answers its result. */
-const ok = async (args: ReadonlyArray<string>): Promise<{ json: Record<string, unknown> & { tracks?: Array<Record<string, unknown>> }; stderr: string }> => {
+const ok = async (
+  args: ReadonlyArray<string>
+): Promise<{ json: Record<string, unknown> & { tracks?: Array<Record<string, unknown>> }; stderr: string }> => {
   const run = await home.run([...args, "-o", "json"], { env: env() })
   expect(run.stderr).not.toContain("lyre:")
   expect(run.code).toBe(0)
@@ -52,7 +63,12 @@ let sung: string
 describe("lyre upload", () => {
   it("sends a WAV with progress, --wait follows it to ready; uploads get shows what was heard", async () => {
     const { json, stderr } = await ok(["upload", wavPath, "--title", "Demo", "--wait"])
-    expect(json).toMatchObject({ status: "ready", title: "Demo", content_type: "audio/wav", track_id: expect.stringMatching(/^trk_/) })
+    expect(json).toMatchObject({
+      status: "ready",
+      title: "Demo",
+      content_type: "audio/wav",
+      track_id: expect.stringMatching(/^trk_/)
+    })
     upload = { id: String(json["id"]), track_id: String(json["track_id"]) }
     // Not a terminal: plain progress lines on standard error, the last at 100%.
     expect(stderr).toMatch(/Uploading Demo Take\.wav {2}\d+ KB of \d+ KB \(100%\)/)
@@ -72,14 +88,24 @@ describe("lyre upload", () => {
 
   it("- reads the file from standard input, typed by --content-type; untyped, the server refuses it", async () => {
     const wav = songWav(6)
-    const piped = await home.run(["upload", "-", "--content-type", "audio/wav", "--title", "Piped", "-o", "json"], { env: env(), input: wav })
+    const piped = await home.run(["upload", "-", "--content-type", "audio/wav", "--title", "Piped", "-o", "json"], {
+      env: env(),
+      input: wav
+    })
     expect(piped.stderr).not.toContain("lyre:")
     expect(piped.code).toBe(0)
-    expect(JSON.parse(piped.stdout)).toMatchObject({ status: "pending", title: "Piped", content_type: "audio/wav", bytes: wav.length })
+    expect(JSON.parse(piped.stdout)).toMatchObject({
+      status: "pending",
+      title: "Piped",
+      content_type: "audio/wav",
+      bytes: wav.length
+    })
     expect(piped.stderr).toContain("Uploading standard input  ")
     const untyped = await home.run(["upload", "-"], { env: env(), input: wav })
     expect(untyped.code).toBe(1)
-    expect(untyped.stderr).toContain("(this one is application/octet-stream). (param: file; invalid_request_error/invalid_audio;")
+    expect(untyped.stderr).toContain(
+      "(this one is application/octet-stream). (param: file; invalid_request_error/invalid_audio;"
+    )
   })
 
   it("a file that is not audio, or past 50 MB, is refused with the server's message, exit 1, and nothing is kept", async () => {
@@ -101,7 +127,9 @@ describe("lyre upload", () => {
     const tooLarge = await home.run(["upload", big], { env: env(fresh.key) })
     rmSync(big)
     expect(tooLarge.code).toBe(1)
-    expect(tooLarge.stderr).toContain("lyre: An upload is at most 52428800 bytes. (invalid_request_error/request_too_large; request ")
+    expect(tooLarge.stderr).toContain(
+      "lyre: An upload is at most 52428800 bytes. (invalid_request_error/request_too_large; request "
+    )
     const missing = await home.run(["upload", join(home.home, "absent.wav")], { env: env(fresh.key) })
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain("lyre: Cannot read ")
@@ -119,7 +147,9 @@ describe("lyre upload", () => {
     expect(removed.stderr).toContain(`No upload ${upload.id}.`)
     const cover = await home.run(["cover", upload.track_id, "--style", "jazz"], { env: env(other.key) })
     expect(cover.code).toBe(1)
-    expect(cover.stderr).toContain(`No ready track ${upload.track_id}. (param: track_id; not_found/track_not_found; request `)
+    expect(cover.stderr).toContain(
+      `No ready track ${upload.track_id}. (param: track_id; not_found/track_not_found; request `
+    )
     expect(await credits(other.id)).toBe(1_000)
   })
 })
@@ -128,7 +158,16 @@ describe("tasks on a track", () => {
   it("cover --wait --download saves the cover of the upload in a new style", async () => {
     const before = await credits()
     const dir = join(home.home, "covers")
-    const { json } = await ok(["cover", upload.track_id, "--style", "bossa nova, acoustic guitar, 100 bpm", "--title", "Demo Bossa", "--download", dir])
+    const { json } = await ok([
+      "cover",
+      upload.track_id,
+      "--style",
+      "bossa nova, acoustic guitar, 100 bpm",
+      "--title",
+      "Demo Bossa",
+      "--download",
+      dir
+    ])
     expect(json).toMatchObject({ status: "ready", model: "aether", credits_used: 50 })
     expect(readdirSync(dir)).toContain("Demo-Bossa-1.mp3")
     expect(await credits()).toBe(before - 50)
@@ -176,8 +215,21 @@ describe("tasks on a track", () => {
 
 describe("lyre personas", () => {
   it("create, list, generate --persona, delete; a deleted persona is not found", async () => {
-    const { json: persona } = await ok(["personas", "create", sung, "--name", "Silver", "--description", "A bright voice"])
-    expect(persona).toMatchObject({ id: expect.stringMatching(/^per_/), name: "Silver", track_id: sung, vocal_gender: "f" })
+    const { json: persona } = await ok([
+      "personas",
+      "create",
+      sung,
+      "--name",
+      "Silver",
+      "--description",
+      "A bright voice"
+    ])
+    expect(persona).toMatchObject({
+      id: expect.stringMatching(/^per_/),
+      name: "Silver",
+      track_id: sung,
+      vocal_gender: "f"
+    })
     const id = String(persona["id"])
     const list = await home.run(["personas", "list"], { env: env() })
     expect(list.code).toBe(0)
@@ -203,7 +255,9 @@ describe("lyre personas", () => {
     const gone = await home.run(["personas", "get", id], { env: env() })
     expect(gone.code).toBe(1)
     expect(gone.stderr).toContain(`(param: id; not_found/persona_not_found; request `)
-    const named = await home.run(["generate", "--style", "pop", "--title", "X", "--instrumental", "--persona", id], { env: env() })
+    const named = await home.run(["generate", "--style", "pop", "--title", "X", "--instrumental", "--persona", id], {
+      env: env()
+    })
     expect(named.code).toBe(1)
     expect(named.stderr).toContain("(param: persona_id; not_found/persona_not_found;")
   })
@@ -211,7 +265,17 @@ describe("lyre personas", () => {
 
 describe("--help", () => {
   it("the new commands have help with examples", async () => {
-    for (const command of [["upload"], ["uploads"], ["uploads", "list"], ["cover"], ["vocals"], ["accompany"], ["edit"], ["personas"], ["personas", "create"]]) {
+    for (const command of [
+      ["upload"],
+      ["uploads"],
+      ["uploads", "list"],
+      ["cover"],
+      ["vocals"],
+      ["accompany"],
+      ["edit"],
+      ["personas"],
+      ["personas", "create"]
+    ]) {
       const run = await home.run([...command, "--help"])
       expect([command, run.code]).toEqual([command, 0])
       expect(run.stdout).toContain("Examples:")

@@ -20,11 +20,21 @@ let account: TestAccount
 let home: LyreHome
 let song: GenerationTask
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   home = lyreHome()
   const client = new LyreClient({ apiKey: account.key, baseUrl: server.url })
-  const created = await client.generations.create({ style: "folk, 96 bpm, guitar", title: "Home Road", lyrics: "[Verse]\nThe road runs home\n[Chorus]\nHome again" })
+  const created = await client.generations.create({
+    style: "folk, 96 bpm, guitar",
+    title: "Home Road",
+    lyrics: "[Verse]\nThe road runs home\n[Chorus]\nHome again"
+  })
   song = await client.waitForGeneration(created.id, { intervalMs: 300 })
 }, 180_000)
 afterAll(async () => {
@@ -33,7 +43,8 @@ afterAll(async () => {
 })
 
 const env = (key: string = account.key) => ({ LYRE_API_KEY: key, LYRE_BASE_URL: server.url })
-const credits = async (id: string = account.id): Promise<number> => Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+const credits = async (id: string = account.id): Promise<number> =>
+  Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
 const trackOf = (index: number): string => song.tracks[index]?.id ?? ""
 
 describe("lyre export", () => {
@@ -41,7 +52,9 @@ describe("lyre export", () => {
     expect(song.status).toBe("ready")
     const dir = join(home.home, "wav")
     const before = await credits()
-    const run = await home.run(["export", trackOf(0), "--format", "wav", "--download", dir, "-o", "json"], { env: env() })
+    const run = await home.run(["export", trackOf(0), "--format", "wav", "--download", dir, "-o", "json"], {
+      env: env()
+    })
     expect(run.stderr).not.toContain("lyre:")
     expect(run.code).toBe(0)
     const found = JSON.parse(run.stdout)
@@ -63,7 +76,9 @@ describe("lyre export", () => {
 
   it("stems come as one file per part; MIDI is a Standard MIDI File; without --wait the export is pending", async () => {
     const dir = join(home.home, "stems")
-    const stems = await home.run(["export", trackOf(1), "--format", "stems", "--download", dir, "-o", "json"], { env: env() })
+    const stems = await home.run(["export", trackOf(1), "--format", "stems", "--download", dir, "-o", "json"], {
+      env: env()
+    })
     expect(stems.code).toBe(0)
     const found = JSON.parse(stems.stdout)
     expect(found.credits_used).toBe(20)
@@ -118,9 +133,24 @@ describe("lyre extend", () => {
     const file = join(home.home, "bridge.txt")
     writeFileSync(file, "[Bridge]\nOne more mile")
     const before = await credits()
-    const run = await home.run(["extend", trackOf(0), "--continue-at", "12.5", "--lyrics-file", file, "--title", "Home Road, Longer", "--wait", "-o", "json"], {
-      env: env()
-    })
+    const run = await home.run(
+      [
+        "extend",
+        trackOf(0),
+        "--continue-at",
+        "12.5",
+        "--lyrics-file",
+        file,
+        "--title",
+        "Home Road, Longer",
+        "--wait",
+        "-o",
+        "json"
+      ],
+      {
+        env: env()
+      }
+    )
     expect(run.stderr).not.toContain("lyre:")
     expect(run.code).toBe(0)
     const task = JSON.parse(run.stdout)
@@ -154,10 +184,16 @@ describe("lyre extend", () => {
 describe("another account's track", () => {
   it("is not found for extend, export and lyrics, and nothing is charged", async () => {
     const other = await createAccount(server)
-    for (const args of [["extend", trackOf(0)], ["export", trackOf(0), "--format", "midi"], ["lyrics", trackOf(0)]]) {
+    for (const args of [
+      ["extend", trackOf(0)],
+      ["export", trackOf(0), "--format", "midi"],
+      ["lyrics", trackOf(0)]
+    ]) {
       const run = await home.run(args, { env: env(other.key) })
       expect([args[0], run.code]).toEqual([args[0], 1])
-      expect(run.stderr).toContain(`No ready track ${trackOf(0)}. (param: track_id; not_found/track_not_found; request `)
+      expect(run.stderr).toContain(
+        `No ready track ${trackOf(0)}. (param: track_id; not_found/track_not_found; request `
+      )
     }
     expect(await credits(other.id)).toBe(1_000)
   })

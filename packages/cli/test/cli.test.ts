@@ -28,7 +28,8 @@ afterAll(async () => {
 })
 
 const withKey = (key: string = account.key) => ({ LYRE_API_KEY: key, LYRE_BASE_URL: server.url })
-const credits = async (id: string): Promise<number> => Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+const credits = async (id: string): Promise<number> =>
+  Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
 
 describe("lyre config", () => {
   it("stores the key in a 0600 file, masks it, and lets the environment and flags win, flags first", async () => {
@@ -53,11 +54,19 @@ describe("lyre config", () => {
       const other = await createAccount(server)
       const third = await createAccount(server)
       const env = await own.run(["config", "show", "-o", "json"], { env: { LYRE_API_KEY: other.key } })
-      expect(JSON.parse(env.stdout)).toMatchObject({ api_key_source: "environment", base_url_source: "config file", config_file: file })
-      expect(JSON.parse((await own.run(["me", "-o", "json"], { env: { LYRE_API_KEY: other.key } })).stdout).id).toBe(other.id)
+      expect(JSON.parse(env.stdout)).toMatchObject({
+        api_key_source: "environment",
+        base_url_source: "config file",
+        config_file: file
+      })
+      expect(JSON.parse((await own.run(["me", "-o", "json"], { env: { LYRE_API_KEY: other.key } })).stdout).id).toBe(
+        other.id
+      )
       const flag = await own.run(["me", "-o", "json", "--api-key", third.key], { env: { LYRE_API_KEY: other.key } })
       expect(JSON.parse(flag.stdout).id).toBe(third.id)
-      const wrongBase = await own.run(["me", "--base-url", "http://127.0.0.1:9"], { env: { LYRE_BASE_URL: server.url } })
+      const wrongBase = await own.run(["me", "--base-url", "http://127.0.0.1:9"], {
+        env: { LYRE_BASE_URL: server.url }
+      })
       expect(wrongBase.code).toBe(1)
       expect(wrongBase.stderr).toContain("Could not reach http://127.0.0.1:9")
 
@@ -89,7 +98,10 @@ describe("lyre me, get, list", () => {
   })
 
   it("generate without --wait answers the pending task; get and list show it, as JSON that parses", async () => {
-    const created = await home.run(["generate", "--style", validSong.style, "--title", "Listed", "--lyrics", validSong.lyrics, "-o", "json"], { env: withKey() })
+    const created = await home.run(
+      ["generate", "--style", validSong.style, "--title", "Listed", "--lyrics", validSong.lyrics, "-o", "json"],
+      { env: withKey() }
+    )
     expect(created.code).toBe(0)
     const task = JSON.parse(created.stdout)
     expect(task).toMatchObject({ status: "pending", model: "aether", credits_used: 50 })
@@ -114,7 +126,11 @@ describe("lyre generate", () => {
     const before = server.upstream.control.submissions.length
     const spent = await credits(account.id)
     const cases: ReadonlyArray<[ReadonlyArray<string>, string, string]> = [
-      [["--model", "echo", "--vocal-gender", "m", "--lyrics", "x"], "vocal_gender is supported by the aether model only, not echo", "vocal_gender"],
+      [
+        ["--model", "echo", "--vocal-gender", "m", "--lyrics", "x"],
+        "vocal_gender is supported by the aether model only, not echo",
+        "vocal_gender"
+      ],
       [[], "Missing required parameter: lyrics.", "lyrics"],
       [["--lyrics", "   "], "lyrics must contain a non-whitespace character unless instrumental is true", "lyrics"],
       [["--instrumental", "--style-weight", "2"], "style_weight: Too big: expected number to be <=1", "style_weight"],
@@ -140,11 +156,20 @@ describe("lyre generate", () => {
   it("reads lyrics from a file or standard input", async () => {
     const file = join(home.home, "lyrics.txt")
     writeFileSync(file, "[Verse]\nFrom a file")
-    const fromFile = await home.run(["generate", "--style", "x", "--title", "File", "--lyrics-file", file, "-o", "json"], { env: withKey() })
+    const fromFile = await home.run(
+      ["generate", "--style", "x", "--title", "File", "--lyrics-file", file, "-o", "json"],
+      { env: withKey() }
+    )
     expect(fromFile.code).toBe(0)
-    const fromStdin = await home.run(["generate", "--style", "x", "--title", "Stdin", "-", "-o", "json"], { env: withKey(), input: "[Verse]\nFrom stdin" })
+    const fromStdin = await home.run(["generate", "--style", "x", "--title", "Stdin", "-", "-o", "json"], {
+      env: withKey(),
+      input: "[Verse]\nFrom stdin"
+    })
     expect(fromStdin.code).toBe(0)
-    const missing = await home.run(["generate", "--style", "x", "--title", "y", "--lyrics-file", join(home.home, "nope.txt")], { env: withKey() })
+    const missing = await home.run(
+      ["generate", "--style", "x", "--title", "y", "--lyrics-file", join(home.home, "nope.txt")],
+      { env: withKey() }
+    )
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain("Cannot read")
     const twice = await home.run(["generate", "--style", "x", "--title", "y", "--lyrics", "a", "-"], { env: withKey() })
@@ -153,7 +178,9 @@ describe("lyre generate", () => {
 
   it("a request the server refuses exits 1 with the envelope's message", async () => {
     const poor = await createAccount(server, { subscription: 0 })
-    const run = await home.run(["generate", "--style", "x", "--title", "y", "--instrumental"], { env: withKey(poor.key) })
+    const run = await home.run(["generate", "--style", "x", "--title", "y", "--instrumental"], {
+      env: withKey(poor.key)
+    })
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("The aether model costs 50 credits; the balance is 0.")
     expect(run.stderr).toContain("insufficient_credits/insufficient_credits")
@@ -163,11 +190,16 @@ describe("lyre generate", () => {
     const title = `Doomed ${Date.now()}`
     server.upstream.control.onTitle(title, { outcome: "GENERATE_AUDIO_FAILED" })
     const own = await createAccount(server)
-    const run = await home.run(["generate", "--style", "x", "--title", title, "--instrumental", "--wait", "-o", "json"], { env: withKey(own.key) })
+    const run = await home.run(
+      ["generate", "--style", "x", "--title", title, "--instrumental", "--wait", "-o", "json"],
+      { env: withKey(own.key) }
+    )
     expect(run.code).toBe(2)
     const task = JSON.parse(run.stdout)
     expect(task).toMatchObject({ status: "failed", credits_refunded: 50 })
-    expect(run.stderr).toContain(`Generation ${task.id} failed: ${task.error.message} (${task.error.code}); 50 credits refunded.`)
+    expect(run.stderr).toContain(
+      `Generation ${task.id} failed: ${task.error.message} (${task.error.code}); 50 credits refunded.`
+    )
     expect(await credits(own.id)).toBe(1_000)
     const waited = await home.run(["wait", task.id], { env: withKey(own.key) })
     expect(waited.code).toBe(2)
@@ -180,7 +212,9 @@ describe("lyre generate", () => {
     const title = `Holding ${Date.now()}`
     // The first task stays pending until its callback, sent once the CLI says it is waiting.
     server.upstream.control.onTitle(title, { callbacks: "none" })
-    const first = await home.run(["generate", "--style", "x", "--title", title, "--instrumental", "-o", "json"], { env: withKey(own.key) })
+    const first = await home.run(["generate", "--style", "x", "--title", title, "--instrumental", "-o", "json"], {
+      env: withKey(own.key)
+    })
     expect(first.code).toBe(0)
     let released = false
     const started = Date.now()
@@ -194,7 +228,9 @@ describe("lyre generate", () => {
       }
     })
     expect(run.code).toBe(0)
-    expect(run.stderr).toContain("At most 1 generations may be in flight at once for this credential. (concurrent_limit_exceeded); retrying in 5 s")
+    expect(run.stderr).toContain(
+      "At most 1 generations may be in flight at once for this credential. (concurrent_limit_exceeded); retrying in 5 s"
+    )
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000)
     expect(run.stdout).toMatch(/status\s+ready/)
     expect(await credits(own.id)).toBe(900)
@@ -205,22 +241,40 @@ describe("lyre export on the upstream", () => {
   it("--wait on an export that fails exits 2 with its error, and the credits come back", async () => {
     const title = `Unwaveable ${Date.now()}`
     const own = await createAccount(server)
-    const generated = await home.run(["generate", "--style", "x", "--title", title, "--instrumental", "--wait", "-o", "json"], { env: withKey(own.key) })
+    const generated = await home.run(
+      ["generate", "--style", "x", "--title", title, "--instrumental", "--wait", "-o", "json"],
+      { env: withKey(own.key) }
+    )
     expect(generated.code).toBe(0)
     const trackId = JSON.parse(generated.stdout).tracks[0].id
     server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
-    const run = await home.run(["export", trackId, "--format", "wav", "--wait", "-o", "json"], { env: withKey(own.key) })
+    const run = await home.run(["export", trackId, "--format", "wav", "--wait", "-o", "json"], {
+      env: withKey(own.key)
+    })
     expect(run.code).toBe(2)
     const found = JSON.parse(run.stdout)
     expect(found).toMatchObject({ status: "failed", format: "wav", credits_used: 5, credits_refunded: 5 })
-    expect(run.stderr).toContain(`Export ${found.id} failed: ${found.error.message} (${found.error.code}); 5 credits refunded.`)
+    expect(run.stderr).toContain(
+      `Export ${found.id} failed: ${found.error.message} (${found.error.code}); 5 credits refunded.`
+    )
     expect(await credits(own.id)).toBe(950)
   })
 })
 
 describe("--help", () => {
   it("every command has help with examples", async () => {
-    for (const command of [[], ["config"], ["config", "set-key"], ["config", "show"], ["me"], ["generate"], ["get"], ["wait"], ["list"], ["download"]]) {
+    for (const command of [
+      [],
+      ["config"],
+      ["config", "set-key"],
+      ["config", "show"],
+      ["me"],
+      ["generate"],
+      ["get"],
+      ["wait"],
+      ["list"],
+      ["download"]
+    ]) {
       const run = await home.run([...command, "--help"])
       expect(run.code).toBe(0)
       expect(run.stdout).toContain("Examples:")

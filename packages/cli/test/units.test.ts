@@ -10,12 +10,24 @@ describe("resolveSettings", () => {
       apiKey: { value: "lyr_live_file", source: "config file" },
       baseUrl: { value: "http://file", source: "config file" }
     })
-    expect(resolveSettings({}, { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "" }, file).apiKey).toEqual({ value: "lyr_live_env", source: "environment" })
-    expect(resolveSettings({ apiKey: "lyr_live_flag", baseUrl: "http://flag" }, { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "http://env" }, file)).toEqual({
+    expect(resolveSettings({}, { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "" }, file).apiKey).toEqual({
+      value: "lyr_live_env",
+      source: "environment"
+    })
+    expect(
+      resolveSettings(
+        { apiKey: "lyr_live_flag", baseUrl: "http://flag" },
+        { LYRE_API_KEY: "lyr_live_env", LYRE_BASE_URL: "http://env" },
+        file
+      )
+    ).toEqual({
       apiKey: { value: "lyr_live_flag", source: "flag" },
       baseUrl: { value: "http://flag", source: "flag" }
     })
-    expect(resolveSettings({}, {}, {})).toEqual({ apiKey: undefined, baseUrl: { value: "http://127.0.0.1:8080", source: "default" } })
+    expect(resolveSettings({}, {}, {})).toEqual({
+      apiKey: undefined,
+      baseUrl: { value: "http://127.0.0.1:8080", source: "default" }
+    })
   })
 })
 
@@ -41,7 +53,12 @@ describe("fileBase", () => {
 describe("requestFields", () => {
   it("names the flags given as the API names them, numbers as numbers, and nothing else", async () => {
     const { requestFields } = await import("../src/requestFlags.ts")
-    expect(requestFields({ style: "jazz", persona: "per_1", audioWeight: "0.7", styleWeight: "lots", instrumental: true, wait: true }, "la")).toEqual({
+    expect(
+      requestFields(
+        { style: "jazz", persona: "per_1", audioWeight: "0.7", styleWeight: "lots", instrumental: true, wait: true },
+        "la"
+      )
+    ).toEqual({
       style: "jazz",
       lyrics: "la",
       instrumental: true,

@@ -22,11 +22,16 @@ export const parseJson = (text: string): unknown => {
 /** A 2xx answer's JSON body; a body cut off or not JSON is a connection error. */
 export const jsonOf = async <A>(response: Response, url: string): Promise<A> => {
   const text = await response.text().catch((cause: unknown) => {
-    throw new LyreConnectionError(`The answer from ${url} was cut off: ${describeCause(cause)}`, { cause, status: response.status })
+    throw new LyreConnectionError(`The answer from ${url} was cut off: ${describeCause(cause)}`, {
+      cause,
+      status: response.status
+    })
   })
   const json = parseJson(text)
   if (json === undefined) {
-    throw new LyreConnectionError(`${url} answered ${response.status} with something that is not JSON.`, { status: response.status })
+    throw new LyreConnectionError(`${url} answered ${response.status} with something that is not JSON.`, {
+      status: response.status
+    })
   }
   return json as A
 }
@@ -36,9 +41,12 @@ export const failureOf = async (response: Response): Promise<LyreApiError | Lyre
   const text = await response.text().catch(() => "")
   const body = errorBodyOf(parseJson(text))
   if (body === undefined) {
-    return new LyreConnectionError(`${response.url || "The server"} answered ${response.status} without the API's error envelope.`, {
-      status: response.status
-    })
+    return new LyreConnectionError(
+      `${response.url || "The server"} answered ${response.status} without the API's error envelope.`,
+      {
+        status: response.status
+      }
+    )
   }
   return new LyreApiError(response.status, body, {
     retryAfterSeconds: parseRetryAfter(response.headers.get("retry-after")),

@@ -20,7 +20,11 @@ export class LyreApiError extends Error {
   /** The answer's `X-Request-Id`, to quote when asking the operator. */
   readonly requestId: string | undefined
 
-  constructor(status: number, body: ErrorBody, headers: { readonly retryAfterSeconds?: number | undefined; readonly requestId?: string | undefined } = {}) {
+  constructor(
+    status: number,
+    body: ErrorBody,
+    headers: { readonly retryAfterSeconds?: number | undefined; readonly requestId?: string | undefined } = {}
+  ) {
     super(body.message)
     this.status = status
     this.type = body.type

@@ -213,7 +213,12 @@ export class LyreClient {
      */
     create: async (source: UploadSource, options: UploadOptions = {}): Promise<Upload> => {
       const body = await uploadBodyOf(source, options)
-      const request = { apiRoot: this.apiRoot, credential: this.#apiKey, fetch: this.#fetch, userAgent: this.#userAgent }
+      const request = {
+        apiRoot: this.apiRoot,
+        credential: this.#apiKey,
+        fetch: this.#fetch,
+        userAgent: this.#userAgent
+      }
       const response = await this.#send(
         { method: "POST", path: uploadsPath, signal: options.signal },
         () => postUpload(request, body, options),
@@ -257,22 +262,38 @@ export class LyreClient {
       this.#call({ method: "GET", path: `/v1/music/exports/${encodeURIComponent(id)}`, signal: options.signal }),
     /** The account's exports, newest first; of one track with `trackId`. */
     list: (options: ExportListOptions = {}): Promise<ExportList> =>
-      this.#call({ method: "GET", path: `/v1/music/exports${pageQuery(options, { track_id: options.trackId })}`, signal: options.signal })
+      this.#call({
+        method: "GET",
+        path: `/v1/music/exports${pageQuery(options, { track_id: options.trackId })}`,
+        signal: options.signal
+      })
   }
 
   /** Polls the task until it is `ready` or `failed`, and answers it (a failed task is an answer, not an error). */
   waitForGeneration(id: string, options: WaitOptions = {}): Promise<GenerationTask> {
-    return this.#poll((signal) => this.generations.get(id, signal), (task, elapsedMs) => options.onProgress?.({ task, elapsedMs }), options)
+    return this.#poll(
+      (signal) => this.generations.get(id, signal),
+      (task, elapsedMs) => options.onProgress?.({ task, elapsedMs }),
+      options
+    )
   }
 
   /** Polls the upload until it is `ready` (listened to) or `failed`, and answers it (a failed upload is an answer, not an error). */
   waitForUpload(id: string, options: UploadWaitOptions = {}): Promise<Upload> {
-    return this.#poll((signal) => this.uploads.get(id, signal), (found, elapsedMs) => options.onProgress?.({ upload: found, elapsedMs }), options)
+    return this.#poll(
+      (signal) => this.uploads.get(id, signal),
+      (found, elapsedMs) => options.onProgress?.({ upload: found, elapsedMs }),
+      options
+    )
   }
 
   /** Polls the export until it is `ready` or `failed`, and answers it (a failed export is an answer, not an error). */
   waitForExport(id: string, options: ExportWaitOptions = {}): Promise<Export> {
-    return this.#poll((signal) => this.exports.get(id, signal), (found, elapsedMs) => options.onProgress?.({ export: found, elapsedMs }), options)
+    return this.#poll(
+      (signal) => this.exports.get(id, signal),
+      (found, elapsedMs) => options.onProgress?.({ export: found, elapsedMs }),
+      options
+    )
   }
 
   async #poll<A extends { readonly status: string }>(
@@ -280,8 +301,10 @@ export class LyreClient {
     onProgress: (value: A, elapsedMs: number) => void,
     options: Omit<WaitOptions, "onProgress">
   ): Promise<A> {
-    const signals = [options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)]
-      .filter((s): s is AbortSignal => s !== undefined)
+    const signals = [
+      options.signal,
+      options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)
+    ].filter((s): s is AbortSignal => s !== undefined)
     const signal = signals.length === 0 ? undefined : AbortSignal.any(signals)
     const started = Date.now()
     for (;;) {
@@ -309,17 +332,18 @@ export class LyreClient {
     const size = length === null ? null : Number(length)
     const onProgress = options.onProgress
     let received = 0
-    const stream = onProgress === undefined
-      ? response.body
-      : response.body.pipeThrough(
-        new TransformStream<Uint8Array, Uint8Array>({
-          transform(chunk, controller) {
-            received += chunk.byteLength
-            onProgress(received, size)
-            controller.enqueue(chunk)
-          }
-        })
-      )
+    const stream =
+      onProgress === undefined
+        ? response.body
+        : response.body.pipeThrough(
+            new TransformStream<Uint8Array, Uint8Array>({
+              transform(chunk, controller) {
+                received += chunk.byteLength
+                onProgress(received, size)
+                controller.enqueue(chunk)
+              }
+            })
+          )
     return { url, stream, size, contentType: response.headers.get("content-type") }
   }
 
@@ -368,7 +392,12 @@ export class LyreClient {
    * One request with its retries; answers a 2xx response with its body unread. A non-2xx
    * answer becomes the envelope's error (or a connection error when it is not an envelope).
    */
-  async #send(call: Call, attempt: () => Promise<Response>, idempotent: boolean, maxRetries: number = this.#maxRetries): Promise<Response> {
+  async #send(
+    call: Call,
+    attempt: () => Promise<Response>,
+    idempotent: boolean,
+    maxRetries: number = this.#maxRetries
+  ): Promise<Response> {
     for (let retry = 0; ; retry++) {
       let failure: LyreApiError | LyreConnectionError
       let delayMs: number
@@ -376,16 +405,24 @@ export class LyreClient {
         const response = await attempt()
         if (response.ok) return response
         failure = await failureOf(response)
-        const transient = response.status === 429 || response.status === 503 ||
+        const transient =
+          response.status === 429 ||
+          response.status === 503 ||
           (idempotent && failure instanceof LyreConnectionError && [502, 504].includes(response.status))
         if (!transient) throw failure
-        const wait = failure instanceof LyreApiError ? failure.retryAfterSeconds : parseRetryAfter(response.headers.get("retry-after"))
+        const wait =
+          failure instanceof LyreApiError
+            ? failure.retryAfterSeconds
+            : parseRetryAfter(response.headers.get("retry-after"))
         if (wait !== undefined && wait > this.#maxRetryAfterSeconds) throw failure
         delayMs = wait === undefined ? backoffMs(retry) : wait * 1_000
       } catch (cause) {
         if (cause instanceof LyreApiError || cause instanceof LyreConnectionError) throw cause
         if (call.signal?.aborted) throw call.signal.reason
-        failure = new LyreConnectionError(`Could not reach ${new URL(call.path, this.apiRoot).origin}: ${describeCause(cause)}`, { cause })
+        failure = new LyreConnectionError(
+          `Could not reach ${new URL(call.path, this.apiRoot).origin}: ${describeCause(cause)}`,
+          { cause }
+        )
         // A request that is not idempotent may have been carried out: trying again could repeat it.
         if (!idempotent) throw failure
         delayMs = backoffMs(retry)
@@ -395,5 +432,4 @@ export class LyreClient {
       await sleep(delayMs, call.signal)
     }
   }
-
 }

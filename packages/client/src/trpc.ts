@@ -32,28 +32,32 @@ const isUnauthorized = (error: unknown): boolean =>
   error instanceof TRPCClientError && (error.data as { httpStatus?: unknown } | undefined)?.httpStatus === 401
 
 /** Retries a call refused with 401 once, after the refresher has run. */
-const refreshLink = (refresh: () => Promise<void>): TRPCLink<AppRouter> => () => ({ op, next }) =>
-  observable((observer) => {
-    let subscription: Unsubscribable | undefined
-    let stopped = false
-    subscription = next(op).subscribe({
-      next: (value) => observer.next(value),
-      complete: () => observer.complete(),
-      error: (error) => {
-        if (!isUnauthorized(error)) return observer.error(error)
-        refresh().then(
-          () => {
-            if (!stopped) subscription = next(op).subscribe(observer)
-          },
-          (cause: unknown) => observer.error(TRPCClientError.from(cause instanceof Error ? cause : new Error(String(cause))))
-        )
+const refreshLink =
+  (refresh: () => Promise<void>): TRPCLink<AppRouter> =>
+  () =>
+  ({ op, next }) =>
+    observable((observer) => {
+      let subscription: Unsubscribable | undefined
+      let stopped = false
+      subscription = next(op).subscribe({
+        next: (value) => observer.next(value),
+        complete: () => observer.complete(),
+        error: (error) => {
+          if (!isUnauthorized(error)) return observer.error(error)
+          refresh().then(
+            () => {
+              if (!stopped) subscription = next(op).subscribe(observer)
+            },
+            (cause: unknown) =>
+              observer.error(TRPCClientError.from(cause instanceof Error ? cause : new Error(String(cause))))
+          )
+        }
+      })
+      return () => {
+        stopped = true
+        subscription?.unsubscribe()
       }
     })
-    return () => {
-      stopped = true
-      subscription?.unsubscribe()
-    }
-  })
 
 export const createLyreTrpcClient = (options: LyreTrpcClientOptions = {}): LyreTrpcClient => {
   let refreshed: string | undefined

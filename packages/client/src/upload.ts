@@ -73,9 +73,11 @@ export const uploadBodyOf = async (source: UploadSource, options: UploadOptions 
   const onProgress = options.onProgress
   if (typeof source === "string" || isBlob(source)) {
     const blob = typeof source === "string" ? await openPath(source) : source
-    const name = typeof source === "string" ? source : "name" in source && typeof source.name === "string" ? source.name : ""
+    const name =
+      typeof source === "string" ? source : "name" in source && typeof source.name === "string" ? source.name : ""
     // A type given on the Blob is deliberate; a path's Blob has none, and its name says it.
-    const contentType = options.contentType ?? (blob.type || uploadContentTypeOfFileName(name) || "application/octet-stream")
+    const contentType =
+      options.contentType ?? (blob.type || uploadContentTypeOfFileName(name) || "application/octet-stream")
     // Without progress a Blob goes as it is (fetch reads it as it sends; browsers stream a
     // request body only over HTTP/2); with progress it goes as a counted stream.
     const streamed = onProgress !== undefined
@@ -144,13 +146,21 @@ export const postUpload = (
  * `trpc.uploads.get` then follows to `ready`. Sent once: a refusal is thrown as `LyreApiError`,
  * no answer as `LyreConnectionError`.
  */
-export const uploadAudio = async (target: UploadTarget, source: UploadSource, options: UploadOptions = {}): Promise<Upload> => {
+export const uploadAudio = async (
+  target: UploadTarget,
+  source: UploadSource,
+  options: UploadOptions = {}
+): Promise<Upload> => {
   const apiRoot = apiRootOf(target.baseUrl ?? DEFAULT_BASE_URL)
   const credential = target.getCredential === undefined ? target.credential : await target.getCredential()
   const body = await uploadBodyOf(source, options)
   let response: Response
   try {
-    response = await postUpload({ apiRoot, credential, fetch: target.fetch ?? globalThis.fetch.bind(globalThis), userAgent: target.userAgent }, body, options)
+    response = await postUpload(
+      { apiRoot, credential, fetch: target.fetch ?? globalThis.fetch.bind(globalThis), userAgent: target.userAgent },
+      body,
+      options
+    )
   } catch (cause) {
     if (options.signal?.aborted) throw options.signal.reason
     throw new LyreConnectionError(`Could not reach ${new URL(apiRoot).origin}: ${describeCause(cause)}`, { cause })

@@ -42,7 +42,10 @@ describe("LyreClient", () => {
     expect((await client.generations.get(task.id)).id).toBe(task.id)
 
     const seen: Array<string> = []
-    const done = await client.waitForGeneration(task.id, { intervalMs: 200, onProgress: ({ task }) => seen.push(task.status) })
+    const done = await client.waitForGeneration(task.id, {
+      intervalMs: 200,
+      onProgress: ({ task }) => seen.push(task.status)
+    })
     expect(done.status).toBe("ready")
     expect(seen.at(-1)).toBe("ready")
     expect(done.tracks.map((t) => t.index)).toEqual([0, 1])
@@ -50,7 +53,10 @@ describe("LyreClient", () => {
     const bytes = await client.download(done.tracks[0]!)
     expect(String.fromCharCode(...bytes.slice(0, 3))).toBe("ID3")
     const progress: Array<number> = []
-    const cover = await client.download(done.tracks[0]!, { part: "image", onProgress: (received) => progress.push(received) })
+    const cover = await client.download(done.tracks[0]!, {
+      part: "image",
+      onProgress: (received) => progress.push(received)
+    })
     expect([...cover.slice(1, 4)].map((b) => String.fromCharCode(b)).join("")).toBe("PNG")
     expect(progress.at(-1)).toBe(cover.length)
 
@@ -76,12 +82,17 @@ describe("LyreClient", () => {
     })
     expect((error as LyreApiError).requestId).toMatch(/.+/)
 
-    const missing = await clientFor(account.key).generations.get("gen_nope").catch((e: unknown) => e)
+    const missing = await clientFor(account.key)
+      .generations.get("gen_nope")
+      .catch((e: unknown) => e)
     expect(missing).toMatchObject({ status: 404, type: "not_found", code: "task_not_found" })
-    const unauthenticated = await clientFor("lyr_live_wrong").me().catch((e: unknown) => e)
+    const unauthenticated = await clientFor("lyr_live_wrong")
+      .me()
+      .catch((e: unknown) => e)
     expect(unauthenticated).toMatchObject({ status: 401, type: "authentication_error", code: "invalid_credential" })
     const poor = await clientFor((await createAccount(server, { subscription: 0 })).key)
-      .generations.create(validSong).catch((e: unknown) => e)
+      .generations.create(validSong)
+      .catch((e: unknown) => e)
     expect(poor).toMatchObject({ status: 402, code: "insufficient_credits" })
   })
 
@@ -111,7 +122,9 @@ describe("LyreClient", () => {
 
   it("waits out a 503 model_unavailable as Retry-After says", async () => {
     const account = await createAccount(server)
-    expect((await server.admin("PUT", "/models/nocturne", { available: false, retry_after_seconds: 1 })).status).toBe(200)
+    expect((await server.admin("PUT", "/models/nocturne", { available: false, retry_after_seconds: 1 })).status).toBe(
+      200
+    )
     const retries: Array<RetryInfo> = []
     const client = clientFor(account.key, {
       onRetry: (info) => {
@@ -121,16 +134,22 @@ describe("LyreClient", () => {
     })
     const task = await client.generations.create({ ...validSong, model: "nocturne" })
     expect(task.model).toBe("nocturne")
-    expect(retries.map((r) => [r.error instanceof LyreApiError && r.error.code, r.delayMs])).toEqual([["model_unavailable", 1_000]])
+    expect(retries.map((r) => [r.error instanceof LyreApiError && r.error.code, r.delayMs])).toEqual([
+      ["model_unavailable", 1_000]
+    ])
   })
 
   it("gives up when Retry-After is longer than it will wait, or the retries are spent", async () => {
     const account = await createAccount(server)
     await server.admin("PUT", "/models/nocturne", { available: false, retry_after_seconds: 120 })
-    const long = await clientFor(account.key).generations.create({ ...validSong, model: "nocturne" }).catch((e: unknown) => e)
+    const long = await clientFor(account.key)
+      .generations.create({ ...validSong, model: "nocturne" })
+      .catch((e: unknown) => e)
     expect(long).toMatchObject({ status: 503, code: "model_unavailable", model: "nocturne", retryAfterSeconds: 120 })
     await server.admin("PUT", "/models/nocturne", { available: false, retry_after_seconds: 1 })
-    const spent = await clientFor(account.key, { maxRetries: 1 }).generations.create({ ...validSong, model: "nocturne" }).catch((e: unknown) => e)
+    const spent = await clientFor(account.key, { maxRetries: 1 })
+      .generations.create({ ...validSong, model: "nocturne" })
+      .catch((e: unknown) => e)
     expect(spent).toMatchObject({ status: 503, code: "model_unavailable" })
     await server.admin("PUT", "/models/nocturne", { available: true })
   })
@@ -167,7 +186,12 @@ describe("LyreClient", () => {
 
   it("turns an unreachable service into a LyreConnectionError after its retries", async () => {
     const retries: Array<RetryInfo> = []
-    const client = new LyreClient({ apiKey: "lyr_live_x", baseUrl: "http://127.0.0.1:9", maxRetries: 1, onRetry: (r) => retries.push(r) })
+    const client = new LyreClient({
+      apiKey: "lyr_live_x",
+      baseUrl: "http://127.0.0.1:9",
+      maxRetries: 1,
+      onRetry: (r) => retries.push(r)
+    })
     const error = await client.me().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LyreConnectionError)
     expect(String((error as Error).message)).toContain("Could not reach http://127.0.0.1:9")
@@ -180,10 +204,16 @@ describe("LyreClient", () => {
     server.upstream.control.onTitle(title, { callbacks: "none", pollsBeforeDone: Infinity })
     const client = clientFor(account.key)
     const task = await client.generations.create({ ...validSong, title })
-    const timedOut = await client.waitForGeneration(task.id, { intervalMs: 50, timeoutMs: 300 }).catch((e: unknown) => e)
+    const timedOut = await client
+      .waitForGeneration(task.id, { intervalMs: 50, timeoutMs: 300 })
+      .catch((e: unknown) => e)
     expect(timedOut).toMatchObject({ name: "TimeoutError" })
     const controller = new AbortController()
-    const waiting = client.waitForGeneration(task.id, { intervalMs: 50, signal: controller.signal, onProgress: () => controller.abort(new Error("stop")) })
+    const waiting = client.waitForGeneration(task.id, {
+      intervalMs: 50,
+      signal: controller.signal,
+      onProgress: () => controller.abort(new Error("stop"))
+    })
     await expect(waiting).rejects.toThrow("stop")
   })
 })

@@ -13,10 +13,20 @@ let account: TestAccount
 let client: LyreClient
 let song: GenerationTask
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   client = new LyreClient({ apiKey: account.key, baseUrl: server.url })
-  const created = await client.generations.create({ style: "folk, 96 bpm, guitar", title: "Home", lyrics: "[Verse]\nThe road runs home\n[Chorus]\nHome again" })
+  const created = await client.generations.create({
+    style: "folk, 96 bpm, guitar",
+    title: "Home",
+    lyrics: "[Verse]\nThe road runs home\n[Chorus]\nHome again"
+  })
   song = await client.waitForGeneration(created.id, { intervalMs: 300 })
 }, 180_000)
 afterAll(() => server.close())
@@ -29,7 +39,13 @@ describe("LyreClient song tools", () => {
     const track = song.tracks[0]!
     const before = await credits()
     const wav = await client.exports.create(track.id, "wav")
-    expect(wav).toMatchObject({ status: "pending", format: "wav", track_id: track.id, task_id: song.id, credits_used: 5 })
+    expect(wav).toMatchObject({
+      status: "pending",
+      format: "wav",
+      track_id: track.id,
+      task_id: song.id,
+      credits_used: 5
+    })
     expect(await credits()).toBe(before - 5)
 
     const seen: Array<ExportWaitProgress> = []
@@ -47,10 +63,17 @@ describe("LyreClient song tools", () => {
     expect(again.id).toBe(wav.id)
     expect(await credits()).toBe(before - 5)
 
-    const lyrics = await client.waitForExport((await client.exports.create(track.id, "timed_lyrics")).id, { intervalMs: 200 })
+    const lyrics = await client.waitForExport((await client.exports.create(track.id, "timed_lyrics")).id, {
+      intervalMs: 200
+    })
     expect(lyrics.status).toBe("ready")
     const words = lyrics.timed_lyrics ?? []
-    expect(words.map((w) => w.text.toLowerCase().replace(/[^a-z]/g, "")).slice(0, 4)).toEqual(["the", "road", "runs", "home"])
+    expect(words.map((w) => w.text.toLowerCase().replace(/[^a-z]/g, "")).slice(0, 4)).toEqual([
+      "the",
+      "road",
+      "runs",
+      "home"
+    ])
     for (const [i, word] of words.entries()) {
       expect(word.end).toBeGreaterThan(word.start)
       if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1]!.start)
@@ -60,17 +83,25 @@ describe("LyreClient song tools", () => {
     expect(listed.data.map((e) => e.id)).toEqual([lyrics.id, wav.id])
     const page = await client.exports.list({ trackId: track.id, limit: 1 })
     expect(page).toMatchObject({ has_more: true, data: [{ id: lyrics.id }] })
-    expect((await client.exports.list({ trackId: track.id, startingAfter: lyrics.id })).data.map((e) => e.id)).toEqual([wav.id])
+    expect((await client.exports.list({ trackId: track.id, startingAfter: lyrics.id })).data.map((e) => e.id)).toEqual([
+      wav.id
+    ])
   }, 120_000)
 
   it("extends a track from a point: a generation of the source's model, priced as one; a repeated key charges once", async () => {
     const track = song.tracks[1]!
     const before = await credits()
     const idempotencyKey = `extend-${track.id}`
-    const extension = await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" }, { idempotencyKey })
+    const extension = await client.tracks.extend(
+      track.id,
+      { continue_at: 10, title: "Home, Again" },
+      { idempotencyKey }
+    )
     expect(extension).toMatchObject({ status: "pending", model: "aether", credits_used: 50 })
     // The same key again (a retry after a lost answer): the same task, charged once.
-    expect((await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" }, { idempotencyKey })).id).toBe(extension.id)
+    expect(
+      (await client.tracks.extend(track.id, { continue_at: 10, title: "Home, Again" }, { idempotencyKey })).id
+    ).toBe(extension.id)
     const midi = await client.exports.create(track.id, "midi", { idempotencyKey: `midi-${track.id}` })
     expect((await client.exports.create(track.id, "midi", { idempotencyKey: `midi-${track.id}` })).id).toBe(midi.id)
     expect(await credits()).toBe(before - 55)
@@ -85,7 +116,10 @@ describe("LyreClient song tools", () => {
     const stranger = new LyreClient({ apiKey: other.key, baseUrl: server.url })
     const track = song.tracks[0]!
     const refused = async (call: () => Promise<unknown>) => {
-      const error = await call().then(() => undefined, (e: unknown) => e)
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e
+      )
       expect(error).toBeInstanceOf(LyreApiError)
       return error as LyreApiError
     }

@@ -15,10 +15,16 @@ describe("createLyreTrpcClient", () => {
   it("calls the router at {site}/trpc with a credential, from the site root or the API root", async () => {
     const account = await createAccount(server)
     const client = createLyreTrpcClient({ baseUrl: `${server.url}/api`, credential: account.key })
-    const [me, task] = await Promise.all([client.me.query(), client.generations.create.mutate({ ...validSong, model: "echo" })])
+    const [me, task] = await Promise.all([
+      client.me.query(),
+      client.generations.create.mutate({ ...validSong, model: "echo" })
+    ])
     expect(me.id).toBe(account.id)
     expect(task).toMatchObject({ status: "pending", credits_used: 100 })
-    const list = await createLyreTrpcClient({ baseUrl: server.url, getCredential: () => account.key }).generations.list.query({ limit: 5 })
+    const list = await createLyreTrpcClient({
+      baseUrl: server.url,
+      getCredential: () => account.key
+    }).generations.list.query({ limit: 5 })
     expect(list.data.map((t) => t.id)).toEqual([task.id])
   })
 
@@ -56,10 +62,17 @@ describe("createLyreTrpcClient", () => {
 
   it("a refresh that does not help ends with the 401's envelope; a refresher that throws ends with its error", async () => {
     let refreshes = 0
-    const client = createLyreTrpcClient({ baseUrl: server.url, credential: "bad", onRefreshNeeded: () => void refreshes++ })
+    const client = createLyreTrpcClient({
+      baseUrl: server.url,
+      credential: "bad",
+      onRefreshNeeded: () => void refreshes++
+    })
     const error = await client.me.query().catch((e: unknown) => e)
     expect(refreshes).toBe(1)
-    expect(error instanceof TRPCClientError && error.data?.error).toMatchObject({ type: "authentication_error", code: "invalid_credential" })
+    expect(error instanceof TRPCClientError && error.data?.error).toMatchObject({
+      type: "authentication_error",
+      code: "invalid_credential"
+    })
     const failing = createLyreTrpcClient({
       baseUrl: server.url,
       credential: "bad",

@@ -37,11 +37,15 @@ describe("uploadBodyOf", () => {
     expect((await uploadBodyOf(new Blob([new Uint8Array(3)]))).streamed).toBe(false)
     expect((await uploadBodyOf(new Blob([new Uint8Array(3)], { type: "audio/ogg" }))).contentType).toBe("audio/ogg")
     expect((await uploadBodyOf(new File([new Uint8Array(3)], "x.flac"))).contentType).toBe("audio/flac")
-    expect((await uploadBodyOf(new File([new Uint8Array(3)], "x.flac", { type: "audio/wav" }))).contentType).toBe("audio/wav")
+    expect((await uploadBodyOf(new File([new Uint8Array(3)], "x.flac", { type: "audio/wav" }))).contentType).toBe(
+      "audio/wav"
+    )
     expect((await uploadBodyOf(new Blob([new Uint8Array(3)]))).contentType).toBe("application/octet-stream")
 
     const seen: Array<[number, number | null]> = []
-    const body = await uploadBodyOf(new Blob([new Uint8Array(5), new Uint8Array(7)]), { onProgress: (sent, total) => seen.push([sent, total]) })
+    const body = await uploadBodyOf(new Blob([new Uint8Array(5), new Uint8Array(7)]), {
+      onProgress: (sent, total) => seen.push([sent, total])
+    })
     expect([body.streamed, body.replayable, body.size]).toEqual([true, true, 12])
     // Made twice (a retry): each time the whole body, counted afresh.
     for (let attempt = 0; attempt < 2; attempt++) {

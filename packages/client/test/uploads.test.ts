@@ -38,10 +38,15 @@ afterAll(async () => {
 
 /** Upload rows of an account, deleted ones included: what a refusal must not have written. */
 const uploadRows = async (accountId: string): Promise<number> =>
-  Number((await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n)
+  Number(
+    (await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n
+  )
 
 const refusal = async (promise: Promise<unknown>): Promise<LyreApiError> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(LyreApiError)
   return error as LyreApiError
 }
@@ -50,13 +55,25 @@ describe("uploads.create", () => {
   let ready: Upload
   it("a path: its type from the extension, progress to the last byte; followed to ready", async () => {
     const progress: Array<[number, number | null]> = []
-    const pending = await client.uploads.create(wavPath, { title: "Sines", onProgress: (sent, total) => progress.push([sent, total]) })
-    expect(pending).toMatchObject({ status: "pending", title: "Sines", content_type: "audio/wav", bytes: wav.length, track_id: null })
+    const pending = await client.uploads.create(wavPath, {
+      title: "Sines",
+      onProgress: (sent, total) => progress.push([sent, total])
+    })
+    expect(pending).toMatchObject({
+      status: "pending",
+      title: "Sines",
+      content_type: "audio/wav",
+      bytes: wav.length,
+      track_id: null
+    })
     expect(progress.at(-1)).toEqual([wav.length, wav.length])
     expect(progress.every(([sent], i) => i === 0 || sent > (progress[i - 1]?.[0] ?? 0))).toBe(true)
 
     const seen: Array<string> = []
-    ready = await client.waitForUpload(pending.id, { intervalMs: 200, onProgress: ({ upload }) => seen.push(upload.status) })
+    ready = await client.waitForUpload(pending.id, {
+      intervalMs: 200,
+      onProgress: ({ upload }) => seen.push(upload.status)
+    })
     expect(ready.status).toBe("ready")
     expect(seen.at(-1)).toBe("ready")
     expect(ready.track_id).toMatch(/^trk_/)
@@ -92,7 +109,11 @@ describe("uploads.create", () => {
       }
     })
     const unknown: Array<number | null> = []
-    const streamed = await client.uploads.create(web, { contentType: "audio/x-wav", title: "Streamed", onProgress: (_, total) => unknown.push(total) })
+    const streamed = await client.uploads.create(web, {
+      contentType: "audio/x-wav",
+      title: "Streamed",
+      onProgress: (_, total) => unknown.push(total)
+    })
     expect(streamed).toMatchObject({ content_type: "audio/wav", bytes: wav.length, title: "Streamed" })
     expect(unknown).toEqual([null, null])
   })
@@ -148,7 +169,11 @@ describe("uploads.create", () => {
         "An upload is audio: audio/mpeg, audio/wav, audio/flac, audio/ogg (this one is application/octet-stream)."
       ])
       const large = await refusal(client.uploads.create(big, { onProgress: () => undefined }))
-      expect([large.status, large.code, large.message]).toEqual([413, "request_too_large", "An upload is at most 52428800 bytes."])
+      expect([large.status, large.code, large.message]).toEqual([
+        413,
+        "request_too_large",
+        "An upload is at most 52428800 bytes."
+      ])
     }
     rmSync(mid)
     rmSync(big)
@@ -163,10 +188,13 @@ describe("uploads.create", () => {
         if (first) {
           first = false
           // The body is read as a refusal would leave it: not at all.
-          return new Response(JSON.stringify({ error: { type: "rate_limit_error", code: "rate_limited", message: "Slow down." } }), {
-            status: 429,
-            headers: { "content-type": "application/json", "retry-after": "0" }
-          })
+          return new Response(
+            JSON.stringify({ error: { type: "rate_limit_error", code: "rate_limited", message: "Slow down." } }),
+            {
+              status: 429,
+              headers: { "content-type": "application/json", "retry-after": "0" }
+            }
+          )
         }
         return globalThis.fetch(input, init)
       }
@@ -192,7 +220,10 @@ describe("the tRPC preset", () => {
     expect(pending).toMatchObject({ status: "pending", title: "By tRPC", bytes: wav.length })
     expect(seen.at(-1)).toBe(wav.length)
     expect((await trpc.uploads.get.query({ id: pending.id })).id).toBe(pending.id)
-    const viaTrpc = await trpc.uploads.create.mutate({ title: "x" }).then(() => undefined, (cause: unknown) => cause)
+    const viaTrpc = await trpc.uploads.create.mutate({ title: "x" }).then(
+      () => undefined,
+      (cause: unknown) => cause
+    )
     expect(String(viaTrpc)).toContain("Send the file to POST /api/v1/music/uploads as its body.")
 
     const refused = await refusal(uploadAudio({ baseUrl: server.url, credential: "lyr_live_nope" }, wavPath))
@@ -233,6 +264,8 @@ describe("tasks on a track and personas", () => {
     expect(await client.personas.delete(persona.id)).toEqual({ id: persona.id, deleted: true })
     const gone = await refusal(client.personas.get(persona.id))
     expect([gone.status, gone.type]).toEqual([404, "not_found"])
-    expect((await refusal(client.generations.create({ ...validSong, persona_id: persona.id }))).param).toBe("persona_id")
+    expect((await refusal(client.generations.create({ ...validSong, persona_id: persona.id }))).param).toBe(
+      "persona_id"
+    )
   })
 })

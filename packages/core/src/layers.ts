@@ -22,8 +22,24 @@ import { WebhookSignal } from "./webhooks/WebhookSignal.ts"
  * Core's services; they need a SqlClient, Settings, a RateLimiter, a DenyList and the Provider from the
  * composition root.
  */
-export const coreLayer = Layer.mergeAll(Guard.layer, AccountConsole.layer, SongTools.layer, TrackTasks.layer, Personas.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(Accounts.layer, ApiKeys.layer, Generations.layer, Models.layer, Sessions.layer, Webhooks.layer, OAuth.layer)),
+export const coreLayer = Layer.mergeAll(
+  Guard.layer,
+  AccountConsole.layer,
+  SongTools.layer,
+  TrackTasks.layer,
+  Personas.layer
+).pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      Accounts.layer,
+      ApiKeys.layer,
+      Generations.layer,
+      Models.layer,
+      Sessions.layer,
+      Webhooks.layer,
+      OAuth.layer
+    )
+  ),
   Layer.provideMerge(AccessTokens.layer),
   Layer.provideMerge(SigningKeys.layer),
   Layer.provideMerge(Layer.mergeAll(Circuits.layer, WebhookSignal.layer, SubmissionBacklog.layer())),

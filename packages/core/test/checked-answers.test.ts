@@ -21,7 +21,10 @@ const check = checkedAnswer("me", getParseFn(Account))
 
 /** The failure tRPC's own output step raises: rendered as a 500 `internal_error`. */
 const refusal = async (value: unknown) => {
-  const failure: unknown = await check(value).then(() => null, (error: unknown) => error)
+  const failure: unknown = await check(value).then(
+    () => null,
+    (error: unknown) => error
+  )
   expect(failure).toBeInstanceOf(TRPCError)
   return failure as TRPCError
 }

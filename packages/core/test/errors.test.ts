@@ -18,8 +18,12 @@ import {
 describe("pricing and plans", () => {
   it("charges 50 / 100 / 180 by model", () => expect(priceOf).toEqual({ aether: 50, echo: 100, nocturne: 180 }))
   it("requires Pro or higher", () => {
-    expect([planAllowsAccess("free"), planAllowsAccess("basic"), planAllowsAccess("pro"), planAllowsAccess("ultra")])
-      .toEqual([false, false, true, true])
+    expect([
+      planAllowsAccess("free"),
+      planAllowsAccess("basic"),
+      planAllowsAccess("pro"),
+      planAllowsAccess("ultra")
+    ]).toEqual([false, false, true, true])
   })
   it("allows 10 in flight on Pro and 20 on Ultra", () => {
     expect(defaultConcurrencyLimit("pro")).toBe(10)

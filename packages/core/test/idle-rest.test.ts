@@ -4,7 +4,9 @@ import { defaultMaxIdleMillis, makeIdleRest } from "../src/platform/IdleRest.ts"
 describe("the rest of an idle polling loop", () => {
   it("doubles after each empty look up to its bound, and starts again after work", () => {
     const rest = makeIdleRest(100, 1_000)
-    expect([rest.next(), rest.next(), rest.next(), rest.next(), rest.next(), rest.next()]).toEqual([100, 200, 400, 800, 1_000, 1_000])
+    expect([rest.next(), rest.next(), rest.next(), rest.next(), rest.next(), rest.next()]).toEqual([
+      100, 200, 400, 800, 1_000, 1_000
+    ])
     rest.reset()
     expect([rest.next(), rest.next()]).toEqual([100, 200])
   })

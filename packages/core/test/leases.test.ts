@@ -49,7 +49,14 @@ describe("a hand-back within the drain's time", () => {
     expect(await Effect.runPromise(handBackWithin(book, Effect.never))).toBe(false)
     expect(performance.now() - started).toBeLessThan(2_000)
     let tried = false
-    expect(await Effect.runPromise(handBackWithin(book, Effect.sync(() => (tried = true))))).toBe(false)
+    expect(
+      await Effect.runPromise(
+        handBackWithin(
+          book,
+          Effect.sync(() => (tried = true))
+        )
+      )
+    ).toBe(false)
     expect(tried).toBe(false)
   })
 })

@@ -21,13 +21,19 @@ describe("a lost database is told from a fault", () => {
   it("a connection refused, lost or timed out, and a server going away (57P01-03), are outages", () => {
     expect(isDatabaseUnavailable(sqlError(new ConnectionError(props(new Error("connect ECONNREFUSED")))))).toBe(true)
     for (const code of ["57P01", "57P02", "57P03"]) {
-      expect(isDatabaseUnavailable(sqlError(new UnknownError(props(Object.assign(new Error("terminating"), { code })))))).toBe(true)
+      expect(
+        isDatabaseUnavailable(sqlError(new UnknownError(props(Object.assign(new Error("terminating"), { code })))))
+      ).toBe(true)
     }
   })
 
   it("anything else is not: a syntax error, another SQLSTATE, a plain Error", () => {
-    expect(isDatabaseUnavailable(sqlError(new SqlSyntaxError(props(Object.assign(new Error("syntax"), { code: "42601" })))))).toBe(false)
-    expect(isDatabaseUnavailable(sqlError(new UnknownError(props(Object.assign(new Error("overflow"), { code: "22003" })))))).toBe(false)
+    expect(
+      isDatabaseUnavailable(sqlError(new SqlSyntaxError(props(Object.assign(new Error("syntax"), { code: "42601" })))))
+    ).toBe(false)
+    expect(
+      isDatabaseUnavailable(sqlError(new UnknownError(props(Object.assign(new Error("overflow"), { code: "22003" })))))
+    ).toBe(false)
     expect(isDatabaseUnavailable(new Error("connect ECONNREFUSED"))).toBe(false)
   })
 
@@ -55,15 +61,21 @@ describe("a lost database is told from a fault", () => {
 
 describe("RedisGate: Redis on the request path, bounded", () => {
   const gateRuntime = (counts: { active: boolean; answers: number }) =>
-    ManagedRuntime.make(RedisGate.layer({ timeoutMillis: 50, probeMillis: 200 }).pipe(Layer.provide(Layer.succeed(Metrics)({
-      ...noopMetrics,
-      redisFallback: (active) => {
-        counts.active = active
-      },
-      redisFallbackAnswer: () => {
-        counts.answers++
-      }
-    }))))
+    ManagedRuntime.make(
+      RedisGate.layer({ timeoutMillis: 50, probeMillis: 200 }).pipe(
+        Layer.provide(
+          Layer.succeed(Metrics)({
+            ...noopMetrics,
+            redisFallback: (active) => {
+              counts.active = active
+            },
+            redisFallbackAnswer: () => {
+              counts.answers++
+            }
+          })
+        )
+      )
+    )
 
   it("a hung call is answered by the fallback at the bound; two in a row mark Redis away, and then it is not asked until the probe", async () => {
     const counts = { active: false, answers: 0 }
@@ -90,7 +102,15 @@ describe("RedisGate: Redis on the request path, bounded", () => {
     await new Promise((resolve) => setTimeout(resolve, 220))
     let back = 0
     gate.whenBack(() => back++)
-    expect(await runtime.runPromise(gate.run("rate_limit", () => Promise.resolve("redis"), () => "local"))).toBe("redis")
+    expect(
+      await runtime.runPromise(
+        gate.run(
+          "rate_limit",
+          () => Promise.resolve("redis"),
+          () => "local"
+        )
+      )
+    ).toBe("redis")
     expect(counts.active).toBe(false)
     expect(back).toBe(1)
     expect(gate.away()).toBe(false)
@@ -104,7 +124,15 @@ describe("RedisGate: Redis on the request path, bounded", () => {
     const late = () => new Promise<string>((resolve) => setTimeout(() => resolve("late"), 80))
     for (let i = 0; i < 3; i++) {
       expect(await runtime.runPromise(gate.run("rate_limit", late, () => "local"))).toBe("local")
-      expect(await runtime.runPromise(gate.run("rate_limit", () => Promise.resolve("redis"), () => "local"))).toBe("redis")
+      expect(
+        await runtime.runPromise(
+          gate.run(
+            "rate_limit",
+            () => Promise.resolve("redis"),
+            () => "local"
+          )
+        )
+      ).toBe("redis")
     }
     expect(counts).toEqual({ active: false, answers: 3 })
     expect(gate.away()).toBe(false)
@@ -127,7 +155,8 @@ describe("RedisGate: Redis on the request path, bounded", () => {
     const failing: RedisScripting = { eval: () => Promise.reject(new Error("connection is closed")) }
     const runtime = ManagedRuntime.make(RateLimiter.layerRedis(failing).pipe(Layer.provide(RedisGate.layer())))
     const decisions = []
-    for (let i = 0; i < 3; i++) decisions.push((await runtime.runPromise(RateLimiter.use((limiter) => limiter.hit("key_x", 2)))).allowed)
+    for (let i = 0; i < 3; i++)
+      decisions.push((await runtime.runPromise(RateLimiter.use((limiter) => limiter.hit("key_x", 2)))).allowed)
     expect(decisions).toEqual([true, true, false])
     await runtime.dispose()
   })

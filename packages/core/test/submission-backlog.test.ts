@@ -17,7 +17,11 @@ interface Line {
 }
 
 const lost = new SqlError({
-  reason: new ConnectionError({ cause: new Error("connect ECONNREFUSED"), message: "PgClient: Failed to connect", operation: "connect" })
+  reason: new ConnectionError({
+    cause: new Error("connect ECONNREFUSED"),
+    message: "PgClient: Failed to connect",
+    operation: "connect"
+  })
 })
 
 const quickPolicy: BacklogPolicy = { maxKept: 2, retryMillis: 10, maxRetryMillis: 40, lastRoundMillis: 200 }
@@ -55,15 +59,21 @@ const makeBed = (policy: BacklogPolicy = quickPolicy) => {
       noun: "task" as const,
       id,
       until: now + untilInMillis,
-      record: record ?? Effect.suspend(() => {
-        tries.set(id, (tries.get(id) ?? 0) + 1)
-        if (!database.up) return Effect.die(lost)
-        recorded.push(id)
-        return Effect.void
-      })
+      record:
+        record ??
+        Effect.suspend(() => {
+          tries.set(id, (tries.get(id) ?? 0) + 1)
+          if (!database.up) return Effect.die(lost)
+          recorded.push(id)
+          return Effect.void
+        })
     }))
   const keep = (id: string, untilInMillis?: number, record?: Effect.Effect<void>) =>
-    runtime.runPromise(Effect.flatMap(outcome(id, untilInMillis, record), (kept) => SubmissionBacklog.use((backlog) => backlog.keep(kept))))
+    runtime.runPromise(
+      Effect.flatMap(outcome(id, untilInMillis, record), (kept) =>
+        SubmissionBacklog.use((backlog) => backlog.keep(kept))
+      )
+    )
   const size = () => runtime.runPromise(SubmissionBacklog.use((backlog) => backlog.size))
   const settled = async (withinMs = 2_000) => {
     const deadline = Date.now() + withinMs
@@ -158,17 +168,23 @@ describe("the bound", () => {
   it("a record that fails for another reason is logged as a fault and not tried again", async () => {
     const bed = bedOf()
     let tries = 0
-    await bed.keep("gen_bug", 60_000, Effect.suspend(() => {
-      tries++
-      return bed.database.up ? Effect.die(new Error("a bug, not an outage")) : Effect.die(lost)
-    }))
+    await bed.keep(
+      "gen_bug",
+      60_000,
+      Effect.suspend(() => {
+        tries++
+        return bed.database.up ? Effect.die(new Error("a bug, not an outage")) : Effect.die(lost)
+      })
+    )
     await sleep(60)
     const whileAway = tries
     bed.database.up = true
     expect(await bed.settled()).toBe(0)
     await sleep(60)
     expect(tries).toBe(whileAway + 1)
-    expect(bed.lines.map((l) => `${l.level} ${l.message}`)).toContain("Error submissions: recording a kept outcome failed")
+    expect(bed.lines.map((l) => `${l.level} ${l.message}`)).toContain(
+      "Error submissions: recording a kept outcome failed"
+    )
     expect(bed.lines.at(-1)?.annotations).toEqual({ recorded: 0, past_deadline: 0, turned_away: 0, failed: 1 })
   })
 })
@@ -180,7 +196,9 @@ describe("a stopping process", () => {
     bed.database.up = true
     await bed.runtime.dispose()
     expect(bed.recorded).toEqual(["gen_a"])
-    expect(messages(bed.lines)).not.toContain("submissions: stopping with outcomes unrecorded; their callbacks and deadlines settle them")
+    expect(messages(bed.lines)).not.toContain(
+      "submissions: stopping with outcomes unrecorded; their callbacks and deadlines settle them"
+    )
   })
 
   it("says what it leaves to the callbacks and deadlines when it does not", async () => {

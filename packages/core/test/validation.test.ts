@@ -87,8 +87,10 @@ describe("GenerateRequest", () => {
       expectError({ ...base, model: "v5" }, "InvalidParameter", "model")
       expectError({ ...base, model: "AETHER" }, "InvalidParameter", "model")
     })
-    it("vocal_gender must be m or f", () => expectError({ ...base, vocal_gender: "x" }, "InvalidParameter", "vocal_gender"))
-    it("instrumental must be a boolean", () => expectError({ ...base, instrumental: "yes" }, "InvalidParameter", "instrumental"))
+    it("vocal_gender must be m or f", () =>
+      expectError({ ...base, vocal_gender: "x" }, "InvalidParameter", "vocal_gender"))
+    it("instrumental must be a boolean", () =>
+      expectError({ ...base, instrumental: "yes" }, "InvalidParameter", "instrumental"))
     it("negative_tags at most 500", () =>
       expectError({ ...base, negative_tags: "n".repeat(501) }, "InvalidParameter", "negative_tags"))
     for (const name of ["style_weight", "weirdness_constraint", "audio_weight"]) {

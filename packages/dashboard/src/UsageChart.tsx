@@ -22,7 +22,17 @@ import { api } from "./api.ts"
 import type { Outputs } from "./api.ts"
 import { ScrollRegion, Show, useQuery } from "./ui.tsx"
 
-Chart.register(BarController, BarElement, CategoryScale, LinearScale, LineController, LineElement, PointElement, Legend, Tooltip)
+Chart.register(
+  BarController,
+  BarElement,
+  CategoryScale,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Legend,
+  Tooltip
+)
 
 type Usage = Outputs["account"]["usage"]
 
@@ -68,8 +78,25 @@ const UsageCanvas = (props: { readonly usage: Usage }) => {
       yAxisID: "credits"
     }))
     const lines: Array<ChartDataset<"bar" | "line", Array<number>>> = [
-      { type: "line", label: "generations ready", data: [...usage.generations.ready], borderColor: "#1e6b3a", backgroundColor: "#1e6b3a", yAxisID: "count", pointRadius: 2 },
-      { type: "line", label: "generations failed", data: [...usage.generations.failed], borderColor: "#b3261e", backgroundColor: "#b3261e", borderDash: [4, 3], yAxisID: "count", pointRadius: 2 }
+      {
+        type: "line",
+        label: "generations ready",
+        data: [...usage.generations.ready],
+        borderColor: "#1e6b3a",
+        backgroundColor: "#1e6b3a",
+        yAxisID: "count",
+        pointRadius: 2
+      },
+      {
+        type: "line",
+        label: "generations failed",
+        data: [...usage.generations.failed],
+        borderColor: "#b3261e",
+        backgroundColor: "#b3261e",
+        borderDash: [4, 3],
+        yAxisID: "count",
+        pointRadius: 2
+      }
     ]
     const chart = new Chart(canvas.current, {
       type: "bar",
@@ -81,7 +108,13 @@ const UsageCanvas = (props: { readonly usage: Usage }) => {
         interaction: { mode: "index", intersect: false },
         scales: {
           x: { stacked: true, ticks: { maxRotation: 0, autoSkipPadding: 8 } },
-          credits: { type: "linear", position: "left", stacked: true, beginAtZero: true, title: { display: true, text: "credits" } },
+          credits: {
+            type: "linear",
+            position: "left",
+            stacked: true,
+            beginAtZero: true,
+            title: { display: true, text: "credits" }
+          },
           count: {
             type: "linear",
             position: "right",
@@ -126,22 +159,36 @@ const UsageTable = (props: { readonly usage: Usage }) => {
   return (
     <details>
       <summary>The figures, day by day</summary>
-      {rows.length === 0 ? <p class="muted">Nothing in the last 30 days.</p> : (
+      {rows.length === 0 ? (
+        <p class="muted">Nothing in the last 30 days.</p>
+      ) : (
         <ScrollRegion label="Usage by day">
           <table data-testid="usage-table">
             <thead>
               <tr>
                 <th scope="col">Day</th>
-                {usage.spent.map((s) => <th scope="col" key={s.series} class="num">{labelOf[s.series] ?? s.series}</th>)}
-                <th scope="col" class="num">Ready</th>
-                <th scope="col" class="num">Failed</th>
+                {usage.spent.map((s) => (
+                  <th scope="col" key={s.series} class="num">
+                    {labelOf[s.series] ?? s.series}
+                  </th>
+                ))}
+                <th scope="col" class="num">
+                  Ready
+                </th>
+                <th scope="col" class="num">
+                  Failed
+                </th>
               </tr>
             </thead>
             <tbody>
               {rows.map((row) => (
                 <tr key={row.day}>
                   <th scope="row">{row.day}</th>
-                  {row.spent.map((credits, i) => <td key={usage.spent[i]?.series} class="num">{credits}</td>)}
+                  {row.spent.map((credits, i) => (
+                    <td key={usage.spent[i]?.series} class="num">
+                      {credits}
+                    </td>
+                  ))}
                   <td class="num">{row.ready}</td>
                   <td class="num">{row.failed}</td>
                 </tr>
@@ -163,8 +210,8 @@ export const UsageChart = () => {
         {(value) => (
           <>
             <p class="muted" data-testid="usage-summary">
-              {sum(value.spent.flatMap((s) => s.credits))} credits spent; {sum(value.generations.ready)} generations ready,{" "}
-              {sum(value.generations.failed)} failed.
+              {sum(value.spent.flatMap((s) => s.credits))} credits spent; {sum(value.generations.ready)} generations
+              ready, {sum(value.generations.failed)} failed.
             </p>
             <UsageCanvas usage={value} />
             <UsageTable usage={value} />

@@ -48,8 +48,7 @@ export const problemOf = (error: unknown): ApiProblem => {
   return { type: "api_error", code: "network_error", message: String(error) }
 }
 
-export const signInUrl = (): string =>
-  `/signin?return_to=${encodeURIComponent(location.pathname + location.search)}`
+export const signInUrl = (): string => `/signin?return_to=${encodeURIComponent(location.pathname + location.search)}`
 
 /** Sends the browser to sign in when the session is missing or over. */
 export const isSignedOut = (problem: ApiProblem): boolean => problem.type === "authentication_error"

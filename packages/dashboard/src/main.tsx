@@ -46,7 +46,9 @@ const Shell = (props: { readonly session: Outputs["account"]["session"] }) => {
   }
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header>
         <strong class="brand">Lyre</strong>
         <nav aria-label="Dashboard">
@@ -84,11 +86,7 @@ const App = () => {
     setCsrfToken(found.csrf_token)
     return found
   })
-  return (
-    <Show loaded={session}>
-      {(value) => <Shell session={value} />}
-    </Show>
-  )
+  return <Show loaded={session}>{(value) => <Shell session={value} />}</Show>
 }
 
 const root = document.getElementById("app")

@@ -27,22 +27,49 @@ export const TaskView = (props: { readonly task: Task; readonly onCreated?: (mad
       <p>
         <span class={`status ${task.status}`}>{task.status}</span> <code>{task.id}</code>{" "}
         <span class="muted">
-          {task.model} · {task.credits_used} credits{task.credits_refunded > 0 ? `, ${task.credits_refunded} refunded` : ""} ·
-          {" "}
-          {formatDate(task.created_at)}
+          {task.model} · {task.credits_used} credits
+          {task.credits_refunded > 0 ? `, ${task.credits_refunded} refunded` : ""} · {formatDate(task.created_at)}
         </span>
       </p>
-      {task.error !== null && <p class="problem">{task.error.message} <code>{task.error.code}</code></p>}
+      {task.error !== null && (
+        <p class="problem">
+          {task.error.message} <code>{task.error.code}</code>
+        </p>
+      )}
       <ul class="plain tracks">
         {task.tracks.map((track) => (
           <li key={track.id} class="track" data-track-id={track.id}>
-            {track.image_url === null
-              ? <span class="cover placeholder" aria-hidden="true" />
-              : <img class="cover" src={track.image_url} width={96} height={96} alt={`Cover of ${track.title ?? "track"}`} />}
+            {track.image_url === null ? (
+              <span class="cover placeholder" aria-hidden="true" />
+            ) : (
+              <img
+                class="cover"
+                src={track.image_url}
+                width={96}
+                height={96}
+                alt={`Cover of ${track.title ?? "track"}`}
+              />
+            )}
             <div>
-              <p><strong>{track.title ?? "Untitled"}</strong> {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}</p>
-              <audio controls preload="none" src={track.audio_url} aria-label={`Play ${track.title ?? "track"} ${track.index + 1}`} />
-              <p><a href={track.audio_url} download>Download<span class="sr-only"> {track.title ?? "track"} {track.index + 1}</span></a></p>
+              <p>
+                <strong>{track.title ?? "Untitled"}</strong>{" "}
+                {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}
+              </p>
+              <audio
+                controls
+                preload="none"
+                src={track.audio_url}
+                aria-label={`Play ${track.title ?? "track"} ${track.index + 1}`}
+              />
+              <p>
+                <a href={track.audio_url} download>
+                  Download
+                  <span class="sr-only">
+                    {" "}
+                    {track.title ?? "track"} {track.index + 1}
+                  </span>
+                </a>
+              </p>
               {task.status === "ready" && props.onCreated !== undefined && (
                 <TrackTools source={sourceOfTaskTrack(task, track)} onCreated={props.onCreated} />
               )}
@@ -89,10 +116,13 @@ export const Following = (props: { readonly followed: Followed; readonly onSettl
   }, [props.followed.task.id])
   const { source, kind } = props.followed
   const made = task.tracks[0]
-  const compared = task.status === "ready" && source !== undefined && made !== undefined && (kind === "cover" || kind === "edit")
+  const compared =
+    task.status === "ready" && source !== undefined && made !== undefined && (kind === "cover" || kind === "edit")
   return (
     <section class="card following" aria-labelledby="following-title" aria-live="polite" ref={box}>
-      <h2 id="following-title">{task.status === "pending" ? "Generating…" : task.status === "ready" ? "Ready" : "Failed"}</h2>
+      <h2 id="following-title">
+        {task.status === "pending" ? "Generating…" : task.status === "ready" ? "Ready" : "Failed"}
+      </h2>
       {compared && (
         <section aria-labelledby="ab-title" class="compare">
           <h3 id="ab-title">Compare with the source</h3>

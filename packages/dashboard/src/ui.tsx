@@ -30,7 +30,9 @@ export const useQuery = <T,>(run: () => Promise<T>, deps: ReadonlyArray<unknown>
 }
 
 /** Runs a change; answers the envelope of a failure (and sends a signed-out browser to sign in). */
-export const attempt = async <T,>(run: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; problem: ApiProblem }> => {
+export const attempt = async <T,>(
+  run: () => Promise<T>
+): Promise<{ ok: true; value: T } | { ok: false; problem: ApiProblem }> => {
   try {
     return { ok: true, value: await run() }
   } catch (error) {
@@ -54,7 +56,12 @@ export const checkBody = <S extends z.ZodType>(
   const row = errorTable[error._tag]
   return {
     ok: false,
-    problem: { type: row.type, code: row.code, message: error.message, ...(error.param === undefined ? {} : { param: error.param }) }
+    problem: {
+      type: row.type,
+      code: row.code,
+      message: error.message,
+      ...(error.param === undefined ? {} : { param: error.param })
+    }
   }
 }
 
@@ -67,10 +74,18 @@ export const Problem = (props: { readonly problem: ApiProblem | null; readonly i
 
 /** What stands where an answer will be: "Loading…", or the problem of the last try. */
 export const Awaited = (props: { readonly problem: ApiProblem | null }) =>
-  props.problem === null ? <p class="muted" aria-busy="true">Loading…</p> : <Problem problem={props.problem} />
+  props.problem === null ? (
+    <p class="muted" aria-busy="true">
+      Loading…
+    </p>
+  ) : (
+    <Problem problem={props.problem} />
+  )
 
 export const Show = <T,>(props: { readonly loaded: Loaded<T>; readonly children: (value: T) => ComponentChildren }) =>
-  props.loaded.state === "ok" ? <>{props.children(props.loaded.value)}</> : (
+  props.loaded.state === "ok" ? (
+    <>{props.children(props.loaded.value)}</>
+  ) : (
     <Awaited problem={props.loaded.state === "error" ? props.loaded.problem : null} />
   )
 
@@ -105,8 +120,12 @@ export const Confirm = (props: {
       <h2 id="confirm-title">{props.title}</h2>
       {props.children}
       <div class="row">
-        <button type="button" class="danger" onClick={props.onConfirm}>{props.confirmLabel}</button>
-        <button type="button" onClick={props.onCancel}>Cancel</button>
+        <button type="button" class="danger" onClick={props.onConfirm}>
+          {props.confirmLabel}
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
       </div>
     </dialog>
   )
@@ -118,7 +137,10 @@ export const CopyButton = (props: { readonly text: string; readonly label: strin
     <button
       type="button"
       onClick={() => {
-        void navigator.clipboard?.writeText(props.text).then(() => setCopied(true), () => setCopied(false))
+        void navigator.clipboard?.writeText(props.text).then(
+          () => setCopied(true),
+          () => setCopied(false)
+        )
       }}
     >
       {copied ? "Copied" : props.label}

@@ -34,14 +34,33 @@ We will still be running
 Hold on to the night`
 
 const requests: ReadonlyArray<EngineRequest> = [
-  { style: "synthwave, 118 bpm, in A minor, synth, drums, female vocals", title: "Neon Nights", lyrics: LYRICS, instrumental: false, model: "aether" },
+  {
+    style: "synthwave, 118 bpm, in A minor, synth, drums, female vocals",
+    title: "Neon Nights",
+    lyrics: LYRICS,
+    instrumental: false,
+    model: "aether"
+  },
   { style: "lofi hip hop, chill, piano", title: "Study Rain", lyrics: null, instrumental: true, model: "echo" },
-  { style: "rock, energetic, electric guitar", title: "Run", lyrics: LYRICS, instrumental: false, model: "aether", vocal_gender: "m" },
+  {
+    style: "rock, energetic, electric guitar",
+    title: "Run",
+    lyrics: LYRICS,
+    instrumental: false,
+    model: "aether",
+    vocal_gender: "m"
+  },
   { style: "ambient, calm, pads, strings", title: "Drift", lyrics: null, instrumental: true, model: "nocturne" }
 ]
 
 /** A 2-minute song: at 100 bpm these lyrics make a ~126 s song, cut at exactly 120 s. */
-const SONG: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums", title: "Two Minutes", lyrics: LYRICS, instrumental: false, model: "aether" }
+const SONG: EngineRequest = {
+  style: "pop, 100 bpm, in C major, piano, synth, drums",
+  title: "Two Minutes",
+  lyrics: LYRICS,
+  instrumental: false,
+  model: "aether"
+}
 
 /** Issue 17's goal for the one-core figure over the 8 takes (wall clock, one worker). */
 const GOAL = 40
@@ -78,14 +97,22 @@ function referenceLoop(seconds: number): void {
   const b1 = (1 - cw) / a0
   const a1 = (-2 * cw) / a0
   const a2 = (1 - alpha) / a0
-  let x1 = 0, x2 = 0, y1 = 0, y2 = 0, phase = 0, echo = 0
+  let x1 = 0,
+    x2 = 0,
+    y1 = 0,
+    y2 = 0,
+    phase = 0,
+    echo = 0
   for (let i = 0; i < n; i++) {
     const hz = 110 * Math.pow(2, ((i >> 14) % 12) / 12)
     const dt = hz / SR
     phase += dt
     if (phase >= 1) phase -= 1
     let saw = 2 * phase - 1
-    if (phase < dt) { const t = phase / dt; saw -= t + t - t * t - 1 }
+    if (phase < dt) {
+      const t = phase / dt
+      saw -= t + t - t * t - 1
+    }
     const y = b0 * saw + b1 * x1 + b0 * x2 - a1 * y1 - a2 * y2
     x2 = x1
     x1 = saw
@@ -136,13 +163,17 @@ export interface ThreadMemory {
 async function threadMemory(song: EngineRequest, maxSeconds: number): Promise<ThreadMemory> {
   const rss0 = process.memoryUsage.rss()
   let peak = rss0
-  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage.rss()) }, 10)
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss())
+  }, 10)
   const worker = new Worker(new URL("./memory-worker.ts", import.meta.url), { workerData: { song, maxSeconds } })
   try {
-    const reply = await new Promise<{ readonly after: { heap: number; external: number; arrayBuffers: number } }>((resolve, reject) => {
-      worker.once("message", resolve)
-      worker.once("error", reject)
-    })
+    const reply = await new Promise<{ readonly after: { heap: number; external: number; arrayBuffers: number } }>(
+      (resolve, reject) => {
+        worker.once("message", resolve)
+        worker.once("error", reject)
+      }
+    )
     peak = Math.max(peak, process.memoryUsage.rss())
     return { rssPeakGrowth: (peak - rss0) / 2 ** 20, ...reply.after }
   } finally {
@@ -192,10 +223,14 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
   // load, unevenly over the run, while CPU time does so much less.
   const referenceRtf = (requests.length * REFERENCE_SECONDS) / referenceCpu
   const ratio = audio / cpu / referenceRtf
-  log(`one core (a pool of 1 worker): ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s wall = ${rtf.toFixed(1)}x real time ` +
-    `(goal >= ${GOAL}x: ${rtf >= GOAL ? "met" : "NOT met"}); ${cpu.toFixed(2)} s CPU = ${(audio / cpu).toFixed(1)}x per CPU-second`)
-  log(`baseline in the same run: the reference DSP loop ran at ${referenceRtf.toFixed(0)}x real time per CPU-second; the engine at ${ratio.toFixed(3)} of it ` +
-    `(${BEFORE_RATIO} before issue 17's speed-ups: ${(ratio / BEFORE_RATIO).toFixed(2)}x as fast)`)
+  log(
+    `one core (a pool of 1 worker): ${audio.toFixed(1)} s of audio rendered+encoded in ${wall.toFixed(2)} s wall = ${rtf.toFixed(1)}x real time ` +
+      `(goal >= ${GOAL}x: ${rtf >= GOAL ? "met" : "NOT met"}); ${cpu.toFixed(2)} s CPU = ${(audio / cpu).toFixed(1)}x per CPU-second`
+  )
+  log(
+    `baseline in the same run: the reference DSP loop ran at ${referenceRtf.toFixed(0)}x real time per CPU-second; the engine at ${ratio.toFixed(3)} of it ` +
+      `(${BEFORE_RATIO} before issue 17's speed-ups: ${(ratio / BEFORE_RATIO).toFixed(2)}x as fast)`
+  )
 
   // Where one take's time goes, on this thread: synthesis and mix, or the LAME encoder.
   let synthCpu = 0
@@ -212,8 +247,10 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
     splitAudio += take.left.length / SR
   }
   const encodeShare = encodeCpu / (synthCpu + encodeCpu)
-  log(`one take of each style on one thread: synthesis and mix ${(splitAudio / synthCpu).toFixed(0)}x real time per CPU-second, ` +
-    `LAME ${(splitAudio / encodeCpu).toFixed(0)}x; LAME is ${(encodeShare * 100).toFixed(0)}% of the CPU time`)
+  log(
+    `one take of each style on one thread: synthesis and mix ${(splitAudio / synthCpu).toFixed(0)}x real time per CPU-second, ` +
+      `LAME ${(splitAudio / encodeCpu).toFixed(0)}x; LAME is ${(encodeShare * 100).toFixed(0)}% of the CPU time`
+  )
 
   const song = SONG
   const engine = makeEngine({ render: { maxSeconds: 120 } })
@@ -233,7 +270,9 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
     await renderTrack(song, "bench-2min", take, { maxSeconds: 120 })
     cpuPerTake.push(threadCpuSeconds() - c)
   }
-  log(`2-minute song, CPU per take on one thread: ${cpuPerTake.map((x) => x.toFixed(2)).join(" s, ")} s (pool wall time on idle cores is about the larger)`)
+  log(
+    `2-minute song, CPU per take on one thread: ${cpuPerTake.map((x) => x.toFixed(2)).join(" s, ")} s (pool wall time on idle cores is about the larger)`
+  )
   // Issue 25's figure: render + MP3 of one take with vocals per CPU-second, each try beside a
   // run of the reference loop just before it; the best of three tries (the others carry more of
   // the machine's noise), and its fraction of the reference loop's speed in the same try.
@@ -251,11 +290,17 @@ export async function engineBench(log: (line: string) => void = console.log): Pr
       songRatio = rtf / refRtf
     }
   }
-  log(`2-minute song with vocals, one take rendered+encoded: ${songRtf.toFixed(1)}x real time per CPU-second, best of 3 (goal >= ${SONG_GOAL}x: ${songRtf >= SONG_GOAL ? "met" : "NOT met"}); ` +
-    `${songRatio.toFixed(3)} of the reference loop's speed measured beside it`)
-  log(`memory per render thread (a fresh worker, one take of the 2-minute song, measured first): process RSS +${memory.rssPeakGrowth.toFixed(0)} MiB at its peak; ` +
-    `the worker after the take: V8 heap ${memory.heap.toFixed(0)} MiB, external ${memory.external.toFixed(0)} MiB, of which ArrayBuffers ${memory.arrayBuffers.toFixed(0)} MiB`)
-  log(`2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s); cold pool: ${cold.toFixed(2)} s`)
+  log(
+    `2-minute song with vocals, one take rendered+encoded: ${songRtf.toFixed(1)}x real time per CPU-second, best of 3 (goal >= ${SONG_GOAL}x: ${songRtf >= SONG_GOAL ? "met" : "NOT met"}); ` +
+      `${songRatio.toFixed(3)} of the reference loop's speed measured beside it`
+  )
+  log(
+    `memory per render thread (a fresh worker, one take of the 2-minute song, measured first): process RSS +${memory.rssPeakGrowth.toFixed(0)} MiB at its peak; ` +
+      `the worker after the take: V8 heap ${memory.heap.toFixed(0)} MiB, external ${memory.external.toFixed(0)} MiB, of which ArrayBuffers ${memory.arrayBuffers.toFixed(0)} MiB`
+  )
+  log(
+    `2-minute song, both takes, pool of ${availableParallelism()} workers: ${t2.toFixed(2)} s (durations ${tracks.map((t) => t.duration.toFixed(1)).join(" + ")} s; target < 10 s); cold pool: ${cold.toFixed(2)} s`
+  )
   return {
     realtimeFactor: rtf,
     cpuRealtimeFactor: audio / cpu,

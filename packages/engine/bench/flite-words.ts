@@ -26,7 +26,14 @@ const SECONDS = 45
 const RATE = 16_000
 const takes = Number(process.env["TAKES"] ?? "3")
 const maxStretch = Number(process.env["STRETCH"] ?? "1.6")
-ensureDebianPackage({ path: "/usr/bin/flite", pkg: "flite", variable: "PATH", binary: "flite", need: "The Flite bench needs flite", tests: "the Flite bench" })
+ensureDebianPackage({
+  path: "/usr/bin/flite",
+  pkg: "flite",
+  variable: "PATH",
+  binary: "flite",
+  need: "The Flite bench needs flite",
+  tests: "the Flite bench"
+})
 const work = mkdtempSync(join(tmpdir(), "flite-words-"))
 
 /** The samples of a mono 16-bit WAV file Flite wrote, as floats, its leading and trailing silence cut. */
@@ -43,7 +50,12 @@ const spokenSamples = (path: string): Float32Array => {
 /** A mono 16-bit WAV file at Flite's rate (the engine's own writer is for its 44.1 kHz stereo). */
 const monoWav = (samples: Float32Array): Uint8Array => {
   const wav = new WaveFile()
-  wav.fromScratch(1, RATE, "16", Int16Array.from(samples, (x) => Math.round(32_767 * Math.max(-1, Math.min(1, x)))))
+  wav.fromScratch(
+    1,
+    RATE,
+    "16",
+    Int16Array.from(samples, (x) => Math.round(32_767 * Math.max(-1, Math.min(1, x))))
+  )
   return wav.toBuffer()
 }
 
@@ -74,20 +86,25 @@ const fliteSinging = (vocal: ReadonlyArray<VocalNote>, voice: string): Float32Ar
     const stretch = Math.min(maxStretch, (last.start + last.dur - first.start) / Math.max(0.05, sound.length / RATE))
     if (stretch > 1.01) sound = flite(voice, text, { ...pitch, duration_stretch: stretch })
     const at = Math.max(0, Math.round((first.start - 0.05) * RATE))
-    for (let i = 0; i < sound.length && at + i < out.length; i++) out[at + i] = (out[at + i] as number) + 0.7 * (sound[i] as number)
+    for (let i = 0; i < sound.length && at + i < out.length; i++)
+      out[at + i] = (out[at + i] as number) + 0.7 * (sound[i] as number)
   }
   return out
 }
 
-let espeakMatched = 0, espeakSaid = 0
+let espeakMatched = 0,
+  espeakSaid = 0
 const spoken = { slt: { matched: 0, said: 0 }, awb: { matched: 0, said: 0 } }
-let sungMatched = 0, sungTotal = 0
+let sungMatched = 0,
+  sungTotal = 0
 for (const prompt of PROMPTS) {
   const espeak = spokenMatch(prompt.lyrics ?? "", work)
   espeakMatched += espeak.matched
   espeakSaid += espeak.said
   for (const voice of ["slt", "awb"] as const) {
-    const flites = spokenMatch(prompt.lyrics ?? "", work, (text, wav) => { execFileSync("flite", ["-voice", voice, "-t", text, "-o", wav]) })
+    const flites = spokenMatch(prompt.lyrics ?? "", work, (text, wav) => {
+      execFileSync("flite", ["-voice", voice, "-t", text, "-o", wav])
+    })
     spoken[voice].matched += flites.matched
     spoken[voice].said += flites.said
   }
@@ -106,6 +123,10 @@ for (const prompt of PROMPTS) {
   }
 }
 console.log(`espeak-ng speaking the lyrics: ${pooledShare(espeakMatched, espeakSaid)}`)
-console.log(`Flite speaking the lyrics: slt ${pooledShare(spoken.slt.matched, spoken.slt.said)}; awb ${pooledShare(spoken.awb.matched, spoken.awb.said)}`)
-console.log(`Flite on the notes (a monotone a word, stretched at most ${maxStretch}x), ${takes} takes: ${pooledShare(sungMatched, sungTotal)}`)
+console.log(
+  `Flite speaking the lyrics: slt ${pooledShare(spoken.slt.matched, spoken.slt.said)}; awb ${pooledShare(spoken.awb.matched, spoken.awb.said)}`
+)
+console.log(
+  `Flite on the notes (a monotone a word, stretched at most ${maxStretch}x), ${takes} takes: ${pooledShare(sungMatched, sungTotal)}`
+)
 rmSync(work, { recursive: true, force: true })

@@ -43,7 +43,13 @@ const engineRoot = join(here, "..")
 async function baseEngine(): Promise<EngineUnderTest> {
   const dir = join(engineRoot, ".bench-base", BASE_COMMIT.slice(0, 12))
   if (!existsSync(join(dir, "src", "render.ts"))) {
-    const files = execFileSync("git", ["ls-tree", "-r", "--full-tree", "--name-only", BASE_COMMIT, "packages/engine/src"], { cwd: engineRoot, encoding: "utf8" }).trim().split("\n")
+    const files = execFileSync(
+      "git",
+      ["ls-tree", "-r", "--full-tree", "--name-only", BASE_COMMIT, "packages/engine/src"],
+      { cwd: engineRoot, encoding: "utf8" }
+    )
+      .trim()
+      .split("\n")
     for (const file of files) {
       const out = join(dir, file.replace(/^packages\/engine\//, ""))
       mkdirSync(dirname(out), { recursive: true })
@@ -60,26 +66,106 @@ async function currentEngine(): Promise<EngineUnderTest> {
 }
 
 /** Held out: no test renders these styles with these words. */
-export const PROMPTS: ReadonlyArray<EngineRequest & { readonly label: string; readonly bpm: number; readonly key: string }> = [
-  { label: "indie pop", bpm: 112, key: "D major", style: "indie pop, 112 bpm, in D major, guitar, drums, female vocals", title: "Paper Boats", model: "aether", instrumental: false,
-    lyrics: "[Verse]\nWe folded paper boats and let them go\nDown the river where the willows grow\n[Chorus]\nSail away, sail away with me\nAll the way down to the open sea" },
-  { label: "rock", bpm: 132, key: "E minor", style: "rock, 132 bpm, in E minor, electric guitar, drums, male vocals", title: "Iron Road", model: "aether", instrumental: false,
-    lyrics: "[Verse]\nThunder rolling down the iron road\nCarry me home with a heavy load\n[Chorus]\nRide on, ride on through the storm\nKeep the fire burning warm" },
-  { label: "folk", bpm: 96, key: "G major", style: "folk, 96 bpm, in G major, acoustic guitar, male vocals", title: "Harbour Light", model: "echo", instrumental: false,
-    lyrics: "[Verse]\nOld man waiting by the harbour light\nCounting every ship that sails at night\n[Chorus]\nBring them home, bring them home to me\nSafe and sound across the sea" },
-  { label: "soul", bpm: 88, key: "F major", style: "soul, 88 bpm, in F major, piano, organ, bass, drums, female vocals", title: "Sweet Morning", model: "aether", instrumental: false,
-    lyrics: "[Verse]\nSweet morning coming through my window pane\nWashing away the memory of rain\n[Chorus]\nHold me now, hold me close and slow\nNever gonna let you go" },
-  { label: "synthwave", bpm: 120, key: "A minor", style: "synthwave, 120 bpm, in A minor, synth, drums, male vocals", title: "Chrome Sky", model: "aether", instrumental: false,
-    lyrics: "[Verse]\nChrome sky shining over empty streets\nElectric hearts are skipping all the beats\n[Chorus]\nTake my hand and drive into the light\nWe can live forever in the night" },
-  { label: "country", bpm: 104, key: "A major", style: "country, 104 bpm, in A major, acoustic guitar, drums, female vocals", title: "Dusty Boots", model: "echo", instrumental: false,
-    lyrics: "[Verse]\nDusty boots beside the kitchen door\nI don't wanna wander anymore\n[Chorus]\nTake me back to the county line\nWhere the summer stars still shine" },
-  { label: "jazz", bpm: 100, key: "Bb major", style: "jazz, 100 bpm, in Bb major, piano, upright bass, brush drums, female vocals", title: "Blue Cafe", model: "nocturne", instrumental: false,
-    lyrics: "[Verse]\nLate again at the little blue cafe\nCoffee cold and the candle burns away\n[Chorus]\nSay you will, say you still love me\nDancing slow as we used to be" },
-  { label: "reggae", bpm: 80, key: "C major", style: "reggae, 80 bpm, in C major, guitar, bass, drums, male vocals", title: "Island Time", model: "aether", instrumental: false,
-    lyrics: "[Verse]\nSun is shining on the island time\nEvery little thing is gonna be fine\n[Chorus]\nOne more day, one more day with you\nSky is blue and the love is true" }
+export const PROMPTS: ReadonlyArray<
+  EngineRequest & { readonly label: string; readonly bpm: number; readonly key: string }
+> = [
+  {
+    label: "indie pop",
+    bpm: 112,
+    key: "D major",
+    style: "indie pop, 112 bpm, in D major, guitar, drums, female vocals",
+    title: "Paper Boats",
+    model: "aether",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nWe folded paper boats and let them go\nDown the river where the willows grow\n[Chorus]\nSail away, sail away with me\nAll the way down to the open sea"
+  },
+  {
+    label: "rock",
+    bpm: 132,
+    key: "E minor",
+    style: "rock, 132 bpm, in E minor, electric guitar, drums, male vocals",
+    title: "Iron Road",
+    model: "aether",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nThunder rolling down the iron road\nCarry me home with a heavy load\n[Chorus]\nRide on, ride on through the storm\nKeep the fire burning warm"
+  },
+  {
+    label: "folk",
+    bpm: 96,
+    key: "G major",
+    style: "folk, 96 bpm, in G major, acoustic guitar, male vocals",
+    title: "Harbour Light",
+    model: "echo",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nOld man waiting by the harbour light\nCounting every ship that sails at night\n[Chorus]\nBring them home, bring them home to me\nSafe and sound across the sea"
+  },
+  {
+    label: "soul",
+    bpm: 88,
+    key: "F major",
+    style: "soul, 88 bpm, in F major, piano, organ, bass, drums, female vocals",
+    title: "Sweet Morning",
+    model: "aether",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nSweet morning coming through my window pane\nWashing away the memory of rain\n[Chorus]\nHold me now, hold me close and slow\nNever gonna let you go"
+  },
+  {
+    label: "synthwave",
+    bpm: 120,
+    key: "A minor",
+    style: "synthwave, 120 bpm, in A minor, synth, drums, male vocals",
+    title: "Chrome Sky",
+    model: "aether",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nChrome sky shining over empty streets\nElectric hearts are skipping all the beats\n[Chorus]\nTake my hand and drive into the light\nWe can live forever in the night"
+  },
+  {
+    label: "country",
+    bpm: 104,
+    key: "A major",
+    style: "country, 104 bpm, in A major, acoustic guitar, drums, female vocals",
+    title: "Dusty Boots",
+    model: "echo",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nDusty boots beside the kitchen door\nI don't wanna wander anymore\n[Chorus]\nTake me back to the county line\nWhere the summer stars still shine"
+  },
+  {
+    label: "jazz",
+    bpm: 100,
+    key: "Bb major",
+    style: "jazz, 100 bpm, in Bb major, piano, upright bass, brush drums, female vocals",
+    title: "Blue Cafe",
+    model: "nocturne",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nLate again at the little blue cafe\nCoffee cold and the candle burns away\n[Chorus]\nSay you will, say you still love me\nDancing slow as we used to be"
+  },
+  {
+    label: "reggae",
+    bpm: 80,
+    key: "C major",
+    style: "reggae, 80 bpm, in C major, guitar, bass, drums, male vocals",
+    title: "Island Time",
+    model: "aether",
+    instrumental: false,
+    lyrics:
+      "[Verse]\nSun is shining on the island time\nEvery little thing is gonna be fine\n[Chorus]\nOne more day, one more day with you\nSky is blue and the love is true"
+  }
 ]
 
-export const words = (text: string): string[] => text.toLowerCase().replace(/\[[^\]]*\]/g, " ").replace(/[^a-z' ]+/g, " ").split(/\s+/).filter((w) => w !== "")
+export const words = (text: string): string[] =>
+  text
+    .toLowerCase()
+    .replace(/\[[^\]]*\]/g, " ")
+    .replace(/[^a-z' ]+/g, " ")
+    .split(/\s+/)
+    .filter((w) => w !== "")
 
 /** Longest common subsequence: recognised words that match the sung ones in order. */
 export function lcs(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
@@ -100,11 +186,46 @@ const SPHINX_MODEL = "/usr/share/pocketsphinx/model/en-us/en-us"
 
 function ensureTools(): void {
   const need = "The sound bench needs"
-  ensureDebianPackage({ path: SPHINX, pkg: "pocketsphinx", variable: "PATH", binary: "pocketsphinx_continuous", need: `${need} pocketsphinx`, tests: "the sound bench" })
-  ensureDebianPackage({ path: SPHINX_MODEL, pkg: "pocketsphinx-en-us", variable: "PATH", binary: "its US English model", need: `${need} pocketsphinx's US English model`, tests: "the sound bench" })
-  ensureDebianPackage({ path: "/usr/bin/espeak-ng", pkg: "espeak-ng", variable: "PATH", binary: "espeak-ng", need: `${need} espeak-ng`, tests: "the sound bench" })
-  ensureDebianPackage({ path: "/usr/bin/sox", pkg: "sox", variable: "PATH", binary: "sox", need: `${need} sox`, tests: "the sound bench" })
-  ensureDebianPackage({ path: "/usr/bin/aubio", pkg: "aubio-tools", variable: "PATH", binary: "aubio", need: `${need} aubio`, tests: "the sound bench" })
+  ensureDebianPackage({
+    path: SPHINX,
+    pkg: "pocketsphinx",
+    variable: "PATH",
+    binary: "pocketsphinx_continuous",
+    need: `${need} pocketsphinx`,
+    tests: "the sound bench"
+  })
+  ensureDebianPackage({
+    path: SPHINX_MODEL,
+    pkg: "pocketsphinx-en-us",
+    variable: "PATH",
+    binary: "its US English model",
+    need: `${need} pocketsphinx's US English model`,
+    tests: "the sound bench"
+  })
+  ensureDebianPackage({
+    path: "/usr/bin/espeak-ng",
+    pkg: "espeak-ng",
+    variable: "PATH",
+    binary: "espeak-ng",
+    need: `${need} espeak-ng`,
+    tests: "the sound bench"
+  })
+  ensureDebianPackage({
+    path: "/usr/bin/sox",
+    pkg: "sox",
+    variable: "PATH",
+    binary: "sox",
+    need: `${need} sox`,
+    tests: "the sound bench"
+  })
+  ensureDebianPackage({
+    path: "/usr/bin/aubio",
+    pkg: "aubio-tools",
+    variable: "PATH",
+    binary: "aubio",
+    need: `${need} aubio`,
+    tests: "the sound bench"
+  })
 }
 
 /** Words pocketsphinx hears in a WAV file (resampled to its model's 16 kHz mono by sox, repeatably). */
@@ -121,12 +242,17 @@ export function recognise(wav: string, work: string): string[] {
  * as instantaneous tempos: 60 s over each gap between two beats.
  */
 function aubioBeatTempos(wav: string): number[] {
-  const beats = execFileSync("aubio", ["beat", "-i", wav], { encoding: "utf8" }).trim().split(/\s+/).map(Number).filter(Number.isFinite)
+  const beats = execFileSync("aubio", ["beat", "-i", wav], { encoding: "utf8" })
+    .trim()
+    .split(/\s+/)
+    .map(Number)
+    .filter(Number.isFinite)
   return beats.slice(1).map((beat, i) => 60 / (beat - (beats[i] as number)))
 }
 
 /** What `aubio tempo` prints: the mean of the beats' instantaneous tempos. */
-const meanTempo = (tempos: ReadonlyArray<number>): number => tempos.reduce((a, b) => a + b, 0) / Math.max(1, tempos.length)
+const meanTempo = (tempos: ReadonlyArray<number>): number =>
+  tempos.reduce((a, b) => a + b, 0) / Math.max(1, tempos.length)
 
 /**
  * The beats' tempo at the asked one's metrical level: each instantaneous tempo halved or doubled
@@ -136,12 +262,14 @@ const meanTempo = (tempos: ReadonlyArray<number>): number => tempos.reduce((a, b
  * though every beat is on the asked grid.
  */
 export const beatTempo = (tempos: ReadonlyArray<number>, asked: number): number => {
-  const folded = tempos.map((tempo) => {
-    let t = tempo
-    while (t > asked * 1.5) t /= 2
-    while (t < asked / 1.5) t *= 2
-    return t
-  }).sort((a, b) => a - b)
+  const folded = tempos
+    .map((tempo) => {
+      let t = tempo
+      while (t > asked * 1.5) t /= 2
+      while (t < asked / 1.5) t *= 2
+      return t
+    })
+    .sort((a, b) => a - b)
   const low = folded[Math.floor((folded.length - 1) / 2)]
   const high = folded[Math.ceil((folded.length - 1) / 2)]
   return low === undefined || high === undefined ? Number.NaN : (low + high) / 2
@@ -153,13 +281,20 @@ export function sungWordsOf(vocal: ReadonlyArray<VocalNote>, seconds: number): s
   let lastWordStart = -1
   for (const v of vocal) {
     if (v.start >= seconds) break
-    if (v.syllable.wordStart && v.start !== lastWordStart) { sung.push(...words(v.syllable.word)); lastWordStart = v.start }
+    if (v.syllable.wordStart && v.start !== lastWordStart) {
+      sung.push(...words(v.syllable.word))
+      lastWordStart = v.start
+    }
   }
   return sung
 }
 
 /** The sung words pocketsphinx recognises on a rendered take's vocal stem, aligned in order. */
-export function stemWords(audio: RenderedAudio, file: string, work: string): { readonly matched: number; readonly sung: number; readonly heard: ReadonlyArray<string> } {
+export function stemWords(
+  audio: RenderedAudio,
+  file: string,
+  work: string
+): { readonly matched: number; readonly sung: number; readonly heard: ReadonlyArray<string> } {
   const sung = sungWordsOf(audio.score.vocal, audio.left.length / 44100)
   const vocals = audio.stems?.find((s) => s.name === "vocals")
   if (vocals === undefined) return { matched: 0, sung: sung.length, heard: [] }
@@ -191,7 +326,12 @@ interface TakeFigures extends SoundMeasures {
   readonly key: string
 }
 
-function measureTake(engine: EngineUnderTest, prompt: EngineRequest & { readonly bpm: number }, seconds: number, work: string): TakeFigures {
+function measureTake(
+  engine: EngineUnderTest,
+  prompt: EngineRequest & { readonly bpm: number },
+  seconds: number,
+  work: string
+): TakeFigures {
   const take = engine.composeTake(prompt, "sound-bench", 0)
   const t0 = process.threadCpuUsage()
   const audio = engine.mixTake(take, { maxSeconds: seconds }, true)
@@ -203,14 +343,29 @@ function measureTake(engine: EngineUnderTest, prompt: EngineRequest & { readonly
   for (let i = 0; i < mono.length; i++) mono[i] = 0.5 * ((audio.left[i] as number) + (audio.right[i] as number))
   const { matched, sung } = stemWords(audio, `${engine.name}-vocals.wav`, work)
   const tempos = aubioBeatTempos(mixWav)
-  return { ...measures, cpuSeconds: (t1.user + t1.system) / 1e6, seconds: audio.left.length / 44100, matched, sung, bpm: meanTempo(tempos), beatBpm: beatTempo(tempos, prompt.bpm), key: key(mono).name }
+  return {
+    ...measures,
+    cpuSeconds: (t1.user + t1.system) / 1e6,
+    seconds: audio.left.length / 44100,
+    matched,
+    sung,
+    bpm: meanTempo(tempos),
+    beatBpm: beatTempo(tempos, prompt.bpm),
+    key: key(mono).name
+  }
 }
 
 /** espeak-ng writing `text` to the WAV file `wav`: the goal's yardstick. */
-const espeak = (text: string, wav: string): void => { execFileSync("espeak-ng", ["-w", wav, text]) }
+const espeak = (text: string, wav: string): void => {
+  execFileSync("espeak-ng", ["-w", wav, text])
+}
 
 /** The lyrics' words recognised when `speak` (espeak-ng unless told) says them, aligned in order. */
-export function spokenMatch(lyrics: string, work: string, speak: (text: string, wav: string) => void = espeak): { readonly matched: number; readonly said: number } {
+export function spokenMatch(
+  lyrics: string,
+  work: string,
+  speak: (text: string, wav: string) => void = espeak
+): { readonly matched: number; readonly said: number } {
   const said = words(lyrics)
   const wav = join(work, "spoken.wav")
   speak(said.join(" "), wav)
@@ -218,7 +373,9 @@ export function spokenMatch(lyrics: string, work: string, speak: (text: string, 
 }
 
 /** Peak memory of one render thread rendering a 2-minute song: its heap and what it holds outside it. */
-async function threadMemory(which: "before" | "now"): Promise<{ readonly heapMb: number; readonly externalMb: number; readonly rssDeltaMb: number }> {
+async function threadMemory(
+  which: "before" | "now"
+): Promise<{ readonly heapMb: number; readonly externalMb: number; readonly rssDeltaMb: number }> {
   const source = `
     import { parentPort, workerData } from "node:worker_threads"
     import { getHeapStatistics } from "node:v8"
@@ -232,21 +389,42 @@ async function threadMemory(which: "before" | "now"): Promise<{ readonly heapMb:
     clearInterval(timer)
     parentPort.postMessage({ heapMb: heap / 1e6, externalMb: external / 1e6, rssDeltaMb: rss / 1e6 })
   `
-  const module = which === "now" ? join(engineRoot, "src", "render.ts") : join(engineRoot, ".bench-base", BASE_COMMIT.slice(0, 12), "src", "render.ts")
+  const module =
+    which === "now"
+      ? join(engineRoot, "src", "render.ts")
+      : join(engineRoot, ".bench-base", BASE_COMMIT.slice(0, 12), "src", "render.ts")
   const worker = new Worker(source, { eval: true, workerData: { module, request: TWO_MINUTES } })
   return await new Promise((resolve, reject) => {
-    worker.once("message", (m: { heapMb: number; externalMb: number; rssDeltaMb: number }) => { void worker.terminate(); resolve(m) })
+    worker.once("message", (m: { heapMb: number; externalMb: number; rssDeltaMb: number }) => {
+      void worker.terminate()
+      resolve(m)
+    })
     worker.once("error", reject)
   })
 }
 
-const TWO_MINUTES: EngineRequest = { style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals", title: "Two Minutes", model: "aether", instrumental: false,
-  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n") }
+const TWO_MINUTES: EngineRequest = {
+  style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals",
+  title: "Two Minutes",
+  model: "aether",
+  instrumental: false,
+  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n")
+}
 /** The pairs of prompts whose lyrics, three times over, make each speed round's 2-minute song. */
-const SPEED_LYRICS: ReadonlyArray<readonly [number, number]> = [[0, 3], [2, 4], [5, 6], [7, 2]]
+const SPEED_LYRICS: ReadonlyArray<readonly [number, number]> = [
+  [0, 3],
+  [2, 4],
+  [5, 6],
+  [7, 2]
+]
 const twoMinutes = (round: number): EngineRequest => {
   const [a, b] = SPEED_LYRICS[round % SPEED_LYRICS.length] as readonly [number, number]
-  return round === 0 ? TWO_MINUTES : { ...TWO_MINUTES, lyrics: [0, 1, 2].map(() => (PROMPTS[a]?.lyrics ?? "") + "\n" + (PROMPTS[b]?.lyrics ?? "")).join("\n") }
+  return round === 0
+    ? TWO_MINUTES
+    : {
+        ...TWO_MINUTES,
+        lyrics: [0, 1, 2].map(() => (PROMPTS[a]?.lyrics ?? "") + "\n" + (PROMPTS[b]?.lyrics ?? "")).join("\n")
+      }
 }
 
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : String(x))
@@ -264,9 +442,23 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
   const engines = [await baseEngine(), await currentEngine()]
   const work = mkdtempSync(join(tmpdir(), "lyre-sound-bench-"))
   try {
-    log(`each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`)
-    log("prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked / aubio / its beats | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)")
-    const totals = new Map<string, { matched: number; sung: number; speed: number; met: Record<string, number>; wordsMatched: number; wordsSung: number }>()
+    log(
+      `each take cut at ${seconds} s; goals: bands from 2 kHz falling, flatness <= 0.08, -14 +/- 1 LUFS, true peak <= -1 dBTP, pocketsphinx words on the vocal stem >= espeak-ng's`
+    )
+    log(
+      "prompt      | engine | 2-4k  4-8k  8-16k 16-22k dB | flat  | LUFS  | dBTP | bpm asked / aubio / its beats | key asked/found      | words sung / espeak | x RT (mix and its stems, 1 core)"
+    )
+    const totals = new Map<
+      string,
+      {
+        matched: number
+        sung: number
+        speed: number
+        met: Record<string, number>
+        wordsMatched: number
+        wordsSung: number
+      }
+    >()
     let spokenMatched = 0
     let spokenSaid = 0
     let spokenWordsMatched = 0
@@ -278,17 +470,27 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
         const t = totals.get(engine.name) ?? { matched: 0, sung: 0, speed: 0, met: {}, wordsMatched: 0, wordsSung: 0 }
         const falling = f.bandsDb.every((b, i) => i === 0 || b <= (f.bandsDb[i - 1] as number))
         const goals = {
-          "bands falling": falling, "flatness": f.flatness <= 0.08, "loudness": Math.abs(f.lufs + 14) <= 1,
-          "true peak": f.truePeakDb <= -1, "tempo heard": tempoHeard(prompt.bpm, f.beatBpm), "key heard": f.key === prompt.key
+          "bands falling": falling,
+          flatness: f.flatness <= 0.08,
+          loudness: Math.abs(f.lufs + 14) <= 1,
+          "true peak": f.truePeakDb <= -1,
+          "tempo heard": tempoHeard(prompt.bpm, f.beatBpm),
+          "key heard": f.key === prompt.key
         }
         const met = { ...t.met }
         for (const [goal, ok] of Object.entries(goals)) met[goal] = (met[goal] ?? 0) + (ok ? 1 : 0)
         totals.set(engine.name, {
-          matched: t.matched + f.matched / Math.max(1, f.sung), sung: t.sung + 1, speed: t.speed + f.seconds / f.cpuSeconds, met,
-          wordsMatched: t.wordsMatched + f.matched, wordsSung: t.wordsSung + f.sung
+          matched: t.matched + f.matched / Math.max(1, f.sung),
+          sung: t.sung + 1,
+          speed: t.speed + f.seconds / f.cpuSeconds,
+          met,
+          wordsMatched: t.wordsMatched + f.matched,
+          wordsSung: t.wordsSung + f.sung
         })
-        log(`${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${String(prompt.bpm).padStart(3)} / ${f1(f.bpm).padStart(5)} / ${f1(f.beatBpm).padStart(5)} ${tempoHeard(prompt.bpm, f.beatBpm) ? "ok" : "OFF"} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
-          `${f.matched}/${f.sung} (${((100 * f.matched) / Math.max(1, f.sung)).toFixed(0)}%) / ${spoken.matched}/${spoken.said} | ${(f.seconds / f.cpuSeconds).toFixed(0)}x`)
+        log(
+          `${prompt.label.padEnd(11)} | ${engine.name.padEnd(6)} | ${f.bandsDb.map((b) => f1(b).padStart(5)).join(" ")} ${falling ? "ok" : "UP"} | ${f.flatness.toFixed(3)} | ${f1(f.lufs).padStart(5)} | ${f1(f.truePeakDb).padStart(4)} | ${String(prompt.bpm).padStart(3)} / ${f1(f.bpm).padStart(5)} / ${f1(f.beatBpm).padStart(5)} ${tempoHeard(prompt.bpm, f.beatBpm) ? "ok" : "OFF"} | ${prompt.key.padEnd(8)} / ${f.key.padEnd(9)} | ` +
+            `${f.matched}/${f.sung} (${((100 * f.matched) / Math.max(1, f.sung)).toFixed(0)}%) / ${spoken.matched}/${spoken.said} | ${(f.seconds / f.cpuSeconds).toFixed(0)}x`
+        )
       }
       spokenMatched += spoken.matched / Math.max(1, spoken.said)
       spokenSaid++
@@ -296,8 +498,14 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
       spokenWords += spoken.said
     }
     for (const [name, t] of totals) {
-      log(`${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(1)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(1)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`)
-      log(`${name}: prompts meeting each goal, of ${t.sung}: ${Object.entries(t.met).map(([goal, n]) => `${goal} ${n}`).join(", ")}`)
+      log(
+        `${name}: pocketsphinx word accuracy on the vocal stem, mean over prompts ${((100 * t.matched) / t.sung).toFixed(1)}% (espeak-ng speaking the same words: ${((100 * spokenMatched) / spokenSaid).toFixed(1)}%); mix-and-stems speed mean ${(t.speed / t.sung).toFixed(0)}x real time per CPU-second`
+      )
+      log(
+        `${name}: prompts meeting each goal, of ${t.sung}: ${Object.entries(t.met)
+          .map(([goal, n]) => `${goal} ${n}`)
+          .join(", ")}`
+      )
     }
     // One take a prompt moves by a word or two with any change of sound (decision 0097): the
     // words are judged over more takes of each prompt, pooled.
@@ -315,7 +523,9 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
           sung += w.sung
         }
       }
-      log(`${engine.name}: sung words recognised over ${wordTakes} takes of each prompt, pooled: ${pooledShare(matched, sung)} (espeak-ng: ${pooledShare(spokenWordsMatched, spokenWords)}, once a prompt)`)
+      log(
+        `${engine.name}: sung words recognised over ${wordTakes} takes of each prompt, pooled: ${pooledShare(matched, sung)} (espeak-ng: ${pooledShare(spokenWordsMatched, spokenWords)}, once a prompt)`
+      )
     }
     // A 2-minute song with vocals, MP3 included, on this thread. One render moves with the
     // machine's state by up to a third between runs, so the engines take turns, each round on
@@ -326,7 +536,9 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
       // The warm-up loads the bank and compiles the WebAssembly (once a thread) on other words.
       await engine.renderTrack({ ...TWO_MINUTES, lyrics: PROMPTS[1]?.lyrics ?? null }, "warm", 0, { maxSeconds: 10 })
     }
-    const speed = new Map<string, Array<{ readonly cpu: number; readonly seconds: number }>>(engines.map((e) => [e.name, []]))
+    const speed = new Map<string, Array<{ readonly cpu: number; readonly seconds: number }>>(
+      engines.map((e) => [e.name, []])
+    )
     for (let round = 0; round < rounds; round++) {
       const request = twoMinutes(round)
       for (const engine of round % 2 === 0 ? engines : [...engines].reverse()) {
@@ -336,19 +548,24 @@ export async function soundBench(log: (line: string) => void = console.log): Pro
         speed.get(engine.name)?.push({ cpu: (c.user + c.system) / 1e6, seconds: track.duration })
       }
     }
-    const median = (xs: ReadonlyArray<number>): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
+    const median = (xs: ReadonlyArray<number>): number =>
+      [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN
     for (const engine of engines) {
       const runs = speed.get(engine.name) ?? []
       const memory = await threadMemory(engine.name === "now" ? "now" : "before")
-      log(`${engine.name}: 2-minute song with vocals (${runs.map((r) => r.seconds.toFixed(0)).join("/")} s) rendered and encoded in ${runs.map((r) => r.cpu.toFixed(2)).join(" / ")} s CPU over ${rounds} rounds = ` +
-        `${median(runs.map((r) => r.seconds / r.cpu)).toFixed(1)}x real time on one core, the median (goal >= 30x); ` +
-        `render thread: peak heap ${memory.heapMb.toFixed(0)} MB, outside the heap ${memory.externalMb.toFixed(0)} MB, process RSS +${memory.rssDeltaMb.toFixed(0)} MB`)
+      log(
+        `${engine.name}: 2-minute song with vocals (${runs.map((r) => r.seconds.toFixed(0)).join("/")} s) rendered and encoded in ${runs.map((r) => r.cpu.toFixed(2)).join(" / ")} s CPU over ${rounds} rounds = ` +
+          `${median(runs.map((r) => r.seconds / r.cpu)).toFixed(1)}x real time on one core, the median (goal >= 30x); ` +
+          `render thread: peak heap ${memory.heapMb.toFixed(0)} MB, outside the heap ${memory.externalMb.toFixed(0)} MB, process RSS +${memory.rssDeltaMb.toFixed(0)} MB`
+      )
     }
     const now = speed.get("now") ?? []
     const before = speed.get("before") ?? []
     if (now.length > 0 && before.length === now.length) {
       const ratios = now.map((r, i) => r.cpu / (before[i] as { readonly cpu: number }).cpu)
-      log(`2-minute song, CPU now / before, each round: ${ratios.map((x) => x.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)})`)
+      log(
+        `2-minute song, CPU now / before, each round: ${ratios.map((x) => x.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)})`
+      )
     }
   } finally {
     rmSync(work, { recursive: true, force: true })

@@ -16,11 +16,19 @@ import { quantize, wavFile } from "../src/wav.ts"
 
 const SECONDS = 45
 const work = mkdtempSync(join(tmpdir(), "sung-words-"))
-const picked = (process.env["PROMPTS"] ?? "").split(",").filter((s) => s !== "").map(Number)
+const picked = (process.env["PROMPTS"] ?? "")
+  .split(",")
+  .filter((s) => s !== "")
+  .map(Number)
 const takes = Number(process.env["TAKES"] ?? "1")
-let sung = 0, spoken = 0, count = 0
+let sung = 0,
+  spoken = 0,
+  count = 0
 /** Words over every take, for the pooled share and its standard error. */
-let sungMatched = 0, sungTotal = 0, spokenMatched = 0, spokenTotal = 0
+let sungMatched = 0,
+  sungTotal = 0,
+  spokenMatched = 0,
+  spokenTotal = 0
 for (const [pi, p] of PROMPTS.entries()) {
   if (picked.length > 0 && !picked.includes(pi)) continue
   const espeak = process.env["NOESPEAK"] === undefined ? spokenMatch(p.lyrics ?? "", work) : { matched: 0, said: 1 }
@@ -34,7 +42,11 @@ for (const [pi, p] of PROMPTS.entries()) {
     if (process.env["DRY"] !== undefined) {
       const wav = join(work, `p${pi}.wav`)
       const buf = new Float32Array(SECONDS * 44100)
-      singerFor(take.score.vocal, take.score.voice).sing(take.score.vocal.filter((v) => v.start < SECONDS), buf, 99)
+      singerFor(take.score.vocal, take.score.voice).sing(
+        take.score.vocal.filter((v) => v.start < SECONDS),
+        buf,
+        99
+      )
       highpassInPlace(buf, 0, buf.length, 110)
       let peak = 0
       for (const x of buf) peak = Math.max(peak, Math.abs(x))
@@ -55,10 +67,15 @@ for (const [pi, p] of PROMPTS.entries()) {
     sungTotal += sungWords
     spoken += espeak.matched / espeak.said
     count++
-    console.log(`${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`)
+    console.log(
+      `${p.label.padEnd(10)} take ${index} sung ${m}/${sungWords} espeak ${espeak.matched}/${espeak.said} | ${heard.join(" ")}`
+    )
   }
 }
 console.log(`mean sung ${((100 * sung) / count).toFixed(1)}% espeak-ng ${((100 * spoken) / count).toFixed(1)}%`)
-console.log(`pooled sung ${pooledShare(sungMatched, sungTotal)}` + (spokenTotal > 0 ? `; espeak-ng ${pooledShare(spokenMatched, spokenTotal)} (once per prompt)` : ""))
+console.log(
+  `pooled sung ${pooledShare(sungMatched, sungTotal)}` +
+    (spokenTotal > 0 ? `; espeak-ng ${pooledShare(spokenMatched, spokenTotal)} (once per prompt)` : "")
+)
 if (process.env["KEEP"] === undefined) rmSync(work, { recursive: true, force: true })
 else console.log(work)

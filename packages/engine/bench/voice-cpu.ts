@@ -16,19 +16,46 @@ type Sing = (score: Score, out: Float32Array) => void
 const singingOf = async (dir: string): Promise<Sing> => {
   const singer = [join(dir, "synth/voice/singer.ts"), join(dir, "synth/singer.ts")].find(existsSync) ?? ""
   if (existsSync(singer) && readFileSync(singer, "utf8").includes("export function singerFor")) {
-    const m = await import(singer) as { singerFor: (n: ReadonlyArray<Note>, r: "m" | "f") => { sing: (n: ReadonlyArray<Note>, out: Float32Array, seed: number) => void } }
-    return (score, out) => m.singerFor(score.vocal, score.voice).sing(score.vocal.filter((v) => v.start < 120), out, 42)
+    const m = (await import(singer)) as {
+      singerFor: (
+        n: ReadonlyArray<Note>,
+        r: "m" | "f"
+      ) => { sing: (n: ReadonlyArray<Note>, out: Float32Array, seed: number) => void }
+    }
+    return (score, out) =>
+      m.singerFor(score.vocal, score.voice).sing(
+        score.vocal.filter((v) => v.start < 120),
+        out,
+        42
+      )
   }
-  const m = await import(join(dir, "synth/voice.ts")) as { renderVoice: (n: ReadonlyArray<Note>, out: Float32Array, r: "m" | "f", seed: number) => void }
-  return (score, out) => m.renderVoice(score.vocal.filter((v) => v.start < 120), out, score.voice, 42)
+  const m = (await import(join(dir, "synth/voice.ts"))) as {
+    renderVoice: (n: ReadonlyArray<Note>, out: Float32Array, r: "m" | "f", seed: number) => void
+  }
+  return (score, out) =>
+    m.renderVoice(
+      score.vocal.filter((v) => v.start < 120),
+      out,
+      score.voice,
+      42
+    )
 }
 const engines: Array<{ name: string; r: Mod; sing: Sing }> = [
-  { name: "base", r: await import(join(base, "src/render.ts")) as Mod, sing: await singingOf(join(base, "src")) },
-  { name: "this", r: await import("../src/render.ts") as unknown as Mod, sing: await singingOf(join(import.meta.dirname, "../src")) }
+  { name: "base", r: (await import(join(base, "src/render.ts"))) as Mod, sing: await singingOf(join(base, "src")) },
+  {
+    name: "this",
+    r: (await import("../src/render.ts")) as unknown as Mod,
+    sing: await singingOf(join(import.meta.dirname, "../src"))
+  }
 ]
 const { PROMPTS } = await import("./sound-bench.ts")
-const request = { style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals", title: "Two Minutes", model: "aether", instrumental: false,
-  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n") }
+const request = {
+  style: "pop, 100 bpm, in C major, piano, synth, drums, female vocals",
+  title: "Two Minutes",
+  model: "aether",
+  instrumental: false,
+  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n")
+}
 const totals = new Map<string, number>()
 const first = new Map<string, number>()
 const takes = engines.map((e) => e.r.composeTake(request, "sound-bench-2min", 0))
@@ -44,6 +71,9 @@ for (let round = 0; round < 6; round++) {
     else first.set(e.name, cpu)
   }
 }
-const m = (totals.get("base") ?? 0) / 5, t = (totals.get("this") ?? 0) / 5
-console.log(`voice alone, 2-minute song (${takes[1]?.score.vocal.length} notes now, ${takes[0]?.score.vocal.length} in the base): base ${m.toFixed(3)} s CPU, this tree ${t.toFixed(3)} s CPU, ratio ${(t / m).toFixed(2)} (mean of 5 alternated rounds after the first); ` +
-  `first round (modules loading; Flite speaking the take's words, where it sings): base ${(first.get("base") ?? 0).toFixed(3)} s, this tree ${(first.get("this") ?? 0).toFixed(3)} s`)
+const m = (totals.get("base") ?? 0) / 5,
+  t = (totals.get("this") ?? 0) / 5
+console.log(
+  `voice alone, 2-minute song (${takes[1]?.score.vocal.length} notes now, ${takes[0]?.score.vocal.length} in the base): base ${m.toFixed(3)} s CPU, this tree ${t.toFixed(3)} s CPU, ratio ${(t / m).toFixed(2)} (mean of 5 alternated rounds after the first); ` +
+    `first round (modules loading; Flite speaking the take's words, where it sings): base ${(first.get("base") ?? 0).toFixed(3)} s, this tree ${(first.get("this") ?? 0).toFixed(3)} s`
+)

@@ -18,9 +18,12 @@ const work = mkdtempSync(join(tmpdir(), "voice-lines-"))
 const recognise = (wav: string): string[] => {
   const pcm = join(work, "16k.wav")
   execFileSync("sox", ["-R", wav, "-r", "16000", "-c", "1", "-b", "16", pcm])
-  return words(execFileSync("/usr/bin/pocketsphinx_continuous", ["-infile", pcm, "-logfn", "/dev/null"], { encoding: "utf8" }))
+  return words(
+    execFileSync("/usr/bin/pocketsphinx_continuous", ["-infile", pcm, "-logfn", "/dev/null"], { encoding: "utf8" })
+  )
 }
-let sum = 0, cpu = 0
+let sum = 0,
+  cpu = 0
 const scale = [0, 2, 4, 5, 7, 9, 11, 12]
 for (const [pi, p] of PROMPTS.entries()) {
   const female = /female/.test(p.style)
@@ -33,8 +36,23 @@ for (const [pi, p] of PROMPTS.entries()) {
   for (const line of lines) {
     for (const sy of lineSyllables(line)) {
       const speak = process.env["SPEAK"] !== undefined
-      const dur = speak ? Number(process.env["SPEAK"]) * (sy.stressed === true ? 1.3 : 0.8) : (k % 3 === 0 ? 1 : 0.5) * beat
-      notes.push({ start: t, dur: dur * 0.94, pitch: process.env["LOWP"] !== undefined ? (female ? 57 : 47) + (scale[(k * 3) % 5] ?? 0) : speak ? (female ? 57 : 47) : (female ? 64 : 52) + (scale[(k * 3) % 5] ?? 0), vel: 0.8 + (k % 2 === 0 ? 0.15 : 0), syllable: sy })
+      const dur = speak
+        ? Number(process.env["SPEAK"]) * (sy.stressed === true ? 1.3 : 0.8)
+        : (k % 3 === 0 ? 1 : 0.5) * beat
+      notes.push({
+        start: t,
+        dur: dur * 0.94,
+        pitch:
+          process.env["LOWP"] !== undefined
+            ? (female ? 57 : 47) + (scale[(k * 3) % 5] ?? 0)
+            : speak
+              ? female
+                ? 57
+                : 47
+              : (female ? 64 : 52) + (scale[(k * 3) % 5] ?? 0),
+        vel: 0.8 + (k % 2 === 0 ? 0.15 : 0),
+        syllable: sy
+      })
       t += dur
       k++
     }
@@ -43,11 +61,12 @@ for (const [pi, p] of PROMPTS.entries()) {
   const buf = new Float32Array(Math.ceil((t + 0.5) * 44100))
   const c0 = process.threadCpuUsage()
   singerFor(notes, female ? "f" : "m").sing(notes, buf, 99)
-  const c = process.threadCpuUsage(c0); cpu += (c.user + c.system) / 1e6
+  const c = process.threadCpuUsage(c0)
+  cpu += (c.user + c.system) / 1e6
   highpassInPlace(buf, 0, buf.length, 110)
   let peak = 0
   for (const x of buf) peak = Math.max(peak, Math.abs(x))
-  for (let i = 0; i < buf.length; i++) buf[i] = (buf[i] as number) * 0.5 / peak
+  for (let i = 0; i < buf.length; i++) buf[i] = ((buf[i] as number) * 0.5) / peak
   const wav = join(work, `l${pi}.wav`)
   writeFileSync(wav, wavFile(quantize(buf, buf)))
   const said = words(p.lyrics ?? "")
@@ -56,4 +75,4 @@ for (const [pi, p] of PROMPTS.entries()) {
   sum += m / said.length
   console.log(`${p.label.padEnd(10)} ${m}/${said.length} | ${heard.join(" ")}`)
 }
-console.log(`mean ${(100 * sum / PROMPTS.length).toFixed(1)}% voice cpu ${cpu.toFixed(2)}s dir ${work}`)
+console.log(`mean ${((100 * sum) / PROMPTS.length).toFixed(1)}% voice cpu ${cpu.toFixed(2)}s dir ${work}`)

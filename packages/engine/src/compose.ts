@@ -6,7 +6,15 @@ import { barSeconds, planForm, type SectionPlan } from "./form.ts"
 import { lineSyllables, parseLyrics, type SungSyllable } from "./lyrics.ts"
 import type { Rng } from "./rng.ts"
 import type { StyleSpec } from "./style.ts"
-import { borrowedChord, chordPitchClasses, diatonicChord, nearestIn, scaleOf, voiceChord, type Chord } from "./theory.ts"
+import {
+  borrowedChord,
+  chordPitchClasses,
+  diatonicChord,
+  nearestIn,
+  scaleOf,
+  voiceChord,
+  type Chord
+} from "./theory.ts"
 import type { ModelName } from "./types.ts"
 
 export interface NoteEvent {
@@ -139,10 +147,7 @@ const DRUM_PATTERNS: Readonly<Record<DrumStyle, ReadonlyArray<Partial<Record<Dru
     { kick: "x.......x.......", rim: "....x.......x...", shaker: "x.xxx.xxx.xxx.xx" },
     { kick: "x.........x.....", snare: "....o.......o...", shaker: "x.x.x.x.x.x.x.x." }
   ],
-  ambient: [
-    { shaker: "x...x...x...x..." },
-    { rim: "..........x....." }
-  ]
+  ambient: [{ shaker: "x...x...x...x..." }, { rim: "..........x....." }]
 }
 
 export function compose(input: ComposeInput, rng: Rng): Score {
@@ -155,7 +160,9 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const bar = barSeconds(bpm)
   const step = bar / 16
   const lyrics = parseLyrics(input.lyrics)
-  const vocal = !input.instrumental && (input.plan !== undefined ? input.plan.some((s) => s.lines.length > 0) : lyrics.sections.length > 0)
+  const vocal =
+    !input.instrumental &&
+    (input.plan !== undefined ? input.plan.some((s) => s.lines.length > 0) : lyrics.sections.length > 0)
   const progLen = genre.progressions[0]?.length ?? 4
   // The style's energy scales every section's intensity: calm songs comp in long notes,
   // energetic ones in eighths with open hats and fills.
@@ -164,7 +171,10 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const acappella = vocal && spec.instruments.size === 0
   const planned = input.plan ?? planForm(genre, lyrics, vocal, bpm, rng.fork("form"), progLen)
   // A given plan is kept whole: its bars are laid on a grid the caller relies on.
-  const played = input.plan === undefined && acappella && planned.some((s) => s.lines.length > 0) ? planned.filter((s) => s.lines.length > 0) : planned
+  const played =
+    input.plan === undefined && acappella && planned.some((s) => s.lines.length > 0)
+      ? planned.filter((s) => s.lines.length > 0)
+      : planned
   const sections = played.map((s) => ({ ...s, energy: Math.min(1, s.energy * energyScale) }))
 
   // Progressions: a high style_weight favours the genre's first (most idiomatic) ones.
@@ -197,7 +207,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       if (!seventhFor.has(key)) seventhFor.set(key, hr.chance(genre.sevenths))
       let chord = diatonicChord(spec.tonic, spec.minor, deg, seventhFor.get(key) ?? false)
       // Weirdness swaps in chromatic colour chords, but never on the tonic bar that opens a phrase.
-      if (b % prog.length !== 0 && hr.chance(weird * weird * 0.45)) chord = borrowedChord(spec.tonic, spec.minor, hr.int(0, 5))
+      if (b % prog.length !== 0 && hr.chance(weird * weird * 0.45))
+        chord = borrowedChord(spec.tonic, spec.minor, hr.int(0, 5))
       // The last bar of the song resolves to the tonic.
       if (si === sections.length - 1 && b === s.bars - 1) chord = diatonicChord(spec.tonic, spec.minor, 0, false)
       chord = input.chords?.[bars.length] ?? chord
@@ -211,7 +222,8 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const at = (b: BarInfo, s: number): number => b.start + swungStep(genre, s) * step
 
   // Everything negated and nothing to sing: a solo piano rather than silence.
-  const inst: ReadonlySet<Instrument> = spec.instruments.size === 0 && !vocal ? new Set<Instrument>(["piano"]) : spec.instruments
+  const inst: ReadonlySet<Instrument> =
+    spec.instruments.size === 0 && !vocal ? new Set<Instrument>(["piano"]) : spec.instruments
   const has = (i: Instrument): boolean => inst.has(i)
   const ar = rng.fork("arrangement")
   const parts: Part[] = []
@@ -219,40 +231,83 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   const backing = 0.6 + 0.8 * input.audioWeight
 
   // ---------------------------------------------------------------- chords
-  const compCandidates: Instrument[] = ["piano", "epiano", "guitar", "eguitar", "organ", "synth", "strings", "pad", "pluck", "brass", "bells", "flute"]
+  const compCandidates: Instrument[] = [
+    "piano",
+    "epiano",
+    "guitar",
+    "eguitar",
+    "organ",
+    "synth",
+    "strings",
+    "pad",
+    "pluck",
+    "brass",
+    "bells",
+    "flute"
+  ]
   const namedComp = compCandidates.find((i) => spec.named.has(i) && i !== "flute" && i !== "brass" && i !== "bells")
   const compInst = namedComp ?? compCandidates.find((i) => has(i)) ?? null
-  const compStyle: CompStyle = compInst === "guitar" && genre.comp !== "skank" ? "strum"
-    : compInst === "eguitar" && (genre.comp === "block" || genre.comp === "sustain" || genre.comp === "arp") ? "power"
-    : (compInst === "pad" || compInst === "strings") && genre.comp !== "arp" ? "sustain"
-    : genre.comp
+  const compStyle: CompStyle =
+    compInst === "guitar" && genre.comp !== "skank"
+      ? "strum"
+      : compInst === "eguitar" && (genre.comp === "block" || genre.comp === "sustain" || genre.comp === "arp")
+        ? "power"
+        : (compInst === "pad" || compInst === "strings") && genre.comp !== "arp"
+          ? "sustain"
+          : genre.comp
   if (compInst !== null) {
     const notes: NoteEvent[] = []
     const variant = ar.chance(sw) ? 0 : ar.int(0, 2)
     for (const b of bars) {
       const e = b.section.energy
-      if (b.section.kind === "intro" && b.indexInSection < Math.min(2, b.section.bars / 2) && richness > 0.5 && compStyle !== "sustain") {
+      if (
+        b.section.kind === "intro" &&
+        b.indexInSection < Math.min(2, b.section.bars / 2) &&
+        richness > 0.5 &&
+        compStyle !== "sustain"
+      ) {
         // Aether opens with the chords alone, held, before the groove starts.
         for (const p of voiceChord(b.chord, 62, 4)) notes.push({ start: b.start, dur: bar * 0.98, pitch: p, vel: 0.5 })
         continue
       }
       addComp(notes, compStyle, b, at, step, e, variant, ar, richness)
     }
-    parts.push({ role: "chords", instrument: compInst, notes, pan: compInst === "guitar" || compInst === "eguitar" ? -0.35 : -0.15, gain: 0.55, send: 0.25 })
+    parts.push({
+      role: "chords",
+      instrument: compInst,
+      notes,
+      pan: compInst === "guitar" || compInst === "eguitar" ? -0.35 : -0.15,
+      gain: 0.55,
+      send: 0.25
+    })
     // Rock and metal double the rhythm guitar on the other side: the classic wide wall.
     if ((compStyle === "power" || compStyle === "strum") && richness >= 0.6) {
-      parts.push({ role: "chords", instrument: compInst, notes: notes.map((n) => ({ ...n, start: n.start + 0.012, pitch: n.pitch })), pan: 0.4, gain: 0.42, send: 0.2 })
+      parts.push({
+        role: "chords",
+        instrument: compInst,
+        notes: notes.map((n) => ({ ...n, start: n.start + 0.012, pitch: n.pitch })),
+        pan: 0.4,
+        gain: 0.42,
+        send: 0.2
+      })
     }
   }
 
   // ---------------------------------------------------------------- pad
-  const padInst: Instrument | null = has("pad") ? "pad" : has("strings") && compInst !== "strings" ? "strings" : has("organ") && compInst !== "organ" ? "organ" : null
+  const padInst: Instrument | null = has("pad")
+    ? "pad"
+    : has("strings") && compInst !== "strings"
+      ? "strings"
+      : has("organ") && compInst !== "organ"
+        ? "organ"
+        : null
   if (padInst !== null && padInst !== compInst && richness >= 0.5) {
     const notes: NoteEvent[] = []
     for (const b of bars) {
       // Energetic songs leave the first verse without the pad so the next section can lift.
       if (b.section.kind === "verse" && b.section.occurrence === 0 && spec.energy >= 0.5) continue
-      for (const p of voiceChord(b.chord, 64, richness > 0.9 ? 4 : 3)) notes.push({ start: b.start, dur: bar * 1.02, pitch: p, vel: 0.35 + 0.25 * b.section.energy })
+      for (const p of voiceChord(b.chord, 64, richness > 0.9 ? 4 : 3))
+        notes.push({ start: b.start, dur: bar * 1.02, pitch: p, vel: 0.35 + 0.25 * b.section.energy })
     }
     parts.push({ role: "pad", instrument: padInst, notes, pan: 0.2, gain: 0.34, send: 0.6 })
   }
@@ -293,7 +348,16 @@ export function compose(input: ComposeInput, rng: Rng): Score {
         const key = s.kind === "chorus" ? `c:${line}` : `${s.kind}:${li % 4}:${syl.length}`
         let m = melodyCache.get(key)
         if (m === undefined) {
-          m = makeMelody(syl.length, s.barsPerLine, lineBars, centre + (s.kind === "chorus" ? 3 : s.kind === "bridge" ? 1 : -1), scalePcs, mr, weird, syl.map((x) => x.wordEnd))
+          m = makeMelody(
+            syl.length,
+            s.barsPerLine,
+            lineBars,
+            centre + (s.kind === "chorus" ? 3 : s.kind === "bridge" ? 1 : -1),
+            scalePcs,
+            mr,
+            weird,
+            syl.map((x) => x.wordEnd)
+          )
           melodyCache.set(key, m)
         }
         const lineStart = lineBars[0]?.start ?? 0
@@ -325,22 +389,41 @@ export function compose(input: ComposeInput, rng: Rng): Score {
   }
 
   // ---------------------------------------------------------------- lead (instrumental melody / hooks)
-  const melodic: ReadonlyArray<Instrument> = ["synth", "brass", "flute", "bells", "pluck", "eguitar", "guitar", "strings", "piano", "epiano", "organ"]
-  const leadInst: Instrument = [...spec.named].find((i) => melodic.includes(i) && i !== compInst)
-    ?? (has(genre.lead) ? genre.lead : melodic.find((i) => has(i) && i !== compInst) ?? melodic.find((i) => has(i)) ?? "synth")
+  const melodic: ReadonlyArray<Instrument> = [
+    "synth",
+    "brass",
+    "flute",
+    "bells",
+    "pluck",
+    "eguitar",
+    "guitar",
+    "strings",
+    "piano",
+    "epiano",
+    "organ"
+  ]
+  const leadInst: Instrument =
+    [...spec.named].find((i) => melodic.includes(i) && i !== compInst) ??
+    (has(genre.lead)
+      ? genre.lead
+      : (melodic.find((i) => has(i) && i !== compInst) ?? melodic.find((i) => has(i)) ?? "synth"))
   // A cappella (every instrument negated): the voice alone, no lead instrument either.
   if (inst.size > 0) {
     const notes: NoteEvent[] = []
     const lr = rng.fork("lead")
-    const leadCentre = (leadInst === "bass" ? 48 : 72)
+    const leadCentre = leadInst === "bass" ? 48 : 72
     const hooks = new Map<string, { offs: number[]; dur: number[]; pitch: number[] }>()
     for (let i = 0; i < bars.length; i += 2) {
       const b = bars[i] as BarInfo
       const k = b.section.kind
       // Without vocals the lead carries the tune in choruses/solos (and verses for fuller models);
       // with vocals it only answers in intros, solos and outros.
-      const plays = vocal ? (k === "solo" || (k === "intro" && richness > 0.5) || (k === "outro" && richness > 0.9))
-        : (k === "chorus" || k === "solo" || (k === "verse" && richness > 0.5 && b.section.occurrence > 0) || (k === "bridge" && richness > 0.9))
+      const plays = vocal
+        ? k === "solo" || (k === "intro" && richness > 0.5) || (k === "outro" && richness > 0.9)
+        : k === "chorus" ||
+          k === "solo" ||
+          (k === "verse" && richness > 0.5 && b.section.occurrence > 0) ||
+          (k === "bridge" && richness > 0.9)
       if (!plays) continue
       const pair = bars.slice(i, i + 2).filter((x) => x.sectionIndex === b.sectionIndex)
       const count = lr.int(4, genre.energy > 0.6 ? 9 : 7)
@@ -354,10 +437,16 @@ export function compose(input: ComposeInput, rng: Rng): Score {
         const off = m.offs[n] ?? 0
         const bb = pair[Math.min(pair.length - 1, Math.floor(off / 16))]
         if (bb === undefined) continue
-        notes.push({ start: at(bb, off % 16), dur: (m.dur[n] ?? 2) * step * 0.9, pitch: m.pitch[n] ?? leadCentre, vel: 0.7 })
+        notes.push({
+          start: at(bb, off % 16),
+          dur: (m.dur[n] ?? 2) * step * 0.9,
+          pitch: m.pitch[n] ?? leadCentre,
+          vel: 0.7
+        })
       }
     }
-    if (notes.length > 0) parts.push({ role: "lead", instrument: leadInst, notes, pan: 0.1, gain: vocal ? 0.38 : 0.46, send: 0.35 })
+    if (notes.length > 0)
+      parts.push({ role: "lead", instrument: leadInst, notes, pan: 0.1, gain: vocal ? 0.38 : 0.46, send: 0.35 })
   }
 
   // ---------------------------------------------------------------- arpeggio / counter line (aether only)
@@ -367,7 +456,13 @@ export function compose(input: ComposeInput, rng: Rng): Score {
     for (const b of bars) {
       if (b.section.kind !== "chorus" && b.section.kind !== "solo") continue
       const tones = voiceChord(b.chord, 76, 4)
-      for (let s = 0; s < 16; s += 2) notes.push({ start: at(b, s), dur: step * 1.6, pitch: tones[(s / 2) % tones.length] ?? 76, vel: s % 4 === 0 ? 0.45 : 0.32 })
+      for (let s = 0; s < 16; s += 2)
+        notes.push({
+          start: at(b, s),
+          dur: step * 1.6,
+          pitch: tones[(s / 2) % tones.length] ?? 76,
+          vel: s % 4 === 0 ? 0.45 : 0.32
+        })
     }
     parts.push({ role: "arp", instrument: arpInst, notes, pan: 0.45, gain: 0.22, send: 0.45 })
   }
@@ -383,7 +478,10 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       const k = b.section.kind
       if (k !== "chorus" && k !== "bridge" && k !== "solo" && !(k === "verse" && b.section.occurrence > 0)) continue
       const pcs = chordPitchClasses(b.chord)
-      for (const [s, idx] of [[0, 1], [8, Math.min(pcs.length - 1, 3)]] as const) {
+      for (const [s, idx] of [
+        [0, 1],
+        [8, Math.min(pcs.length - 1, 3)]
+      ] as const) {
         const p = nearestIn(prev, [pcs[idx] ?? pcs[0] ?? 0])
         notes.push({ start: at(b, s), dur: 8 * step * 0.95, pitch: p, vel: 0.5 })
         prev = p < 62 ? p + 12 : p > 79 ? p - 12 : p
@@ -405,10 +503,11 @@ export function compose(input: ComposeInput, rng: Rng): Score {
       const s = b.section
       const e = s.energy
       const last = b.indexInSection === s.bars - 1
-      const pat = patterns[(s.kind === "chorus" && richness > 0.5) ? altVar : mainVar] ?? patterns[0] ?? {}
+      const pat = patterns[s.kind === "chorus" && richness > 0.5 ? altVar : mainVar] ?? patterns[0] ?? {}
       // Intros and outros thin out; EDM bridges drop the kick (the breakdown).
       const breakdown = s.kind === "bridge" && (genre.drums === "four" || genre.drums === "techno")
-      const sparse = (s.kind === "intro" && b.indexInSection < s.bars / 2) || (s.kind === "outro" && b.indexInSection >= s.bars - 2)
+      const sparse =
+        (s.kind === "intro" && b.indexInSection < s.bars / 2) || (s.kind === "outro" && b.indexInSection >= s.bars - 2)
       for (const [kind, pattern] of Object.entries(pat) as [DrumKind, string][]) {
         if (sparse && kind !== "hat" && kind !== "shaker" && kind !== "ride") continue
         if (breakdown && kind === "kick") continue
@@ -424,7 +523,10 @@ export function compose(input: ComposeInput, rng: Rng): Score {
           drums.push({ time, kind, vel, tune: 0 })
           if (kind === "kick") kicks.push(time)
           // Trap hats roll; weirdness adds stutters on any hat.
-          if ((kind === "hat" && genre.drums === "trap" && dr.chance(0.12)) || (kind === "hat" && dr.chance(weird * 0.15))) {
+          if (
+            (kind === "hat" && genre.drums === "trap" && dr.chance(0.12)) ||
+            (kind === "hat" && dr.chance(weird * 0.15))
+          ) {
             for (let r = 1; r < 3; r++) drums.push({ time: time + (r * step) / 3, kind, vel: vel * 0.7, tune: 0 })
           }
         }
@@ -451,12 +553,35 @@ export function compose(input: ComposeInput, rng: Rng): Score {
     st += s.bars * bar
   }
   return {
-    bpm, duration, parts, drums, vocal: vocalNotes, harmony: harmonyNotes, voice: input.voice, sections: sectionsOut, genre, richness, weirdness: weird, backing, kicks,
-    plan: played, chords: bars.map((b) => b.chord)
+    bpm,
+    duration,
+    parts,
+    drums,
+    vocal: vocalNotes,
+    harmony: harmonyNotes,
+    voice: input.voice,
+    sections: sectionsOut,
+    genre,
+    richness,
+    weirdness: weird,
+    backing,
+    kicks,
+    plan: played,
+    chords: bars.map((b) => b.chord)
   }
 }
 
-function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo, s: number) => number, step: number, e: number, variant: number, r: Rng, richness: number): void {
+function addComp(
+  out: NoteEvent[],
+  style: CompStyle,
+  b: BarInfo,
+  at: (b: BarInfo, s: number) => number,
+  step: number,
+  e: number,
+  variant: number,
+  r: Rng,
+  richness: number
+): void {
   const vel = 0.45 + 0.35 * e
   const push = (s: number, len: number, pitches: ReadonlyArray<number>, v: number, spread = 0): void => {
     pitches.forEach((p, i) => out.push({ start: at(b, s) + i * spread, dur: len * step, pitch: p, vel: v }))
@@ -464,9 +589,12 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
   switch (style) {
     case "block": {
       const tones = voiceChord(b.chord, 62, 4)
-      if (e >= 0.9 && richness > 0.5) for (const s of [0, 6, 8, 14]) push(s, s === 6 || s === 14 ? 2 : 5.5, tones, vel * (s % 8 === 0 ? 1 : 0.8))
-      else if (e >= 0.6) { push(0, 7.5, tones, vel); push(8, 7.5, tones, vel * 0.85) }
-      else push(0, 15.5, tones, vel)
+      if (e >= 0.9 && richness > 0.5)
+        for (const s of [0, 6, 8, 14]) push(s, s === 6 || s === 14 ? 2 : 5.5, tones, vel * (s % 8 === 0 ? 1 : 0.8))
+      else if (e >= 0.6) {
+        push(0, 7.5, tones, vel)
+        push(8, 7.5, tones, vel * 0.85)
+      } else push(0, 15.5, tones, vel)
       break
     }
     case "sustain":
@@ -474,7 +602,11 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
       break
     case "stabs": {
       const tones = voiceChord(b.chord, 64, 4)
-      const pats = [[2, 6, 10, 14], [0, 3, 6, 10, 12], [3, 6, 11, 14]]
+      const pats = [
+        [2, 6, 10, 14],
+        [0, 3, 6, 10, 12],
+        [3, 6, 11, 14]
+      ]
       const pat = pats[variant % pats.length] ?? [2, 6, 10, 14]
       for (const s of pat) push(s, 1.5, tones, vel * (0.85 + 0.15 * r.next()))
       break
@@ -493,7 +625,12 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
       const seq = [...tones, ...tones.map((p) => p + 12)]
       const rate = e >= 0.6 ? 1 : 2
       for (let s = 0, k = 0; s < 16; s += rate, k++) {
-        const idx = variant === 1 ? seq.length - 1 - (k % seq.length) : variant === 2 ? [0, 2, 1, 3, 2, 4, 3, 5][k % 8] ?? 0 : k % seq.length
+        const idx =
+          variant === 1
+            ? seq.length - 1 - (k % seq.length)
+            : variant === 2
+              ? ([0, 2, 1, 3, 2, 4, 3, 5][k % 8] ?? 0)
+              : k % seq.length
         push(s, rate * 0.95, [seq[idx] ?? 64], vel * (s % 4 === 0 ? 0.9 : 0.7))
       }
       break
@@ -502,7 +639,12 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
       // Rootless jazz voicing: 3rd, 5th/7th, 9th above the root, syncopated hits.
       const tones = voiceChord(b.chord, 62, 4).slice(1)
       tones.push((tones[tones.length - 1] ?? 66) + 3)
-      const pats = [[0, 6, 11], [3, 10], [0, 7, 10, 14], [2, 8, 14]]
+      const pats = [
+        [0, 6, 11],
+        [3, 10],
+        [0, 7, 10, 14],
+        [2, 8, 14]
+      ]
       const pat = pats[r.int(0, pats.length - 1)] ?? [0, 6]
       for (const s of pat) push(s, s === 0 ? 6 : 3, tones, vel * (0.8 + 0.2 * r.next()), 0.004)
       break
@@ -523,21 +665,37 @@ function addComp(out: NoteEvent[], style: CompStyle, b: BarInfo, at: (b: BarInfo
   }
 }
 
-function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo | undefined, at: (b: BarInfo, s: number) => number, step: number, r: Rng, weird: number): void {
+function addBass(
+  out: NoteEvent[],
+  style: BassStyle,
+  b: BarInfo,
+  next: BarInfo | undefined,
+  at: (b: BarInfo, s: number) => number,
+  step: number,
+  r: Rng,
+  weird: number
+): void {
   let root = b.chord.root - 24
   if (root > 43) root -= 12
   if (root < 28) root += 12
   const fifth = root + 7
   const e = b.section.energy
   const vel = 0.7 + 0.25 * e
-  const n = (s: number, len: number, p: number, v = vel): void => { out.push({ start: at(b, s), dur: len * step, pitch: p, vel: v }) }
+  const n = (s: number, len: number, p: number, v = vel): void => {
+    out.push({ start: at(b, s), dur: len * step, pitch: p, vel: v })
+  }
   switch (style) {
     case "root":
-      n(0, 7, root); n(8, 7, e > 0.6 ? fifth : root, vel * 0.85)
+      n(0, 7, root)
+      n(8, 7, e > 0.6 ? fifth : root, vel * 0.85)
       break
     case "eighths":
-      if (e < 0.5) { n(0, 15, root); break }
-      for (let s = 0; s < 16; s += 2) n(s, 1.8, s === 14 && r.chance(0.3 + weird * 0.3) ? fifth : root, vel * (s % 4 === 0 ? 1 : 0.85))
+      if (e < 0.5) {
+        n(0, 15, root)
+        break
+      }
+      for (let s = 0; s < 16; s += 2)
+        n(s, 1.8, s === 14 && r.chance(0.3 + weird * 0.3) ? fifth : root, vel * (s % 4 === 0 ? 1 : 0.85))
       break
     case "octave":
       for (let s = 0; s < 16; s += 2) n(s, 1.7, s % 4 === 0 ? root : root + 12, vel * (s % 4 === 0 ? 1 : 0.8))
@@ -548,15 +706,27 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
       break
     case "syncopated": {
       const pats: ReadonlyArray<ReadonlyArray<readonly [number, number, number]>> = [
-        [[0, 3, 0], [3, 2, 0], [6, 2, 7], [10, 3, 0], [14, 2, 12]],
-        [[0, 5, 0], [7, 1, 0], [10, 4, 7], [14, 2, 10]]
+        [
+          [0, 3, 0],
+          [3, 2, 0],
+          [6, 2, 7],
+          [10, 3, 0],
+          [14, 2, 12]
+        ],
+        [
+          [0, 5, 0],
+          [7, 1, 0],
+          [10, 4, 7],
+          [14, 2, 10]
+        ]
       ]
       const pat = pats[r.int(0, 1)] ?? []
       for (const [s, len, iv] of pat) n(s, len, root + iv)
       break
     }
     case "walking": {
-      const target = next !== undefined ? (next.chord.root - 24 < 28 ? next.chord.root - 12 : next.chord.root - 24) : root
+      const target =
+        next !== undefined ? (next.chord.root - 24 < 28 ? next.chord.root - 12 : next.chord.root - 24) : root
       const third = root + (b.chord.intervals[1] ?? 4)
       const approach = target + (r.chance(0.5) ? 1 : -1)
       const line = [root, r.chance(0.5) ? third : fifth, r.chance(0.5) ? fifth : third, approach]
@@ -564,7 +734,9 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
       break
     }
     case "sub":
-      n(0, 6, root); n(6, 4, root); if (e > 0.7) n(10, 6, r.chance(0.3) ? root + 12 : root)
+      n(0, 6, root)
+      n(6, 4, root)
+      if (e > 0.7) n(10, 6, r.chance(0.3) ? root + 12 : root)
       break
     case "sustain":
       n(0, 16, root, vel * 0.8)
@@ -581,7 +753,12 @@ function addBass(out: NoteEvent[], style: BassStyle, b: BarInfo, next: BarInfo |
 export function swungStep(genre: Genre, s: number): number {
   const swing = genre.swing
   if (swing <= 0) return s
-  const swing16 = genre.drums === "boombap" || genre.drums === "funk" || genre.drums === "four" || genre.drums === "trap" || genre.drums === "onedrop"
+  const swing16 =
+    genre.drums === "boombap" ||
+    genre.drums === "funk" ||
+    genre.drums === "four" ||
+    genre.drums === "trap" ||
+    genre.drums === "onedrop"
   if (swing16 && s % 2 === 1) return s + swing * 1.0
   if (!swing16 && s % 4 === 2) return s + swing * 2.0
   return s
@@ -592,7 +769,12 @@ export function swungStep(genre: Genre, s: number): number {
  * length in sixteenths from the phrase's start (eighths when they fit, the last note held, word
  * ends lengthened). Fewer than `count` when they do not all fit.
  */
-export function phraseRhythm(count: number, nBars: number, r: Rng, wordEnds: ReadonlyArray<boolean> | null): { offs: number[]; dur: number[] } {
+export function phraseRhythm(
+  count: number,
+  nBars: number,
+  r: Rng,
+  wordEnds: ReadonlyArray<boolean> | null
+): { offs: number[]; dur: number[] } {
   const slots = nBars * 16 - 2
   const unit = count * 2 <= slots - 4 ? 2 : 1
   const n = Math.min(count, Math.floor(slots / unit))
@@ -613,11 +795,23 @@ export function phraseRhythm(count: number, nBars: number, r: Rng, wordEnds: Rea
   }
   const offs: number[] = []
   let pos = startOff
-  for (let i = 0; i < n; i++) { offs.push(pos); pos += dur[i] ?? unit }
+  for (let i = 0; i < n; i++) {
+    offs.push(pos)
+    pos += dur[i] ?? unit
+  }
   return { offs, dur }
 }
 
-function makeMelody(count: number, nBars: number, lineBars: ReadonlyArray<BarInfo>, centre: number, scalePcs: ReadonlyArray<number>, r: Rng, weird: number, wordEnds: ReadonlyArray<boolean> | null): { offs: number[]; dur: number[]; pitch: number[] } {
+function makeMelody(
+  count: number,
+  nBars: number,
+  lineBars: ReadonlyArray<BarInfo>,
+  centre: number,
+  scalePcs: ReadonlyArray<number>,
+  r: Rng,
+  weird: number,
+  wordEnds: ReadonlyArray<boolean> | null
+): { offs: number[]; dur: number[]; pitch: number[] } {
   const { offs, dur } = phraseRhythm(count, nBars, r, wordEnds)
   const n = offs.length
   const pitch: number[] = []
@@ -683,4 +877,3 @@ function scaleToMidi(idx: number, scale: ReadonlyArray<number>): number {
   const k = ((idx % 7) + 7) % 7
   return oct * 12 + (sorted[k] ?? 0)
 }
-

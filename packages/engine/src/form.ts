@@ -19,10 +19,22 @@ export interface SectionPlan {
 }
 
 const SECTION_ENERGY: Readonly<Record<SectionKind, number>> = {
-  intro: 0.35, verse: 0.6, prechorus: 0.75, chorus: 1, bridge: 0.55, solo: 0.85, outro: 0.35
+  intro: 0.35,
+  verse: 0.6,
+  prechorus: 0.75,
+  chorus: 1,
+  bridge: 0.55,
+  solo: 0.85,
+  outro: 0.35
 }
 const INSTRUMENTAL_BARS: Readonly<Record<SectionKind, number>> = {
-  intro: 4, verse: 8, prechorus: 4, chorus: 8, bridge: 8, solo: 8, outro: 4
+  intro: 4,
+  verse: 8,
+  prechorus: 4,
+  chorus: 8,
+  bridge: 8,
+  solo: 8,
+  outro: 4
 }
 
 function roundUp(n: number, m: number): number {
@@ -43,9 +55,18 @@ function linesBars(lines: ReadonlyArray<string>, bpm: number, tight: boolean): n
   return 2
 }
 
-export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm: number, rng: Rng, unit: number): SectionPlan[] {
+export function planForm(
+  genre: Genre,
+  lyrics: ParsedLyrics,
+  vocal: boolean,
+  bpm: number,
+  rng: Rng,
+  unit: number
+): SectionPlan[] {
   const bar = barSeconds(bpm)
-  const build = (tight: boolean): { kind: SectionKind; bars: number; lines: ReadonlyArray<string>; barsPerLine: number }[] => {
+  const build = (
+    tight: boolean
+  ): { kind: SectionKind; bars: number; lines: ReadonlyArray<string>; barsPerLine: number }[] => {
     const out: { kind: SectionKind; bars: number; lines: ReadonlyArray<string>; barsPerLine: number }[] = []
     const sung = vocal && lyrics.sections.length > 0
     let order: { kind: SectionKind; lines: ReadonlyArray<string> }[]
@@ -62,7 +83,12 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
       }
       while (paras.length > 0) {
         const p = paras.shift()
-        order.splice(Math.max(1, order.length - 1), 0, { kind: "verse", lines: p?.lines ?? [] }, { kind: "chorus", lines: [] })
+        order.splice(
+          Math.max(1, order.length - 1),
+          0,
+          { kind: "verse", lines: p?.lines ?? [] },
+          { kind: "chorus", lines: [] }
+        )
       }
     } else order = genre.form.map((kind) => ({ kind, lines: [] }))
     if (sung && order[0]?.kind !== "intro") order.unshift({ kind: "intro", lines: [] })
@@ -113,7 +139,12 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
     } else if (outro !== undefined && outro.kind === "outro" && outro.lines.length === 0 && outro.bars < 8) {
       outro.bars += unit
     } else {
-      const chorus = [...plan].reverse().find((p) => p.kind === "chorus") ?? { kind: "chorus" as SectionKind, bars: 8, lines: [], barsPerLine: 2 }
+      const chorus = [...plan].reverse().find((p) => p.kind === "chorus") ?? {
+        kind: "chorus" as SectionKind,
+        bars: 8,
+        lines: [],
+        barsPerLine: 2
+      }
       plan.splice(Math.max(1, plan.length - 1), 0, { ...chorus })
     }
   }
@@ -121,7 +152,14 @@ export function planForm(genre: Genre, lyrics: ParsedLyrics, vocal: boolean, bpm
   return plan.map((s) => {
     const occurrence = seen.get(s.kind) ?? 0
     seen.set(s.kind, occurrence + 1)
-    return { kind: s.kind, bars: s.bars, lines: s.lines, barsPerLine: s.barsPerLine, energy: SECTION_ENERGY[s.kind], occurrence }
+    return {
+      kind: s.kind,
+      bars: s.bars,
+      lines: s.lines,
+      barsPerLine: s.barsPerLine,
+      energy: SECTION_ENERGY[s.kind],
+      occurrence
+    }
   })
 }
 
@@ -149,17 +187,23 @@ export function planContinuation(c: ContinuationInput): SectionPlan[] {
   const bar = barSeconds(c.bpm)
   const sectionFor = (kind: SectionKind, lines: ReadonlyArray<string>): SectionPlan => {
     const barsPerLine = lines.length > 0 ? linesBars(lines, c.bpm, false) : 2
-    const bars = lines.length > 0 ? roundUp(lines.length * barsPerLine, c.unit) : roundUp(INSTRUMENTAL_BARS[kind], c.unit)
+    const bars =
+      lines.length > 0 ? roundUp(lines.length * barsPerLine, c.unit) : roundUp(INSTRUMENTAL_BARS[kind], c.unit)
     return { kind, bars, lines, barsPerLine, energy: SECTION_ENERGY[kind], occurrence: 1 }
   }
   const leadInKind: SectionKind = c.leadIn === "intro" || c.leadIn === "outro" ? "verse" : c.leadIn
   // Without new words the song goes round once more as songs end: a break, then the chorus.
-  const body: SectionPlan[] = c.lyrics !== null && c.lyrics.sections.length > 0
-    ? c.lyrics.sections.map((s) => sectionFor(s.kind, s.lines))
-    : [sectionFor("solo", []), sectionFor("chorus", c.reprise)]
+  const body: SectionPlan[] =
+    c.lyrics !== null && c.lyrics.sections.length > 0
+      ? c.lyrics.sections.map((s) => sectionFor(s.kind, s.lines))
+      : [sectionFor("solo", []), sectionFor("chorus", c.reprise)]
   const outro: SectionPlan = { ...sectionFor("outro", []), bars: roundUp(INSTRUMENTAL_BARS.outro, Math.min(c.unit, 4)) }
   const seconds = (p: ReadonlyArray<SectionPlan>): number => p.reduce((a, s) => a + s.bars, 0) * bar
-  const plan: SectionPlan[] = [{ kind: leadInKind, bars: 1, lines: [], barsPerLine: 2, energy: SECTION_ENERGY[leadInKind], occurrence: 1 }, ...body, outro]
+  const plan: SectionPlan[] = [
+    { kind: leadInKind, bars: 1, lines: [], barsPerLine: 2, energy: SECTION_ENERGY[leadInKind], occurrence: 1 },
+    ...body,
+    outro
+  ]
   const repeat = body[body.length - 1] as SectionPlan
   for (let guard = 0; seconds(plan) < c.minSeconds && guard < 16; guard++) plan.splice(plan.length - 1, 0, repeat)
   return plan

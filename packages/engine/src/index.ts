@@ -10,9 +10,29 @@ import type { JobResult } from "./jobs.ts"
 import type { AudioType } from "./listen/decode.ts"
 import type { Listening } from "./listen/types.ts"
 import { extensionSources } from "./song.ts"
-import type { Engine, EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
+import type {
+  Engine,
+  EngineExport,
+  EngineRequest,
+  EngineTrack,
+  ExportFormat,
+  RenderOptions,
+  TrackSource
+} from "./types.ts"
 
-export type { Engine, EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, ModelName, RenderOptions, TimedWord, TrackDerivation, TrackSource } from "./types.ts"
+export type {
+  Engine,
+  EngineExport,
+  EngineFile,
+  EngineRequest,
+  EngineTrack,
+  ExportFormat,
+  ModelName,
+  RenderOptions,
+  TimedWord,
+  TrackDerivation,
+  TrackSource
+} from "./types.ts"
 export type { PcmCacheOptions } from "./pcm-cache.ts"
 export { renderTrack } from "./render.ts"
 export { parseStyle } from "./style.ts"
@@ -55,15 +75,29 @@ function track(result: JobResult): EngineTrack {
 }
 
 export function makeEngine(options?: EngineOptions): Engine {
-  const pool = new RenderPool(options?.threads ?? availableParallelism(), options?.render ?? {}, options?.pcmCache === undefined ? DEFAULT_PCM_CACHE : options.pcmCache)
+  const pool = new RenderPool(
+    options?.threads ?? availableParallelism(),
+    options?.render ?? {},
+    options?.pcmCache === undefined ? DEFAULT_PCM_CACHE : options.pcmCache
+  )
   return {
     async render(request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
       const takes: Promise<EngineTrack>[] = []
-      for (let index = 0; index < TAKES; index++) takes.push(pool.run({ kind: "render", request, taskId, index }).then(track))
+      for (let index = 0; index < TAKES; index++)
+        takes.push(pool.run({ kind: "render", request, taskId, index }).then(track))
       return Promise.all(takes)
     },
-    async extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
-      return Promise.all(extensionSources(source, continueAt, request, taskId, TAKES).map((s) => pool.run({ kind: "extend", source: s }).then(track)))
+    async extend(
+      source: TrackSource,
+      continueAt: number,
+      request: EngineRequest,
+      taskId: string
+    ): Promise<ReadonlyArray<EngineTrack>> {
+      return Promise.all(
+        extensionSources(source, continueAt, request, taskId, TAKES).map((s) =>
+          pool.run({ kind: "extend", source: s }).then(track)
+        )
+      )
     },
     async arrange(sources: ReadonlyArray<TrackSource>): Promise<ReadonlyArray<EngineTrack>> {
       return Promise.all(sources.map((source) => pool.run({ kind: "arrange", source }).then(track)))

@@ -20,7 +20,11 @@ export type JobBody =
   /** A track made from another, or under a persona (src/arrange/). */
   | { readonly kind: "arrange"; readonly source: TrackSource }
 
-export type JobMessage = JobBody & { readonly id: number; readonly options: RenderOptions; readonly cache: PcmCacheOptions | null }
+export type JobMessage = JobBody & {
+  readonly id: number
+  readonly options: RenderOptions
+  readonly cache: PcmCacheOptions | null
+}
 
 export type JobResult =
   | { readonly kind: "track"; readonly track: EngineTrack }
@@ -33,7 +37,14 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
       const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
       // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it
       // again; with the cache off its WAV file (~0.1 s of CPU per take) is not built at all.
-      const written = msg.cache === null ? null : writeCached(msg.cache, cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options), wavFile(quantize(audio.left, audio.right)))
+      const written =
+        msg.cache === null
+          ? null
+          : writeCached(
+              msg.cache,
+              cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options),
+              wavFile(quantize(audio.left, audio.right))
+            )
       const track = await finishTrack(msg.request, msg.index, audio)
       await written
       return { kind: "track", track }
@@ -45,12 +56,18 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
     case "listen":
       return { kind: "listening", listening: await listen(msg.bytes, msg.type, transcribe) }
     case "arrange":
-      return { kind: "track", track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav }) }
+      return {
+        kind: "track",
+        track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav })
+      }
   }
 }
 
 export function transferables(result: JobResult): ArrayBuffer[] {
   if (result.kind === "listening") return []
-  const buffers = result.kind === "track" ? [result.track.mp3.buffer, result.track.png.buffer] : result.export.files.map((f) => f.bytes.buffer)
+  const buffers =
+    result.kind === "track"
+      ? [result.track.mp3.buffer, result.track.png.buffer]
+      : result.export.files.map((f) => f.bytes.buffer)
   return [...new Set(buffers)].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer)
 }

@@ -78,7 +78,8 @@ function withDeltas(events: Timed[]): MidiEvent[] {
 }
 
 export function writeMidi(song: MidiSongInput): Uint8Array {
-  if (!(song.bpm > 0) || !Number.isFinite(song.bpm)) throw new RangeError(`bpm must be a positive number, got ${song.bpm}`)
+  if (!(song.bpm > 0) || !Number.isFinite(song.bpm))
+    throw new RangeError(`bpm must be a positive number, got ${song.bpm}`)
   const ticksPerSecond = (song.bpm / 60) * TICKS_PER_BEAT
   const tick = (seconds: number): number => Math.max(0, Math.round(seconds * ticksPerSecond))
   let end = 0
@@ -94,7 +95,11 @@ export function writeMidi(song: MidiSongInput): Uint8Array {
       const on = tick(n.start)
       const off = Math.max(on + 1, tick(n.end))
       const noteNumber = clampInt(n.pitch, 0, 127)
-      events.push({ tick: on, order: 4, event: { type: "noteOn", channel, noteNumber, velocity: clampInt(n.velocity, 1, 127) } })
+      events.push({
+        tick: on,
+        order: 4,
+        event: { type: "noteOn", channel, noteNumber, velocity: clampInt(n.velocity, 1, 127) }
+      })
       events.push({ tick: off, order: 2, event: { type: "noteOff", channel, noteNumber, velocity: 0 } })
       end = Math.max(end, off)
     }
@@ -108,14 +113,26 @@ export function writeMidi(song: MidiSongInput): Uint8Array {
 
   const conductor: Timed[] = [
     { tick: 0, order: 0, event: { type: "trackName", meta: true, text: utf8(song.title ?? "") } },
-    { tick: 0, order: 1, event: { type: "setTempo", meta: true, microsecondsPerBeat: Math.round(60_000_000 / song.bpm) } },
-    { tick: 0, order: 2, event: { type: "timeSignature", meta: true, numerator: 4, denominator: 4, metronome: 24, thirtyseconds: 8 } }
+    {
+      tick: 0,
+      order: 1,
+      event: { type: "setTempo", meta: true, microsecondsPerBeat: Math.round(60_000_000 / song.bpm) }
+    },
+    {
+      tick: 0,
+      order: 2,
+      event: { type: "timeSignature", meta: true, numerator: 4, denominator: 4, metronome: 24, thirtyseconds: 8 }
+    }
   ]
   const signature = song.key === null || song.key === undefined ? null : keySignature(song.key)
-  if (signature !== null) conductor.push({ tick: 0, order: 3, event: { type: "keySignature", meta: true, ...signature } })
+  if (signature !== null)
+    conductor.push({ tick: 0, order: 3, event: { type: "keySignature", meta: true, ...signature } })
   const head = withDeltas(conductor)
   head.push({ deltaTime: end, type: "endOfTrack", meta: true })
 
-  const bytes = encodeMidi({ header: { format: 1, numTracks: tracks.length + 1, ticksPerBeat: TICKS_PER_BEAT }, tracks: [head, ...tracks] })
+  const bytes = encodeMidi({
+    header: { format: 1, numTracks: tracks.length + 1, ticksPerBeat: TICKS_PER_BEAT },
+    tracks: [head, ...tracks]
+  })
   return Uint8Array.from(bytes)
 }

@@ -32,7 +32,10 @@ export function reverb(send: Float32Array, outL: Float32Array, outR: Float32Arra
   const input = new Float32Array(h)
   for (let i = 0; i < h; i++) input[i] = ((send[2 * i] as number) + (send[2 * i + 1] ?? 0)) * 0.0075
   const gain = (wet * 8) / combTunings.length
-  for (const [out, extra] of [[outL, 0], [outR, spread]] as const) {
+  for (const [out, extra] of [
+    [outL, 0],
+    [outR, spread]
+  ] as const) {
     acc.fill(0)
     // Three combs per pass: each comb's damping filter is a chain of dependent multiplies, and
     // three independent chains in one loop cost little more than one. Each sample still adds
@@ -44,8 +47,12 @@ export function reverb(send: Float32Array, outL: Float32Array, outR: Float32Arra
       const lenA = bufA.length
       const lenB = bufB.length
       const lenC = bufC.length
-      let ja = 0, jb = 0, jc = 0
-      let sa = 0, sb = 0, sc = 0
+      let ja = 0,
+        jb = 0,
+        jc = 0
+      let sa = 0,
+        sb = 0,
+        sc = 0
       for (let i = 0; i < h; i++) {
         const x = input[i] as number
         const ya = bufA[ja] as number
@@ -159,7 +166,10 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?
     // channels) run in one loop, where the CPU overlaps them; each stage's output is rounded to
     // float32 as when the stages ran as separate passes, so the result is the same to the bit.
     const a = onePoleCoef(o.lowpass)
-    let l1 = 0, l2 = 0, r1 = 0, r2 = 0
+    let l1 = 0,
+      l2 = 0,
+      r1 = 0,
+      r2 = 0
     for (let i = 0; i < n; i++) {
       l1 += a * ((l[i] as number) - l1)
       r1 += a * ((r[i] as number) - r1)
@@ -208,7 +218,10 @@ export function master(l: Float32Array, r: Float32Array, o: MasterOptions, mode?
   }
   // Fade in (avoid a click) and fade out.
   const fi = Math.min(n, 256)
-  for (let i = 0; i < fi; i++) { l[i] = (l[i] as number) * (i / fi); r[i] = (r[i] as number) * (i / fi) }
+  for (let i = 0; i < fi; i++) {
+    l[i] = (l[i] as number) * (i / fi)
+    r[i] = (r[i] as number) * (i / fi)
+  }
   const fo = Math.min(n, Math.round(o.fadeOut * SR))
   for (let i = 0; i < fo; i++) {
     const g = i / fo

@@ -12,7 +12,8 @@ export const MP3_BITRATE = 192
 // where createMp3Encoder() recompiles the inlined WASM (~30 ms) on every call.
 type LameWasm = Parameters<typeof createEncoder>[1]
 // The root tsconfig has no DOM lib, so reach the WebAssembly global through a narrow type.
-const wasmApi = (globalThis as unknown as { readonly WebAssembly: { compile(bytes: Uint8Array): Promise<LameWasm> } }).WebAssembly
+const wasmApi = (globalThis as unknown as { readonly WebAssembly: { compile(bytes: Uint8Array): Promise<LameWasm> } })
+  .WebAssembly
 let compiled: Promise<LameWasm> | null = null
 function lameModule(): Promise<LameWasm> {
   if (compiled === null) {
@@ -25,7 +26,11 @@ function lameModule(): Promise<LameWasm> {
 }
 
 /** Encodes 44.1 kHz stereo float PCM (-1..1) to a CBR MP3 (no ID3 tag). */
-export async function encodeMp3(left: Float32Array, right: Float32Array, kbps: 128 | 160 | 192 = MP3_BITRATE): Promise<Uint8Array> {
+export async function encodeMp3(
+  left: Float32Array,
+  right: Float32Array,
+  kbps: 128 | 160 | 192 = MP3_BITRATE
+): Promise<Uint8Array> {
   const encoder = await createEncoder("audio/mpeg", await lameModule())
   encoder.configure({ sampleRate: 44100, channels: 2, bitrate: kbps })
   const chunks: Uint8Array[] = []

@@ -19,12 +19,28 @@ export interface PcmCacheOptions {
 function canonical(source: TrackSource): unknown {
   const r = source.request
   return {
-    request: [r.style, r.title, r.lyrics, r.instrumental, r.model, r.vocal_gender ?? null, r.negative_tags ?? null, r.style_weight ?? null, r.weirdness_constraint ?? null, r.audio_weight ?? null],
+    request: [
+      r.style,
+      r.title,
+      r.lyrics,
+      r.instrumental,
+      r.model,
+      r.vocal_gender ?? null,
+      r.negative_tags ?? null,
+      r.style_weight ?? null,
+      r.weirdness_constraint ?? null,
+      r.audio_weight ?? null
+    ],
     taskId: source.taskId,
     index: source.index,
-    extends: source.extends === undefined ? null : { source: canonical(source.extends.source), continueAt: source.extends.continueAt },
+    extends:
+      source.extends === undefined
+        ? null
+        : { source: canonical(source.extends.source), continueAt: source.extends.continueAt },
     // Only when present, so that the keys of plain takes and extensions stay what they were.
-    ...(source.derives === undefined ? {} : { derives: { ...source.derives, source: canonical(source.derives.source) } }),
+    ...(source.derives === undefined
+      ? {}
+      : { derives: { ...source.derives, source: canonical(source.derives.source) } }),
     ...(source.persona === undefined ? {} : { persona: canonical(source.persona) })
   }
 }
@@ -64,10 +80,12 @@ export async function writeCached(cache: PcmCacheOptions | null, key: string, wa
 
 async function evict(cache: PcmCacheOptions): Promise<void> {
   const names = (await readdir(cache.dir)).filter((f) => f.endsWith(".wav"))
-  const files = await Promise.all(names.map(async (f) => {
-    const st = await stat(join(cache.dir, f))
-    return { f, bytes: st.size, at: st.mtimeMs }
-  }))
+  const files = await Promise.all(
+    names.map(async (f) => {
+      const st = await stat(join(cache.dir, f))
+      return { f, bytes: st.size, at: st.mtimeMs }
+    })
+  )
   let total = files.reduce((a, x) => a + x.bytes, 0)
   if (total <= cache.maxBytes) return
   files.sort((a, b) => a.at - b.at)

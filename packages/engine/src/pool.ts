@@ -28,7 +28,9 @@ interface Slot {
 
 const isLight = (body: JobBody): boolean => body.kind === "export" && body.format !== "stems"
 
-type Reply = { readonly id: number; readonly ok: true; readonly result: JobResult } | { readonly id: number; readonly ok: false; readonly error: string }
+type Reply =
+  | { readonly id: number; readonly ok: true; readonly result: JobResult }
+  | { readonly id: number; readonly ok: false; readonly error: string }
 
 export class RenderPool {
   private readonly slots: Slot[]
@@ -39,7 +41,11 @@ export class RenderPool {
   private readonly options: RenderOptions
   private readonly cache: PcmCacheOptions | null
 
-  constructor(size: number = availableParallelism(), options: RenderOptions = {}, cache: PcmCacheOptions | null = null) {
+  constructor(
+    size: number = availableParallelism(),
+    options: RenderOptions = {},
+    cache: PcmCacheOptions | null = null
+  ) {
     this.options = options
     this.cache = cache
     this.slots = Array.from({ length: Math.max(1, Math.floor(size)) }, () => ({ worker: null, job: null }))
@@ -52,7 +58,11 @@ export class RenderPool {
   run(body: JobBody): Promise<JobResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"))
     return new Promise<JobResult>((resolve, reject) => {
-      const job: Job = { message: { ...body, id: this.nextId++, options: this.options, cache: this.cache }, resolve, reject }
+      const job: Job = {
+        message: { ...body, id: this.nextId++, options: this.options, cache: this.cache },
+        resolve,
+        reject
+      }
       if (isLight(body)) {
         const firstHeavy = this.queue.findIndex((j) => !isLight(j.message))
         this.queue.splice(firstHeavy < 0 ? this.queue.length : firstHeavy, 0, job)
@@ -64,12 +74,17 @@ export class RenderPool {
   async close(): Promise<void> {
     this.closed = true
     for (const job of this.queue.splice(0)) job.reject(new Error("engine is closed"))
-    await Promise.all(this.slots.map(async (slot) => {
-      const w = slot.worker
-      slot.worker = null
-      if (slot.job !== null) { slot.job.reject(new Error("engine is closed")); slot.job = null }
-      if (w !== null) await w.terminate()
-    }))
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const w = slot.worker
+        slot.worker = null
+        if (slot.job !== null) {
+          slot.job.reject(new Error("engine is closed"))
+          slot.job = null
+        }
+        if (w !== null) await w.terminate()
+      })
+    )
   }
 
   private pump(): void {

@@ -10,7 +10,11 @@ port.on("message", (msg: JobMessage) => {
   runJob(msg).then(
     (result) => port.postMessage({ id: msg.id, ok: true, result }, transferables(result)),
     (err: unknown) => {
-      port.postMessage({ id: msg.id, ok: false, error: err instanceof Error ? `${err.message}\n${err.stack ?? ""}` : String(err) })
+      port.postMessage({
+        id: msg.id,
+        ok: false,
+        error: err instanceof Error ? `${err.message}\n${err.stack ?? ""}` : String(err)
+      })
     }
   )
 })

@@ -12,7 +12,16 @@ import { parseStyle, type StyleSpec } from "./style.ts"
 import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
 import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
-import { Noise, SR, airLiftInPlace, highShelfInPlace, highpassInPlace, lowpassInPlace, panGains, softClip } from "./synth/dsp.ts"
+import {
+  Noise,
+  SR,
+  airLiftInPlace,
+  highShelfInPlace,
+  highpassInPlace,
+  lowpassInPlace,
+  panGains,
+  softClip
+} from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
 import { singerFor } from "./synth/voice/singer.ts"
 import { colourVoice, type VoiceColour } from "./synth/voice/colour.ts"
@@ -49,12 +58,29 @@ export interface Take {
 }
 
 /** Which stem each band role is heard in. */
-const STEM_OF: Readonly<Record<Part["role"], string>> = { chords: "harmony", pad: "harmony", counter: "harmony", bass: "bass", lead: "lead", arp: "lead" }
+const STEM_OF: Readonly<Record<Part["role"], string>> = {
+  chords: "harmony",
+  pad: "harmony",
+  counter: "harmony",
+  bass: "bass",
+  lead: "lead",
+  arp: "lead"
+}
 
 /** Canonical text of everything in the request that shapes the music. */
 export function requestKey(r: EngineRequest): string {
-  return JSON.stringify([r.style, r.title, r.lyrics, r.instrumental, r.model, r.vocal_gender ?? null, r.negative_tags ?? null,
-    r.style_weight ?? null, r.weirdness_constraint ?? null, r.audio_weight ?? null])
+  return JSON.stringify([
+    r.style,
+    r.title,
+    r.lyrics,
+    r.instrumental,
+    r.model,
+    r.vocal_gender ?? null,
+    r.negative_tags ?? null,
+    r.style_weight ?? null,
+    r.weirdness_constraint ?? null,
+    r.audio_weight ?? null
+  ])
 }
 
 function clamp01(x: number | undefined, fallback: number): number {
@@ -80,7 +106,14 @@ export function kitFor(g: Genre): KitFlavour {
 const METALS: ReadonlySet<DrumHit["kind"]> = new Set(["hat", "ohat", "ride", "crash", "shaker"])
 
 /** Genres whose character is electronic: their synths, pads, plucks and basses stay the engine's own synthesis. */
-const SYNTHETIC_GENRES: ReadonlySet<string> = new Set(["synthwave", "techno", "house", "trance", "drum and bass", "trap"])
+const SYNTHETIC_GENRES: ReadonlySet<string> = new Set([
+  "synthwave",
+  "techno",
+  "house",
+  "trance",
+  "drum and bass",
+  "trap"
+])
 const SYNTHETIC_INSTRUMENTS: ReadonlySet<Part["instrument"]> = new Set(["synth", "pad", "pluck", "bass"])
 
 /** Whether a part is the engine's own synthesis (a timbre the genre wants synthetic) or recorded samples from the GM bank. */
@@ -94,7 +127,14 @@ export function programOf(g: Genre, instrument: Part["instrument"]): number {
 }
 
 /** Target RMS (dBFS) of each role before the master stage; the mix is balanced by these. */
-const ROLE_DB: Readonly<Record<Part["role"], number>> = { chords: -21, pad: -25, bass: -19, lead: -21, arp: -28, counter: -25 }
+const ROLE_DB: Readonly<Record<Part["role"], number>> = {
+  chords: -21,
+  pad: -25,
+  bass: -19,
+  lead: -21,
+  arp: -28,
+  counter: -25
+}
 
 function rmsOf(buf: Float32Array, from: number, to: number): number {
   let e = 0
@@ -102,7 +142,10 @@ function rmsOf(buf: Float32Array, from: number, to: number): number {
   // Only count where the part actually plays (skip silence), sampling every 4th sample.
   for (let i = from; i < to; i += 4) {
     const x = buf[i] as number
-    if (x > 1e-5 || x < -1e-5) { e += x * x; count++ }
+    if (x > 1e-5 || x < -1e-5) {
+      e += x * x
+      count++
+    }
   }
   return count === 0 ? 0 : Math.sqrt(e / count)
 }
@@ -117,13 +160,17 @@ export function voiceFor(request: EngineRequest, rng: Rng): "m" | "f" {
 
 /** The service validates requests; this guards the engine against what would make it misbehave. */
 function checkRequest(r: EngineRequest): void {
-  if (r.model !== "aether" && r.model !== "echo" && r.model !== "nocturne") throw new Error(`unknown model: ${String(r.model)}`)
+  if (r.model !== "aether" && r.model !== "echo" && r.model !== "nocturne")
+    throw new Error(`unknown model: ${String(r.model)}`)
   if (typeof r.style !== "string" || typeof r.title !== "string") throw new Error("style and title must be strings")
   if (r.lyrics !== null && typeof r.lyrics !== "string") throw new Error("lyrics must be a string or null")
 }
 
 /** The song-level choices of a task (tempo, key, instruments, voice), shared by both takes and by its extensions. */
-export function songIdentity(request: EngineRequest, taskId: string): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
+export function songIdentity(
+  request: EngineRequest,
+  taskId: string
+): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
   checkRequest(request)
   const songRng = new Rng(`song|${taskId}|${requestKey(request)}`)
   const spec = parseStyle(request.style, request.negative_tags, songRng, clamp01(request.style_weight, 0.5))
@@ -131,8 +178,16 @@ export function songIdentity(request: EngineRequest, taskId: string): { readonly
 }
 
 /** The knobs of a request, with their defaults. */
-export function knobs(request: EngineRequest): { readonly styleWeight: number; readonly weirdness: number; readonly audioWeight: number } {
-  return { styleWeight: clamp01(request.style_weight, 0.5), weirdness: clamp01(request.weirdness_constraint, 0.25), audioWeight: clamp01(request.audio_weight, 0.5) }
+export function knobs(request: EngineRequest): {
+  readonly styleWeight: number
+  readonly weirdness: number
+  readonly audioWeight: number
+} {
+  return {
+    styleWeight: clamp01(request.style_weight, 0.5),
+    weirdness: clamp01(request.weirdness_constraint, 0.25),
+    audioWeight: clamp01(request.audio_weight, 0.5)
+  }
 }
 
 export function composeTake(request: EngineRequest, taskId: string, index: number): Take {
@@ -141,15 +196,36 @@ export function composeTake(request: EngineRequest, taskId: string, index: numbe
   const { spec, voice } = songIdentity(request, taskId)
   const takeRng = new Rng(`take|${index}|${taskId}|${requestKey(request)}`)
   const { styleWeight, weirdness, audioWeight } = knobs(request)
-  const score = compose({ spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, styleWeight, weirdness, audioWeight }, takeRng)
+  const score = compose(
+    {
+      spec,
+      lyrics: request.lyrics,
+      instrumental: request.instrumental,
+      model: request.model,
+      voice,
+      styleWeight,
+      weirdness,
+      audioWeight
+    },
+    takeRng
+  )
   return { spec, score, weirdness, rng: takeRng }
 }
 
-export function renderAudio(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): RenderedAudio {
+export function renderAudio(
+  request: EngineRequest,
+  taskId: string,
+  index: number,
+  options: RenderOptions = {}
+): RenderedAudio {
   return mixTake(composeTake(request, taskId, index), options, false)
 }
 
-interface BandStem { readonly l: Float32Array; readonly r: Float32Array; readonly send: Float32Array }
+interface BandStem {
+  readonly l: Float32Array
+  readonly r: Float32Array
+  readonly send: Float32Array
+}
 
 /** Synthesizes, mixes and masters a composed take; with `withStems`, also each stem as heard in the mix. */
 export function mixTake(take: Take, options: RenderOptions, withStems: boolean): RenderedAudio {
@@ -166,7 +242,12 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   const voiceBuf = new Float32Array(n)
   const noise = new Noise(takeRng.seed32())
   const genre = score.genre
-  const ctx: InstrumentContext = { noise, weird: weirdness, bass: bassVoiceFor(genre), bright: Math.min(1, 0.35 + 0.45 * spec.energy + 0.25 * score.richness) }
+  const ctx: InstrumentContext = {
+    noise,
+    weird: weirdness,
+    bass: bassVoiceFor(genre),
+    bright: Math.min(1, 0.35 + 0.45 * spec.energy + 0.25 * score.richness)
+  }
   const spaceScale = score.richness < 0.5 ? 0.5 : 1
   const band = new Map<string, BandStem>()
 
@@ -185,7 +266,12 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
       }
     } else {
       // The notes the MIDI export writes, played by the GM bank's recording of the instrument.
-      const played: PlayedNote[] = p.notes.map((note) => ({ start: note.start, end: note.start + note.dur, key: note.pitch, velocity: midiVelocity(note.vel) }))
+      const played: PlayedNote[] = p.notes.map((note) => ({
+        start: note.start,
+        end: note.start + note.dur,
+        key: note.pitch,
+        velocity: midiVelocity(note.vel)
+      }))
       // Mono: the part is panned again below, and the bank's instruments are mono recordings.
       last = playNotes(played, programOf(genre, p.instrument), false, { mono: part })
       // Above 4 kHz the bank's recordings carry hammer, pick and bow noise at full level; a mix
@@ -213,7 +299,11 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     if (rms <= 0) continue
     // The lead is what audio_weight balances the band against; everything else is "the band".
     const weight = p.role === "lead" && score.vocal.length === 0 ? 1 / Math.sqrt(score.backing) : score.backing
-    const gain = Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) * (p.gain / 0.5) * weight * (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
+    const gain =
+      Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) *
+      (p.gain / 0.5) *
+      weight *
+      (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
     const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
     const sendGain = p.send * genre.space * spaceScale
     for (let i = 0; i < last; i++) {
@@ -244,7 +334,12 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   let drumGain = 0
   let drumSend = 0
   if (score.drums.length > 0) {
-    const played = (h: DrumHit): PlayedNote => ({ start: h.time, end: h.time + DRUM_HOLD, key: drumKey(h), velocity: midiVelocity(h.vel) })
+    const played = (h: DrumHit): PlayedNote => ({
+      start: h.time,
+      end: h.time + DRUM_HOLD,
+      key: drumKey(h),
+      velocity: midiVelocity(h.vel)
+    })
     const kit = KIT_PROGRAM[kitFor(genre)]
     playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, { left: drumsL, right: drumsR })
     // Hats and cymbals on their own pass, mixed under the skins as a drummer's overheads are:
@@ -252,7 +347,10 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     // between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
     const sampledL = new Float32Array(n)
     const sampledR = new Float32Array(n)
-    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, { left: sampledL, right: sampledR })
+    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, {
+      left: sampledL,
+      right: sampledR
+    })
     for (const ch of [sampledL, sampledR]) highShelfInPlace(ch, 0, metalEnd, 3000, 0.6)
     const metalGain = 0.4
     for (let i = 0; i < metalEnd; i++) {
@@ -267,7 +365,10 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     let c = 0
     for (let i = 0; i < n; i += 4) {
       const x = (drumsL[i] as number) + (drumsR[i] as number)
-      if (x !== 0) { e += x * x * 0.25; c++ }
+      if (x !== 0) {
+        e += x * x * 0.25
+        c++
+      }
     }
     const rms = c > 0 ? Math.sqrt(e / c) : 0
     if (rms > 0) {
@@ -286,8 +387,17 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   let voiceSend = 0
   if (score.vocal.length > 0 && options.muteVoice !== true) {
     const singer = singerFor([...score.vocal, ...score.harmony], score.voice)
-    singer.sing(score.vocal.filter((v) => v.start < seconds), voiceBuf, voiceSeed)
-    if (score.harmony.length > 0) singer.sing(score.harmony.filter((v) => v.start < seconds), voiceBuf, voiceSeed ^ 0x5a5a)
+    singer.sing(
+      score.vocal.filter((v) => v.start < seconds),
+      voiceBuf,
+      voiceSeed
+    )
+    if (score.harmony.length > 0)
+      singer.sing(
+        score.harmony.filter((v) => v.start < seconds),
+        voiceBuf,
+        voiceSeed ^ 0x5a5a
+      )
     if (take.voiceColour !== undefined) colourVoice(voiceBuf, take.voiceColour)
     highpassInPlace(voiceBuf, 0, n, 110)
     const rms = rmsOf(voiceBuf, 0, n)
@@ -327,7 +437,13 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     stems = []
     // Each stem goes through the same reverb and the same master, with the mix's own loudness
     // gain and limiter curve: every stage is then linear, so the stems add up to the mix.
-    const finish = (name: string, l: Float32Array, r: Float32Array, stemSend: Float32Array | null, crackle: boolean): void => {
+    const finish = (
+      name: string,
+      l: Float32Array,
+      r: Float32Array,
+      stemSend: Float32Array | null,
+      crackle: boolean
+    ): void => {
       if (stemSend !== null) reverb(stemSend, l, r, genre.space, 1)
       master(l, r, masterOptions, { replay: trace, crackle })
       stems?.push({ name, left: l, right: r })
@@ -364,7 +480,12 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   return { left, right, score, spec, tags: [spec.tags, ...vocalTag].join(", "), voice: voiceBuf, stems }
 }
 
-export async function renderTrack(request: EngineRequest, taskId: string, index: number, options: RenderOptions = {}): Promise<EngineTrack> {
+export async function renderTrack(
+  request: EngineRequest,
+  taskId: string,
+  index: number,
+  options: RenderOptions = {}
+): Promise<EngineTrack> {
   return finishTrack(request, index, renderAudio(request, taskId, index, options))
 }
 

@@ -4,7 +4,10 @@
 
 /** cyrb128: a fast 128-bit string hash, good enough to spread similar ids apart. */
 export function hash128(text: string): [number, number, number, number] {
-  let h1 = 1779033703, h2 = 3144134277, h3 = 1013904242, h4 = 2773480762
+  let h1 = 1779033703,
+    h2 = 3144134277,
+    h3 = 1013904242,
+    h4 = 2773480762
   for (let i = 0; i < text.length; i++) {
     const k = text.charCodeAt(i)
     h1 = h2 ^ Math.imul(h1 ^ k, 597399067)
@@ -76,7 +79,7 @@ export class Rng {
 
   /** A 32-bit seed for a sub-generator such as a noise source. */
   seed32(): number {
-    return (Math.floor(this.next() * 4294967296) >>> 0) || 1
+    return Math.floor(this.next() * 4294967296) >>> 0 || 1
   }
 
   /** An independent child stream, so adding draws in one part does not shift another. */

@@ -19,7 +19,17 @@ import { composeTake, kitFor, programOf, knobs, mixTake, requestKey, type StemAu
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
-import type { EngineExport, EngineFile, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TimedWord, TrackSource, UploadRoot } from "./types.ts"
+import type {
+  EngineExport,
+  EngineFile,
+  EngineRequest,
+  EngineTrack,
+  ExportFormat,
+  RenderOptions,
+  TimedWord,
+  TrackSource,
+  UploadRoot
+} from "./types.ts"
 import { dequantize, quantize, wavFile, wavSamples } from "./wav.ts"
 
 export { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo } from "./splice.ts"
@@ -27,9 +37,11 @@ export { CROSSFADE_SECONDS, spliceStereo, type Segment, type Stereo } from "./sp
 /** A continuation runs at least this long after the second it continues at. */
 export const MIN_CONTINUATION_SECONDS = 24
 
-
 /** This module's reading of tracks, handed to the arrangers (src/arrange/), which do not import it. */
-const reader: TrackReader = { segmentsOf: (source, options) => segmentsOf(source, options), trackWav: (source, options, cache) => trackWav(source, options, cache) }
+const reader: TrackReader = {
+  segmentsOf: (source, options) => segmentsOf(source, options),
+  trackWav: (source, options, cache) => trackWav(source, options, cache)
+}
 
 function rootOf(source: TrackSource): TrackSource {
   return source.extends === undefined ? source : rootOf(source.extends.source)
@@ -60,7 +72,8 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
     const take = sourceTake(source, options, reader)
     return [{ take, offset: 0, from: 0, until: renderedSeconds(take.score, options), options }]
   }
-  if (!Number.isFinite(source.extends.continueAt)) throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
+  if (!Number.isFinite(source.extends.continueAt))
+    throw new Error(`continueAt must be a number of seconds, got ${source.extends.continueAt}`)
   const parent = segmentsOf(source.extends.source, options)
   const parentEnd = (parent[parent.length - 1] as Segment).until
   const continueAt = Math.min(parentEnd, Math.max(1 / SR, source.extends.continueAt))
@@ -73,12 +86,18 @@ export function segmentsOf(source: TrackSource, options: RenderOptions): Readonl
 /** Track time of a root track's first bar line: an upload's first beat (also under a layer laid on it), else 0. */
 function gridStartOf(root: TrackSource): number {
   if (root.upload !== undefined) return uploadGridStart(root.upload)
-  if (isLayeredOnUpload(root)) return uploadGridStart((root.derives as NonNullable<TrackSource["derives"]>).source.upload as UploadRoot)
+  if (isLayeredOnUpload(root))
+    return uploadGridStart((root.derives as NonNullable<TrackSource["derives"]>).source.upload as UploadRoot)
   return 0
 }
 
 /** The continuation of an extension, composed on the source's bar grid from the bar `continueAt` falls in. */
-function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, continueAt: number, options: RenderOptions): { take: Take; offset: number } {
+function continuationTake(
+  source: TrackSource,
+  parent: ReadonlyArray<Segment>,
+  continueAt: number,
+  options: RenderOptions
+): { take: Take; offset: number } {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const root = rootOf(source)
   const { spec, voice } = identityOf(root, options, reader)
@@ -91,8 +110,13 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
   const request = source.request
   const given = request.lyrics !== null && request.lyrics.trim() !== "" && request.lyrics !== ext.source.request.lyrics
   const sourceLyrics = parseLyrics(ext.source.request.lyrics)
-  const reprise = request.instrumental || sourceLyrics.sections.length === 0 ? [] :
-    ([...sourceLyrics.sections].reverse().find((s) => s.kind === "chorus" && s.lines.length > 0) ?? [...sourceLyrics.sections].reverse().find((s) => s.lines.length > 0))?.lines ?? []
+  const reprise =
+    request.instrumental || sourceLyrics.sections.length === 0
+      ? []
+      : ((
+          [...sourceLyrics.sections].reverse().find((s) => s.kind === "chorus" && s.lines.length > 0) ??
+          [...sourceLyrics.sections].reverse().find((s) => s.lines.length > 0)
+        )?.lines ?? [])
   const plan = planContinuation({
     bpm: spec.bpm,
     unit: spec.genre.progressions[0]?.length ?? 4,
@@ -103,27 +127,38 @@ function continuationTake(source: TrackSource, parent: ReadonlyArray<Segment>, c
   })
   const rng = new Rng(`extend|${source.index}|${source.taskId}|${requestKey(request)}|${continueAt}`)
   const k = knobs(request)
-  const score = compose({ spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, ...k, plan }, rng)
+  const score = compose(
+    { spec, lyrics: request.lyrics, instrumental: request.instrumental, model: request.model, voice, ...k, plan },
+    rng
+  )
   return { take: { spec, score, weirdness: k.weirdness, rng }, offset }
 }
 
 // ---------------------------------------------------------------- audio
-
 
 /**
  * The track as a WAV file: the cached one when there is one, else rendered again (and cached).
  * An extension starts from its source's 16-bit PCM, so its first seconds are the source's WAV
  * sample for sample whether or not the source was cached.
  */
-export async function trackWav(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Uint8Array> {
+export async function trackWav(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<Uint8Array> {
   const key = cacheKey(source, options)
   const cached = readCached(cache, key)
   if (cached !== null) return cached
-  const pcm = source.extends !== undefined ? (await extensionAudio(source, options, cache)).pcm
-    : source.upload !== undefined ? await uploadPcm(source.upload)
-    : source.derives?.kind === "edit" ? await editPcm(source, options, cache, reader)
-    : isLayeredOnUpload(source) ? await layeredOnUploadPcm(source, options, cache)
-    : renderOriginalPcm(source, options)
+  const pcm =
+    source.extends !== undefined
+      ? (await extensionAudio(source, options, cache)).pcm
+      : source.upload !== undefined
+        ? await uploadPcm(source.upload)
+        : source.derives?.kind === "edit"
+          ? await editPcm(source, options, cache, reader)
+          : isLayeredOnUpload(source)
+            ? await layeredOnUploadPcm(source, options, cache)
+            : renderOriginalPcm(source, options)
   const wav = wavFile(pcm)
   await writeCached(cache, key, wav)
   return wav
@@ -131,10 +166,16 @@ export async function trackWav(source: TrackSource, options: RenderOptions, cach
 
 /** Vocals or an accompaniment made on an upload: a layer laid on the upload's own audio. */
 const isLayeredOnUpload = (source: TrackSource): boolean =>
-  source.extends === undefined && (source.derives?.kind === "vocals" || source.derives?.kind === "instrumental") && isUploadRoot(source.derives.source)
+  source.extends === undefined &&
+  (source.derives?.kind === "vocals" || source.derives?.kind === "instrumental") &&
+  isUploadRoot(source.derives.source)
 
 /** Its stems: the layer's, and the upload's audio as the stem `upload`, each at its gain in the mix. */
-async function layeredOnUploadStems(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<ReadonlyArray<StemAudio>> {
+async function layeredOnUploadStems(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<ReadonlyArray<StemAudio>> {
   const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
   const bed = dequantize(wavSamples(await trackWav(derived, options, cache)))
   const layer = mixTake(sourceTake(source, options, reader), options, true)
@@ -142,7 +183,11 @@ async function layeredOnUploadStems(source: TrackSource, options: RenderOptions,
 }
 
 /** Vocals or an accompaniment of an upload: rendered alone, and laid with the upload's own audio. */
-async function layeredOnUploadPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<Int16Array> {
+async function layeredOnUploadPcm(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<Int16Array> {
   const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
   const bed = dequantize(wavSamples(await trackWav(derived, options, cache)))
   const layer = mixTake(sourceTake(source, options, reader), options, false)
@@ -155,7 +200,11 @@ function renderOriginalPcm(source: TrackSource, options: RenderOptions): Int16Ar
   return quantize(audio.left, audio.right)
 }
 
-async function extensionAudio(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<{ readonly mix: Stereo; readonly pcm: Int16Array; readonly segments: ReadonlyArray<Segment> }> {
+async function extensionAudio(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<{ readonly mix: Stereo; readonly pcm: Int16Array; readonly segments: ReadonlyArray<Segment> }> {
   const ext = source.extends as NonNullable<TrackSource["extends"]>
   const segments = segmentsOf(source, options)
   const last = segments[segments.length - 1] as Segment
@@ -166,14 +215,20 @@ async function extensionAudio(source: TrackSource, options: RenderOptions, cache
 }
 
 /** Renders one take of an extension, and leaves its PCM in the cache. */
-export async function renderExtension(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineTrack> {
+export async function renderExtension(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<EngineTrack> {
   const { mix, pcm, segments } = await extensionAudio(source, options, cache)
   const written = cache === null ? null : writeCached(cache, cacheKey(source, options), wavFile(pcm))
   const first = segments[0] as Segment
   const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192)
   await written
   const root = rootOf(source)
-  const sung = segments.some((s) => s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until))
+  const sung = segments.some((s) =>
+    s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until)
+  )
   const vocalTag = sung ? [`${first.take.score.voice === "f" ? "female" : "male"} vocals`] : []
   return {
     index: source.index,
@@ -190,7 +245,11 @@ export async function renderExtension(source: TrackSource, options: RenderOption
  * Each stem of the track as heard in it, adding up to its mix: made as its PCM is (trackWav), from
  * its source's stems, so an upload anywhere in a track's chain is the stem `upload` there.
  */
-async function stemsOf(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null): Promise<ReadonlyArray<NamedStereo>> {
+async function stemsOf(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<ReadonlyArray<NamedStereo>> {
   if (source.extends !== undefined) {
     const parent = await stemsOf(source.extends.source, options, cache)
     const segments = segmentsOf(source, options)
@@ -198,8 +257,10 @@ async function stemsOf(source: TrackSource, options: RenderOptions, cache: PcmCa
     const tail = mixTake(last.take, last.options, true).stems ?? []
     return spliceStems(parent, tail, (head, own) => spliceStereo(head, own, last.from, last.offset))
   }
-  if (source.upload !== undefined) return [{ name: UPLOAD_STEM, ...dequantize(wavSamples(await trackWav(source, options, cache))) }]
-  if (source.derives?.kind === "edit") return editStems(source, options, await stemsOf(source.derives.source, options, cache), reader)
+  if (source.upload !== undefined)
+    return [{ name: UPLOAD_STEM, ...dequantize(wavSamples(await trackWav(source, options, cache))) }]
+  if (source.derives?.kind === "edit")
+    return editStems(source, options, await stemsOf(source.derives.source, options, cache), reader)
   if (isLayeredOnUpload(source)) return layeredOnUploadStems(source, options, cache)
   return mixTake(sourceTake(source, options, reader), options, true).stems ?? []
 }
@@ -251,7 +312,10 @@ function syllableTexts(word: string, fragments: ReadonlyArray<string>): Readonly
   if (fragments.every((f) => f !== "") && letters.toLowerCase() === fragments.join("")) {
     const out: string[] = []
     let at = 0
-    for (const f of fragments) { out.push(letters.slice(at, at + f.length)); at += f.length }
+    for (const f of fragments) {
+      out.push(letters.slice(at, at + f.length))
+      at += f.length
+    }
     return out
   }
   return fragments.map((_, i) => (i === 0 ? word : ""))
@@ -279,7 +343,13 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
       const d = draft(`${p.role}|${p.instrument}|${n}`, `${p.role} (${p.instrument})`, program, false)
       for (const note of p.notes) {
         const start = seg.offset + note.start
-        if (heard(seg, start)) d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: midiVelocity(note.vel) })
+        if (heard(seg, start))
+          d.notes.push({
+            pitch: note.pitch,
+            start,
+            end: Math.min(start + note.dur, seg.until),
+            velocity: midiVelocity(note.vel)
+          })
       }
     }
     // Parts of one role and instrument (a doubled guitar) stay apart, numbered in order.
@@ -295,16 +365,27 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
       for (const hit of score.drums) {
         const start = seg.offset + hit.time
         if (!heard(seg, start)) continue
-        d.notes.push({ pitch: drumKey(hit), start, end: Math.min(start + DRUM_HOLD, seg.until), velocity: midiVelocity(hit.vel) })
+        d.notes.push({
+          pitch: drumKey(hit),
+          start,
+          end: Math.min(start + DRUM_HOLD, seg.until),
+          velocity: midiVelocity(hit.vel)
+        })
       }
     }
-    for (const [key, name, notes] of [["vocals", "vocals", score.vocal], ["harmony vocals", "harmony vocals", score.harmony]] as const) {
+    for (const [key, name, notes] of [
+      ["vocals", "vocals", score.vocal],
+      ["harmony vocals", "harmony vocals", score.harmony]
+    ] as const) {
       if (notes.length === 0) continue
       const d = draft(key, name, 53, key === "vocals")
-      let word: { readonly text: string; readonly notes: typeof notes[number][] } | null = null
+      let word: { readonly text: string; readonly notes: (typeof notes)[number][] } | null = null
       const flushWord = (): void => {
         if (word === null || d.lyrics === null) return
-        const texts = syllableTexts(word.text, word.notes.map((n) => n.syllable.text))
+        const texts = syllableTexts(
+          word.text,
+          word.notes.map((n) => n.syllable.text)
+        )
         word.notes.forEach((n, i) => {
           const text = texts[i] ?? ""
           const last = i === (word?.notes.length ?? 0) - 1
@@ -315,8 +396,16 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
       for (const note of notes) {
         const start = seg.offset + note.start
         if (!heard(seg, start)) continue
-        d.notes.push({ pitch: note.pitch, start, end: Math.min(start + note.dur, seg.until), velocity: midiVelocity(note.vel) })
-        if (note.syllable.wordStart || word === null) { flushWord(); word = { text: note.syllable.word, notes: [] } }
+        d.notes.push({
+          pitch: note.pitch,
+          start,
+          end: Math.min(start + note.dur, seg.until),
+          velocity: midiVelocity(note.vel)
+        })
+        if (note.syllable.wordStart || word === null) {
+          flushWord()
+          word = { text: note.syllable.word, notes: [] }
+        }
         word.notes.push(note)
         if (note.syllable.wordEnd) flushWord()
       }
@@ -329,26 +418,57 @@ export function trackMidi(source: TrackSource, options: RenderOptions): Uint8Arr
     if (d.notes.length === 0) continue
     const isDrums = key === "drums"
     if (!isDrums && channel === 9) channel++
-    tracks.push({ name: d.name, program: d.program, channel: isDrums ? 9 : Math.min(15, channel), notes: d.notes, lyrics: d.lyrics ?? undefined })
+    tracks.push({
+      name: d.name,
+      program: d.program,
+      channel: isDrums ? 9 : Math.min(15, channel),
+      notes: d.notes,
+      lyrics: d.lyrics ?? undefined
+    })
     if (!isDrums) channel++
   }
-  return writeMidi({ bpm: spec.bpm, key: `${PC_NAMES[spec.tonic] ?? "C"} ${spec.minor ? "minor" : "major"}`, title: source.request.title, tracks })
+  return writeMidi({
+    bpm: spec.bpm,
+    key: `${PC_NAMES[spec.tonic] ?? "C"} ${spec.minor ? "minor" : "major"}`,
+    title: source.request.title,
+    tracks
+  })
 }
 
 // ---------------------------------------------------------------- exports
 
-export async function exportTrack(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
+export async function exportTrack(
+  source: TrackSource,
+  format: ExportFormat,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<EngineExport> {
   if (source.upload !== undefined && source.extends === undefined) return exportUpload(source, format, options, cache)
   switch (format) {
     case "wav":
-      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+      return {
+        files: [
+          { name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }
+        ],
+        timedLyrics: null
+      }
     case "stems": {
-      const stems = [...await stemsOf(source, options, cache)].sort((a, b) => stemOrder.indexOf(a.name) - stemOrder.indexOf(b.name))
-      const files: EngineFile[] = stems.map((s) => ({ name: `${s.name}.wav`, contentType: "audio/wav", stem: s.name, bytes: wavFile(quantize(s.left, s.right)) }))
+      const stems = [...(await stemsOf(source, options, cache))].sort(
+        (a, b) => stemOrder.indexOf(a.name) - stemOrder.indexOf(b.name)
+      )
+      const files: EngineFile[] = stems.map((s) => ({
+        name: `${s.name}.wav`,
+        contentType: "audio/wav",
+        stem: s.name,
+        bytes: wavFile(quantize(s.left, s.right))
+      }))
       return { files, timedLyrics: null }
     }
     case "midi":
-      return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: trackMidi(source, options) }], timedLyrics: null }
+      return {
+        files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: trackMidi(source, options) }],
+        timedLyrics: null
+      }
     case "timed_lyrics":
       return { files: [], timedLyrics: timedLyrics(source, options) }
     default:
@@ -360,15 +480,35 @@ export async function exportTrack(source: TrackSource, format: ExportFormat, opt
  * An upload's own track: its audio as WAV (and as its one stem), its transcription as MIDI; it
  * has no words to time (the service refuses that before asking).
  */
-async function exportUpload(source: TrackSource, format: ExportFormat, options: RenderOptions, cache: PcmCacheOptions | null): Promise<EngineExport> {
+async function exportUpload(
+  source: TrackSource,
+  format: ExportFormat,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null
+): Promise<EngineExport> {
   const root = source.upload as NonNullable<TrackSource["upload"]>
   switch (format) {
     case "wav":
-      return { files: [{ name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+      return {
+        files: [
+          { name: "track.wav", contentType: "audio/wav", stem: null, bytes: await trackWav(source, options, cache) }
+        ],
+        timedLyrics: null
+      }
     case "stems":
-      return { files: [{ name: "mix.wav", contentType: "audio/wav", stem: "mix", bytes: await trackWav(source, options, cache) }], timedLyrics: null }
+      return {
+        files: [
+          { name: "mix.wav", contentType: "audio/wav", stem: "mix", bytes: await trackWav(source, options, cache) }
+        ],
+        timedLyrics: null
+      }
     case "midi":
-      return { files: [{ name: "track.mid", contentType: "audio/midi", stem: null, bytes: uploadMidi(root, source.request.title) }], timedLyrics: null }
+      return {
+        files: [
+          { name: "track.mid", contentType: "audio/midi", stem: null, bytes: uploadMidi(root, source.request.title) }
+        ],
+        timedLyrics: null
+      }
     case "timed_lyrics":
       throw new Error("an upload has no timed words")
     default:
@@ -377,6 +517,12 @@ async function exportUpload(source: TrackSource, format: ExportFormat, options: 
 }
 
 /** The TrackSources of an extension's takes. */
-export function extensionSources(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string, takes: number): ReadonlyArray<TrackSource> {
+export function extensionSources(
+  source: TrackSource,
+  continueAt: number,
+  request: EngineRequest,
+  taskId: string,
+  takes: number
+): ReadonlyArray<TrackSource> {
   return Array.from({ length: takes }, (_, index) => ({ request, taskId, index, extends: { source, continueAt } }))
 }

@@ -28,7 +28,10 @@ export interface TrackReader {
   readonly trackWav: (source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null) => Promise<Uint8Array>
 }
 
-export interface Stereo { readonly left: Float32Array; readonly right: Float32Array }
+export interface Stereo {
+  readonly left: Float32Array
+  readonly right: Float32Array
+}
 
 /**
  * `head` up to `at` seconds, then `tail` (whose time 0 sits at `offset` seconds), crossfading
@@ -55,7 +58,9 @@ export function spliceStereo(head: Stereo, tail: Stereo, at: number, offset: num
   return { left: splice(head.left, tail.left, at, offset), right: splice(head.right, tail.right, at, offset) }
 }
 
-export interface NamedStereo extends Stereo { readonly name: string }
+export interface NamedStereo extends Stereo {
+  readonly name: string
+}
 
 /**
  * Two tracks' stems spliced name by name as their mixes are (`join` is the mix's splice); a part
@@ -73,6 +78,9 @@ export function spliceStems(
   const names = [...new Set([...head, ...tail].map((s) => s.name))]
   return names.map((name) => ({
     name,
-    ...join(head.find((s) => s.name === name) ?? silentLike(head), tail.find((s) => s.name === name) ?? silentLike(tail))
+    ...join(
+      head.find((s) => s.name === name) ?? silentLike(head),
+      tail.find((s) => s.name === name) ?? silentLike(tail)
+    )
   }))
 }

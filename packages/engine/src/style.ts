@@ -43,13 +43,26 @@ const INSTRUMENT_WORDS: ReadonlyArray<readonly [Instrument, RegExp]> = [
 ]
 
 const DISPLAY: Readonly<Record<Instrument, string>> = {
-  piano: "piano", epiano: "electric piano", guitar: "acoustic guitar", eguitar: "electric guitar", strings: "strings",
-  synth: "synth", bass: "bass", drums: "drums", pad: "pads", brass: "brass", organ: "organ", flute: "flute",
-  bells: "bells", pluck: "pluck"
+  piano: "piano",
+  epiano: "electric piano",
+  guitar: "acoustic guitar",
+  eguitar: "electric guitar",
+  strings: "strings",
+  synth: "synth",
+  bass: "bass",
+  drums: "drums",
+  pad: "pads",
+  brass: "brass",
+  organ: "organ",
+  flute: "flute",
+  bells: "bells",
+  pluck: "pluck"
 }
 
-const MINOR_MOOD = /(sad|dark|melanchol|moody|gloomy|somber|sombre|haunting|tragic|lonely|heartbreak|brooding|mysterious|eerie|angry|tense|ominous|nostalgic|bittersweet|\bminor\b)/
-const MAJOR_MOOD = /(happy|bright|uplifting|joyful|joyous|sunny|cheerful|playful|feel-? ?good|triumphant|hopeful|optimistic|fun\b|summer|euphoric|romantic|\bmajor\b)/
+const MINOR_MOOD =
+  /(sad|dark|melanchol|moody|gloomy|somber|sombre|haunting|tragic|lonely|heartbreak|brooding|mysterious|eerie|angry|tense|ominous|nostalgic|bittersweet|\bminor\b)/
+const MAJOR_MOOD =
+  /(happy|bright|uplifting|joyful|joyous|sunny|cheerful|playful|feel-? ?good|triumphant|hopeful|optimistic|fun\b|summer|euphoric|romantic|\bmajor\b)/
 const SLOW_WORDS = /(slow|downtempo|ballad|lazy|calm|relax|sleepy|gentle|laid-? ?back|chill)/
 const FAST_WORDS = /(fast|upbeat|up-?tempo|energetic|driving|frantic|hyper|rapid|danceable|party|intense)/
 const LOW_ENERGY = /(calm|soft|gentle|quiet|mellow|chill|relax|peaceful|sleepy|dreamy|intimate|minimal)/
@@ -57,15 +70,21 @@ const HIGH_ENERGY = /(energetic|aggressive|intense|powerful|hard|heavy|loud|expl
 
 /** Finds an explicit key such as "in D minor", "F# major", "Bb min", "key of A". */
 export function parseKey(text: string): { tonic: number; minor: boolean | null } | null {
-  const m = /(?:\bin |key of |^|[\s,(])([a-g])(#|♯|b|♭|-sharp| sharp|-flat| flat)?\s*(major|minor|maj\b|min\b)/.exec(text)
+  const m =
+    /(?:\bin |key of |^|[\s,(])([a-g])(#|♯|b|♭|-sharp| sharp|-flat| flat)?\s*(major|minor|maj\b|min\b)/.exec(text) ??
     // "in Am", "key of F#m": the short minor form only right after "in"/"key of" (not "i am").
-    ?? /(?:\bin |key of )([a-g])(#|♯|b|♭)?(m)\b/.exec(text)
-    ?? /key of ([a-g])(#|♯|b|♭| sharp| flat)?(?![a-z])()/.exec(text)
+    /(?:\bin |key of )([a-g])(#|♯|b|♭)?(m)\b/.exec(text) ??
+    /key of ([a-g])(#|♯|b|♭| sharp| flat)?(?![a-z])()/.exec(text)
   if (m === null) return null
   const base = NOTE_PC[m[1] ?? ""]
   if (base === undefined) return null
   const acc = m[2] ?? ""
-  const shift = acc.includes("#") || acc.includes("♯") || acc.includes("sharp") ? 1 : acc === "b" || acc.includes("♭") || acc.includes("flat") ? -1 : 0
+  const shift =
+    acc.includes("#") || acc.includes("♯") || acc.includes("sharp")
+      ? 1
+      : acc === "b" || acc.includes("♭") || acc.includes("flat")
+        ? -1
+        : 0
   const q = m[3] ?? ""
   const minor = q === "" ? null : q.startsWith("min") || q === "m"
   return { tonic: (base + shift + 12) % 12, minor }
@@ -78,13 +97,20 @@ function excluded(style: string, negative: string): Set<Instrument> {
   const sources = [negative, ...negated]
   for (const src of sources) for (const [inst, re] of INSTRUMENT_WORDS) if (re.test(src)) out.add(inst)
   // "no guitar" should remove both guitar kinds; "no piano" also the electric one.
-  if (out.has("guitar") || /guitar/.test(sources.join(" "))) { out.add("guitar"); out.add("eguitar") }
-  if (/piano|keys/.test(sources.join(" "))) { out.add("piano"); out.add("epiano") }
+  if (out.has("guitar") || /guitar/.test(sources.join(" "))) {
+    out.add("guitar")
+    out.add("eguitar")
+  }
+  if (/piano|keys/.test(sources.join(" "))) {
+    out.add("piano")
+    out.add("epiano")
+  }
   return out
 }
 
 /** "no drums", "without piano or synth" — the negated phrase ends at a comma, "and", "with" or "but". */
-const NEGATION = /\b(?:no|without|minus|zero|not any)\s+((?:(?!\b(?:and|with|but)\b)[a-z0-9 &/-]){2,30}?)(?=,|;|\.|\band\b|\bwith\b|\bbut\b|$)/g
+const NEGATION =
+  /\b(?:no|without|minus|zero|not any)\s+((?:(?!\b(?:and|with|but)\b)[a-z0-9 &/-]){2,30}?)(?=,|;|\.|\band\b|\bwith\b|\bbut\b|$)/g
 
 function stripNegations(style: string): string {
   return style.replace(NEGATION, " ")
@@ -102,10 +128,14 @@ export function parseStyle(style: string, negativeTags: string | undefined, rng:
   const positive = stripNegations(raw).replace(/\b[a-g](#|♯|b|♭)?\s*(major|minor|maj|min)\b/g, " ")
   // A genre named only in negative_tags (e.g. "rock") must not be chosen.
   let genre = findGenre(positive)
-  if (negative !== "" && genre.words.test(negative)) genre = GENRES.find((g) => !g.words.test(negative) && g.words.test(positive)) ?? DEFAULT_GENRE
+  if (negative !== "" && genre.words.test(negative))
+    genre = GENRES.find((g) => !g.words.test(negative) && g.words.test(positive)) ?? DEFAULT_GENRE
 
   // Tempo: an explicit number wins exactly; otherwise genre range nudged by words.
-  const bpmMatch = /(\d{2,3}(?:\.\d+)?)\s*-?\s*bpm/.exec(raw) ?? /\bbpm\s*[:=]?\s*(\d{2,3})/.exec(raw) ?? /tempo\s*[:=]?\s*(\d{2,3})/.exec(raw)
+  const bpmMatch =
+    /(\d{2,3}(?:\.\d+)?)\s*-?\s*bpm/.exec(raw) ??
+    /\bbpm\s*[:=]?\s*(\d{2,3})/.exec(raw) ??
+    /tempo\s*[:=]?\s*(\d{2,3})/.exec(raw)
   let bpm: number
   let bpmExplicit = false
   if (bpmMatch !== null) {
@@ -141,8 +171,12 @@ export function parseStyle(style: string, negativeTags: string | undefined, rng:
   if (/\b(a cappella|acapella)\b/.test(raw)) for (const inst of INSTRUMENT_WORDS) gone.add(inst[0])
   const instruments = new Set<Instrument>([...genre.instruments, ...named])
   // A low style_weight lets a colour from outside the genre in (the same for both takes).
-  if (styleWeight < 0.35) instruments.add(rng.pick<Instrument>(["bells", "pluck", "organ", "brass", "flute", "strings", "epiano"]))
-  for (const g of gone) { instruments.delete(g); named.delete(g) }
+  if (styleWeight < 0.35)
+    instruments.add(rng.pick<Instrument>(["bells", "pluck", "organ", "brass", "flute", "strings", "epiano"]))
+  for (const g of gone) {
+    instruments.delete(g)
+    named.delete(g)
+  }
 
   let energy = genre.energy
   if (LOW_ENERGY.test(positive)) energy -= 0.25
@@ -150,9 +184,35 @@ export function parseStyle(style: string, negativeTags: string | undefined, rng:
   energy += (bpm - 110) / 300
   energy = Math.min(1, Math.max(0.05, energy))
 
-  const order: ReadonlyArray<Instrument> = ["piano", "epiano", "guitar", "eguitar", "synth", "strings", "pad", "brass", "organ", "flute", "bells", "pluck", "bass", "drums"]
+  const order: ReadonlyArray<Instrument> = [
+    "piano",
+    "epiano",
+    "guitar",
+    "eguitar",
+    "synth",
+    "strings",
+    "pad",
+    "brass",
+    "organ",
+    "flute",
+    "bells",
+    "pluck",
+    "bass",
+    "drums"
+  ]
   const instList = order.filter((i) => instruments.has(i)).map((i) => DISPLAY[i])
-  const mood = moodMinor && !moodMajor ? (/(dark|ominous|eerie|haunting)/.exec(positive)?.[1] ?? "melancholic") : moodMajor && !moodMinor ? (/(happy|uplifting|bright|joyful|euphoric|romantic)/.exec(positive)?.[1] ?? "bright") : null
-  const tags = [genre.name, `${bpm} bpm`, `${PC_NAMES[tonic] ?? "C"} ${minor ? "minor" : "major"}`, ...(mood !== null ? [mood] : []), ...instList].join(", ")
+  const mood =
+    moodMinor && !moodMajor
+      ? (/(dark|ominous|eerie|haunting)/.exec(positive)?.[1] ?? "melancholic")
+      : moodMajor && !moodMinor
+        ? (/(happy|uplifting|bright|joyful|euphoric|romantic)/.exec(positive)?.[1] ?? "bright")
+        : null
+  const tags = [
+    genre.name,
+    `${bpm} bpm`,
+    `${PC_NAMES[tonic] ?? "C"} ${minor ? "minor" : "major"}`,
+    ...(mood !== null ? [mood] : []),
+    ...instList
+  ].join(", ")
   return { genre, bpm, bpmExplicit, tonic, minor, keyExplicit: key !== null, instruments, named, energy, tags }
 }

@@ -36,7 +36,7 @@ export function diatonicChord(tonic: number, minor: boolean, degree: number, sev
   const ints: number[] = [0]
   for (const step of seventh ? [2, 4, 6] : [2, 4]) ints.push(degreeOffset(scale, degree + step) - base)
   if (minor && ((degree % 7) + 7) % 7 === 4) ints[1] = 4
-  const root = 48 + ((tonic + base) % 12 + 12) % 12
+  const root = 48 + ((((tonic + base) % 12) + 12) % 12)
   return { root, intervals: ints }
 }
 
@@ -44,10 +44,15 @@ export function diatonicChord(tonic: number, minor: boolean, degree: number, sev
 export function borrowedChord(tonic: number, minor: boolean, pick: number): Chord {
   // bVI, bVII, bII (Neapolitan), iv in major / IV in minor, III+ (augmented)
   const options: ReadonlyArray<readonly [number, ReadonlyArray<number>]> = [
-    [8, [0, 4, 7]], [10, [0, 4, 7]], [1, [0, 4, 7]], [5, minor ? [0, 4, 7] : [0, 3, 7]], [3, [0, 4, 8]], [6, [0, 3, 6]]
+    [8, [0, 4, 7]],
+    [10, [0, 4, 7]],
+    [1, [0, 4, 7]],
+    [5, minor ? [0, 4, 7] : [0, 3, 7]],
+    [3, [0, 4, 8]],
+    [6, [0, 3, 6]]
   ]
   const [off, ints] = options[Math.abs(pick) % options.length] ?? [0, [0, 4, 7]]
-  return { root: 48 + (tonic + off) % 12, intervals: ints }
+  return { root: 48 + ((tonic + off) % 12), intervals: ints }
 }
 
 export function chordPitchClasses(c: Chord): number[] {
@@ -61,7 +66,7 @@ export function voiceChord(c: Chord, centre: number, count: number): number[] {
   for (let k = 0; k < count; k++) {
     const pc = pcs[k % pcs.length] ?? 0
     // Place each tone in the octave nearest the centre, spreading upward for repeats.
-    let p = centre - 6 + ((pc - (centre - 6)) % 12 + 12) % 12
+    let p = centre - 6 + ((((pc - (centre - 6)) % 12) + 12) % 12)
     p += 12 * Math.floor(k / pcs.length)
     out.push(p)
   }
@@ -74,7 +79,10 @@ export function nearestIn(p: number, pcs: ReadonlyArray<number>): number {
   let bestD = 99
   for (let d = 0; d <= 6; d++) {
     for (const q of [p - d, p + d]) {
-      if (pcs.includes(((q % 12) + 12) % 12) && d < bestD) { best = q; bestD = d }
+      if (pcs.includes(((q % 12) + 12) % 12) && d < bestD) {
+        best = q
+        bestD = d
+      }
     }
     if (bestD < 99) break
   }

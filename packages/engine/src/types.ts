@@ -34,7 +34,12 @@ export interface Engine {
    * fields already filled from the source's); its takes are the TrackSources
    * `{ request, taskId, index, extends: { source, continueAt } }`.
    */
-  extend(source: TrackSource, continueAt: number, request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>>
+  extend(
+    source: TrackSource,
+    continueAt: number,
+    request: EngineRequest,
+    taskId: string
+  ): Promise<ReadonlyArray<EngineTrack>>
   /**
    * Takes of tracks made from others or under a persona (each source's `derives` or `persona` set;
    * its `index` the take): covers, vocals, instrumentals, edits. An extension of such a track
@@ -75,7 +80,12 @@ export interface UploadRoot {
     readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
   }
   readonly transcription: {
-    readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+    readonly notes: ReadonlyArray<{
+      readonly pitch: number
+      readonly start: number
+      readonly end: number
+      readonly velocity: number
+    }>
     /** The voice heard in it (listen/voiceProfile.ts); absent for uploads listened to before it was measured. */
     readonly voice?: VoiceProfile | null | undefined
   }

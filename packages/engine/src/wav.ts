@@ -34,7 +34,9 @@ export function wavFile(pcm: Int16Array): Uint8Array {
   const dataBytes = pcm.length * 2
   const out = new Uint8Array(WAV_HEADER_BYTES + dataBytes)
   const v = new DataView(out.buffer)
-  const ascii = (at: number, text: string): void => { for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i) }
+  const ascii = (at: number, text: string): void => {
+    for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i)
+  }
   ascii(0, "RIFF")
   v.setUint32(4, 36 + dataBytes, true)
   ascii(8, "WAVE")

@@ -13,8 +13,16 @@ const tracks = { segmentsOf, trackWav }
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")
 
-const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
-const song: EngineRequest = { style: "synthwave, 110 bpm, in A minor, synth, drums", title: "Neon Nights", lyrics: LYRICS, instrumental: false, model: "aether", vocal_gender: "f" }
+const LYRICS =
+  "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
+const song: EngineRequest = {
+  style: "synthwave, 110 bpm, in A minor, synth, drums",
+  title: "Neon Nights",
+  lyrics: LYRICS,
+  instrumental: false,
+  model: "aether",
+  vocal_gender: "f"
+}
 const source: TrackSource = { request: song, taskId: "arrange-source", index: 0 }
 
 const engine = makeEngine({ threads: 2, pcmCache: null })
@@ -34,7 +42,26 @@ const samplesOf = async (s: TrackSource): Promise<Int16Array> => {
   return w.getSamples(true, Int16Array) as unknown as Int16Array
 }
 
-const PC: Readonly<Record<string, number>> = { C: 0, "C#": 1, Db: 1, D: 2, "D#": 3, Eb: 3, E: 4, F: 5, "F#": 6, Gb: 6, G: 7, "G#": 8, Ab: 8, A: 9, "A#": 10, Bb: 10, B: 11, Cb: 11 }
+const PC: Readonly<Record<string, number>> = {
+  C: 0,
+  "C#": 1,
+  Db: 1,
+  D: 2,
+  "D#": 3,
+  Eb: 3,
+  E: 4,
+  F: 5,
+  "F#": 6,
+  Gb: 6,
+  G: 7,
+  "G#": 8,
+  Ab: 8,
+  A: 9,
+  "A#": 10,
+  Bb: 10,
+  B: 11,
+  Cb: 11
+}
 const MAJOR = [0, 2, 4, 5, 7, 9, 11]
 const MINOR = [0, 2, 3, 5, 7, 8, 10]
 
@@ -89,7 +116,8 @@ describe("a cover of an engine track", { timeout: 300_000 }, () => {
     expect(agreeing / theirs.length).toBeGreaterThanOrEqual(0.9)
 
     // Another instrument plays it: the new style's band, not the source's.
-    const programs = (m: Midi) => new Set(m.tracks.filter((t) => t.name !== "vocals" && t.name !== "drums").map((t) => t.instrument.number))
+    const programs = (m: Midi) =>
+      new Set(m.tracks.filter((t) => t.name !== "vocals" && t.name !== "drums").map((t) => t.instrument.number))
     expect([...programs(covered)]).not.toEqual([...programs(original)])
   })
 
@@ -117,7 +145,8 @@ function barPositions(midi: Midi, track: (name: string) => boolean): ReadonlyArr
  * but for the off-beat eighths, which its swing of 0.3 delays by 0.6 of a sixteenth.
  */
 const SWUNG_JAZZ = [0, 1, 2.6, 3].flatMap((s) => [s, s + 4, s + 8, s + 12])
-const onGrid = (position: number, grid: ReadonlyArray<number>): boolean => grid.some((g) => Math.abs(position - g) < 0.05 || Math.abs(position - 16 - g) < 0.05)
+const onGrid = (position: number, grid: ReadonlyArray<number>): boolean =>
+  grid.some((g) => Math.abs(position - g) < 0.05 || Math.abs(position - 16 - g) < 0.05)
 
 describe("audio_weight on a cover of an engine track", { timeout: 300_000 }, () => {
   const at = (weight: number): TrackSource => ({
@@ -128,7 +157,12 @@ describe("audio_weight on a cover of an engine track", { timeout: 300_000 }, () 
   })
 
   it("1 keeps the source's note onsets; 0 sings the same notes in the new style's rhythm", async () => {
-    const [original, kept, moved, half] = await Promise.all([midiOf(source), midiOf(at(1)), midiOf(at(0)), midiOf(at(0.25))])
+    const [original, kept, moved, half] = await Promise.all([
+      midiOf(source),
+      midiOf(at(1)),
+      midiOf(at(0)),
+      midiOf(at(0.25))
+    ])
     const theirs = melodyOf(original)
     expect(theirs.length).toBeGreaterThan(20)
     // 1: every sung note on the source's bar and sixteenth, with the source's scale degree.
@@ -216,8 +250,13 @@ describe("an edit of an engine track", { timeout: 300_000 }, () => {
 })
 
 describe("vocals over an instrumental engine track", { timeout: 300_000 }, () => {
-  const bed: TrackSource = { request: { ...song, style: "synthpop, 100 bpm, in D major, synth, drums, bass", lyrics: null, instrumental: true }, taskId: "arrange-bed", index: 0 }
-  const words = "Morning comes in silver light\nWe were dancing through the night\nEvery door is open wide\nCarry me along the tide"
+  const bed: TrackSource = {
+    request: { ...song, style: "synthpop, 100 bpm, in D major, synth, drums, bass", lyrics: null, instrumental: true },
+    taskId: "arrange-bed",
+    index: 0
+  }
+  const words =
+    "Morning comes in silver light\nWe were dancing through the night\nEvery door is open wide\nCarry me along the tide"
   const vocals: TrackSource = {
     request: { ...bed.request, lyrics: words, instrumental: false, vocal_gender: "m" },
     taskId: "arrange-vocals",
@@ -226,7 +265,11 @@ describe("vocals over an instrumental engine track", { timeout: 300_000 }, () =>
   }
 
   it("times every word, in order, on the source's beat grid, in the source's key", async () => {
-    const [sung, bedMidi, ownMidi] = await Promise.all([engine.export(vocals, "timed_lyrics"), midiOf(bed), midiOf(vocals)])
+    const [sung, bedMidi, ownMidi] = await Promise.all([
+      engine.export(vocals, "timed_lyrics"),
+      midiOf(bed),
+      midiOf(vocals)
+    ])
     const timed = sung.timedLyrics ?? []
     expect(timed.map((w) => w.text)).toEqual(words.split(/\s+/))
     const sixteenth = 60 / 100 / 4
@@ -240,7 +283,8 @@ describe("vocals over an instrumental engine track", { timeout: 300_000 }, () =>
     const inKey = notes.filter((n) => MAJOR.includes((((n.midi - tonic) % 12) + 12) % 12)).length
     expect(inKey / notes.length).toBeGreaterThanOrEqual(0.9)
     // The bed is still there under the voice: its drums, note for note.
-    const drumsOf = (m: Midi) => m.tracks.find((t) => t.name === "drums")?.notes.map((n) => Math.round(n.time * 1000)) ?? []
+    const drumsOf = (m: Midi) =>
+      m.tracks.find((t) => t.name === "drums")?.notes.map((n) => Math.round(n.time * 1000)) ?? []
     expect(drumsOf(ownMidi)).toEqual(drumsOf(bedMidi))
   })
 })

@@ -41,7 +41,8 @@ describe("tempo and key, measured with essentia.js", { timeout: 120_000 }, () =>
   })
 
   it("an explicit key and mode is heard: F# minor with vocals", async () => {
-    const lyrics = "[Verse]\nStatic on the radio again\nDriving to the edge of where we end\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+    const lyrics =
+      "[Verse]\nStatic on the radio again\nDriving to the edge of where we end\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
     const { signal } = await render(req("synthwave, 100 bpm, in F# minor", { lyrics, instrumental: false }))
     const k = key(signal)
     expect([k.pc, k.scale], k.name).toEqual([6, "minor"])

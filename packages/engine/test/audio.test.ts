@@ -25,7 +25,8 @@ describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () =
   })
 
   it("the singing voice fills the voice band; an instrumental has none of it", async () => {
-    const lyrics = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+    const lyrics =
+      "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
     const share = (r: EngineRequest, muteVoice: boolean): number => {
       const a = renderAudio(r, "voice", 0, { maxSeconds: 45, muteVoice })
       const m = new Float32Array(a.left.length)
@@ -52,7 +53,12 @@ describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () =
   it("the singing voice shapes its vowels with formants (ee vs ah)", () => {
     const spectrum = (word: string) => {
       const lyrics = "[Verse]\n" + Array.from({ length: 4 }, () => `${word} ${word} ${word} ${word}`).join("\n")
-      const a = renderAudio(req("ambient, 80 bpm, in C major", { lyrics, instrumental: false, model: "nocturne", vocal_gender: "m" }), "vowels", 0, { maxSeconds: 30 })
+      const a = renderAudio(
+        req("ambient, 80 bpm, in C major", { lyrics, instrumental: false, model: "nocturne", vocal_gender: "m" }),
+        "vowels",
+        0,
+        { maxSeconds: 30 }
+      )
       const sum = (x: Float32Array) => x.reduce((t, v) => t + v, 0)
       // Second-formant region of /i/ against the F1/F2 region of /a/.
       return sum(bandEnvelope(a.voice, 1900, 3000)) / sum(bandEnvelope(a.voice, 700, 1400))
@@ -71,7 +77,11 @@ describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () =
   })
 
   it("is deterministic: same request and task id give the same bytes", async () => {
-    const r = req("lofi hip hop, rainy", { lyrics: "[Verse]\nRain on the window\n[Chorus]\nStay a while", instrumental: false, vocal_gender: "m" })
+    const r = req("lofi hip hop, rainy", {
+      lyrics: "[Verse]\nRain on the window\n[Chorus]\nStay a while",
+      instrumental: false,
+      vocal_gender: "m"
+    })
     const a = await renderTrack(r, "same", 0, { maxSeconds: 8 })
     const b = await renderTrack(r, "same", 0, { maxSeconds: 8 })
     const c = await renderTrack(r, "other", 0, { maxSeconds: 8 })

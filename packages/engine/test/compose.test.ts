@@ -22,18 +22,50 @@ If the morning never comes
 [Chorus]
 [Outro]`
 
-function song(style: string, opts: { lyrics?: string | null; model?: ModelName; voice?: "m" | "f"; weird?: number; seed?: string; sw?: number; aw?: number } = {}): Score {
+function song(
+  style: string,
+  opts: {
+    lyrics?: string | null
+    model?: ModelName
+    voice?: "m" | "f"
+    weird?: number
+    seed?: string
+    sw?: number
+    aw?: number
+  } = {}
+): Score {
   const rng = new Rng(opts.seed ?? "seed")
   const spec = parseStyle(style, undefined, rng, opts.sw ?? 0.5)
   const lyrics = opts.lyrics === undefined ? LYRICS : opts.lyrics
-  return compose({ spec, lyrics, instrumental: lyrics === null, model: opts.model ?? "aether", voice: opts.voice ?? "f", styleWeight: opts.sw ?? 0.5, weirdness: opts.weird ?? 0.25, audioWeight: opts.aw ?? 0.5 }, rng)
+  return compose(
+    {
+      spec,
+      lyrics,
+      instrumental: lyrics === null,
+      model: opts.model ?? "aether",
+      voice: opts.voice ?? "f",
+      styleWeight: opts.sw ?? 0.5,
+      weirdness: opts.weird ?? 0.25,
+      audioWeight: opts.aw ?? 0.5
+    },
+    rng
+  )
 }
 
 describe("lyrics", () => {
   it("reads section tags and repeats an empty [Chorus]", () => {
     const p = parseLyrics(LYRICS)
     expect(p.tagged).toBe(true)
-    expect(p.sections.map((s) => s.kind)).toEqual(["intro", "verse", "chorus", "verse", "chorus", "bridge", "chorus", "outro"])
+    expect(p.sections.map((s) => s.kind)).toEqual([
+      "intro",
+      "verse",
+      "chorus",
+      "verse",
+      "chorus",
+      "bridge",
+      "chorus",
+      "outro"
+    ])
     expect(p.sections[4]?.lines).toEqual(p.sections[2]?.lines)
   })
 
@@ -70,7 +102,10 @@ describe("composer", () => {
     const s = song("pop, 100 bpm")
     const choruses = s.sections.filter((x) => x.kind === "chorus")
     expect(choruses.length).toBe(3)
-    const tune = (c: { start: number; end: number }) => s.vocal.filter((v) => v.start >= c.start - 0.2 && v.start < c.end - 0.2).map((v) => [v.pitch, Math.round((v.start - c.start) * 100)])
+    const tune = (c: { start: number; end: number }) =>
+      s.vocal
+        .filter((v) => v.start >= c.start - 0.2 && v.start < c.end - 0.2)
+        .map((v) => [v.pitch, Math.round((v.start - c.start) * 100)])
     const [a, b] = [choruses[0], choruses[1]]
     if (a === undefined || b === undefined) throw new Error("missing chorus")
     expect(tune(a).length).toBeGreaterThan(0)
@@ -78,8 +113,18 @@ describe("composer", () => {
   })
 
   it("keeps songs between 60 and 180 seconds", () => {
-    const long = Array.from({ length: 20 }, (_, i) => `[Verse]\n${"la la la la la la la la\n".repeat(6)}[Chorus]\nsing it loud number ${i}`).join("\n")
-    for (const [style, lyrics] of [["pop", LYRICS], ["ambient", null], ["metal, 180 bpm", null], ["ballad, 60 bpm", LYRICS], ["rock", long], ["house", "[Verse]\nhey"]] as const) {
+    const long = Array.from(
+      { length: 20 },
+      (_, i) => `[Verse]\n${"la la la la la la la la\n".repeat(6)}[Chorus]\nsing it loud number ${i}`
+    ).join("\n")
+    for (const [style, lyrics] of [
+      ["pop", LYRICS],
+      ["ambient", null],
+      ["metal, 180 bpm", null],
+      ["ballad, 60 bpm", LYRICS],
+      ["rock", long],
+      ["house", "[Verse]\nhey"]
+    ] as const) {
       const s = song(style, { lyrics })
       expect(s.duration, style).toBeGreaterThanOrEqual(60)
       expect(s.duration, style).toBeLessThanOrEqual(183)
@@ -112,7 +157,11 @@ describe("composer", () => {
     const outside = (s: Score, tonic: number, minor: boolean) => {
       const pcs = scaleOf(minor).map((x) => (x + tonic) % 12)
       const notes = s.parts.filter((p) => p.role !== "bass").flatMap((p) => p.notes)
-      return notes.filter((n) => !pcs.includes(((n.pitch % 12) + 12) % 12) && !(minor && (n.pitch - tonic + 120) % 12 === 11)).length / notes.length
+      return (
+        notes.filter(
+          (n) => !pcs.includes(((n.pitch % 12) + 12) % 12) && !(minor && (n.pitch - tonic + 120) % 12 === 11)
+        ).length / notes.length
+      )
     }
     const tame = song("pop, in C major", { weird: 0, lyrics: null })
     const wild = song("pop, in C major", { weird: 1, lyrics: null })

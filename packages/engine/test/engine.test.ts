@@ -19,7 +19,9 @@ const request: EngineRequest = {
 describe("makeEngine", { timeout: 120_000 }, () => {
   it("renders two tracks off the main thread, with all fields filled", async () => {
     let ticks = 0
-    const timer = setInterval(() => { ticks++ }, 10)
+    const timer = setInterval(() => {
+      ticks++
+    }, 10)
     const started = performance.now()
     const tracks = await engine.render(request, "task-engine-1")
     const elapsed = performance.now() - started
@@ -52,9 +54,17 @@ describe("makeEngine", { timeout: 120_000 }, () => {
     // The two takes are different music, not the same audio: their waveforms do not correlate.
     const x = mono(await decodeMp3(a[0]?.mp3 ?? new Uint8Array()))
     const y = mono(await decodeMp3(a[1]?.mp3 ?? new Uint8Array()))
-    let xy = 0, xx = 0, yy = 0
+    let xy = 0,
+      xx = 0,
+      yy = 0
     const n = Math.min(x.length, y.length)
-    for (let i = 0; i < n; i++) { const p = x[i] as number, q = y[i] as number; xy += p * q; xx += p * p; yy += q * q }
+    for (let i = 0; i < n; i++) {
+      const p = x[i] as number,
+        q = y[i] as number
+      xy += p * q
+      xx += p * p
+      yy += q * q
+    }
     expect(Math.abs(xy / Math.sqrt(xx * yy))).toBeLessThan(0.5)
   })
 
@@ -67,7 +77,10 @@ describe("makeEngine", { timeout: 120_000 }, () => {
 
   it("renders tasks concurrently and rejects after close", async () => {
     const other = makeEngine({ threads: 1, render: { maxSeconds: 3 } })
-    const [a, b] = await Promise.all([other.render({ ...request, model: "nocturne", vocal_gender: undefined }, "c1"), other.render({ ...request, instrumental: true, lyrics: null }, "c2")])
+    const [a, b] = await Promise.all([
+      other.render({ ...request, model: "nocturne", vocal_gender: undefined }, "c1"),
+      other.render({ ...request, instrumental: true, lyrics: null }, "c2")
+    ])
     expect(a.length + b.length).toBe(4)
     expect(b[0]?.lyrics).toBeNull()
     await other.close()

@@ -9,7 +9,8 @@ import { parseStyle } from "../src/style.ts"
 import type { EngineRequest, ModelName } from "../src/types.ts"
 import { bandShare, key } from "./support/analysis.ts"
 
-const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
+const LYRICS =
+  "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"
 
 describe("every genre and model", { timeout: 120_000 }, () => {
   it("renders finite, bounded audio for every genre and model", () => {
@@ -17,7 +18,9 @@ describe("every genre and model", { timeout: 120_000 }, () => {
     const jobs: Array<[string, ModelName]> = GENRES.map((g) => [firstWord(g), "aether"])
     jobs.push(["pop", "echo"], ["pop", "nocturne"], ["metal", "nocturne"])
     for (const [style, model] of jobs) {
-      const a = renderAudio({ style, title: "t", lyrics: LYRICS, instrumental: false, model }, "genres", 0, { maxSeconds: 4 })
+      const a = renderAudio({ style, title: "t", lyrics: LYRICS, instrumental: false, model }, "genres", 0, {
+        maxSeconds: 4
+      })
       expect(a.spec.genre.name, style).toBe(style)
       let peak = 0
       let energy = 0
@@ -37,7 +40,14 @@ describe("every genre and model", { timeout: 120_000 }, () => {
 })
 
 describe("tuning knobs", { timeout: 120_000 }, () => {
-  const req = (extra: Partial<EngineRequest>): EngineRequest => ({ style: "pop, 110 bpm, in C major", title: "t", lyrics: null, instrumental: true, model: "aether", ...extra })
+  const req = (extra: Partial<EngineRequest>): EngineRequest => ({
+    style: "pop, 110 bpm, in C major",
+    title: "t",
+    lyrics: null,
+    instrumental: true,
+    model: "aether",
+    ...extra
+  })
   const mono = (a: { left: Float32Array; right: Float32Array }) => {
     const m = new Float32Array(a.left.length)
     for (let i = 0; i < m.length; i++) m[i] = 0.5 * ((a.left[i] as number) + (a.right[i] as number))
@@ -53,7 +63,9 @@ describe("tuning knobs", { timeout: 120_000 }, () => {
 
   it("audio_weight moves the band against the voice", () => {
     const share = (aw: number) => {
-      const a = renderAudio(req({ lyrics: LYRICS, instrumental: false, audio_weight: aw }), "knobs", 0, { maxSeconds: 40 })
+      const a = renderAudio(req({ lyrics: LYRICS, instrumental: false, audio_weight: aw }), "knobs", 0, {
+        maxSeconds: 40
+      })
       return bandShare(mono(a), 300, 3400)
     }
     // The voice lives in 300-3400 Hz: more band (audio_weight 1) means a smaller voice-band share.
@@ -66,8 +78,24 @@ describe("tuning knobs", { timeout: 120_000 }, () => {
       for (let t = 0; t < 16; t++) {
         const rng = new Rng(`sw-${t}`)
         const spec = parseStyle("house", undefined, rng, sw)
-        const s = compose({ spec, lyrics: null, instrumental: true, model: "aether", voice: "f", styleWeight: sw, weirdness: 0, audioWeight: 0.5 }, rng)
-        const bass = s.parts.find((p) => p.role === "bass")?.notes.slice(0, 24).map((n) => n.pitch - (s.parts[0]?.notes[0]?.pitch ?? 0)) ?? []
+        const s = compose(
+          {
+            spec,
+            lyrics: null,
+            instrumental: true,
+            model: "aether",
+            voice: "f",
+            styleWeight: sw,
+            weirdness: 0,
+            audioWeight: 0.5
+          },
+          rng
+        )
+        const bass =
+          s.parts
+            .find((p) => p.role === "bass")
+            ?.notes.slice(0, 24)
+            .map((n) => n.pitch - (s.parts[0]?.notes[0]?.pitch ?? 0)) ?? []
         seen.add(JSON.stringify(bass))
       }
       return seen.size
@@ -77,7 +105,9 @@ describe("tuning knobs", { timeout: 120_000 }, () => {
 
   it("vocal_gender sets the register of the sung melody", () => {
     const mean = (g: "m" | "f") => {
-      const a = renderAudio(req({ lyrics: LYRICS, instrumental: false, vocal_gender: g }), "knobs", 0, { maxSeconds: 2 })
+      const a = renderAudio(req({ lyrics: LYRICS, instrumental: false, vocal_gender: g }), "knobs", 0, {
+        maxSeconds: 2
+      })
       return a.score.vocal.reduce((s, v) => s + v.pitch, 0) / a.score.vocal.length
     }
     expect(mean("f") - mean("m")).toBeGreaterThanOrEqual(9)
@@ -89,8 +119,22 @@ describe("energy", () => {
     const count = (style: string) => {
       const rng = new Rng("energy")
       const spec = parseStyle(style, undefined, rng, 0.5)
-      const s = compose({ spec, lyrics: null, instrumental: true, model: "aether", voice: "f", styleWeight: 0.5, weirdness: 0, audioWeight: 0.5 }, rng)
-      const notes = s.parts.filter((p) => p.role === "chords" || p.role === "bass").reduce((n, p) => n + p.notes.length, 0)
+      const s = compose(
+        {
+          spec,
+          lyrics: null,
+          instrumental: true,
+          model: "aether",
+          voice: "f",
+          styleWeight: 0.5,
+          weirdness: 0,
+          audioWeight: 0.5
+        },
+        rng
+      )
+      const notes = s.parts
+        .filter((p) => p.role === "chords" || p.role === "bass")
+        .reduce((n, p) => n + p.notes.length, 0)
       return notes / s.duration
     }
     expect(count("energetic intense pop, 110 bpm")).toBeGreaterThan(count("calm gentle pop, 110 bpm"))

@@ -8,18 +8,33 @@ import type { TranscribedNote } from "../src/listen/types.ts"
 import { decodeWhole } from "../src/listen/analyse.ts"
 import { writeOutsideSong, writeOutsideWaltz } from "../../server/test/support/outsideSong.ts"
 
-const note = (pitch: number, start: number, end: number, velocity = 0.8): TranscribedNote => ({ pitch, start, end, velocity })
+const note = (pitch: number, start: number, end: number, velocity = 0.8): TranscribedNote => ({
+  pitch,
+  start,
+  end,
+  velocity
+})
 
 /** Each chord a bar of four beats at 1 s a beat: bass root, then the triad held. */
 const progression = (chords: ReadonlyArray<readonly [number, number, number]>): Array<TranscribedNote> =>
   chords.flatMap(([root, third, fifth], bar) => {
     const at = bar * 4
-    return [note(root - 12, at, at + 4), note(root, at, at + 4, 0.6), note(third, at, at + 4, 0.6), note(fifth, at, at + 4, 0.6)]
+    return [
+      note(root - 12, at, at + 4),
+      note(root, at, at + 4, 0.6),
+      note(third, at, at + 4, 0.6),
+      note(fifth, at, at + 4, 0.6)
+    ]
   })
 
 describe("key and chords from notes", () => {
   it("hears G major from I-vi-IV-V, and each chord on the beat grid", () => {
-    const notes = progression([[55, 59, 62], [52, 55, 59], [48, 52, 55], [50, 54, 57]])
+    const notes = progression([
+      [55, 59, 62],
+      [52, 55, 59],
+      [48, 52, 55],
+      [50, 54, 57]
+    ])
     expect(keyOf(notes)).toBe("G major")
     const beats = Array.from({ length: 16 }, (_, i) => i)
     expect(chordsOn(notes, beats, 16)).toEqual([
@@ -31,7 +46,12 @@ describe("key and chords from notes", () => {
   })
 
   it("hears a minor key as minor: i-iv-v-i in E minor", () => {
-    const notes = progression([[52, 55, 59], [57, 60, 64], [59, 62, 66], [52, 55, 59]])
+    const notes = progression([
+      [52, 55, 59],
+      [57, 60, 64],
+      [59, 62, 66],
+      [52, 55, 59]
+    ])
     expect(keyOf(notes)).toBe("E minor")
     expect(chordsOn(notes, [0, 4, 8, 12], 16).map((c) => c.chord)).toEqual(["Em", "Am", "Bm", "Em"])
   })
@@ -55,7 +75,7 @@ function clicks(bpm: number, seconds: number, accent: (beat: number) => number):
     return seed / 1_073_741_824 - 1
   }
   for (let beat = 0; ; beat++) {
-    const at = Math.round((beat * 60 / bpm) * rate)
+    const at = Math.round(((beat * 60) / bpm) * rate)
     if (at >= out.length) break
     for (let i = 0; i < 2_000 && at + i < out.length; i++) out[at + i] = accent(beat) * noise() * Math.exp(-i / 300)
   }
@@ -83,14 +103,22 @@ describe("beats and tempo", () => {
     expect(beatsAndTempo(clicks(120, 20, () => 0.8)).meter).toBe("4/4")
   })
 
-  it("hears FluidSynth's waltzes in 3/4 at their tempo, with drums or without, and the outside 4/4 song in 4/4", { timeout: 60_000 }, async () => {
+  it("hears FluidSynth's waltzes in 3/4 at their tempo, with drums or without, and the outside 4/4 song in 4/4", {
+    timeout: 60_000
+  }, async () => {
     const monoOf = async (wav: Buffer): Promise<Float32Array> => {
       const audio = await decodeWhole(new Uint8Array(wav), "audio/wav")
       return Float32Array.from(audio.left, (l, i) => 0.5 * (l + (audio.right[i] ?? 0)))
     }
-    for (const [bpm, drums] of [[90, true], [150, false]] as const) {
+    for (const [bpm, drums] of [
+      [90, true],
+      [150, false]
+    ] as const) {
       const waltz = beatsAndTempo(await monoOf(writeOutsideWaltz(bpm, drums)))
-      expect([waltz.meter, Math.abs(waltz.bpm - bpm) / bpm <= 0.02], `${bpm} bpm, drums ${drums}: ${waltz.bpm}`).toEqual(["3/4", true])
+      expect(
+        [waltz.meter, Math.abs(waltz.bpm - bpm) / bpm <= 0.02],
+        `${bpm} bpm, drums ${drums}: ${waltz.bpm}`
+      ).toEqual(["3/4", true])
     }
     const song = writeOutsideSong()
     const four = beatsAndTempo(await monoOf(song.wav))

@@ -18,7 +18,14 @@ const require = createRequire(import.meta.url)
 /** Every case as the backend's kernels compute it, then as the fast ones do. */
 const casesOf = (): ReadonlyArray<readonly [string, () => tf.Tensor]> => {
   let seed = 7
-  const random = (shape: number[]): tf.Tensor => tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5), shape)
+  const random = (shape: number[]): tf.Tensor =>
+    tf.tensor(
+      Array.from(
+        { length: shape.reduce((a, b) => a * b, 1) },
+        () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5
+      ),
+      shape
+    )
   const a = random([2, 17, 31, 1])
   const b = random([2, 17, 31, 1])
   const c = random([2, 17, 31, 1])
@@ -37,10 +44,37 @@ const casesOf = (): ReadonlyArray<readonly [string, () => tf.Tensor]> => {
     ["slice of an inner axis", () => tf.stridedSlice(cube, [0, 0, 4, 0], [2, 17, 36, 8], [1, 1, 1, 1])],
     ["slice of several axes", () => tf.stridedSlice(cube, [1, 3, 0, 2], [2, 12, 40, 7], [1, 1, 1, 1])],
     ["slice with masks", () => tf.stridedSlice(cube, [0, 2, 0, 0], [0, 9, 0, 0], [1, 1, 1, 1], 0b1101, 0b1101)],
-    ["slice with a shrunk axis", () => tf.stridedSlice(cube, [1, 0, 0, 0], [2, 17, 40, 8], [1, 1, 1, 1], 0, 0, 0, 0, 1)],
-    ["slice with a stride of 2 (the backend's)", () => tf.stridedSlice(cube, [0, 0, 0, 0], [2, 17, 40, 8], [1, 2, 3, 1])],
-    ["constant pad of an inner axis", () => tf.pad(a, [[0, 0], [0, 0], [18, 18], [0, 0]])],
-    ["constant pad of every axis, with a value", () => tf.pad(wide, [[1, 2], [0, 3], [4, 0]], 0.25)]
+    [
+      "slice with a shrunk axis",
+      () => tf.stridedSlice(cube, [1, 0, 0, 0], [2, 17, 40, 8], [1, 1, 1, 1], 0, 0, 0, 0, 1)
+    ],
+    [
+      "slice with a stride of 2 (the backend's)",
+      () => tf.stridedSlice(cube, [0, 0, 0, 0], [2, 17, 40, 8], [1, 2, 3, 1])
+    ],
+    [
+      "constant pad of an inner axis",
+      () =>
+        tf.pad(a, [
+          [0, 0],
+          [0, 0],
+          [18, 18],
+          [0, 0]
+        ])
+    ],
+    [
+      "constant pad of every axis, with a value",
+      () =>
+        tf.pad(
+          wide,
+          [
+            [1, 2],
+            [0, 3],
+            [4, 0]
+          ],
+          0.25
+        )
+    ]
   ]
 }
 
@@ -57,7 +91,9 @@ describe("the WebAssembly backend's copies, made faster", () => {
     const backends = ["Concat", "Pack", "StridedSlice", "PadV2"].map((name) => tf.getKernel(name, "wasm")?.kernelFunc)
     installFastKernels()
     // In place: the kernels now run are not the backend's.
-    ;["Concat", "Pack", "StridedSlice", "PadV2"].forEach((name, i) => expect(tf.getKernel(name, "wasm")?.kernelFunc, name).not.toBe(backends[i]))
+    ;["Concat", "Pack", "StridedSlice", "PadV2"].forEach((name, i) =>
+      expect(tf.getKernel(name, "wasm")?.kernelFunc, name).not.toBe(backends[i])
+    )
     const after = cases.map(([, make]) => make())
     cases.forEach(([name], i) => {
       const [x, y] = [before[i] as tf.Tensor, after[i] as tf.Tensor]
@@ -78,7 +114,10 @@ describe("the transcription's windows", () => {
       expect(counted).toBe(length)
       expect(ours.count, `${length}`).toBe(theirs.shape[0])
       expect(theirs.shape.slice(1)).toEqual([43_844, 1])
-      expect(Buffer.from(ours.data.buffer).equals(Buffer.from((theirs.dataSync() as Float32Array).buffer)), `${length}`).toBe(true)
+      expect(
+        Buffer.from(ours.data.buffer).equals(Buffer.from((theirs.dataSync() as Float32Array).buffer)),
+        `${length}`
+      ).toBe(true)
       theirs.dispose()
     }
   })

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest"
 import { lineSyllables, phoneSyllables, spellingSyllables, syllabify, type Syllable } from "../src/lyrics.ts"
 import { pronunciation } from "../src/pronounce.ts"
 
-const shape = (s: ReadonlyArray<Syllable>): string => s.map((x) => `${x.onset.join("")}-${x.vowel.join("")}-${x.coda.join("")}`).join(" ")
+const shape = (s: ReadonlyArray<Syllable>): string =>
+  s.map((x) => `${x.onset.join("")}-${x.vowel.join("")}-${x.coda.join("")}`).join(" ")
 
 describe("pronouncing dictionary", () => {
   it("finds every entry the package holds, by binary search over its text (variants and possessives out of order included)", () => {

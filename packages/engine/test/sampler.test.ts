@@ -28,7 +28,12 @@ function energy(x: Float32Array, from: number, to: number): number {
 /** Four bars of a I-V-vi-IV piano part at 100 bpm, each chord struck on beats 1 and 3, with a held top note that the next bar strikes again before releasing it. */
 function chordPart(): PlayedNote[] {
   const beat = 0.6
-  const chords = [[60, 64, 67], [59, 62, 67], [57, 60, 64], [57, 60, 65]]
+  const chords = [
+    [60, 64, 67],
+    [59, 62, 67],
+    [57, 60, 64],
+    [57, 60, 65]
+  ]
   const notes: PlayedNote[] = []
   chords.forEach((chord, bar) => {
     for (const half of [0, 2]) {
@@ -103,7 +108,14 @@ describe("SoundFont sampler", () => {
     for (let s = 0; s < 32; s += 2) {
       const start = s * step
       notes.push({ start, end: start + 0.1, key: s % 8 === 6 ? 46 : 42, velocity: 70 + (s % 6) })
-      if (s === 20) for (let r = 1; r < 3; r++) notes.push({ start: start + (r * 2 * step) / 3, end: start + (r * 2 * step) / 3 + 0.1, key: 42, velocity: 50 })
+      if (s === 20)
+        for (let r = 1; r < 3; r++)
+          notes.push({
+            start: start + (r * 2 * step) / 3,
+            end: start + (r * 2 * step) / 3 + 0.1,
+            key: 42,
+            velocity: 50
+          })
     }
     // No exclusive class: these two come from the cache, the hats from the live sequence.
     notes.push({ start: 0, end: 0.1, key: 49, velocity: 90 }, { start: 1.2, end: 1.3, key: 51, velocity: 80 })

@@ -12,7 +12,13 @@ import { singerFor } from "../src/synth/voice/singer.ts"
 
 /** A line sung a syllable per beat at 100 bpm, on the given MIDI pitches in turn. */
 function sungLine(line: string, pitches: ReadonlyArray<number>, from = 0.5): VocalNote[] {
-  return lineSyllables(line).map((syllable, i) => ({ start: from + i * 0.6, dur: 0.55, pitch: pitches[i % pitches.length] as number, vel: 0.9, syllable }))
+  return lineSyllables(line).map((syllable, i) => ({
+    start: from + i * 0.6,
+    dur: 0.55,
+    pitch: pitches[i % pitches.length] as number,
+    vel: 0.9,
+    syllable
+  }))
 }
 
 /** The pitch (Hz) of a stretch by autocorrelation, searched between 80 and 1000 Hz. */
@@ -22,7 +28,10 @@ function pitchOf(x: Float32Array): number {
   for (let l = Math.floor(SR / 1000); l <= Math.ceil(SR / 80); l++) {
     let r = 0
     for (let i = 0; i + l < x.length; i++) r += (x[i] as number) * (x[i + l] as number)
-    if (r > best) { best = r; lag = l }
+    if (r > best) {
+      best = r
+      lag = l
+    }
   }
   return SR / lag
 }
@@ -41,11 +50,15 @@ describe("the singing voice", { timeout: 60_000 }, () => {
   it("a batch of words is spoken the same whatever order they were asked in", () => {
     const a = speakWords(["thunder", "rolling", "iron", "road"], FLITE_VOICES.m)
     const b = speakWords(["road", "iron", "rolling", "thunder", "road"], FLITE_VOICES.m)
-    for (const word of ["thunder", "rolling", "iron", "road"]) expect(b.get(word)?.samples).toEqual(a.get(word)?.samples)
+    for (const word of ["thunder", "rolling", "iron", "road"])
+      expect(b.get(word)?.samples).toEqual(a.get(word)?.samples)
   })
 
   it("sings each note at its pitch", () => {
-    for (const [register, pitch] of [["f", 69], ["m", 50]] as const) {
+    for (const [register, pitch] of [
+      ["f", 69],
+      ["m", 50]
+    ] as const) {
       const notes = sungLine("Oh oh oh", [pitch]).map((n) => ({ ...n, dur: 1.2, start: n.start * 2 }))
       const out = new Float32Array(Math.ceil(5 * SR))
       singerFor(notes, register).sing(notes, out, 1)
@@ -59,12 +72,19 @@ describe("the singing voice", { timeout: 60_000 }, () => {
   })
 
   it("a render cut short sounds as the whole take does, up to the last word it sings", () => {
-    const notes = [...sungLine("We folded paper boats and let them go", [60, 62, 64, 65]), ...sungLine("Down the river where the willows grow", [67, 65, 64], 6)]
+    const notes = [
+      ...sungLine("We folded paper boats and let them go", [60, 62, 64, 65]),
+      ...sungLine("Down the river where the willows grow", [67, 65, 64], 6)
+    ]
     const whole = new Float32Array(Math.ceil(12 * SR))
     const cut = new Float32Array(whole.length)
     singerFor(notes, "f").sing(notes, whole, 7)
     // Another take in between: the thread's kept words must not change this one.
-    singerFor(sungLine("Sail away with me", [70]), "f").sing(sungLine("Sail away with me", [70]), new Float32Array(whole.length), 7)
+    singerFor(sungLine("Sail away with me", [70]), "f").sing(
+      sungLine("Sail away with me", [70]),
+      new Float32Array(whole.length),
+      7
+    )
     const heard = notes.filter((n) => n.start < 6.5)
     singerFor(notes, "f").sing(heard, cut, 7)
     const lastWord = heard.findLast((n) => n.syllable.wordStart) as VocalNote

@@ -17,8 +17,16 @@ import { decodeMp3, mono } from "./support/analysis.ts"
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")
 
-const LYRICS = "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
-const request: EngineRequest = { style: "synthwave, 110 bpm, in A minor, synth, drums", title: "Neon Nights", lyrics: LYRICS, instrumental: false, model: "aether", vocal_gender: "f" }
+const LYRICS =
+  "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
+const request: EngineRequest = {
+  style: "synthwave, 110 bpm, in A minor, synth, drums",
+  title: "Neon Nights",
+  lyrics: LYRICS,
+  instrumental: false,
+  model: "aether",
+  vocal_gender: "f"
+}
 
 const cacheDir = mkdtempSync(join(tmpdir(), "lyre-engine-test-"))
 const cache = { dir: cacheDir, maxBytes: 1024 ** 3 }
@@ -35,18 +43,35 @@ let tracks: ReadonlyArray<EngineTrack> = []
 let shortTracks: ReadonlyArray<EngineTrack> = []
 const source: TrackSource = { request, taskId: "song-tools-1", index: 0 }
 beforeAll(async () => {
-  [tracks, shortTracks] = await Promise.all([engine.render(request, source.taskId), short.render(request, source.taskId)])
+  ;[tracks, shortTracks] = await Promise.all([
+    engine.render(request, source.taskId),
+    short.render(request, source.taskId)
+  ])
 }, 120_000)
 const track = (): EngineTrack => tracks[0] as EngineTrack
 const shortTrack = (): EngineTrack => shortTracks[0] as EngineTrack
 
-interface Wav { readonly channels: number; readonly sampleRate: number; readonly bits: number; readonly format: number; readonly left: Float64Array; readonly right: Float64Array }
+interface Wav {
+  readonly channels: number
+  readonly sampleRate: number
+  readonly bits: number
+  readonly format: number
+  readonly left: Float64Array
+  readonly right: Float64Array
+}
 function readWav(bytes: Uint8Array): Wav {
   const w = new WaveFile(bytes)
   const fmt = w.fmt as { numChannels: number; sampleRate: number; bitsPerSample: number; audioFormat: number }
   const [left, right] = w.getSamples(false) as unknown as [Float64Array, Float64Array]
   // wavefile gives the integer sample values; scale to -1..1 as a decoder would.
-  return { channels: fmt.numChannels, sampleRate: fmt.sampleRate, bits: fmt.bitsPerSample, format: fmt.audioFormat, left: left.map((x) => x / 32768), right: right.map((x) => x / 32768) }
+  return {
+    channels: fmt.numChannels,
+    sampleRate: fmt.sampleRate,
+    bits: fmt.bitsPerSample,
+    format: fmt.audioFormat,
+    left: left.map((x) => x / 32768),
+    right: right.map((x) => x / 32768)
+  }
 }
 
 function fileOf(e: EngineExport, name: string): Uint8Array {
@@ -56,11 +81,15 @@ function fileOf(e: EngineExport, name: string): Uint8Array {
 }
 
 function correlation(x: ArrayLike<number>, y: ArrayLike<number>, lag: number, from: number, to: number): number {
-  let xy = 0, xx = 0, yy = 0
+  let xy = 0,
+    xx = 0,
+    yy = 0
   for (let i = from; i < to; i++) {
     const a = x[i] as number
     const b = (y[i + lag] ?? 0) as number
-    xy += a * b; xx += a * a; yy += b * b
+    xy += a * b
+    xx += a * a
+    yy += b * b
   }
   return xy / Math.sqrt(xx * yy || 1)
 }
@@ -71,7 +100,10 @@ function encoderDelay(pcm: ArrayLike<number>, decoded: ArrayLike<number>, around
   let bestLag = 0
   for (let lag = 0; lag <= 3000; lag++) {
     const c = correlation(pcm, decoded, lag, around, around + 44100)
-    if (c > best) { best = c; bestLag = lag }
+    if (c > best) {
+      best = c
+      bestLag = lag
+    }
   }
   return bestLag
 }
@@ -138,8 +170,15 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
   })
 
   it("stems: the sidechain pump and the lo-fi crackle are mixed into them as into the track", async () => {
-    for (const [style, names] of [["house, 124 bpm, synth, drums, bass", ["drums", "bass", "harmony"]], ["lofi hip hop, chill, piano, drums", ["drums", "harmony", "vinyl"]]] as const) {
-      const instrumental: TrackSource = { request: { ...request, style, lyrics: null, instrumental: true }, taskId: "stems-fx", index: 0 }
+    for (const [style, names] of [
+      ["house, 124 bpm, synth, drums, bass", ["drums", "bass", "harmony"]],
+      ["lofi hip hop, chill, piano, drums", ["drums", "harmony", "vinyl"]]
+    ] as const) {
+      const instrumental: TrackSource = {
+        request: { ...request, style, lyrics: null, instrumental: true },
+        taskId: "stems-fx",
+        index: 0
+      }
       const [stems, wav] = await Promise.all([short.export(instrumental, "stems"), short.export(instrumental, "wav")])
       expect(stems.files.map((f) => f.stem)).toEqual(expect.arrayContaining([...names]))
       const mix = readWav(fileOf(wav, "track.wav"))
@@ -179,7 +218,10 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     const raw = parseMidi(bytes)
     expect(raw.header.format).toBe(1)
     const vocals = raw.tracks.find((t) => t.some((e) => e.type === "trackName" && e.text === "vocals")) ?? []
-    const sung = vocals.filter((e) => e.type === "lyrics").map((e) => (e.type === "lyrics" ? e.text : "")).join("")
+    const sung = vocals
+      .filter((e) => e.type === "lyrics")
+      .map((e) => (e.type === "lyrics" ? e.text : ""))
+      .join("")
     expect(sung.startsWith("Neon lights are calling me tonight Running")).toBe(true)
     expect(sung).toContain("Hold on hold on to the night")
   })
@@ -205,15 +247,23 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
       previous = w.start
     }
     // An instrumental has none: an empty list, not a failure.
-    expect(timedLyrics({ request: { ...request, instrumental: true, lyrics: null }, taskId: "inst", index: 0 }, {})).toEqual([])
+    expect(
+      timedLyrics({ request: { ...request, instrumental: true, lyrics: null }, taskId: "inst", index: 0 }, {})
+    ).toEqual([])
   })
 
   it("reports a bad source or format as a rejection and keeps serving", async () => {
-    const bad: TrackSource = { request: { ...request, model: "bogus" } as unknown as EngineRequest, taskId: "bad", index: 0 }
+    const bad: TrackSource = {
+      request: { ...request, model: "bogus" } as unknown as EngineRequest,
+      taskId: "bad",
+      index: 0
+    }
     await expect(engine.export(bad, "midi")).rejects.toThrow(/unknown model/)
     await expect(engine.export(source, "flac" as unknown as "wav")).rejects.toThrow(/unknown export format: flac/)
     await expect(engine.extend(bad, 5, request, "bad-ext")).rejects.toThrow(/unknown model/)
-    await expect(engine.export({ request, taskId: "nan", index: 0, extends: { source, continueAt: Number.NaN } }, "timed_lyrics")).rejects.toThrow(/continueAt/)
+    await expect(
+      engine.export({ request, taskId: "nan", index: 0, extends: { source, continueAt: Number.NaN } }, "timed_lyrics")
+    ).rejects.toThrow(/continueAt/)
     expect((await engine.export(source, "timed_lyrics")).timedLyrics?.length).toBeGreaterThan(0)
   })
 
@@ -222,9 +272,15 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     try {
       const order: string[] = []
       // One worker: take 0 starts, take 1 waits; the MIDI export and the timed lyrics go before take 1.
-      const render = one.render(request, "queue-order").then(() => { order.push("render") })
-      const midi = one.export(source, "midi").then(() => { order.push("midi") })
-      const words = one.export(source, "timed_lyrics").then(() => { order.push("timed_lyrics") })
+      const render = one.render(request, "queue-order").then(() => {
+        order.push("render")
+      })
+      const midi = one.export(source, "midi").then(() => {
+        order.push("midi")
+      })
+      const words = one.export(source, "timed_lyrics").then(() => {
+        order.push("timed_lyrics")
+      })
       await Promise.all([render, midi, words])
       expect(order).toEqual(["midi", "timed_lyrics", "render"])
     } finally {
@@ -235,7 +291,9 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
   it("the same TrackSource gives the same bytes", async () => {
     const a = await short.export(source, "stems")
     const b = await short.export(source, "stems")
-    expect(a.files.map((f) => Buffer.from(f.bytes).equals(Buffer.from(b.files.find((x) => x.name === f.name)?.bytes ?? [])))).toEqual(a.files.map(() => true))
+    expect(
+      a.files.map((f) => Buffer.from(f.bytes).equals(Buffer.from(b.files.find((x) => x.name === f.name)?.bytes ?? [])))
+    ).toEqual(a.files.map(() => true))
     const m1 = await engine.export(source, "midi")
     const m2 = await engine.export(source, "midi")
     expect(Buffer.from(fileOf(m1, "track.mid")).equals(Buffer.from(fileOf(m2, "track.mid")))).toBe(true)
@@ -254,12 +312,18 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
       // The same instrumentation and voice as the source.
       expect(t.tags).toBe(shortTrack().tags)
       expect(t.duration).toBeGreaterThan(continueAt + 20)
-      const extSource: TrackSource = { request: extRequest, taskId: "song-tools-ext", index: t.index, extends: { source, continueAt } }
+      const extSource: TrackSource = {
+        request: extRequest,
+        taskId: "song-tools-ext",
+        index: t.index,
+        extends: { source, continueAt }
+      }
       const wav = readWav(fileOf(await short.export(extSource, "wav"), "track.wav"))
       expect(Math.abs(wav.left.length / 44100 - t.duration)).toBeLessThan(0.001)
       // Sample for sample, the source's WAV up to continue_at...
       let same = true
-      for (let i = 0; i < cut && same; i++) same = wav.left[i] === original.left[i] && wav.right[i] === original.right[i]
+      for (let i = 0; i < cut && same; i++)
+        same = wav.left[i] === original.left[i] && wav.right[i] === original.right[i]
       expect(same).toBe(true)
       // ...and, decoded, the extension's MP3 carries the source's first seconds.
       const decoded = mono(await decodeMp3(t.mp3))
@@ -270,7 +334,12 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
       const words = timedLyrics(extSource, { maxSeconds: 15 })
       const after = words.filter((w) => w.start >= continueAt).map((w) => w.text)
       expect(after.slice(0, 6)).toEqual(["Morning", "breaks", "across", "the", "empty", "street"])
-      expect(words.filter((w) => w.start < continueAt).map((w) => w.text).slice(0, 2)).toEqual(["Neon", "lights"])
+      expect(
+        words
+          .filter((w) => w.start < continueAt)
+          .map((w) => w.text)
+          .slice(0, 2)
+      ).toEqual(["Neon", "lights"])
       // The same tempo and key, read back from its MIDI.
       const midi = new Midi(fileOf(await short.export(extSource, "midi"), "track.mid"))
       expect(midi.header.tempos[0]?.bpm).toBeCloseTo(110, 3)
@@ -282,7 +351,12 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     const again = await short.extend(source, continueAt, extRequest, "song-tools-ext")
     expect(Buffer.from(again[0]?.mp3 ?? []).equals(Buffer.from(ext[0]?.mp3 ?? []))).toBe(true)
     // ...and so does a process with nothing cached, rendering the source and its continuation again.
-    const extSource: TrackSource = { request: extRequest, taskId: "song-tools-ext", index: 0, extends: { source, continueAt } }
+    const extSource: TrackSource = {
+      request: extRequest,
+      taskId: "song-tools-ext",
+      index: 0,
+      extends: { source, continueAt }
+    }
     const uncached = makeEngine({ threads: 1, pcmCache: null, render: { maxSeconds: 15 } })
     try {
       const [fresh, cached] = await Promise.all([uncached.export(extSource, "wav"), short.export(extSource, "wav")])
@@ -297,8 +371,15 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     const ext = await short.extend(source, end, request, "song-tools-ext-2")
     const t = ext[0] as EngineTrack
     expect(t.duration).toBeGreaterThan(end + 20)
-    const extSource: TrackSource = { request, taskId: "song-tools-ext-2", index: 0, extends: { source, continueAt: end } }
-    const after = timedLyrics(extSource, { maxSeconds: 15 }).filter((w) => w.start >= end).map((w) => w.text)
+    const extSource: TrackSource = {
+      request,
+      taskId: "song-tools-ext-2",
+      index: 0,
+      extends: { source, continueAt: end }
+    }
+    const after = timedLyrics(extSource, { maxSeconds: 15 })
+      .filter((w) => w.start >= end)
+      .map((w) => w.text)
     expect(after.slice(0, 5)).toEqual(["Hold", "on,", "hold", "on", "to"])
     const [stems, wav] = await Promise.all([short.export(extSource, "stems"), short.export(extSource, "wav")])
     const mix = readWav(fileOf(wav, "track.wav"))
@@ -318,8 +399,18 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
 describe("a chain of extensions", () => {
   it("reads as one song: the words of each part in order, one MIDI file with the same tempo throughout", () => {
     const first: TrackSource = { request, taskId: "chain-1", index: 1 }
-    const second: TrackSource = { request: { ...request, lyrics: "[Verse]\nSecond part begins right here" }, taskId: "chain-2", index: 0, extends: { source: first, continueAt: 30 } }
-    const third: TrackSource = { request: { ...request, lyrics: "[Chorus]\nThird part sings the end" }, taskId: "chain-3", index: 1, extends: { source: second, continueAt: 55 } }
+    const second: TrackSource = {
+      request: { ...request, lyrics: "[Verse]\nSecond part begins right here" },
+      taskId: "chain-2",
+      index: 0,
+      extends: { source: first, continueAt: 30 }
+    }
+    const third: TrackSource = {
+      request: { ...request, lyrics: "[Chorus]\nThird part sings the end" },
+      taskId: "chain-3",
+      index: 1,
+      extends: { source: second, continueAt: 55 }
+    }
     const words = timedLyrics(third, {})
     const texts = words.map((w) => w.text)
     expect(texts.indexOf("Second")).toBeGreaterThan(0)
@@ -328,14 +419,16 @@ describe("a chain of extensions", () => {
     const tail = texts.slice(texts.indexOf("Third"))
     expect(tail.length % 5).toBe(0)
     expect(tail).toEqual(Array.from({ length: tail.length / 5 }, () => ["Third", "part", "sings", "the", "end"]).flat())
-    for (let i = 1; i < words.length; i++) expect((words[i]?.start ?? 0)).toBeGreaterThanOrEqual(words[i - 1]?.start ?? 0)
+    for (let i = 1; i < words.length; i++) expect(words[i]?.start ?? 0).toBeGreaterThanOrEqual(words[i - 1]?.start ?? 0)
     expect(words.find((w) => w.text === "Second")?.start).toBeGreaterThanOrEqual(30)
     expect(words.find((w) => w.text === "Third")?.start).toBeGreaterThanOrEqual(55)
     expect(words.filter((w) => w.start < 30).every((w) => w.end <= 30)).toBe(true)
     const midi = new Midi(trackMidi(third, {}))
     expect(midi.header.tempos.map((t) => Math.round(t.bpm))).toEqual([110])
     const notes = midi.tracks.flatMap((t) => t.notes)
-    expect(notes.some((n) => n.time < 30) && notes.some((n) => n.time > 30 && n.time < 55) && notes.some((n) => n.time > 60)).toBe(true)
+    expect(
+      notes.some((n) => n.time < 30) && notes.some((n) => n.time > 30 && n.time < 55) && notes.some((n) => n.time > 60)
+    ).toBe(true)
   })
 })
 
@@ -346,7 +439,19 @@ describe("@lyre/engine/midi", () => {
       key: "F# major",
       title: "Generic",
       tracks: [
-        { name: "lead", program: 81, channel: 0, notes: [{ pitch: 66, start: 0, end: 0.5, velocity: 100 }, { pitch: 70, start: 0.625, end: 1.25, velocity: 90 }], lyrics: [{ text: "héllo ", time: 0 }, { text: "world", time: 0.625 }] },
+        {
+          name: "lead",
+          program: 81,
+          channel: 0,
+          notes: [
+            { pitch: 66, start: 0, end: 0.5, velocity: 100 },
+            { pitch: 70, start: 0.625, end: 1.25, velocity: 90 }
+          ],
+          lyrics: [
+            { text: "héllo ", time: 0 },
+            { text: "world", time: 0.625 }
+          ]
+        },
         { name: "drums", program: 0, channel: 9, notes: [{ pitch: 36, start: 0, end: 0.1, velocity: 120 }] }
       ]
     })
@@ -356,10 +461,18 @@ describe("@lyre/engine/midi", () => {
     expect(midi.header.name).toBe("Generic")
     const lead = midi.tracks.find((t) => t.name === "lead")
     expect(lead?.instrument.number).toBe(81)
-    expect(lead?.notes.map((n) => [n.midi, n.time, Math.round(n.duration * 1000) / 1000, Math.round(n.velocity * 127)])).toEqual([[66, 0, 0.5, 100], [70, 0.625, 0.625, 90]])
+    expect(
+      lead?.notes.map((n) => [n.midi, n.time, Math.round(n.duration * 1000) / 1000, Math.round(n.velocity * 127)])
+    ).toEqual([
+      [66, 0, 0.5, 100],
+      [70, 0.625, 0.625, 90]
+    ])
     expect(midi.tracks.find((t) => t.name === "drums")?.instrument.percussion).toBe(true)
     const raw = parseMidi(bytes)
-    const lyrics = raw.tracks.flat().filter((e) => e.type === "lyrics").map((e) => (e.type === "lyrics" ? Buffer.from(e.text, "latin1").toString("utf8") : ""))
+    const lyrics = raw.tracks
+      .flat()
+      .filter((e) => e.type === "lyrics")
+      .map((e) => (e.type === "lyrics" ? Buffer.from(e.text, "latin1").toString("utf8") : ""))
     expect(lyrics).toEqual(["héllo ", "world"])
   })
 

@@ -9,11 +9,24 @@ import { composeTake, mixTake } from "../src/render.ts"
 import type { EngineRequest } from "../src/types.ts"
 import { soundMeasures } from "./support/sound-measures.ts"
 
-const LYRICS = "[Verse]\nMorning trains are rolling past the yard\nEvery light is blinking like a star\n[Chorus]\nCarry me, carry me along\nSinging out the words of every song"
+const LYRICS =
+  "[Verse]\nMorning trains are rolling past the yard\nEvery light is blinking like a star\n[Chorus]\nCarry me, carry me along\nSinging out the words of every song"
 
 const PROMPTS: ReadonlyArray<EngineRequest> = [
-  { style: "pop, 110 bpm, in C major, piano, drums, female vocals", title: "Morning Trains", lyrics: LYRICS, instrumental: false, model: "aether" },
-  { style: "funk, 108 bpm, in E minor, guitar, bass, drums, male vocals", title: "Yard Light", lyrics: LYRICS, instrumental: false, model: "echo" }
+  {
+    style: "pop, 110 bpm, in C major, piano, drums, female vocals",
+    title: "Morning Trains",
+    lyrics: LYRICS,
+    instrumental: false,
+    model: "aether"
+  },
+  {
+    style: "funk, 108 bpm, in E minor, guitar, bass, drums, male vocals",
+    title: "Yard Light",
+    lyrics: LYRICS,
+    instrumental: false,
+    model: "echo"
+  }
 ]
 
 describe("the sound of a take (issue 25's goals)", { timeout: 120_000 }, () => {
@@ -21,20 +34,28 @@ describe("the sound of a take (issue 25's goals)", { timeout: 120_000 }, () => {
     it(`${request.style}: bands fall from 2 kHz up, tonal, -14 LUFS, under -1 dBTP, stems exact`, () => {
       const audio = mixTake(composeTake(request, "sound-goals", 0), { maxSeconds: 30 }, true)
       const m = soundMeasures(audio.left, audio.right)
-      for (let b = 1; b < m.bandsDb.length; b++) expect(m.bandsDb[b], `bands ${m.bandsDb.map((x) => x.toFixed(1)).join(" ")}`).toBeLessThanOrEqual(m.bandsDb[b - 1] as number)
+      for (let b = 1; b < m.bandsDb.length; b++)
+        expect(m.bandsDb[b], `bands ${m.bandsDb.map((x) => x.toFixed(1)).join(" ")}`).toBeLessThanOrEqual(
+          m.bandsDb[b - 1] as number
+        )
       expect(m.flatness).toBeLessThanOrEqual(0.08)
       expect(Math.abs(m.lufs + 14)).toBeLessThanOrEqual(1)
       expect(m.truePeakDb).toBeLessThanOrEqual(-1)
 
       const stems = audio.stems ?? []
-      expect(stems.map((s) => s.name).sort()).toEqual(["bass", "drums", "harmony", "lead", "vocals"].filter((name) => stems.some((s) => s.name === name)).sort())
+      expect(stems.map((s) => s.name).sort()).toEqual(
+        ["bass", "drums", "harmony", "lead", "vocals"].filter((name) => stems.some((s) => s.name === name)).sort()
+      )
       expect(stems.some((s) => s.name === "vocals")).toBe(true)
       let residual = 0
       let signal = 0
       for (let i = 0; i < audio.left.length; i++) {
         let l = 0
         let r = 0
-        for (const s of stems) { l += s.left[i] as number; r += s.right[i] as number }
+        for (const s of stems) {
+          l += s.left[i] as number
+          r += s.right[i] as number
+        }
         residual += (l - (audio.left[i] as number)) ** 2 + (r - (audio.right[i] as number)) ** 2
         signal += (audio.left[i] as number) ** 2 + (audio.right[i] as number) ** 2
       }

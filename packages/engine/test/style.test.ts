@@ -7,12 +7,27 @@ const parse = (style: string, negative?: string) => parseStyle(style, negative, 
 describe("style parser", () => {
   it("recognises at least 12 genres", () => {
     const cases: ReadonlyArray<readonly [string, string]> = [
-      ["catchy pop song", "pop"], ["classic rock anthem", "rock"], ["lofi hip hop beats to study to", "lofi hip hop"],
-      ["90s hip hop, boom bap", "hip hop"], ["deep house", "house"], ["dark techno", "techno"], ["ambient soundscape", "ambient"],
-      ["smooth jazz", "jazz"], ["epic orchestral cinematic", "orchestral"], ["classical piano", "orchestral"], ["acoustic folk", "folk"],
-      ["synthwave retro", "synthwave"], ["heavy metal", "metal"], ["trap, 808", "trap"], ["liquid drum and bass", "drum and bass"],
-      ["country road trip", "country"], ["roots reggae", "reggae"], ["funk groove", "funk"], ["neo soul r&b", "r&b"],
-      ["delta blues", "blues"], ["uplifting trance", "trance"]
+      ["catchy pop song", "pop"],
+      ["classic rock anthem", "rock"],
+      ["lofi hip hop beats to study to", "lofi hip hop"],
+      ["90s hip hop, boom bap", "hip hop"],
+      ["deep house", "house"],
+      ["dark techno", "techno"],
+      ["ambient soundscape", "ambient"],
+      ["smooth jazz", "jazz"],
+      ["epic orchestral cinematic", "orchestral"],
+      ["classical piano", "orchestral"],
+      ["acoustic folk", "folk"],
+      ["synthwave retro", "synthwave"],
+      ["heavy metal", "metal"],
+      ["trap, 808", "trap"],
+      ["liquid drum and bass", "drum and bass"],
+      ["country road trip", "country"],
+      ["roots reggae", "reggae"],
+      ["funk groove", "funk"],
+      ["neo soul r&b", "r&b"],
+      ["delta blues", "blues"],
+      ["uplifting trance", "trance"]
     ]
     for (const [text, genre] of cases) expect(parse(text).genre.name, text).toBe(genre)
     expect(new Set(cases.map((c) => c[1])).size).toBeGreaterThanOrEqual(12)

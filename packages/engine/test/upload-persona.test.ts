@@ -23,7 +23,15 @@ const hz = (midi: number): number => 440 * 2 ** ((midi - 69) / 12)
  * Four one-second notes of `pitch` with `harmonics` partials (1/k amplitudes), a vibrato of
  * `depth` (peak, a fraction of the pitch) at `vibratoHz`, over a quiet bass two octaves down.
  */
-function sung(pitch: number, harmonics: number, depth: number, vibratoHz: number): { readonly mono: Float32Array; readonly notes: ReadonlyArray<{ pitch: number; start: number; end: number; velocity: number }> } {
+function sung(
+  pitch: number,
+  harmonics: number,
+  depth: number,
+  vibratoHz: number
+): {
+  readonly mono: Float32Array
+  readonly notes: ReadonlyArray<{ pitch: number; start: number; end: number; velocity: number }>
+} {
   const seconds = 4.5
   const mono = new Float32Array(Math.round(seconds * rate))
   let phase = 0
@@ -67,7 +75,12 @@ describe("the voice heard in an upload", () => {
   it("is heard while listening, and kept with the transcription", async () => {
     const { mono, notes } = sung(69, 12, 0.03, 5.5)
     const wav = new WaveFile()
-    wav.fromScratch(1, rate, "16", Array.from(mono, (x) => Math.round(x * 32_000)))
+    wav.fromScratch(
+      1,
+      rate,
+      "16",
+      Array.from(mono, (x) => Math.round(x * 32_000))
+    )
     // The transcription is given (Basic Pitch is the server's listening test's to run).
     const heard = await listen(wav.toBuffer(), "audio/wav", async () => ({ notes }))
     expect(heard.transcription.notes).toEqual(notes)
@@ -91,12 +104,23 @@ describe("a persona made from an upload's track", { timeout: 300_000 }, () => {
       analysis: { bpm: 100, key: "A minor", time_signature: "4/4", loudness_lufs: -14, beats: [0], chords: [] },
       transcription: { notes: [], voice }
     }
-    return { request: { style: "100 bpm, in A minor", title: "Mine", lyrics: null, instrumental: true, model: "aether" }, taskId: upload.id, index: 0, upload }
+    return {
+      request: { style: "100 bpm, in A minor", title: "Mine", lyrics: null, instrumental: true, model: "aether" },
+      taskId: upload.id,
+      index: 0,
+      upload
+    }
   }
   const wide: VoiceProfile = { register: "f", centre: 69, brightness: 0.9, vibrato: { rate: 5.5, depth: 0.04 } }
   const straight: VoiceProfile = { register: "m", centre: 57, brightness: 0.2, vibrato: { rate: 5.5, depth: 0 } }
   const song = (persona: TrackSource, taskId: string): TrackSource => ({
-    request: { style: "folk, 100 bpm, in C major", title: "Sung as mine", lyrics: "[Verse]\nHold the morning\nHold it long and slow\nHold the evening\nLet the river flow", instrumental: false, model: "aether" },
+    request: {
+      style: "folk, 100 bpm, in C major",
+      title: "Sung as mine",
+      lyrics: "[Verse]\nHold the morning\nHold it long and slow\nHold the evening\nLet the river flow",
+      instrumental: false,
+      model: "aether"
+    },
     taskId,
     index: 0,
     persona
@@ -109,16 +133,26 @@ describe("a persona made from an upload's track", { timeout: 300_000 }, () => {
     const low = song(root(straight), "persona-upload-straight")
     expect(sourceTake(high, options, tracks).score.voice).toBe("f")
     expect(sourceTake(low, options, tracks).score.voice).toBe("m")
-    expect(sourceTake(high, options, tracks).voiceColour).toEqual({ brightness: 0.9, vibratoRate: 5.5, vibratoDepth: 0.04 })
+    expect(sourceTake(high, options, tracks).voiceColour).toEqual({
+      brightness: 0.9,
+      vibratoRate: 5.5,
+      vibratoDepth: 0.04
+    })
 
     // Heard back on each render's vocal stem, along the notes its MIDI export says it sings; and
     // the stem's share of energy in its second difference (a rise of 12 dB an octave: its highs).
     const highs = new Map<TrackSource, number>()
     const heardIn = async (source: TrackSource): Promise<VoiceProfile | null> => {
-      const [stems, midi] = await Promise.all([exportTrack(source, "stems", options, null), exportTrack(source, "midi", options, null)])
+      const [stems, midi] = await Promise.all([
+        exportTrack(source, "stems", options, null),
+        exportTrack(source, "midi", options, null)
+      ])
       const wav = new WaveFile(stems.files.find((f) => f.stem === "vocals")?.bytes ?? new Uint8Array(0))
       const samples = wav.getSamples(true, Int16Array) as unknown as Int16Array
-      const mono = Float32Array.from({ length: samples.length >> 1 }, (_, i) => ((samples[2 * i] ?? 0) + (samples[2 * i + 1] ?? 0)) / 65_536)
+      const mono = Float32Array.from(
+        { length: samples.length >> 1 },
+        (_, i) => ((samples[2 * i] ?? 0) + (samples[2 * i + 1] ?? 0)) / 65_536
+      )
       let energy = 0
       let curvature = 0
       for (let i = 2; i < mono.length; i++) {
@@ -126,8 +160,13 @@ describe("a persona made from an upload's track", { timeout: 300_000 }, () => {
         curvature += ((mono[i] ?? 0) - 2 * (mono[i - 1] ?? 0) + (mono[i - 2] ?? 0)) ** 2
       }
       highs.set(source, curvature / energy)
-      const sungNotes = new Midi(midi.files[0]?.bytes ?? new Uint8Array(0)).tracks.find((t) => t.name === "vocals")?.notes ?? []
-      return voiceProfile(mono, rate, sungNotes.map((n) => ({ pitch: n.midi, start: n.time, end: n.time + n.duration })))
+      const sungNotes =
+        new Midi(midi.files[0]?.bytes ?? new Uint8Array(0)).tracks.find((t) => t.name === "vocals")?.notes ?? []
+      return voiceProfile(
+        mono,
+        rate,
+        sungNotes.map((n) => ({ pitch: n.midi, start: n.time, end: n.time + n.duration }))
+      )
     }
     const dull = song(root({ ...wide, brightness: 0.1 }), "persona-upload-wide")
     const [fromWide, fromStraight, fromDull] = await Promise.all([heardIn(high), heardIn(low), heardIn(dull)])

@@ -26,7 +26,9 @@ let upload: TrackSource
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "lyre-upload-track-"))
-  samples = Int16Array.from({ length: rate * seconds * 2 }, (_, i) => Math.round(9000 * Math.sin((i >> 1) / 15) + 3000 * Math.sin((i >> 1) / 7)))
+  samples = Int16Array.from({ length: rate * seconds * 2 }, (_, i) =>
+    Math.round(9000 * Math.sin((i >> 1) / 15) + 3000 * Math.sin((i >> 1) / 7))
+  )
   const wav = new WaveFile()
   wav.fromScratch(2, rate, "16", Array.from(samples))
   const path = join(dir, "source.wav")
@@ -44,7 +46,12 @@ beforeAll(() => {
       beats: Array.from({ length: 16 }, (_, i) => 0.25 + i * 0.625),
       chords: [{ start: 0.25, end: 10, chord: "Dm" }]
     },
-    transcription: { notes: [{ pitch: 62, start: 0.25, end: 0.8, velocity: 0.7 }, { pitch: 65, start: 0.875, end: 1.4, velocity: 0.6 }] }
+    transcription: {
+      notes: [
+        { pitch: 62, start: 0.25, end: 0.8, velocity: 0.7 },
+        { pitch: 65, start: 0.875, end: 1.4, velocity: 0.6 }
+      ]
+    }
   }
   upload = {
     request: { style: "96 bpm, in D minor", title: "My upload", lyrics: null, instrumental: true, model: "aether" },
@@ -67,7 +74,10 @@ const pcmOf = (bytes: Uint8Array): Int16Array => {
  * can pass full scale alone where the mix does not (a kick under a bass that cancels it), and its
  * file clips there (engine README, "Known limits").
  */
-const stemsResidual = (parts: ReadonlyArray<Int16Array>, mix: Int16Array): { readonly db: number; readonly railed: number } => {
+const stemsResidual = (
+  parts: ReadonlyArray<Int16Array>,
+  mix: Int16Array
+): { readonly db: number; readonly railed: number } => {
   let residual = 0
   let signal = 0
   let railed = 0
@@ -145,7 +155,10 @@ describe("an extension of an upload", { timeout: 120_000 }, () => {
     expect(continuation?.take.spec.tonic).toBe(2)
     expect(continuation?.take.spec.minor).toBe(true)
     // Its bars start on the upload's: the first beat (0.25 s) plus whole bars of 2.5 s.
-    expect(((continuation?.offset ?? 0) - 0.25) / 2.5).toBeCloseTo(Math.round(((continuation?.offset ?? 0) - 0.25) / 2.5), 6)
+    expect(((continuation?.offset ?? 0) - 0.25) / 2.5).toBeCloseTo(
+      Math.round(((continuation?.offset ?? 0) - 0.25) / 2.5),
+      6
+    )
   })
 
   it("has the upload as its stem `upload` up to continue_at, and stems that add up to its mix", async () => {
@@ -231,7 +244,13 @@ describe("a cover of an upload", () => {
     expect(sheet.lead[1]?.dur).toBeCloseTo((1.5 - 0.875) * at, 3)
 
     const cover: TrackSource = {
-      request: { style: "bossa nova, acoustic guitar", title: "Covered", lyrics: null, instrumental: true, model: "aether" },
+      request: {
+        style: "bossa nova, acoustic guitar",
+        title: "Covered",
+        lyrics: null,
+        instrumental: true,
+        model: "aether"
+      },
       taskId: "cover-of-upload",
       index: 0,
       derives: { kind: "cover", source }
@@ -254,10 +273,20 @@ describe("audio_weight on a cover of an upload", { timeout: 120_000 }, () => {
     return { pitch, start, end: start + beat * 0.8, velocity: 0.7 }
   })
   const coverAt = (weight: number): TrackSource => ({
-    request: { style: "bossa nova, acoustic guitar", title: "Covered", lyrics: null, instrumental: true, model: "aether", audio_weight: weight },
+    request: {
+      style: "bossa nova, acoustic guitar",
+      title: "Covered",
+      lyrics: null,
+      instrumental: true,
+      model: "aether",
+      audio_weight: weight
+    },
     taskId: "cover-weight-of-upload",
     index: 0,
-    derives: { kind: "cover", source: { ...upload, upload: { ...(upload.upload as UploadRoot), transcription: { notes: heard } } } }
+    derives: {
+      kind: "cover",
+      source: { ...upload, upload: { ...(upload.upload as UploadRoot), transcription: { notes: heard } } }
+    }
   })
   const leadOf = async (weight: number): Promise<ReadonlyArray<{ readonly time: number; readonly midi: number }>> => {
     const exported = await exportTrack(coverAt(weight), "midi", {}, null)
@@ -289,7 +318,13 @@ describe("vocals on an upload", { timeout: 120_000 }, () => {
   it("times every word, in order, on the upload's beat grid (within 60 ms of a sixteenth from its first beat), in its key", async () => {
     const words = "Singing over what you sent\nEvery beat of it"
     const made: TrackSource = {
-      request: { style: "soul", title: "On the grid", lyrics: `[Verse]\n${words}`, instrumental: false, model: "aether" },
+      request: {
+        style: "soul",
+        title: "On the grid",
+        lyrics: `[Verse]\n${words}`,
+        instrumental: false,
+        model: "aether"
+      },
       taskId: "upload-vocals-grid",
       index: 0,
       derives: { kind: "vocals", source: upload }
@@ -308,7 +343,9 @@ describe("vocals on an upload", { timeout: 120_000 }, () => {
     const midi = new Midi((await exportTrack(made, "midi", {}, null)).files[0]?.bytes ?? new Uint8Array(0))
     const sung = midi.tracks.find((t) => t.name === "vocals")?.notes ?? []
     const minor = [0, 2, 3, 5, 7, 8, 10, 11]
-    expect(sung.filter((n) => minor.includes((((n.midi - 2) % 12) + 12) % 12)).length / sung.length).toBeGreaterThanOrEqual(0.9)
+    expect(
+      sung.filter((n) => minor.includes((((n.midi - 2) % 12) + 12) % 12)).length / sung.length
+    ).toBeGreaterThanOrEqual(0.9)
     expect(sung[0]?.time).toBeCloseTo(timed[0]?.start ?? -1, 2)
   })
 })

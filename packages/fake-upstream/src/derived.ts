@@ -27,31 +27,74 @@ const text = (fields: Fields, key: string): string | null =>
   typeof fields[key] === "string" && (fields[key] as string).trim() !== "" ? (fields[key] as string) : null
 
 const tuningProblem = (fields: Fields): string | null => {
-  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string") return "negativeTags must be a string"
-  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f") return "vocalGender must be m or f"
+  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string")
+    return "negativeTags must be a string"
+  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f")
+    return "vocalGender must be m or f"
   for (const key of ["styleWeight", "weirdnessConstraint", "audioWeight"]) {
     const value = fields[key]
-    if (value !== undefined && !(typeof value === "number" && value >= 0 && value <= 1)) return `${key} must be a number from 0 to 1`
+    if (value !== undefined && !(typeof value === "number" && value >= 0 && value <= 1))
+      return `${key} must be a number from 0 to 1`
   }
   return null
 }
 
 const callbackOf = (fields: Fields): string | null | undefined =>
-  fields.callBackUrl === undefined ? null : typeof fields.callBackUrl === "string" && URL.canParse(fields.callBackUrl) ? fields.callBackUrl : undefined
+  fields.callBackUrl === undefined
+    ? null
+    : typeof fields.callBackUrl === "string" && URL.canParse(fields.callBackUrl)
+      ? fields.callBackUrl
+      : undefined
 
 const known = (endpoint: DerivedEndpoint): ReadonlySet<string> => {
   const common = ["callBackUrl", ...TUNING]
   switch (endpoint) {
     case "upload-cover":
-      return new Set([...common, "uploadUrl", "customMode", "instrumental", "model", "style", "title", "prompt", "personaId", "personaModel"])
+      return new Set([
+        ...common,
+        "uploadUrl",
+        "customMode",
+        "instrumental",
+        "model",
+        "style",
+        "title",
+        "prompt",
+        "personaId",
+        "personaModel"
+      ])
     case "upload-extend":
-      return new Set([...common, "uploadUrl", "defaultParamFlag", "instrumental", "model", "style", "title", "prompt", "continueAt", "personaId", "personaModel"])
+      return new Set([
+        ...common,
+        "uploadUrl",
+        "defaultParamFlag",
+        "instrumental",
+        "model",
+        "style",
+        "title",
+        "prompt",
+        "continueAt",
+        "personaId",
+        "personaModel"
+      ])
     case "add-vocals":
       return new Set([...common, "uploadUrl", "prompt", "title", "style", "model"])
     case "add-instrumental":
       return new Set([...common, "uploadUrl", "title", "tags", "model"])
     case "replace-section":
-      return new Set(["taskId", "audioId", "prompt", "tags", "title", "negativeTags", "infillStartS", "infillEndS", "fullLyrics", "callBackUrl", "uploadUrl", "model"])
+      return new Set([
+        "taskId",
+        "audioId",
+        "prompt",
+        "tags",
+        "title",
+        "negativeTags",
+        "infillStartS",
+        "infillEndS",
+        "fullLyrics",
+        "callBackUrl",
+        "uploadUrl",
+        "model"
+      ])
   }
 }
 
@@ -74,10 +117,19 @@ export const validateDerived = (
   if (title.length > MAX_TITLE) return `title must be at most ${MAX_TITLE} characters`
   const uploadUrl = text(fields, "uploadUrl")
   if (endpoint !== "replace-section" && (uploadUrl === null || !URL.canParse(uploadUrl))) return "uploadUrl is required"
-  if (fields.model !== undefined && (typeof fields.model !== "string" || !MODELS.has(fields.model))) return "model is not supported"
+  if (fields.model !== undefined && (typeof fields.model !== "string" || !MODELS.has(fields.model)))
+    return "model is not supported"
   const model = typeof fields.model === "string" ? fields.model : "V4_5PLUS"
-  const made = (style: string, prompt: string, instrumental: boolean, baseDuration: number): DerivedRequest =>
-    ({ title, style, prompt, model, instrumental, callBackUrl, uploadUrl, baseDuration })
+  const made = (style: string, prompt: string, instrumental: boolean, baseDuration: number): DerivedRequest => ({
+    title,
+    style,
+    prompt,
+    model,
+    instrumental,
+    callBackUrl,
+    uploadUrl,
+    baseDuration
+  })
   switch (endpoint) {
     case "upload-cover":
     case "upload-extend": {
@@ -90,7 +142,8 @@ export const validateDerived = (
       const prompt = text(fields, "prompt")
       if (!fields.instrumental && prompt === null) return "prompt is required when instrumental is false"
       if (fields.personaId !== undefined && typeof fields.personaId !== "string") return "personaId must be a string"
-      if (endpoint === "upload-extend" && !(typeof fields.continueAt === "number" && fields.continueAt > 0)) return "continueAt must be more than 0"
+      if (endpoint === "upload-extend" && !(typeof fields.continueAt === "number" && fields.continueAt > 0))
+        return "continueAt must be more than 0"
       const continueAt = typeof fields.continueAt === "number" ? fields.continueAt : 0
       return made(style, prompt ?? "", fields.instrumental, endpoint === "upload-extend" ? continueAt + 60 : 120)
     }
@@ -109,7 +162,8 @@ export const validateDerived = (
       return made(tags, "", false, 120)
     }
     case "replace-section": {
-      if (typeof fields.taskId !== "string" || typeof fields.audioId !== "string") return "taskId and audioId are required"
+      if (typeof fields.taskId !== "string" || typeof fields.audioId !== "string")
+        return "taskId and audioId are required"
       const track = tracks(fields.audioId)
       if (track === undefined) return "audioId does not exist"
       if (!track.ready) return "the audio is not generated yet"
@@ -121,7 +175,8 @@ export const validateDerived = (
       if (typeof fields.fullLyrics !== "string") return "fullLyrics is required"
       const start = fields.infillStartS
       const end = fields.infillEndS
-      if (typeof start !== "number" || typeof end !== "number" || !(start >= 0) || !(end > start)) return "infillStartS must be less than infillEndS"
+      if (typeof start !== "number" || typeof end !== "number" || !(start >= 0) || !(end > start))
+        return "infillStartS must be less than infillEndS"
       if (end - start < 6 || end - start > 60) return "the section must be 6 to 60 seconds long"
       if (end > track.duration) return "infillEndS must be within the audio"
       return { ...made(tags, prompt, false, track.duration), model: track.model }
@@ -136,7 +191,9 @@ export const validatePersona = (
 ): { readonly audioId: string; readonly name: string; readonly description: string } | string => {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return "body must be a JSON object"
   const fields = body as Fields
-  const unknown = Object.keys(fields).find((key) => !["taskId", "audioId", "name", "description", "vocalStart", "vocalEnd", "style"].includes(key))
+  const unknown = Object.keys(fields).find(
+    (key) => !["taskId", "audioId", "name", "description", "vocalStart", "vocalEnd", "style"].includes(key)
+  )
   if (unknown !== undefined) return `unknown field ${unknown}`
   if (typeof fields.taskId !== "string" || typeof fields.audioId !== "string") return "taskId and audioId are required"
   const track = tracks(fields.audioId)

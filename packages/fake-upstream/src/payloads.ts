@@ -20,10 +20,14 @@ interface Track {
  * track's audio, then everything. Failed tasks have none.
  */
 const tracksAt = (task: FakeTask, baseUrl: string, status: UpstreamStatus): ReadonlyArray<Track> => {
-  const withAudio = status === "SUCCESS" || status === "CALLBACK_EXCEPTION" ? task.trackIds.length
-    : status === "FIRST_SUCCESS" ? 1
-    : status === "TEXT_SUCCESS" ? 0
-    : -1
+  const withAudio =
+    status === "SUCCESS" || status === "CALLBACK_EXCEPTION"
+      ? task.trackIds.length
+      : status === "FIRST_SUCCESS"
+        ? 1
+        : status === "TEXT_SUCCESS"
+          ? 0
+          : -1
   if (withAudio < 0) return []
   return task.trackIds.map((id, index) => ({
     id,

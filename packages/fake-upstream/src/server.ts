@@ -192,7 +192,10 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
 
   /** POSTs `text` to `target`; answers the status, or an error message. Redirects are not followed. */
-  const post = (target: string, text: string): Promise<{ readonly statusCode: number | null; readonly error: string | null }> =>
+  const post = (
+    target: string,
+    text: string
+  ): Promise<{ readonly statusCode: number | null; readonly error: string | null }> =>
     new Promise((resolve) => {
       let url: URL
       try {
@@ -201,7 +204,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
         return resolve({ statusCode: null, error: `Invalid URL ${target}` })
       }
       const secure = url.protocol === "https:"
-      if (!secure && url.protocol !== "http:") return resolve({ statusCode: null, error: `Unsupported protocol ${url.protocol}` })
+      if (!secure && url.protocol !== "http:")
+        return resolve({ statusCode: null, error: `Unsupported protocol ${url.protocol}` })
       if (aborter.signal.aborted) return resolve({ statusCode: null, error: "The fake upstream is closed" })
       const headers = { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) }
       // Closing destroys the callbacks in flight (a set of requests: a signal per request cost
@@ -219,7 +223,10 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
         resolve({ statusCode, error })
       }
       sending.add(request)
-      const timer = setTimeout(() => request.destroy(new Error(`No answer within ${CALLBACK_TIMEOUT_MS} ms`)), CALLBACK_TIMEOUT_MS)
+      const timer = setTimeout(
+        () => request.destroy(new Error(`No answer within ${CALLBACK_TIMEOUT_MS} ms`)),
+        CALLBACK_TIMEOUT_MS
+      )
       request.on("response", (response) => {
         const statusCode = response.statusCode ?? null
         response.on("error", (cause) => finish(statusCode, cause.message))
@@ -299,7 +306,15 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     fields: Pick<FakeJob, "audioId" | "duration" | "callBackUrl" | "parts" | "separationTaskId">,
     behaviour: ResolvedBehaviour
   ): FakeJob => {
-    const job: FakeJob = { kind, taskId: newTaskId(), behaviour, createTime: Date.now(), polls: 0, called: false, ...fields }
+    const job: FakeJob = {
+      kind,
+      taskId: newTaskId(),
+      behaviour,
+      createTime: Date.now(),
+      polls: 0,
+      called: false,
+      ...fields
+    }
     jobs.set(job.taskId, job)
     if (kind === "wav") jobFiles.set(`${job.taskId}.wav`, job)
     for (const part of job.parts) jobFiles.set(partFile(part), job)
@@ -310,7 +325,10 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   const createTask = (
     request: GenerateRequest,
     behaviour: ResolvedBehaviour,
-    extra: { readonly baseDuration: number; readonly instrumental: boolean } = { baseDuration: 120, instrumental: request.instrumental }
+    extra: { readonly baseDuration: number; readonly instrumental: boolean } = {
+      baseDuration: 120,
+      instrumental: request.instrumental
+    }
   ): FakeTask => {
     const taskId = newTaskId()
     const task: FakeTask = {
@@ -338,7 +356,9 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
 
   type Answer = "accepted" | "rejected" | "http_error" | "hang" | "dropped"
   /** An endpoint's checks: the request, or the body code and message refusing it. */
-  type Checked<R> = { readonly _tag: "Valid"; readonly request: R } | { readonly _tag: "Refused"; readonly code: number; readonly msg: string }
+  type Checked<R> =
+    | { readonly _tag: "Valid"; readonly request: R }
+    | { readonly _tag: "Refused"; readonly code: number; readonly msg: string }
 
   /**
    * One creating endpoint, as the upstream answers them all: the body read whole (413 past the
@@ -349,11 +369,17 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     req: IncomingMessage,
     res: ServerResponse,
     endpoint: {
-      readonly record: (fields: { readonly answer: Answer; readonly taskId: string | null; readonly code: number | null }, body: unknown) => void
+      readonly record: (
+        fields: { readonly answer: Answer; readonly taskId: string | null; readonly code: number | null },
+        body: unknown
+      ) => void
       readonly validate: (body: unknown) => Checked<R> | Promise<Checked<R>>
       readonly behaviourOf: (request: R) => ResolvedBehaviour
       /** Creates what the request asks for; answers the task id (null: nothing to keep) and the answer's data. */
-      readonly accept: (request: R, behaviour: ResolvedBehaviour) => { readonly taskId: string | null; readonly data: unknown }
+      readonly accept: (
+        request: R,
+        behaviour: ResolvedBehaviour
+      ) => { readonly taskId: string | null; readonly data: unknown }
     }
   ): Promise<void> => {
     const { record } = endpoint
@@ -412,21 +438,29 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     }
     record({ answer: "http_error", taskId: null, code: null }, body)
     const page = submit.body ?? `<html><body><h1>${submit.httpStatus}</h1></body></html>`
-    res.writeHead(submit.httpStatus, { "Content-Type": "text/html", "Content-Length": Buffer.byteLength(page) }).end(page)
+    res
+      .writeHead(submit.httpStatus, { "Content-Type": "text/html", "Content-Length": Buffer.byteLength(page) })
+      .end(page)
   }
 
   const refusal = (msg: string, code = 400) => ({ _tag: "Refused", code, msg }) as const
   const accepted = <R>(request: R) => ({ _tag: "Valid", request }) as const
   /** A validator's answer: its message refuses with code 400. */
-  const checked = <R>(result: R | string): Checked<R> => (typeof result === "string" ? refusal(result) : accepted(result))
+  const checked = <R>(result: R | string): Checked<R> =>
+    typeof result === "string" ? refusal(result) : accepted(result)
 
-  const recordSubmission = (req: IncomingMessage, endpoint: SubmissionRecord["endpoint"]) =>
+  const recordSubmission =
+    (req: IncomingMessage, endpoint: SubmissionRecord["endpoint"]) =>
     (fields: Pick<SubmissionRecord, "answer" | "taskId" | "code">, body: unknown): void => {
-      const title = typeof body === "object" && body !== null && "title" in body && typeof body.title === "string" ? body.title : null
+      const title =
+        typeof body === "object" && body !== null && "title" in body && typeof body.title === "string"
+          ? body.title
+          : null
       submissions.push({ at: Date.now(), endpoint, authorized: authorized(req), body, title, ...fields })
     }
 
-  const recordTool = (req: IncomingMessage, kind: ToolKind) =>
+  const recordTool =
+    (req: IncomingMessage, kind: ToolKind) =>
     (fields: Pick<ToolRequestRecord, "answer" | "taskId" | "code">, body: unknown): void => {
       toolRequests.push({ at: Date.now(), kind, authorized: authorized(req), body, ...fields })
     }
@@ -451,14 +485,20 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
         if (typeof request === "string") return refusal(request)
         const source = filesOf.get(request.audioId)
         if (!request.inherit || source === undefined) return accepted(request)
-        return accepted({ ...request, title: source.title, style: source.style, prompt: source.prompt, instrumental: source.instrumental })
+        return accepted({
+          ...request,
+          title: source.title,
+          style: source.style,
+          prompt: source.prompt,
+          instrumental: source.instrumental
+        })
       },
       behaviourOf: (request) => behaviourFor(request.title),
       accept: (request, behaviour) => {
         const source = filesOf.get(request.audioId)
         const taskId = createTask(request, behaviour, {
           baseDuration: request.continueAt + 60,
-          instrumental: request.inherit ? source?.instrumental ?? false : false
+          instrumental: request.inherit ? (source?.instrumental ?? false) : false
         }).taskId
         return { taskId, data: { taskId } }
       }
@@ -486,12 +526,16 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       validate: async (body) => {
         const request = validateDerived(endpoint, body, knownTrack)
         if (typeof request === "string") return refusal(request)
-        if (request.uploadUrl !== null && !(await fetchUpload(request.uploadUrl))) return refusal("uploadUrl could not be fetched")
+        if (request.uploadUrl !== null && !(await fetchUpload(request.uploadUrl)))
+          return refusal("uploadUrl could not be fetched")
         return accepted(request)
       },
       behaviourOf: (request) => behaviourFor(request.title),
       accept: (request, behaviour) => {
-        const taskId = createTask(request, behaviour, { baseDuration: request.baseDuration, instrumental: request.instrumental }).taskId
+        const taskId = createTask(request, behaviour, {
+          baseDuration: request.baseDuration,
+          instrumental: request.instrumental
+        }).taskId
         return { taskId, data: { taskId } }
       }
     })
@@ -503,7 +547,9 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       validate: (body) => {
         const request = validatePersona(body, knownTrack)
         if (typeof request === "string") return refusal(request)
-        return personas.some((made) => made.audioId === request.audioId) ? refusal("A persona already exists for this audio", 409) : accepted(request)
+        return personas.some((made) => made.audioId === request.audioId)
+          ? refusal("A persona already exists for this audio", 409)
+          : accepted(request)
       },
       behaviourOf: (request) => behaviourFor(request.name),
       accept: (request) => {
@@ -520,20 +566,24 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
         const request = validateTrackTool(body, knownTrack, "wav")
         if (typeof request === "string") return refusal(request)
         // One WAV record per track, as the upstream keeps them: a second is a conflict.
-        const existing = [...jobs.values()].some((job) =>
-          job.kind === "wav" && job.audioId === request.audioId && (!jobDone(job) || jobSucceeded(job))
+        const existing = [...jobs.values()].some(
+          (job) => job.kind === "wav" && job.audioId === request.audioId && (!jobDone(job) || jobSucceeded(job))
         )
         return existing ? refusal("WAV record already exists", 409) : accepted(request)
       },
       behaviourOf: (request) => toolBehaviourFor("wav", sourceTitle(request.audioId)),
       accept: (request, behaviour) => {
-        const taskId = createJob("wav", {
-          audioId: request.audioId,
-          duration: knownTrack(request.audioId)?.duration ?? 0,
-          callBackUrl: request.callBackUrl,
-          parts: [],
-          separationTaskId: null
-        }, behaviour).taskId
+        const taskId = createJob(
+          "wav",
+          {
+            audioId: request.audioId,
+            duration: knownTrack(request.audioId)?.duration ?? 0,
+            callBackUrl: request.callBackUrl,
+            parts: [],
+            separationTaskId: null
+          },
+          behaviour
+        ).taskId
         return { taskId, data: { taskId } }
       }
     })
@@ -544,13 +594,17 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       validate: (body) => checked(validateTrackTool(body, knownTrack, "vocal-removal")),
       behaviourOf: (request) => toolBehaviourFor("vocal-removal", sourceTitle(request.audioId)),
       accept: (request, behaviour) => {
-        const taskId = createJob("vocal-removal", {
-          audioId: request.audioId,
-          duration: knownTrack(request.audioId)?.duration ?? 0,
-          callBackUrl: request.callBackUrl,
-          parts: partsFor(request.type, randomUUID),
-          separationTaskId: null
-        }, behaviour).taskId
+        const taskId = createJob(
+          "vocal-removal",
+          {
+            audioId: request.audioId,
+            duration: knownTrack(request.audioId)?.duration ?? 0,
+            callBackUrl: request.callBackUrl,
+            parts: partsFor(request.type, randomUUID),
+            separationTaskId: null
+          },
+          behaviour
+        ).taskId
         return { taskId, data: { taskId } }
       }
     })
@@ -559,20 +613,28 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     submitTo(req, res, {
       record: recordTool(req, "midi"),
       validate: (body) =>
-        checked(validateMidi(body, (taskId) => {
-          const job = jobs.get(taskId)
-          return job?.kind === "vocal-removal" ? { ready: jobSucceeded(job), partIds: job.parts.map((part) => part.id) } : undefined
-        })),
+        checked(
+          validateMidi(body, (taskId) => {
+            const job = jobs.get(taskId)
+            return job?.kind === "vocal-removal"
+              ? { ready: jobSucceeded(job), partIds: job.parts.map((part) => part.id) }
+              : undefined
+          })
+        ),
       behaviourOf: (request) => toolBehaviourFor("midi", sourceTitle(jobs.get(request.taskId)?.audioId ?? "")),
       accept: (request, behaviour) => {
         const separation = jobs.get(request.taskId)
-        const taskId = createJob("midi", {
-          audioId: separation?.audioId ?? "",
-          duration: separation?.duration ?? 0,
-          callBackUrl: request.callBackUrl,
-          parts: [],
-          separationTaskId: request.taskId
-        }, behaviour).taskId
+        const taskId = createJob(
+          "midi",
+          {
+            audioId: separation?.audioId ?? "",
+            duration: separation?.duration ?? 0,
+            callBackUrl: request.callBackUrl,
+            parts: [],
+            separationTaskId: request.taskId
+          },
+          behaviour
+        ).taskId
         return { taskId, data: { taskId } }
       }
     })
@@ -597,13 +659,18 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     const task = tasks.get(taskId)
     if (task === undefined) {
       polls.push({ at: Date.now(), taskId, status: null })
-      return json(res, 200, { code: taskId === "" ? 400 : 404, msg: taskId === "" ? "taskId is required" : "Task not found", data: null })
+      return json(res, 200, {
+        code: taskId === "" ? 400 : 404,
+        msg: taskId === "" ? "taskId is required" : "Task not found",
+        data: null
+      })
     }
     const poll = task.behaviour.poll
     if (poll !== "answer") {
       polls.push({ at: Date.now(), taskId, status: null })
       if (poll === "hang") return
-      if ("code" in poll) return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
+      if ("code" in poll)
+        return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
       const page = poll.body ?? `<html><body><h1>${poll.httpStatus}</h1></body></html>`
       res.writeHead(poll.httpStatus, { "Content-Type": "text/html" }).end(page)
       return
@@ -620,13 +687,18 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     const job = jobs.get(taskId)
     if (job === undefined || job.kind !== kind) {
       toolPolls.push({ at: Date.now(), kind, taskId, flag: null })
-      return json(res, 200, { code: taskId === "" ? 400 : 404, msg: taskId === "" ? "taskId is required" : "Task not found", data: null })
+      return json(res, 200, {
+        code: taskId === "" ? 400 : 404,
+        msg: taskId === "" ? "taskId is required" : "Task not found",
+        data: null
+      })
     }
     const poll = job.behaviour.poll
     if (poll !== "answer") {
       toolPolls.push({ at: Date.now(), kind, taskId, flag: null })
       if (poll === "hang") return
-      if ("code" in poll) return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
+      if ("code" in poll)
+        return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
       const page = poll.body ?? `<html><body><h1>${poll.httpStatus}</h1></body></html>`
       res.writeHead(poll.httpStatus, { "Content-Type": "text/html" }).end(page)
       return
@@ -638,7 +710,9 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   }
 
   /** What a served file name is, and whose: a track's audio or cover, or a song tool's result. */
-  const fileOf = (name: string): { readonly bytes: Buffer; readonly type: string; readonly missing: boolean } | undefined => {
+  const fileOf = (
+    name: string
+  ): { readonly bytes: Buffer; readonly type: string; readonly missing: boolean } | undefined => {
     const owned = jobFiles.get(name)
     if (owned !== undefined) {
       if (!jobSucceeded(owned)) return undefined
@@ -756,31 +830,36 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     toolRequestsFor: (kind) => toolRequests.filter((request) => request.kind === kind),
     job: (taskId) => {
       const job = jobs.get(taskId)
-      return job === undefined ? undefined : {
-        kind: job.kind,
-        taskId,
-        audioId: job.audioId,
-        flag: jobFlag(job),
-        polls: job.polls,
-        callBackUrl: job.callBackUrl,
-        partIds: job.parts.map((part) => part.id)
-      }
+      return job === undefined
+        ? undefined
+        : {
+            kind: job.kind,
+            taskId,
+            audioId: job.audioId,
+            flag: jobFlag(job),
+            polls: job.polls,
+            callBackUrl: job.callBackUrl,
+            partIds: job.parts.map((part) => part.id)
+          }
     },
     task: (taskId) => {
       const task = tasks.get(taskId)
-      return task === undefined ? undefined : {
-        taskId,
-        title: task.title,
-        status: currentStatus(task),
-        polls: task.polls,
-        callBackUrl: task.callBackUrl,
-        trackIds: task.trackIds
-      }
+      return task === undefined
+        ? undefined
+        : {
+            taskId,
+            title: task.title,
+            status: currentStatus(task),
+            polls: task.polls,
+            callBackUrl: task.callBackUrl,
+            trackIds: task.trackIds
+          }
     },
     sendCallback: (taskId, stage, extra = {}) => {
       const job = jobs.get(taskId)
       const jobTarget = extra.url ?? job?.callBackUrl
-      if (job !== undefined && jobTarget !== undefined && jobTarget !== null) return track(sendJobCallback(job, jobTarget))
+      if (job !== undefined && jobTarget !== undefined && jobTarget !== null)
+        return track(sendJobCallback(job, jobTarget))
       const task = tasks.get(taskId)
       const target = extra.url ?? task?.callBackUrl
       if (task === undefined || target === undefined || target === null) {

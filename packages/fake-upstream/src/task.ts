@@ -29,7 +29,7 @@ const PENDING_STEPS: ReadonlyArray<UpstreamStatus> = ["PENDING", "TEXT_SUCCESS",
 export const currentStatus = (task: FakeTask): UpstreamStatus => {
   const byPolls = task.polls >= task.behaviour.pollsBeforeDone ? 3 : Math.min(task.polls, 2)
   const progress = Math.max(byPolls, task.callbackProgress)
-  return progress >= 3 ? task.behaviour.outcome : PENDING_STEPS[progress] ?? "PENDING"
+  return progress >= 3 ? task.behaviour.outcome : (PENDING_STEPS[progress] ?? "PENDING")
 }
 
 export const stageProgress = (stage: CallbackStage): number => {

@@ -56,11 +56,23 @@ export const jobFlag = (job: FakeJob): string | number => {
 
 export const jobSucceeded = (job: FakeJob): boolean => jobDone(job) && succeeded(job.behaviour.outcome)
 
-const SEPARATE_VOCAL: ReadonlyArray<readonly [group: string, field: string]> = [["Vocals", "vocalUrl"], ["Instrumental", "instrumentalUrl"]]
+const SEPARATE_VOCAL: ReadonlyArray<readonly [group: string, field: string]> = [
+  ["Vocals", "vocalUrl"],
+  ["Instrumental", "instrumentalUrl"]
+]
 const SPLIT_STEM: ReadonlyArray<readonly [group: string, field: string]> = [
-  ["Vocals", "vocalUrl"], ["Backing_Vocals", "backingVocalsUrl"], ["Drums", "drumsUrl"], ["Bass", "bassUrl"],
-  ["Guitar", "guitarUrl"], ["Keyboard", "keyboardUrl"], ["Percussion", "percussionUrl"], ["Strings", "stringsUrl"],
-  ["Synth", "synthUrl"], ["FX", "fxUrl"], ["Brass", "brassUrl"], ["Woodwinds", "woodwindsUrl"]
+  ["Vocals", "vocalUrl"],
+  ["Backing_Vocals", "backingVocalsUrl"],
+  ["Drums", "drumsUrl"],
+  ["Bass", "bassUrl"],
+  ["Guitar", "guitarUrl"],
+  ["Keyboard", "keyboardUrl"],
+  ["Percussion", "percussionUrl"],
+  ["Strings", "stringsUrl"],
+  ["Synth", "synthUrl"],
+  ["FX", "fxUrl"],
+  ["Brass", "brassUrl"],
+  ["Woodwinds", "woodwindsUrl"]
 ]
 
 /** The parts a separation of `type` gives, each with an id of its own. */
@@ -70,15 +82,35 @@ export const partsFor = (type: "separate_vocal" | "split_stem", newId: () => str
 export const partFile = (part: SeparatedPart): string => `${part.id}_${part.group}.mp3`
 
 const ALL_STEM_FIELDS = [
-  "instrumentalUrl", "vocalUrl", "backingVocalsUrl", "drumsUrl", "bassUrl", "guitarUrl", "pianoUrl", "keyboardUrl",
-  "percussionUrl", "stringsUrl", "synthUrl", "fxUrl", "brassUrl", "woodwindsUrl"
+  "instrumentalUrl",
+  "vocalUrl",
+  "backingVocalsUrl",
+  "drumsUrl",
+  "bassUrl",
+  "guitarUrl",
+  "pianoUrl",
+  "keyboardUrl",
+  "percussionUrl",
+  "stringsUrl",
+  "synthUrl",
+  "fxUrl",
+  "brassUrl",
+  "woodwindsUrl"
 ]
 
 const failureOf = (job: FakeJob): { readonly code: number; readonly message: string } | null => {
   if (!jobDone(job) || succeeded(job.behaviour.outcome)) return null
   return job.behaviour.outcome === "CREATE_TASK_FAILED"
     ? { code: 500, message: "Create task failed" }
-    : { code: 500, message: job.kind === "wav" ? "Generate WAV failed" : job.kind === "midi" ? "Generate MIDI failed" : "Vocal separation failed" }
+    : {
+        code: 500,
+        message:
+          job.kind === "wav"
+            ? "Generate WAV failed"
+            : job.kind === "midi"
+              ? "Generate MIDI failed"
+              : "Vocal separation failed"
+      }
 }
 
 /** A plausible transcription across the track: a beat of drums and a bass line under it. */
@@ -89,9 +121,18 @@ export const midiNotes = (duration: number, asStrings: boolean) => {
   for (let beat = 0; beat * 0.5 < duration - 0.5; beat++) {
     const start = beat * 0.5
     drums.push({ pitch: beat % 2 === 0 ? 36 : 38, start: time(start), end: time(start + 0.1), velocity: 0.9 })
-    if (beat % 2 === 0) bass.push({ pitch: [45, 41, 48, 43][Math.floor(beat / 8) % 4] ?? 45, start: time(start), end: time(start + 0.9), velocity: 0.7 })
+    if (beat % 2 === 0)
+      bass.push({
+        pitch: [45, 41, 48, 43][Math.floor(beat / 8) % 4] ?? 45,
+        start: time(start),
+        end: time(start + 0.9),
+        velocity: 0.7
+      })
   }
-  return [{ name: "Drums", notes: drums }, { name: "Electric Bass (finger)", notes: bass }]
+  return [
+    { name: "Drums", notes: drums },
+    { name: "Electric Bass (finger)", notes: bass }
+  ]
 }
 
 /** `GET /api/v1/<tool>/record-info` of a known job. */
@@ -112,7 +153,11 @@ export const jobRecordBody = (job: FakeJob, baseUrl: string) => {
       return {
         code: 200,
         msg: "success",
-        data: { ...common, musicId: job.audioId, response: done ? { audioWavUrl: `${baseUrl}/files/${job.taskId}.wav` } : null }
+        data: {
+          ...common,
+          musicId: job.audioId,
+          response: done ? { audioWavUrl: `${baseUrl}/files/${job.taskId}.wav` } : null
+        }
       }
     case "vocal-removal": {
       const response: Record<string, unknown> = Object.fromEntries(ALL_STEM_FIELDS.map((field) => [field, null]))
@@ -126,15 +171,15 @@ export const jobRecordBody = (job: FakeJob, baseUrl: string) => {
           audioId: job.audioId,
           response: done
             ? {
-              ...response,
-              originUrl: null,
-              originData: job.parts.map((part) => ({
-                id: part.id,
-                audio_url: `${baseUrl}/files/${partFile(part)}`,
-                stem_type_group_name: part.group,
-                duration: job.duration
-              }))
-            }
+                ...response,
+                originUrl: null,
+                originData: job.parts.map((part) => ({
+                  id: part.id,
+                  audio_url: `${baseUrl}/files/${partFile(part)}`,
+                  stem_type_group_name: part.group,
+                  duration: job.duration
+                }))
+              }
             : null
         }
       }
@@ -173,7 +218,10 @@ export const jobCallbackBody = (job: FakeJob, baseUrl: string) => {
         msg: failure?.message ?? "vocal Removal generated successfully.",
         data: {
           task_id: job.taskId,
-          vocal_removal_info: failure === null ? { instrumental_url: url("Instrumental"), origin_url: "", vocal_url: url("Vocals") } : null
+          vocal_removal_info:
+            failure === null
+              ? { instrumental_url: url("Instrumental"), origin_url: "", vocal_url: url("Vocals") }
+              : null
         }
       }
     }
@@ -193,7 +241,13 @@ export const jobCallbackBody = (job: FakeJob, baseUrl: string) => {
  * upstream does. An instrumental has none.
  */
 export const timestampedLyricsBody = (lyrics: string, duration: number) => {
-  const words: Array<{ readonly word: string; readonly success: boolean; readonly startS: number; readonly endS: number; readonly palign: number }> = []
+  const words: Array<{
+    readonly word: string
+    readonly success: boolean
+    readonly startS: number
+    readonly endS: number
+    readonly palign: number
+  }> = []
   const tokens: Array<string> = []
   let tag = ""
   for (const line of lyrics.split("\n")) {

@@ -10,8 +10,20 @@ export interface GenerateRequest {
 
 const MODELS = new Set(["V3_5", "V4", "V4_5", "V4_5PLUS", "V5"])
 const KNOWN = new Set([
-  "customMode", "instrumental", "model", "style", "title", "prompt", "negativeTags", "vocalGender",
-  "styleWeight", "weirdnessConstraint", "audioWeight", "callBackUrl", "personaId", "personaModel"
+  "customMode",
+  "instrumental",
+  "model",
+  "style",
+  "title",
+  "prompt",
+  "negativeTags",
+  "vocalGender",
+  "styleWeight",
+  "weirdnessConstraint",
+  "audioWeight",
+  "callBackUrl",
+  "personaId",
+  "personaModel"
 ])
 /** The upstream's title limit for the older models; the adapter must shorten to fit it. */
 export const MAX_TITLE = 80
@@ -37,12 +49,17 @@ export const validateGenerate = (body: unknown): GenerateRequest | string => {
     return "prompt is required when instrumental is false"
   }
   if (fields.prompt !== undefined && typeof fields.prompt !== "string") return "prompt must be a string"
-  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string") return "negativeTags must be a string"
-  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f") return "vocalGender must be m or f"
+  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string")
+    return "negativeTags must be a string"
+  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f")
+    return "vocalGender must be m or f"
   for (const key of ["styleWeight", "weirdnessConstraint", "audioWeight"]) {
     if (fields[key] !== undefined && !isUnit(fields[key])) return `${key} must be a number from 0 to 1`
   }
-  if (fields.callBackUrl !== undefined && (typeof fields.callBackUrl !== "string" || !URL.canParse(fields.callBackUrl))) {
+  if (
+    fields.callBackUrl !== undefined &&
+    (typeof fields.callBackUrl !== "string" || !URL.canParse(fields.callBackUrl))
+  ) {
     return "callBackUrl must be a URL"
   }
   return {
@@ -66,12 +83,27 @@ export interface KnownTrack {
 }
 
 const EXTEND_KNOWN = new Set([
-  "defaultParamFlag", "audioId", "model", "callBackUrl", "prompt", "style", "title", "continueAt", "personaId",
-  "personaModel", "negativeTags", "vocalGender", "styleWeight", "weirdnessConstraint", "audioWeight"
+  "defaultParamFlag",
+  "audioId",
+  "model",
+  "callBackUrl",
+  "prompt",
+  "style",
+  "title",
+  "continueAt",
+  "personaId",
+  "personaModel",
+  "negativeTags",
+  "vocalGender",
+  "styleWeight",
+  "weirdnessConstraint",
+  "audioWeight"
 ])
 
 const objectOf = (body: unknown): Record<string, unknown> | string =>
-  typeof body !== "object" || body === null || Array.isArray(body) ? "body must be a JSON object" : body as Record<string, unknown>
+  typeof body !== "object" || body === null || Array.isArray(body)
+    ? "body must be a JSON object"
+    : (body as Record<string, unknown>)
 
 const unknownField = (fields: Record<string, unknown>, known: ReadonlySet<string>): string | null => {
   const unknown = Object.keys(fields).find((key) => !known.has(key))
@@ -79,7 +111,11 @@ const unknownField = (fields: Record<string, unknown>, known: ReadonlySet<string
 }
 
 const callbackOf = (fields: Record<string, unknown>): string | null | undefined =>
-  fields.callBackUrl === undefined ? null : typeof fields.callBackUrl === "string" && URL.canParse(fields.callBackUrl) ? fields.callBackUrl : undefined
+  fields.callBackUrl === undefined
+    ? null
+    : typeof fields.callBackUrl === "string" && URL.canParse(fields.callBackUrl)
+      ? fields.callBackUrl
+      : undefined
 
 /** A track the request names by `audioId`: known, and done. */
 const trackOf = (
@@ -105,7 +141,10 @@ export interface ExtendRequest extends GenerateRequest {
  * continueAt are required (continueAt inside the source: more than 0, less than its duration); with
  * false only audioId, the rest is the source's. The model must be the source's.
  */
-export const validateExtend = (body: unknown, tracks: (audioId: string) => KnownTrack | undefined): ExtendRequest | string => {
+export const validateExtend = (
+  body: unknown,
+  tracks: (audioId: string) => KnownTrack | undefined
+): ExtendRequest | string => {
   const fields = objectOf(body)
   if (typeof fields === "string") return fields
   const unknown = unknownField(fields, EXTEND_KNOWN)
@@ -134,11 +173,17 @@ export const validateExtend = (body: unknown, tracks: (audioId: string) => Known
   if (typeof fields.style !== "string" || fields.style.length === 0) return "style is required"
   if (typeof fields.title !== "string" || fields.title.length === 0) return "title is required"
   if (fields.title.length > MAX_TITLE) return `title must be at most ${MAX_TITLE} characters`
-  if (typeof fields.continueAt !== "number" || !(fields.continueAt > 0) || !(fields.continueAt < source.track.duration)) {
+  if (
+    typeof fields.continueAt !== "number" ||
+    !(fields.continueAt > 0) ||
+    !(fields.continueAt < source.track.duration)
+  ) {
     return "continueAt must be more than 0 and less than the audio's duration"
   }
-  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string") return "negativeTags must be a string"
-  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f") return "vocalGender must be m or f"
+  if (fields.negativeTags !== undefined && typeof fields.negativeTags !== "string")
+    return "negativeTags must be a string"
+  if (fields.vocalGender !== undefined && fields.vocalGender !== "m" && fields.vocalGender !== "f")
+    return "vocalGender must be m or f"
   for (const key of ["styleWeight", "weirdnessConstraint", "audioWeight"]) {
     if (fields[key] !== undefined && !isUnit(fields[key])) return `${key} must be a number from 0 to 1`
   }
@@ -176,7 +221,12 @@ export const validateTrackTool = (
 ): TrackToolRequest | string => {
   const fields = objectOf(body)
   if (typeof fields === "string") return fields
-  const known = new Set(["taskId", "audioId", ...(kind === "timestamped-lyrics" ? [] : ["callBackUrl"]), ...(kind === "vocal-removal" ? ["type"] : [])])
+  const known = new Set([
+    "taskId",
+    "audioId",
+    ...(kind === "timestamped-lyrics" ? [] : ["callBackUrl"]),
+    ...(kind === "vocal-removal" ? ["type"] : [])
+  ])
   const unknown = unknownField(fields, known)
   if (unknown !== null) return unknown
   if (typeof fields.taskId !== "string" || fields.taskId === "") return "taskId is required"
@@ -203,7 +253,10 @@ export const validateMidi = (
   const separation = separations(fields.taskId)
   if (separation === undefined) return "taskId is not a vocal separation task"
   if (!separation.ready) return "the vocal separation is not finished"
-  if (fields.audioId !== undefined && (typeof fields.audioId !== "string" || !separation.partIds.includes(fields.audioId))) {
+  if (
+    fields.audioId !== undefined &&
+    (typeof fields.audioId !== "string" || !separation.partIds.includes(fields.audioId))
+  ) {
     return "audioId is not a part of this separation"
   }
   const callBackUrl = callbackOf(fields)

@@ -49,7 +49,11 @@ interface RecordInfo {
     readonly status: string
     readonly errorCode: number | null
     readonly errorMessage: string | null
-    readonly response: { readonly sunoData: ReadonlyArray<Record<string, unknown> & { readonly audioUrl: string; readonly imageUrl: string }> } | null
+    readonly response: {
+      readonly sunoData: ReadonlyArray<
+        Record<string, unknown> & { readonly audioUrl: string; readonly imageUrl: string }
+      >
+    } | null
   }
 }
 
@@ -134,9 +138,11 @@ describe("POST /api/v1/generate", () => {
     const taskId = upstream.control.submissionsFor("Took it")[0]?.taskId
     expect(taskId).toEqual(expect.any(String))
     await upstream.control.settled()
-    expect(received.map((callback) => callback.body)).toContainEqual(expect.objectContaining({
-      data: expect.objectContaining({ callbackType: "complete", task_id: taskId })
-    }))
+    expect(received.map((callback) => callback.body)).toContainEqual(
+      expect.objectContaining({
+        data: expect.objectContaining({ callbackType: "complete", task_id: taskId })
+      })
+    )
   })
 
   it("can take the task at once and hold its answer until told", async () => {
@@ -160,8 +166,13 @@ describe("POST /api/v1/generate", () => {
     let answer = (): void => undefined
     upstream.control.next({ submit: { answerWhen: new Promise<void>((resolve) => (answer = resolve)), code: 455 } })
     const submitted = submit(request("Held refusal"))
-    while (upstream.control.submissionsFor("Held refusal").length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
-    expect(upstream.control.submissionsFor("Held refusal")[0]).toMatchObject({ answer: "rejected", taskId: null, code: 455 })
+    while (upstream.control.submissionsFor("Held refusal").length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(upstream.control.submissionsFor("Held refusal")[0]).toMatchObject({
+      answer: "rejected",
+      taskId: null,
+      code: 455
+    })
     answer()
     expect((await submitted).body).toMatchObject({ code: 455, data: null })
   })
@@ -223,11 +234,19 @@ describe("GET /api/v1/generate/record-info", () => {
     upstream.control.next({ outcome, pollsBeforeDone: 1, callbacks: "none" })
     const taskId = await taskIdOf("Fails")
     expect((await poll(taskId)).data.status).toBe("PENDING")
-    expect((await poll(taskId)).data).toMatchObject({ status: outcome, errorCode, errorMessage: expect.any(String), response: null })
+    expect((await poll(taskId)).data).toMatchObject({
+      status: outcome,
+      errorCode,
+      errorMessage: expect.any(String),
+      response: null
+    })
   })
 
   it("reports CALLBACK_EXCEPTION with its tracks, or without any", async () => {
-    upstream.control.next({ outcome: "CALLBACK_EXCEPTION", callbacks: "none" }, { outcome: "CALLBACK_EXCEPTION", trackCount: 0, callbacks: "none" })
+    upstream.control.next(
+      { outcome: "CALLBACK_EXCEPTION", callbacks: "none" },
+      { outcome: "CALLBACK_EXCEPTION", trackCount: 0, callbacks: "none" }
+    )
     const withTracks = await poll(await taskIdOf("Exception"))
     expect(withTracks.data.status).toBe("CALLBACK_EXCEPTION")
     expect(tracksOf(withTracks)).toHaveLength(2)
@@ -243,21 +262,31 @@ describe("GET /api/v1/generate/record-info", () => {
   })
 
   it("can hang, answer a body code or an HTTP 5xx", async () => {
-    upstream.control.next({ poll: "hang", callbacks: "none" }, { poll: { code: 500 }, callbacks: "none" }, { poll: { httpStatus: 502 }, callbacks: "none" })
+    upstream.control.next(
+      { poll: "hang", callbacks: "none" },
+      { poll: { code: 500 }, callbacks: "none" },
+      { poll: { httpStatus: 502 }, callbacks: "none" }
+    )
     const hanging = await taskIdOf("Poll hangs")
-    await expect(fetch(`${upstream.url}/api/v1/generate/record-info?taskId=${hanging}`, {
-      headers: { Authorization: `Bearer ${apiKey}` },
-      signal: AbortSignal.timeout(300)
-    })).rejects.toThrow()
+    await expect(
+      fetch(`${upstream.url}/api/v1/generate/record-info?taskId=${hanging}`, {
+        headers: { Authorization: `Bearer ${apiKey}` },
+        signal: AbortSignal.timeout(300)
+      })
+    ).rejects.toThrow()
     expect((await poll(await taskIdOf("Poll code"))).code).toBe(500)
     const gateway = await taskIdOf("Poll 502")
-    const response = await fetch(`${upstream.url}/api/v1/generate/record-info?taskId=${gateway}`, { headers: { Authorization: `Bearer ${apiKey}` } })
+    const response = await fetch(`${upstream.url}/api/v1/generate/record-info?taskId=${gateway}`, {
+      headers: { Authorization: `Bearer ${apiKey}` }
+    })
     expect(response.status).toBe(502)
   })
 
   it("answers code 404 for an unknown task and 401 for a wrong key", async () => {
     expect((await poll("nope")).code).toBe(404)
-    const response = await fetch(`${upstream.url}/api/v1/generate/record-info?taskId=x`, { headers: { Authorization: "Bearer bad" } })
+    const response = await fetch(`${upstream.url}/api/v1/generate/record-info?taskId=x`, {
+      headers: { Authorization: "Bearer bad" }
+    })
     expect(((await response.json()) as RecordInfo).code).toBe(401)
   })
 })
@@ -267,7 +296,9 @@ describe("callbacks", () => {
     const taskId = await taskIdOf("Callbacks")
     await upstream.control.settled()
     expect(received.map((callback) => callback.path)).toEqual(Array(3).fill("/callback/gen_1?token=t"))
-    expect(received.map((callback) => (callback.body as { data: { callbackType: string } }).data.callbackType)).toEqual(["text", "first", "complete"])
+    expect(received.map((callback) => (callback.body as { data: { callbackType: string } }).data.callbackType)).toEqual(
+      ["text", "first", "complete"]
+    )
     const complete = received[2]?.body
     expect(complete).toMatchObject({
       code: 200,
@@ -275,7 +306,17 @@ describe("callbacks", () => {
         callbackType: "complete",
         task_id: taskId,
         data: [
-          expect.objectContaining({ audio_url: expect.stringMatching(/\.mp3$/), stream_audio_url: expect.any(String), image_url: expect.any(String), prompt: "la la la", model_name: "V4_5", title: "Callbacks", tags: "lo-fi house", createTime: expect.any(Number), duration: expect.any(Number) }),
+          expect.objectContaining({
+            audio_url: expect.stringMatching(/\.mp3$/),
+            stream_audio_url: expect.any(String),
+            image_url: expect.any(String),
+            prompt: "la la la",
+            model_name: "V4_5",
+            title: "Callbacks",
+            tags: "lo-fi house",
+            createTime: expect.any(Number),
+            duration: expect.any(Number)
+          }),
           expect.objectContaining({ audio_url: expect.stringMatching(/\.mp3$/) })
         ]
       }
@@ -325,7 +366,9 @@ describe("callbacks", () => {
   it("sends a callback on demand, to any URL", async () => {
     upstream.control.next({ callbacks: "none", pollsBeforeDone: Infinity })
     const taskId = await taskIdOf("On demand")
-    const record = await upstream.control.sendCallback(taskId, "complete", { url: callbackUrl.replace("token=t", "token=forged") })
+    const record = await upstream.control.sendCallback(taskId, "complete", {
+      url: callbackUrl.replace("token=t", "token=forged")
+    })
     expect(record).toMatchObject({ taskId, stage: "complete", statusCode: 200, error: null })
     expect(received[0]?.path).toContain("token=forged")
   })

@@ -42,7 +42,10 @@ const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () =>
         parser.on("finish", () => {
           done()
           if (!gotFile) {
-            resolve({ ok: false, error: new MissingParameter({ message: "The form has no `file` part.", param: "file" }) })
+            resolve({
+              ok: false,
+              error: new MissingParameter({ message: "The form has no `file` part.", param: "file" })
+            })
           }
         })
         parser.on("error", () => {
@@ -65,10 +68,12 @@ const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () =>
       })
       req.pipe(parser)
     })
-  return Object.assign(open, { title: async () => {
-    await finished
-    return title
-  } })
+  return Object.assign(open, {
+    title: async () => {
+      await finished
+      return title
+    }
+  })
 }
 
 export const incomingAudio = (req: IncomingMessage): IncomingAudio => {

@@ -13,7 +13,9 @@ export const serverCardPath = "/.well-known/mcp/server-card.json"
 
 /** Reverse-DNS of the site's host (`lyre.example.com` -> `com.example.lyre`); an address stays as it is. */
 const reverseDns = (hostname: string): string =>
-  /^[\d.]+$/.test(hostname) || hostname.startsWith("[") ? hostname.replace(/[[\]:]/g, "-") : hostname.split(".").reverse().join(".")
+  /^[\d.]+$/.test(hostname) || hostname.startsWith("[")
+    ? hostname.replace(/[[\]:]/g, "-")
+    : hostname.split(".").reverse().join(".")
 
 export const serverCard = (publicUrl: string) => ({
   name: `${reverseDns(new URL(publicUrl).hostname)}/${serverIdentity.name}`,
@@ -21,17 +23,22 @@ export const serverCard = (publicUrl: string) => ({
   version: serviceVersion,
   description: serverIdentity.description,
   websiteUrl: publicUrl,
-  remotes: [{
-    type: "streamable-http",
-    url: `${publicUrl}/mcp`,
-    supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-    headers: [{
-      name: "Authorization",
-      description: "`Bearer <API key or OAuth access token>`; tools/call needs it, initialize and tools/list do not.",
-      isRequired: false,
-      isSecret: true
-    }]
-  }],
+  remotes: [
+    {
+      type: "streamable-http",
+      url: `${publicUrl}/mcp`,
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+      headers: [
+        {
+          name: "Authorization",
+          description:
+            "`Bearer <API key or OAuth access token>`; tools/call needs it, initialize and tools/list do not.",
+          isRequired: false,
+          isSecret: true
+        }
+      ]
+    }
+  ],
   authorization: {
     required: true,
     methods_without_credential: ["initialize", "ping", "tools/list"],

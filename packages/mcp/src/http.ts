@@ -6,13 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import {
-  MethodNotAllowed,
-  MissingCredential,
-  OriginNotAllowed,
-  renderError,
-  wwwAuthenticateFor
-} from "@lyre/core"
+import { MethodNotAllowed, MissingCredential, OriginNotAllowed, renderError, wwwAuthenticateFor } from "@lyre/core"
 import type { ApiError, CoreRuntime } from "@lyre/core"
 import { maxAgentBodyBytes, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { originPolicy } from "./origin.ts"
@@ -36,19 +30,33 @@ interface JsonRpcRequestLike {
 }
 
 /** The methods that reach the procedures, and so need a credential. */
-const methodsWithCredential: ReadonlySet<unknown> = new Set(["tools/call", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"])
+const methodsWithCredential: ReadonlySet<unknown> = new Set([
+  "tools/call",
+  "tasks/get",
+  "tasks/result",
+  "tasks/list",
+  "tasks/cancel"
+])
 
 const needsCredential = (message: unknown): message is JsonRpcRequestLike =>
-  typeof message === "object" && message !== null && "method" in message && methodsWithCredential.has(message.method) &&
+  typeof message === "object" &&
+  message !== null &&
+  "method" in message &&
+  methodsWithCredential.has(message.method) &&
   "id" in message
 
 /** The methods that wait and report progress while they do (a wait tool, `tasks/result`). */
-const mayReportProgress = (message: JsonRpcRequestLike): boolean => message.method === "tools/call" || message.method === "tasks/result"
+const mayReportProgress = (message: JsonRpcRequestLike): boolean =>
+  message.method === "tools/call" || message.method === "tasks/result"
 
 const wantsProgress = (message: JsonRpcRequestLike): boolean => message.params?._meta?.progressToken !== undefined
 
 const jsonRpcError = (res: ServerResponse, status: number, code: number, error: ApiError): void =>
-  sendJson(res, status, { jsonrpc: "2.0", id: null, error: { code, message: error.message, data: renderError(error).body } })
+  sendJson(res, status, {
+    jsonrpc: "2.0",
+    id: null,
+    error: { code, message: error.message, data: renderError(error).body }
+  })
 
 const accepts = (req: IncomingMessage, type: string): boolean => {
   const accept = req.headers.accept
@@ -74,12 +82,19 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!originAllowed(req.headers.origin)) {
       req.resume()
-      return sendApiError(res, new OriginNotAllowed({ message: `Requests from the origin ${req.headers.origin} are not allowed.` }), resourceMetadataUrl)
+      return sendApiError(
+        res,
+        new OriginNotAllowed({ message: `Requests from the origin ${req.headers.origin} are not allowed.` }),
+        resourceMetadataUrl
+      )
     }
     // Stateless: no session stream to offer on GET, no session to end on DELETE.
     if (req.method !== "POST") {
       req.resume()
-      const error = new MethodNotAllowed({ message: `${req.method} is not allowed on /mcp; send JSON-RPC with POST.`, allow: ["POST"] })
+      const error = new MethodNotAllowed({
+        message: `${req.method} is not allowed on /mcp; send JSON-RPC with POST.`,
+        allow: ["POST"]
+      })
       return sendApiError(res, error, resourceMetadataUrl)
     }
     const body = await readJsonBody(req, maxAgentBodyBytes)
@@ -88,7 +103,12 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
     const calls = messages.filter(needsCredential)
     const authorization = req.headers.authorization
     if (calls.length > 0 && (authorization === undefined || authorization.trim() === "")) {
-      return sendChallenge(res, new MissingCredential({ message: "tools/call and tasks/* need a credential: `Authorization: Bearer <API key or access token>`." }))
+      return sendChallenge(
+        res,
+        new MissingCredential({
+          message: "tools/call and tasks/* need a credential: `Authorization: Bearer <API key or access token>`."
+        })
+      )
     }
 
     const aborted = new AbortController()
@@ -104,9 +124,16 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
       headers: {}
     }
     const [onlyCall] = calls
-    const stream = messages.length === 1 && onlyCall !== undefined && mayReportProgress(onlyCall) && wantsProgress(onlyCall) &&
+    const stream =
+      messages.length === 1 &&
+      onlyCall !== undefined &&
+      mayReportProgress(onlyCall) &&
+      wantsProgress(onlyCall) &&
       accepts(req, "text/event-stream")
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream })
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !stream
+    })
     const server = makeMcpServer(request, publicUrl)
     await server.connect(transport)
     // A JSON answer leaves nothing open: every handler has finished and no stream exists, so
@@ -117,7 +144,10 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
     try {
       const headers = new Headers({
         // The mode is chosen above; the SDK insists on a client accepting both.
-        accept: accepts(req, "application/json") || stream ? "application/json, text/event-stream" : req.headers.accept ?? "",
+        accept:
+          accepts(req, "application/json") || stream
+            ? "application/json, text/event-stream"
+            : (req.headers.accept ?? ""),
         "content-type": "application/json"
       })
       const version = req.headers["mcp-protocol-version"]

@@ -27,7 +27,7 @@ export const loadUpload = (request: McpRequest, id: string): Promise<Outcome<Upl
 export const loadJob = (request: McpRequest, id: string): Promise<Outcome<McpJob>> =>
   isExportId(id) ? loadExport(request, id) : isUploadId(id) ? loadUpload(request, id) : loadGeneration(request, id)
 
-const kindOf = (id: string): string => isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : "Task"
+const kindOf = (id: string): string => (isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : "Task")
 
 /** The words of the wait's progress and of a working task's status message. */
 export const pendingMessage = (id: string, elapsedSeconds: number): string =>

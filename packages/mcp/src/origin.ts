@@ -5,9 +5,12 @@
  * (a local inspector on another port), while a public service takes none.
  */
 const isLoopback = (hostname: string): boolean =>
-  hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname)
+  hostname === "localhost" ||
+  hostname.endsWith(".localhost") ||
+  hostname === "[::1]" ||
+  /^127(\.\d{1,3}){3}$/.test(hostname)
 
-export const originPolicy = (publicUrl: string): (origin: string | undefined) => boolean => {
+export const originPolicy = (publicUrl: string): ((origin: string | undefined) => boolean) => {
   const own = new URL(publicUrl)
   const loopbackService = isLoopback(own.hostname)
   return (origin) => {

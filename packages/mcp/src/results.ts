@@ -7,12 +7,20 @@ import type { McpJob } from "./jobs.ts"
 
 type Content = CallToolResult["content"][number]
 
-export const valueResult = (value: { readonly [key: string]: unknown }, extra: ReadonlyArray<Content> = []): CallToolResult => ({
+export const valueResult = (
+  value: { readonly [key: string]: unknown },
+  extra: ReadonlyArray<Content> = []
+): CallToolResult => ({
   content: [{ type: "text", text: JSON.stringify(value) }, ...extra],
   structuredContent: value
 })
 
-const imageTypes: Readonly<Record<string, string>> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp" }
+const imageTypes: Readonly<Record<string, string>> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  webp: "image/webp"
+}
 
 const imageTypeOf = (url: string): string | undefined => {
   const extension = /\.([a-z0-9]+)$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase()
@@ -21,39 +29,51 @@ const imageTypeOf = (url: string): string | undefined => {
 
 /** A ready song is also content an agent can hand to a person: a link per audio file and cover. */
 const trackLinks = (task: GenerationTask): ReadonlyArray<Content> =>
-  task.status !== "ready" ? [] : task.tracks.flatMap((track): Array<Content> => {
-    const label = `${track.title ?? task.id} (take ${track.index + 1})`
-    const audio: Content = {
-      type: "resource_link",
-      uri: track.audio_url,
-      name: `${task.id}-${track.index}.mp3`,
-      title: label,
-      mimeType: "audio/mpeg",
-      ...(track.duration === null ? {} : { description: `${Math.round(track.duration)} s of audio` })
-    }
-    if (track.image_url === null) return [audio]
-    const mimeType = imageTypeOf(track.image_url)
-    return [audio, {
-      type: "resource_link",
-      uri: track.image_url,
-      name: `${task.id}-${track.index}-cover`,
-      title: `Cover of ${label}`,
-      ...(mimeType === undefined ? {} : { mimeType })
-    }]
-  })
+  task.status !== "ready"
+    ? []
+    : task.tracks.flatMap((track): Array<Content> => {
+        const label = `${track.title ?? task.id} (take ${track.index + 1})`
+        const audio: Content = {
+          type: "resource_link",
+          uri: track.audio_url,
+          name: `${task.id}-${track.index}.mp3`,
+          title: label,
+          mimeType: "audio/mpeg",
+          ...(track.duration === null ? {} : { description: `${Math.round(track.duration)} s of audio` })
+        }
+        if (track.image_url === null) return [audio]
+        const mimeType = imageTypeOf(track.image_url)
+        return [
+          audio,
+          {
+            type: "resource_link",
+            uri: track.image_url,
+            name: `${task.id}-${track.index}-cover`,
+            title: `Cover of ${label}`,
+            ...(mimeType === undefined ? {} : { mimeType })
+          }
+        ]
+      })
 
 export const taskResult = (task: GenerationTask): CallToolResult => valueResult(task, trackLinks(task))
 
 /** A ready export's files, each a link with the media type the service serves it with. */
 const fileLinks = (exported: Export): ReadonlyArray<Content> =>
-  exported.status !== "ready" ? [] : exported.files.map((file): Content => ({
-    type: "resource_link",
-    uri: file.url,
-    name: file.name,
-    title: file.stem === null ? `${file.name} (${exported.format} of ${exported.track_id})` : `The ${file.stem} stem of ${exported.track_id}`,
-    mimeType: file.content_type,
-    description: `${file.bytes} bytes`
-  }))
+  exported.status !== "ready"
+    ? []
+    : exported.files.map(
+        (file): Content => ({
+          type: "resource_link",
+          uri: file.url,
+          name: file.name,
+          title:
+            file.stem === null
+              ? `${file.name} (${exported.format} of ${exported.track_id})`
+              : `The ${file.stem} stem of ${exported.track_id}`,
+          mimeType: file.content_type,
+          description: `${file.bytes} bytes`
+        })
+      )
 
 export const exportResult = (exported: Export): CallToolResult => valueResult(exported, fileLinks(exported))
 

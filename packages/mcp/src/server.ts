@@ -29,14 +29,16 @@ export const serviceVersion = "0.1.0"
 export const serverIdentity = {
   name: "lyre",
   title: "Lyre",
-  description: "Music generation: songs with vocals or instrumentals from a style, a title and lyrics, and covers, " +
+  description:
+    "Music generation: songs with vocals or instrumentals from a style, a title and lyrics, and covers, " +
     "vocals, accompaniments and edits of your own audio."
 } as const
 
 /** What `initialize` declares; the server card shows the same. */
 export const serverCapabilities = { tools: { listChanged: false }, tasks: tasksCapability } as const
 
-const instructions = "Lyre generates songs. Call generate_music with a style, a title and lyrics (or instrumental: true); " +
+const instructions =
+  "Lyre generates songs. Call generate_music with a style, a title and lyrics (or instrumental: true); " +
   "it charges credits and returns a pending task. Then call wait_for_generation with the task id until it is " +
   "ready: its tracks carry MP3 links (audio_url) and covers. A client with MCP tasks may call generate_music as a task " +
   "instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
@@ -55,14 +57,15 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator()
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /** Progress notifications for a request that carries a progress token; nothing otherwise. */
-const progressSender = (progressToken: ProgressToken | undefined, extra: Extra): Progress =>
+const progressSender =
+  (progressToken: ProgressToken | undefined, extra: Extra): Progress =>
   (progress, total, message) =>
     progressToken === undefined
       ? Promise.resolve()
       : extra.sendNotification({
-        method: "notifications/progress",
-        params: { progressToken, progress, ...(total === undefined ? {} : { total }), message }
-      })
+          method: "notifications/progress",
+          params: { progressToken, progress, ...(total === undefined ? {} : { total }), message }
+        })
 
 export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server => {
   const server = new Server(
@@ -86,7 +89,10 @@ export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server =
     }
     if (call.params.task === undefined) return tool.call(call.params.arguments ?? {}, toolCall)
     if (tool.startTask === undefined) {
-      throw new McpError(ErrorCode.MethodNotFound, `${call.params.name} answers at once and cannot be called as a task.`)
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `${call.params.name} answers at once and cannot be called as a task.`
+      )
     }
     const started = await tool.startTask(call.params.arguments ?? {}, toolCall)
     if (!started.ok) throw mcpErrorFor(started.error)
@@ -97,7 +103,13 @@ export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server =
   server.setRequestHandler(GetTaskPayloadRequestSchema, async (call, extra) => {
     const { taskId } = call.params
     const signal = AbortSignal.any([extra.signal, request.signal])
-    const outcome = await waitFor((id) => loadJob(request, id), taskId, Number.POSITIVE_INFINITY, signal, progressSender(call.params._meta?.progressToken, extra))
+    const outcome = await waitFor(
+      (id) => loadJob(request, id),
+      taskId,
+      Number.POSITIVE_INFINITY,
+      signal,
+      progressSender(call.params._meta?.progressToken, extra)
+    )
     if (!outcome.ok) throw mcpErrorFor(outcome.error)
     if (outcome.value.status === "pending") throw new McpError(ErrorCode.ConnectionClosed, "The client went away.")
     return { ...finalResultOf(outcome.value), _meta: { [RELATED_TASK_META_KEY]: { taskId } } }

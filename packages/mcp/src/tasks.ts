@@ -57,8 +57,10 @@ const statusMessageOf = (task: McpJob, ageSeconds: number): string => {
       ? `Export ${task.id} is ready: ${task.files.length} files.`
       : `Task ${task.id} is ready: ${task.tracks.length} tracks.`
   }
-  return `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
+  return (
+    `${task.error?.message ?? `The ${isExport(task) ? "export" : "generation"} failed.`} ` +
     `(${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
+  )
 }
 
 /** Lyre's task, export or upload as an MCP task: kept as long as the account's history (no ttl). */
@@ -98,7 +100,11 @@ const codeByStatus: Readonly<Record<number, number>> = {
  * JSON-RPC error with the REST envelope in `data`, as for arguments failing the schema.
  */
 export const mcpErrorFor = (error: ApiError): McpError =>
-  new McpError(codeByStatus[errorTable[error._tag].status] ?? ErrorCode.InternalError, error.message, renderError(error).body)
+  new McpError(
+    codeByStatus[errorTable[error._tag].status] ?? ErrorCode.InternalError,
+    error.message,
+    renderError(error).body
+  )
 
 const listPageSize = 20
 
@@ -106,7 +112,7 @@ const listPageSize = 20
 const kinds = ["generation", "export", "upload"] as const
 type Kind = (typeof kinds)[number]
 
-const kindOf = (id: string): Kind => isExportId(id) ? "export" : isUploadId(id) ? "upload" : "generation"
+const kindOf = (id: string): Kind => (isExportId(id) ? "export" : isUploadId(id) ? "upload" : "generation")
 
 /** A page of one kind, as its list procedure answers it. */
 export interface KindPage {
@@ -131,7 +137,8 @@ export const mergePage = (
   cursor: string | undefined,
   size: number
 ): { readonly jobs: ReadonlyArray<McpJob>; readonly nextCursor: string | undefined } => {
-  const merged: Array<McpJob> = kinds.flatMap((kind) => lists[kind]?.data ?? [])
+  const merged: Array<McpJob> = kinds
+    .flatMap((kind) => lists[kind]?.data ?? [])
     .sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at))
   const jobs = merged.slice(0, size)
   const more = merged.length > size || kinds.some((kind) => lists[kind]?.has_more === true)
@@ -163,7 +170,9 @@ export class LyreTaskStore implements TaskStore {
   }
 
   createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
-    return Promise.reject(new McpError(ErrorCode.InternalError, `${request.method}: Lyre's tasks are created by their tools.`))
+    return Promise.reject(
+      new McpError(ErrorCode.InternalError, `${request.method}: Lyre's tasks are created by their tools.`)
+    )
   }
 
   async getTask(taskId: string): Promise<Task | null> {
@@ -186,18 +195,25 @@ export class LyreTaskStore implements TaskStore {
   /** The SDK's `tasks/cancel` ends here for a task still working: a generation or export cannot be stopped. */
   updateTaskStatus(taskId: string): Promise<void> {
     const what = isExportId(taskId) ? "an export" : isUploadId(taskId) ? "an upload being listened to" : "a generation"
-    return Promise.reject(new McpError(
-      ErrorCode.InvalidParams,
-      `Task ${taskId} cannot be cancelled: ${what} runs to its end once submitted (a failed one is refunded).`
-    ))
+    return Promise.reject(
+      new McpError(
+        ErrorCode.InvalidParams,
+        `Task ${taskId} cannot be cancelled: ${what} runs to its end once submitted (a failed one is refunded).`
+      )
+    )
   }
 
   /** Three procedure calls (generations, exports, uploads), each one request of the per-minute budget. */
   async listTasks(cursor?: string): Promise<{ tasks: Array<Task>; nextCursor?: string }> {
     const position = readCursor(cursor)
-    const inputFor = (kind: Kind) => ({ limit: listPageSize, ...(position[kind] === undefined ? {} : { starting_after: position[kind] }) })
+    const inputFor = (kind: Kind) => ({
+      limit: listPageSize,
+      ...(position[kind] === undefined ? {} : { starting_after: position[kind] })
+    })
     const generationsInput = inputFor("generation")
-    const generations = await invoke(this.request, generationsInput, (caller) => caller.generations.list(generationsInput))
+    const generations = await invoke(this.request, generationsInput, (caller) =>
+      caller.generations.list(generationsInput)
+    )
     if (!generations.ok) throw mcpErrorFor(generations.error)
     const exportsInput = inputFor("export")
     const exports = await invoke(this.request, exportsInput, (caller) => caller.exports.list(exportsInput))
@@ -205,7 +221,11 @@ export class LyreTaskStore implements TaskStore {
     const uploadsInput = inputFor("upload")
     const uploads = await invoke(this.request, uploadsInput, (caller) => caller.uploads.list(uploadsInput))
     if (!uploads.ok) throw mcpErrorFor(uploads.error)
-    const page = mergePage({ generation: generations.value, export: exports.value, upload: uploads.value }, cursor, listPageSize)
+    const page = mergePage(
+      { generation: generations.value, export: exports.value, upload: uploads.value },
+      cursor,
+      listPageSize
+    )
     const now = Date.now()
     const tasks = page.jobs.map((job) => mcpTaskOf(job, now))
     return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor }

@@ -92,7 +92,11 @@ const defineTool = <I extends z.ZodType>({ input, run, startTask, ...rest }: Too
     const parsed = input.safeParse(rawArguments)
     if (!parsed.success) {
       const error = validationErrorFrom(parsed.error.issues, rawArguments)
-      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${rest.name}: ${error.message}`, renderError(error).body)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for ${rest.name}: ${error.message}`,
+        renderError(error).body
+      )
     }
     return parsed.data
   }
@@ -100,12 +104,19 @@ const defineTool = <I extends z.ZodType>({ input, run, startTask, ...rest }: Too
     ...rest,
     input,
     call: async (rawArguments, call) => run(parse(rawArguments), call),
-    ...(startTask === undefined ? {} : { startTask: async (rawArguments, call) => startTask(parse(rawArguments), call) })
+    ...(startTask === undefined
+      ? {}
+      : { startTask: async (rawArguments, call) => startTask(parse(rawArguments), call) })
   }
 }
 
 /** Reads only Lyre's own records: no side effect beyond counting against the rate limit. */
-const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+const readOnly: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false
+}
 
 const resultOf = <A>(outcome: Outcome<A>, render: (value: A) => CallToolResult): CallToolResult =>
   outcome.ok ? render(outcome.value) : errorResult(outcome.error)
@@ -113,9 +124,14 @@ const resultOf = <A>(outcome: Outcome<A>, render: (value: A) => CallToolResult):
 export const maxWaitSeconds = 120
 
 const timeoutSeconds = (what: string) =>
-  z.int().min(1).max(maxWaitSeconds).default(60).describe(
-    `How long to wait, 1 to ${maxWaitSeconds} seconds (default 60). The ${what} is returned as it stands when time runs out.`
-  )
+  z
+    .int()
+    .min(1)
+    .max(maxWaitSeconds)
+    .default(60)
+    .describe(
+      `How long to wait, 1 to ${maxWaitSeconds} seconds (default 60). The ${what} is returned as it stands when time runs out.`
+    )
 
 export const WaitForGenerationParams = GetGenerationParams.extend({ timeout_seconds: timeoutSeconds("task") })
 
@@ -128,10 +144,15 @@ export const WaitForExportParams = GetExportParams.extend({
  * As REST's `Idempotency-Key` header is here, an optional key on every paid tool: a call
  * retried with the same key and arguments answers the first task or export and charges once.
  */
-const idempotencyKey = z.string().min(1).max(maxIdempotencyKeyLength).optional().describe(
-  "A unique string (a UUID, say) for this call. Calling again with the same key and arguments within 24 hours " +
-    "returns the first result instead of charging again, so a call whose answer was lost can be retried safely."
-)
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(maxIdempotencyKeyLength)
+  .optional()
+  .describe(
+    "A unique string (a UUID, say) for this call. Calling again with the same key and arguments within 24 hours " +
+      "returns the first result instead of charging again, so a call whose answer was lost can be retried safely."
+  )
 
 export const GenerateMusicArguments = GenerateRequestFields.extend({ idempotency_key: idempotencyKey })
 
@@ -173,8 +194,7 @@ const extendDescription = [
 const extendTask = (
   { idempotency_key: idempotencyKey, ...fields }: z.output<typeof ExtendTrackArguments>,
   { request }: ToolCall
-): Promise<Outcome<GenerationTask>> =>
-  invoke(request, fields, (caller) => caller.tracks.extend(fields), idempotencyKey)
+): Promise<Outcome<GenerationTask>> => invoke(request, fields, (caller) => caller.tracks.extend(fields), idempotencyKey)
 
 const exportPrices = exportFormats.map((format) => `${format} ${exportPriceOf[format]}`).join(", ")
 
@@ -193,11 +213,15 @@ const exportDescription = [
 const exportTask = (
   { idempotency_key: idempotencyKey, ...fields }: z.output<typeof ExportTrackArguments>,
   { request }: ToolCall
-): Promise<Outcome<Export>> =>
-  invoke(request, fields, (caller) => caller.tracks.export(fields), idempotencyKey)
+): Promise<Outcome<Export>> => invoke(request, fields, (caller) => caller.tracks.export(fields), idempotencyKey)
 
 /** Spends credits and starts a job at the provider each call without a key; destroys nothing. */
-const paid: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }
+const paid: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true
+}
 
 export const WaitForUploadParams = UploadIdParams.extend({
   id: UploadIdParams.shape.id.describe("The upload's id (`upl_...`), as upload_audio returned it."),
@@ -240,13 +264,20 @@ const coverTask = ({ idempotency_key: key, ...fields }: z.output<typeof CoverTra
   invoke(request, fields, (caller) => caller.tracks.cover(fields), key)
 const vocalsTask = ({ idempotency_key: key, ...fields }: z.output<typeof AddVocalsArguments>, { request }: ToolCall) =>
   invoke(request, fields, (caller) => caller.tracks.vocals(fields), key)
-const instrumentalTask = ({ idempotency_key: key, ...fields }: z.output<typeof AddInstrumentalArguments>, { request }: ToolCall) =>
-  invoke(request, fields, (caller) => caller.tracks.instrumental(fields), key)
+const instrumentalTask = (
+  { idempotency_key: key, ...fields }: z.output<typeof AddInstrumentalArguments>,
+  { request }: ToolCall
+) => invoke(request, fields, (caller) => caller.tracks.instrumental(fields), key)
 const editTask = ({ idempotency_key: key, ...fields }: z.output<typeof EditTrackArguments>, { request }: ToolCall) =>
   invoke(request, fields, (caller) => caller.tracks.edit(fields), key)
 
 /** Free and kept: a persona or an upload is a new record each call. */
-const keeps: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false }
+const keeps: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false
+}
 
 export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
@@ -262,7 +293,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "get_generation",
     title: "Get a generation task",
-    description: "The task as it stands: `pending`, `ready` with its tracks (audio_url, image_url, duration, lyrics), or " +
+    description:
+      "The task as it stands: `pending`, `ready` with its tracks (audio_url, image_url, duration, lyrics), or " +
       "`failed` with the error and the credits refunded.",
     input: GetGenerationParams,
     output: GenerationTask,
@@ -273,21 +305,26 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "wait_for_generation",
     title: "Wait for a generation task",
-    description: `Waits until the task is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+    description:
+      `Waits until the task is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
       "returns it; when time runs out, returns it still `pending` (call again). Sends progress notifications " +
       "while waiting when the request carries a progress token. Songs usually take seconds to a few minutes.",
     input: WaitForGenerationParams,
     output: GenerationTask,
     annotations: readOnly,
     run: async (args, { request, signal, progress }) =>
-      resultOf(await waitFor((id) => loadGeneration(request, id), args.id, args.timeout_seconds, signal, progress), taskResult),
+      resultOf(
+        await waitFor((id) => loadGeneration(request, id), args.id, args.timeout_seconds, signal, progress),
+        taskResult
+      ),
     // As a task, the wait is the generation itself: `tasks/result` waits for it.
     startTask: (args, { request }) => loadGeneration(request, args.id)
   }),
   defineTool({
     name: "list_generations",
     title: "List generation tasks",
-    description: "The account's tasks, newest first, `limit` at a time (1 to 100, default 20). Page with " +
+    description:
+      "The account's tasks, newest first, `limit` at a time (1 to 100, default 20). Page with " +
       "`starting_after` set to the last id seen while `has_more` is true.",
     input: ListGenerationsQuery,
     output: GenerationTaskList,
@@ -320,7 +357,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "wait_for_export",
     title: "Wait for an export",
-    description: `Waits until the export is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+    description:
+      `Waits until the export is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
       "returns it: when ready, its files (url, content_type, bytes, stem) and a resource link to each; timed_lyrics " +
       "for that format. When time runs out, returns it still `pending` (call again). Sends progress notifications " +
       "while waiting when the request carries a progress token. Exports take seconds; stems the longest.",
@@ -328,7 +366,10 @@ export const tools: ReadonlyArray<LyreTool> = [
     output: Export,
     annotations: readOnly,
     run: async (args, { request, signal, progress }) =>
-      resultOf(await waitFor((id) => loadExport(request, id), args.id, args.timeout_seconds, signal, progress), exportResult),
+      resultOf(
+        await waitFor((id) => loadExport(request, id), args.id, args.timeout_seconds, signal, progress),
+        exportResult
+      ),
     startTask: (args, { request }) => loadExport(request, args.id)
   }),
   defineTool({
@@ -345,7 +386,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "get_upload",
     title: "Get an upload",
-    description: "The upload as it stands: `pending` while it is listened to, `ready` with its track_id and analysis " +
+    description:
+      "The upload as it stands: `pending` while it is listened to, `ready` with its track_id and analysis " +
       "(bpm, key, time signature, loudness, beats, chords), or `failed` with the error.",
     input: UploadIdParams,
     output: Upload,
@@ -355,20 +397,25 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "wait_for_upload",
     title: "Wait for an upload",
-    description: `Waits until the upload is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
+    description:
+      `Waits until the upload is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
       "returns it; when time runs out, returns it still `pending` (call again). Sends progress notifications while " +
       "waiting when the request carries a progress token. Listening takes seconds to a minute.",
     input: WaitForUploadParams,
     output: Upload,
     annotations: readOnly,
     run: async (args, { request, signal, progress }) =>
-      resultOf(await waitFor((id) => loadUpload(request, id), args.id, args.timeout_seconds, signal, progress), uploadResult),
+      resultOf(
+        await waitFor((id) => loadUpload(request, id), args.id, args.timeout_seconds, signal, progress),
+        uploadResult
+      ),
     startTask: (args, { request }) => loadUpload(request, args.id)
   }),
   defineTool({
     name: "list_uploads",
     title: "List uploads",
-    description: "The account's uploads, newest first, `limit` at a time (1 to 100, default 20). Page with " +
+    description:
+      "The account's uploads, newest first, `limit` at a time (1 to 100, default 20). Page with " +
       "`starting_after` set to the last id seen while `has_more` is true.",
     input: ListUploadsQuery,
     output: UploadList,
@@ -379,7 +426,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "cover_track",
     title: "Cover a track",
-    description: "Cover a track: the same song (melody, harmony, form, words) in a new style (required); audio_weight " +
+    description:
+      "Cover a track: the same song (melody, harmony, form, words) in a new style (required); audio_weight " +
       `(0 to 1) moves it between the source's rhythm (1) and the new style's (0). ${trackTaskTail}`,
     input: CoverTrackArguments,
     output: GenerationTask,
@@ -390,7 +438,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "add_vocals",
     title: "Add vocals to a track",
-    description: "Add vocals: the source with lyrics (required) sung over it on a melody composed for its chords, in its " +
+    description:
+      "Add vocals: the source with lyrics (required) sung over it on a melody composed for its chords, in its " +
       `key and on its beat; style and vocal_gender shape the voice. ${trackTaskTail}`,
     input: AddVocalsArguments,
     output: GenerationTask,
@@ -401,7 +450,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "add_instrumental",
     title: "Add an accompaniment to a track",
-    description: "Add an accompaniment: an arrangement in the given style (required) composed for the source's sung " +
+    description:
+      "Add an accompaniment: an arrangement in the given style (required) composed for the source's sung " +
       `melody, mixed with it. A track made without vocals is refused (track_has_no_lyrics); an upload is accompanied as heard. ${trackTaskTail}`,
     input: AddInstrumentalArguments,
     output: GenerationTask,
@@ -412,7 +462,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "edit_track",
     title: "Edit a span of a track",
-    description: `Edit a span: from start to end (seconds, ${editSpanSeconds.min} to ${editSpanSeconds.max} apart, within ` +
+    description:
+      `Edit a span: from start to end (seconds, ${editSpanSeconds.min} to ${editSpanSeconds.max} apart, within ` +
       "the track) composed again, with new lyrics for it when given; outside the span, the source sample for sample. " +
       trackTaskTail,
     input: EditTrackArguments,
@@ -424,7 +475,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "create_persona",
     title: "Make a persona",
-    description: "Keep the voice (timbre, range, vibrato) and arrangement palette of a track of this account (of a ready " +
+    description:
+      "Keep the voice (timbre, range, vibrato) and arrangement palette of a track of this account (of a ready " +
       "task or upload) under a name and description. Free. Returns the persona (`per_...`); give its id as persona_id " +
       "to generate_music or any track tool (aether only).",
     input: PersonaRequest,
@@ -446,7 +498,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "list_personas",
     title: "List personas",
-    description: "The account's personas, newest first, `limit` at a time. Page with `starting_after` set to the last " +
+    description:
+      "The account's personas, newest first, `limit` at a time. Page with `starting_after` set to the last " +
       "id seen while `has_more` is true.",
     input: ListPersonasQuery,
     output: PersonaList,
@@ -457,7 +510,8 @@ export const tools: ReadonlyArray<LyreTool> = [
   defineTool({
     name: "get_account",
     title: "Get the account",
-    description: "The calling account: plan, credit balance (subscription and one-time), rate limits, and the " +
+    description:
+      "The calling account: plan, credit balance (subscription and one-time), rate limits, and the " +
       "credential in use with its scopes. Consumes no credits; a connection test.",
     input: z.strictObject({}),
     output: Account,

@@ -52,9 +52,8 @@ export const waitFor = async <J extends { readonly status: string }>(
     const elapsed = (performance.now() - started) / 1000
     await progress(elapsed, Number.isFinite(timeoutSeconds) ? timeoutSeconds : undefined, pendingMessage(id, elapsed))
     // A poll refused for the rate limit waits as long as the limiter asks, within the deadline.
-    const pause = outcome.ok || !("retryAfterSeconds" in outcome.error)
-      ? delayBefore(poll)
-      : outcome.error.retryAfterSeconds
+    const pause =
+      outcome.ok || !("retryAfterSeconds" in outcome.error) ? delayBefore(poll) : outcome.error.retryAfterSeconds
     await sleep(Math.min(pause * 1000, remaining), signal)
     if (signal.aborted) return { ok: true, value: last }
   }

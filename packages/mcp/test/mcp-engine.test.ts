@@ -13,7 +13,13 @@ import type { Json, TestServer } from "../../server/test/support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 2 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 2
+  })
 })
 afterAll(() => server.close())
 
@@ -21,9 +27,11 @@ describe("generate -> wait -> ready over MCP", () => {
   it("waits with progress notifications and returns the song with resource links", async () => {
     const account = await createAccount(server)
     const client = new Client({ name: "lyre-test-agent", version: "1.0.0" })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${account.key}` } }
-    }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${account.key}` } }
+      })
+    )
     await client.listTools()
     const created = (await client.callTool({
       name: "generate_music",
@@ -51,8 +59,12 @@ describe("generate -> wait -> ready over MCP", () => {
 
     const tracks = task.tracks as unknown as Array<Json>
     const links = (result?.content ?? []).filter((item) => item.type === "resource_link")
-    expect(links.filter((link) => link.mimeType === "audio/mpeg").map((link) => link.uri)).toEqual(tracks.map((t) => t.audio_url))
-    expect(links.filter((link) => link.mimeType === "image/png").map((link) => link.uri)).toEqual(tracks.map((t) => t.image_url))
+    expect(links.filter((link) => link.mimeType === "audio/mpeg").map((link) => link.uri)).toEqual(
+      tracks.map((t) => t.audio_url)
+    )
+    expect(links.filter((link) => link.mimeType === "image/png").map((link) => link.uri)).toEqual(
+      tracks.map((t) => t.image_url)
+    )
     const audio = await fetch(String(tracks[0]?.audio_url))
     expect(audio.headers.get("content-type")).toBe("audio/mpeg")
     await client.close()
@@ -61,15 +73,20 @@ describe("generate -> wait -> ready over MCP", () => {
   it("runs generate_music as a task: created at once, polled with tasks/get, the song from tasks/result", async () => {
     const account = await createAccount(server)
     const client = new Client({ name: "lyre-task-agent", version: "1.0.0" }, { capabilities: { tasks: {} } })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${account.key}` } }
-    }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${account.key}` } }
+      })
+    )
     await client.listTools()
     const statuses: Array<Task> = []
     let created: Task | undefined
     let result: CallToolResult | undefined
     for await (const message of client.experimental.tasks.callToolStream(
-      { name: "generate_music", arguments: { style: "lofi hip hop, 80 bpm, piano", title: "Rain on Glass", instrumental: true } },
+      {
+        name: "generate_music",
+        arguments: { style: "lofi hip hop, 80 bpm, piano", title: "Rain on Glass", instrumental: true }
+      },
       CallToolResultSchema,
       { timeout: 150_000 }
     )) {
@@ -81,7 +98,11 @@ describe("generate -> wait -> ready over MCP", () => {
     expect(created?.taskId).toMatch(/^gen_/)
     expect(created?.status).toBe("working")
     expect(statuses.at(-1)).toMatchObject({ taskId: created?.taskId, status: "completed" })
-    expect(statuses.filter((task) => task.status === "working").every((task) => /is pending after \d+ s\.$/.test(task.statusMessage ?? ""))).toBe(true)
+    expect(
+      statuses
+        .filter((task) => task.status === "working")
+        .every((task) => /is pending after \d+ s\.$/.test(task.statusMessage ?? ""))
+    ).toBe(true)
     const task = result?.structuredContent as Json
     expect(task).toMatchObject({ id: created?.taskId, status: "ready" })
     expect(result?._meta?.["io.modelcontextprotocol/related-task"]).toEqual({ taskId: created?.taskId })
@@ -93,7 +114,10 @@ describe("generate -> wait -> ready over MCP", () => {
 
     // Asked while the task still works, tasks/result waits for the end, with the wait tool's progress.
     const stream = client.experimental.tasks.callToolStream(
-      { name: "generate_music", arguments: { style: "ambient drone, 60 bpm", title: "Still Water", instrumental: true } },
+      {
+        name: "generate_music",
+        arguments: { style: "ambient drone, 60 bpm", title: "Still Water", instrumental: true }
+      },
       CallToolResultSchema,
       { task: {} }
     )
@@ -110,7 +134,11 @@ describe("generate -> wait -> ready over MCP", () => {
     expect(waited.structuredContent).toMatchObject({ id: second?.taskId, status: "ready" })
     expect(waited._meta?.["io.modelcontextprotocol/related-task"]).toEqual({ taskId: second?.taskId })
     expect(waitProgress.length).toBeGreaterThan(0)
-    expect(waitProgress.every((p) => p.total === undefined && /^Task gen_\w+ is pending after \d+ s\.$/.test(p.message ?? ""))).toBe(true)
+    expect(
+      waitProgress.every(
+        (p) => p.total === undefined && /^Task gen_\w+ is pending after \d+ s\.$/.test(p.message ?? "")
+      )
+    ).toBe(true)
     await client.close()
   }, 300_000)
 })

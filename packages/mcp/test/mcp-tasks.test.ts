@@ -23,9 +23,11 @@ afterAll(() => server.close())
 
 const connect = async (key: string, on: TestServer = server): Promise<Client> => {
   const client = new Client({ name: "lyre-task-agent", version: "1.0.0" }, { capabilities: { tasks: {} } })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${on.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } }
-  }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${on.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } }
+    })
+  )
   // The client learns which tools take tasks from tools/list.
   await client.listTools()
   return client
@@ -33,7 +35,9 @@ const connect = async (key: string, on: TestServer = server): Promise<Client> =>
 
 /** The first message of a task-augmented call: the created task, or the error that refused it. */
 const startTask = async (client: Client, name: string, args: Record<string, unknown>) => {
-  const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: { ttl: 60_000 } })
+  const stream = client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, {
+    task: { ttl: 60_000 }
+  })
   const first = await stream.next()
   await stream.return()
   if (first.done === true) throw new Error("the stream ended without a message")
@@ -41,7 +45,10 @@ const startTask = async (client: Client, name: string, args: Record<string, unkn
 }
 
 const rejectionOf = async (promise: Promise<unknown>): Promise<McpError> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(McpError)
   return error as McpError
 }
@@ -103,7 +110,10 @@ describe("task-augmented tools/call", () => {
     const client = await connect(account.key)
     const ids: Array<string> = []
     for (let i = 0; i < 21; i++) {
-      const created = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, model: "aether" } })
+      const created = await api(server, "POST", "/api/v1/music/generations", {
+        key: account.key,
+        body: { ...validSong, model: "aether" }
+      })
       ids.push(String(created.body.id))
     }
     const page = await client.experimental.tasks.listTasks()
@@ -244,7 +254,12 @@ describe("a generation that fails", () => {
       const cancel = await rejectionOf(client.experimental.tasks.cancelTask(taskId))
       expect(cancel.code).toBe(-32602)
       expect(cancel.message).toMatch(/terminal status: failed/)
-      expect(result.structuredContent).toMatchObject({ id: taskId, status: "failed", credits_refunded: 50, error: { code: "provider_error" } })
+      expect(result.structuredContent).toMatchObject({
+        id: taskId,
+        status: "failed",
+        credits_refunded: 50,
+        error: { code: "provider_error" }
+      })
       const me = await api(failing, "GET", "/api/v1/me", { key: account.key })
       expect(me.body.credits).toMatchObject({ total: 1_000 })
       await client.close()

@@ -32,9 +32,11 @@ afterAll(async () => {
 
 const connect = async (server: TestServer, key: string): Promise<Client> => {
   const client = new Client({ name: "lyre-upload-agent", version: "1.0.0" }, { capabilities: { tasks: {} } })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } }
-  }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } }
+    })
+  )
   await client.listTools()
   return client
 }
@@ -56,7 +58,10 @@ const envelopeOf = (result: CallToolResult): Json => {
 }
 
 const rejectionOf = async (promise: Promise<unknown>): Promise<McpError> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(McpError)
   return error as McpError
 }
@@ -65,7 +70,11 @@ const rejectionOf = async (promise: Promise<unknown>): Promise<McpError> => {
 const runAsTask = async (client: Client, name: string, args: Record<string, unknown>) => {
   let created: { taskId: string; status: string } | undefined
   let result: CallToolResult | undefined
-  for await (const message of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { timeout: 150_000 })) {
+  for await (const message of client.experimental.tasks.callToolStream(
+    { name, arguments: args },
+    CallToolResultSchema,
+    { timeout: 150_000 }
+  )) {
     if (message.type === "taskCreated") created = message.task
     else if (message.type === "result") result = message.result
     else if (message.type === "error") throw message.error
@@ -74,7 +83,10 @@ const runAsTask = async (client: Client, name: string, args: Record<string, unkn
 }
 
 const uploadsKept = async (server: TestServer, account: TestAccount): Promise<number> => {
-  const rows = await server.query<{ n: number }>("select count(*)::int as n from uploads where account_id = $1", account.id)
+  const rows = await server.query<{ n: number }>(
+    "select count(*)::int as n from uploads where account_id = $1",
+    account.id
+  )
   return rows[0]?.n ?? 0
 }
 
@@ -84,7 +96,10 @@ describe("tools/list", () => {
     const client = await connect(strict, account.key)
     const { tools } = await client.listTools()
     const upload = tools.find((tool) => tool.name === "upload_audio")
-    expect(upload?.inputSchema.properties?.["data"]).toMatchObject({ type: "string", maxLength: maxInlineUploadBase64Chars })
+    expect(upload?.inputSchema.properties?.["data"]).toMatchObject({
+      type: "string",
+      maxLength: maxInlineUploadBase64Chars
+    })
     expect(upload?.description).toContain(`${maxInlineUploadBytes / (1024 * 1024)} MB`)
     expect(upload?.description).toMatch(/no loopback/)
     expect(upload?.execution?.taskSupport).toBe("optional")
@@ -111,8 +126,16 @@ describe("upload_audio, then the track tools", () => {
   afterAll(() => client.close())
 
   it("uploads base64 data: pending at once, and wait_for_upload follows it to ready with its track and analysis", async () => {
-    const pending = structured(await callTool(client, "upload_audio", { data: base64, content_type: "audio/wav", title: "Sines" }))
-    expect(pending).toMatchObject({ status: "pending", title: "Sines", content_type: "audio/wav", bytes: wav.length, track_id: null })
+    const pending = structured(
+      await callTool(client, "upload_audio", { data: base64, content_type: "audio/wav", title: "Sines" })
+    )
+    expect(pending).toMatchObject({
+      status: "pending",
+      title: "Sines",
+      content_type: "audio/wav",
+      bytes: wav.length,
+      track_id: null
+    })
     expect(String(pending.id)).toMatch(/^upl_/)
     upload = structured(await callTool(client, "wait_for_upload", { id: String(pending.id), timeout_seconds: 120 }))
     expect(upload.status).toBe("ready")
@@ -126,7 +149,10 @@ describe("upload_audio, then the track tools", () => {
   }, 150_000)
 
   it("covers the upload's track as an MCP task: created at once, charged once, the cover from tasks/result", async () => {
-    const { created, result } = await runAsTask(client, "cover_track", { track_id: String(upload.track_id), style: "bossa nova, nylon guitar" })
+    const { created, result } = await runAsTask(client, "cover_track", {
+      track_id: String(upload.track_id),
+      style: "bossa nova, nylon guitar"
+    })
     expect(created?.taskId).toMatch(/^gen_/)
     expect(created?.status).toBe("working")
     const task = result?.structuredContent as Json
@@ -140,10 +166,14 @@ describe("upload_audio, then the track tools", () => {
     const track_id = String(upload.track_id)
     const vocals = structured(await callTool(client, "add_vocals", { track_id, lyrics: "[Verse]\nSing it back to me" }))
     expect(vocals).toMatchObject({ status: "pending", credits_used: priceOf.aether })
-    const edit = structured(await callTool(client, "edit_track", { track_id, start: 1, end: 4, idempotency_key: "edit-1" }))
+    const edit = structured(
+      await callTool(client, "edit_track", { track_id, start: 1, end: 4, idempotency_key: "edit-1" })
+    )
     expect(edit).toMatchObject({ status: "pending" })
     // The same key and arguments: the first task, charged once.
-    expect(structured(await callTool(client, "edit_track", { track_id, start: 1, end: 4, idempotency_key: "edit-1" })).id).toBe(edit.id)
+    expect(
+      structured(await callTool(client, "edit_track", { track_id, start: 1, end: 4, idempotency_key: "edit-1" })).id
+    ).toBe(edit.id)
     const tooShort = envelopeOf(await callTool(client, "edit_track", { track_id, start: 1, end: 2 }))
     expect(tooShort.error).toMatchObject({ type: "invalid_request_error" })
     // What was heard in an upload is accompanied (it may well be a voice alone).
@@ -152,11 +182,13 @@ describe("upload_audio, then the track tools", () => {
   })
 
   it("makes a persona of the track, lists it, and generate_music takes its persona_id", async () => {
-    const persona = structured(await callTool(client, "create_persona", {
-      track_id: String(upload.track_id),
-      name: "Sines",
-      description: "A chord of sines"
-    }))
+    const persona = structured(
+      await callTool(client, "create_persona", {
+        track_id: String(upload.track_id),
+        name: "Sines",
+        description: "A chord of sines"
+      })
+    )
     expect(String(persona.id)).toMatch(/^per_/)
     expect(structured(await callTool(client, "get_persona", { id: String(persona.id) }))).toEqual(persona)
     const listed = structured(await callTool(client, "list_personas", {}))
@@ -166,10 +198,19 @@ describe("upload_audio, then the track tools", () => {
   })
 
   it("uploads from a URL (through a redirect) as an MCP task, followed to ready by tasks/result", async () => {
-    const { created, result } = await runAsTask(client, "upload_audio", { url: `${host.url}/redirect`, title: "Fetched" })
+    const { created, result } = await runAsTask(client, "upload_audio", {
+      url: `${host.url}/redirect`,
+      title: "Fetched"
+    })
     expect(created?.taskId).toMatch(/^upl_/)
     const fetched = result?.structuredContent as Json
-    expect(fetched).toMatchObject({ id: created?.taskId, status: "ready", title: "Fetched", content_type: "audio/wav", bytes: wav.length })
+    expect(fetched).toMatchObject({
+      id: created?.taskId,
+      status: "ready",
+      title: "Fetched",
+      content_type: "audio/wav",
+      bytes: wav.length
+    })
     expect(host.hits).toEqual(expect.arrayContaining(["/redirect", "/song.wav"]))
     const listed = structured(await callTool(client, "list_uploads", { limit: 10 }))
     expect((listed.data as unknown as Array<Json>).map((u) => u.id)).toEqual([fetched.id, upload.id])
@@ -198,7 +239,9 @@ describe("what upload_audio refuses", () => {
     const other = await createAccount(live)
     const ownerClient = await connect(live, owner.key)
     const pending = structured(await callTool(ownerClient, "upload_audio", { data: base64, content_type: "audio/wav" }))
-    const ready = structured(await callTool(ownerClient, "wait_for_upload", { id: String(pending.id), timeout_seconds: 120 }))
+    const ready = structured(
+      await callTool(ownerClient, "wait_for_upload", { id: String(pending.id), timeout_seconds: 120 })
+    )
     expect(ready.status).toBe("ready")
     const client = await connect(live, other.key)
     const id = String(ready.id)
@@ -215,7 +258,10 @@ describe("what upload_audio refuses", () => {
       ["edit_track", { track_id, start: 0, end: 3 }],
       ["create_persona", { track_id, name: "Stolen", description: "Not mine" }]
     ] as const) {
-      expect(envelopeOf(await callTool(client, name, args)).error, name).toMatchObject({ type: "not_found", param: "track_id" })
+      expect(envelopeOf(await callTool(client, name, args)).error, name).toMatchObject({
+        type: "not_found",
+        param: "track_id"
+      })
     }
     expect(structured(await callTool(client, "list_uploads", {})).data).toEqual([])
     const error = await rejectionOf(client.experimental.tasks.getTask(id))
@@ -240,7 +286,11 @@ describe("what upload_audio refuses", () => {
       "http://[::1]/song.wav"
     ]) {
       const refused = envelopeOf(await callTool(client, "upload_audio", { url }))
-      expect(refused.error, url).toMatchObject({ type: "invalid_request_error", code: "invalid_parameter", param: "url" })
+      expect(refused.error, url).toMatchObject({
+        type: "invalid_request_error",
+        code: "invalid_parameter",
+        param: "url"
+      })
       expect(String(refused.error?.message), url).toMatch(/not a public address|non-public addresses/)
     }
     expect(host.hits.length).toBe(seen)
@@ -252,10 +302,17 @@ describe("what upload_audio refuses", () => {
     const account = await createAccount(strict)
     const client = await connect(strict, account.key)
     const oversize = "A".repeat(maxInlineUploadBase64Chars + 4)
-    const error = await rejectionOf(client.callTool({ name: "upload_audio", arguments: { data: oversize, content_type: "audio/wav" } }))
+    const error = await rejectionOf(
+      client.callTool({ name: "upload_audio", arguments: { data: oversize, content_type: "audio/wav" } })
+    )
     expect(error.code).toBe(-32602)
     expect(error.data).toMatchObject({ error: { code: "invalid_parameter", param: "data" } })
-    const both = await rejectionOf(client.callTool({ name: "upload_audio", arguments: { data: base64, url: `${host.url}/song.wav`, content_type: "audio/wav" } }))
+    const both = await rejectionOf(
+      client.callTool({
+        name: "upload_audio",
+        arguments: { data: base64, url: `${host.url}/song.wav`, content_type: "audio/wav" }
+      })
+    )
     expect(both.data).toMatchObject({ error: { param: "url" } })
     const neither = await rejectionOf(client.callTool({ name: "upload_audio", arguments: { title: "Nothing" } }))
     expect(neither.data).toMatchObject({ error: { code: "missing_parameter", param: "data" } })
@@ -272,7 +329,11 @@ describe("what upload_audio refuses", () => {
       [base64, "text/plain"]
     ] as const) {
       const refused = envelopeOf(await callTool(client, "upload_audio", { data, content_type: contentType }))
-      expect(refused.error, contentType).toMatchObject({ type: "invalid_request_error", code: "invalid_audio", param: "file" })
+      expect(refused.error, contentType).toMatchObject({
+        type: "invalid_request_error",
+        code: "invalid_audio",
+        param: "file"
+      })
     }
     expect(await uploadsKept(strict, account)).toBe(0)
     expect(structured(await callTool(client, "list_uploads", {})).data).toEqual([])

@@ -40,7 +40,10 @@ const envelopeOf = (result: CallToolResult): Json => {
 
 /** The HTTP status the SDK client saw when it refused to read a result. */
 const httpStatusOf = async (promise: Promise<unknown>): Promise<number | undefined> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(StreamableHTTPError)
   return (error as StreamableHTTPError).code
 }
@@ -94,20 +97,39 @@ describe("tools/list", () => {
       "get_account"
     ])
     const generate = tools.find((tool) => tool.name === "generate_music")
-    expect(Object.keys(generate?.inputSchema.properties ?? {})).toEqual([...Object.keys(GenerateRequestFields.shape), "idempotency_key"])
+    expect(Object.keys(generate?.inputSchema.properties ?? {})).toEqual([
+      ...Object.keys(GenerateRequestFields.shape),
+      "idempotency_key"
+    ])
     expect(generate?.inputSchema.required).toEqual(["style", "title"])
     expect(generate?.inputSchema["additionalProperties"]).toBe(false)
     for (const [model, price] of Object.entries(priceOf)) expect(generate?.description).toContain(`${model} ${price}`)
     expect(generate?.description).toMatch(/nocturne, which is deprecated/)
-    expect(generate?.description).toContain("vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight")
-    expect(generate?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, openWorldHint: true, destructiveHint: false })
+    expect(generate?.description).toContain(
+      "vocal_gender, negative_tags, style_weight, weirdness_constraint, audio_weight"
+    )
+    expect(generate?.annotations).toMatchObject({
+      readOnlyHint: false,
+      idempotentHint: false,
+      openWorldHint: true,
+      destructiveHint: false
+    })
     for (const name of ["get_generation", "wait_for_generation", "list_generations", "get_account"]) {
       const tool = tools.find((t) => t.name === name)
-      expect(tool?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
+      expect(tool?.annotations).toMatchObject({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false
+      })
       expect(tool?.outputSchema?.type).toBe("object")
     }
     const wait = tools.find((tool) => tool.name === "wait_for_generation")
-    expect(wait?.inputSchema.properties?.["timeout_seconds"]).toMatchObject({ type: "integer", minimum: 1, maximum: 120 })
+    expect(wait?.inputSchema.properties?.["timeout_seconds"]).toMatchObject({
+      type: "integer",
+      minimum: 1,
+      maximum: 120
+    })
     await client.ping()
     await client.close()
   })
@@ -123,7 +145,10 @@ describe("tools/list", () => {
       expect(response.status).toBe(200)
       const body = (await response.json()) as Json
       expect(body.result?.protocolVersion).toBe(protocolVersion)
-      const listed = await rpc({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-protocol-version": protocolVersion })
+      const listed = await rpc(
+        { jsonrpc: "2.0", id: 2, method: "tools/list" },
+        { "mcp-protocol-version": protocolVersion }
+      )
       expect(listed.status).toBe(200)
       expect(listed.headers.get("content-type")).toMatch(/^application\/json/)
     }
@@ -153,7 +178,12 @@ describe("tools/call with an API key", () => {
     expect((listed.data as unknown as Array<Json>).map((task) => task.id)).toEqual([id])
 
     const me = structured(await call(client, "get_account"))
-    expect(me).toMatchObject({ id: account.id, plan: "pro", credits: { total: 1_000 - priceOf.aether }, auth: { kind: "api_key" } })
+    expect(me).toMatchObject({
+      id: account.id,
+      plan: "pro",
+      credits: { total: 1_000 - priceOf.aether },
+      auth: { kind: "api_key" }
+    })
     await client.close()
   })
 
@@ -166,7 +196,9 @@ describe("tools/call with an API key", () => {
       code: "missing_parameter",
       param: "lyrics"
     })
-    expect(envelopeOf(await call(client, "generate_music", { ...validSong, model: "echo", style_weight: 0.5 }))).toMatchObject({
+    expect(
+      envelopeOf(await call(client, "generate_music", { ...validSong, model: "echo", style_weight: 0.5 }))
+    ).toMatchObject({
       code: "parameter_not_supported_for_model",
       param: "style_weight"
     })
@@ -181,13 +213,17 @@ describe("tools/call with an API key", () => {
     const unknown = await call(client, "make_coffee").catch((error: unknown) => error)
     expect(unknown).toBeInstanceOf(McpError)
     expect((unknown as McpError).code).toBe(-32602)
-    const invalid = await call(client, "generate_music", { ...validSong, style_weight: 2 }).catch((error: unknown) => error)
+    const invalid = await call(client, "generate_music", { ...validSong, style_weight: 2 }).catch(
+      (error: unknown) => error
+    )
     expect(invalid).toBeInstanceOf(McpError)
     expect((invalid as McpError).code).toBe(-32602)
     expect((invalid as McpError).data).toMatchObject({ error: { code: "invalid_parameter", param: "style_weight" } })
     const extra = await call(client, "generate_music", { ...validSong, tempo: 120 }).catch((error: unknown) => error)
     expect((extra as McpError).data).toMatchObject({ error: { code: "unknown_parameter", param: "tempo" } })
-    const wait = await call(client, "wait_for_generation", { id: "gen_x", timeout_seconds: 121 }).catch((error: unknown) => error)
+    const wait = await call(client, "wait_for_generation", { id: "gen_x", timeout_seconds: 121 }).catch(
+      (error: unknown) => error
+    )
     expect((wait as McpError).data).toMatchObject({ error: { param: "timeout_seconds" } })
     await client.close()
   })
@@ -208,11 +244,17 @@ describe("tools/call with an API key", () => {
     })
     expect(rest.body["id"]).toBe(first["id"])
     expect(rest.headers.get("idempotent-replayed")).toBe("true")
-    expect(envelopeOf(await call(client, "generate_music", { ...validSong, title: "Another", idempotency_key: key }))).toMatchObject({
+    expect(
+      envelopeOf(await call(client, "generate_music", { ...validSong, title: "Another", idempotency_key: key }))
+    ).toMatchObject({
       code: "idempotency_key_reused"
     })
-    const tooLong = await client.callTool({ name: "generate_music", arguments: { ...validSong, idempotency_key: "k".repeat(256) } })
-      .then(() => undefined, (cause: unknown) => cause)
+    const tooLong = await client
+      .callTool({ name: "generate_music", arguments: { ...validSong, idempotency_key: "k".repeat(256) } })
+      .then(
+        () => undefined,
+        (cause: unknown) => cause
+      )
     expect(tooLong).toBeInstanceOf(McpError)
     expect(structured(await call(client, "get_account"))).toMatchObject({ credits: { total: 1_000 - priceOf.aether } })
     await client.close()
@@ -286,7 +328,10 @@ describe("tools/call with an API key", () => {
   it("refuses an account below Pro with the REST envelope", async () => {
     const account = await createAccount(server, { plan: "basic" })
     const client = await connect(account.key)
-    expect(envelopeOf(await call(client, "get_account"))).toMatchObject({ type: "permission_error", code: "tier_insufficient" })
+    expect(envelopeOf(await call(client, "get_account"))).toMatchObject({
+      type: "permission_error",
+      code: "tier_insufficient"
+    })
     await client.close()
   })
 })
@@ -306,9 +351,13 @@ describe("wait_for_generation and the requests-per-minute budget", () => {
   it("polls at 0, 1, 2 and 4 s and at its deadline: five requests for a five-second wait", async () => {
     const account = await createAccount(own, { requests_per_minute: 100 })
     const created = await api(own, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })
-    const response = await rpc(toolsCall("wait_for_generation", { id: String(created.body.id), timeout_seconds: 5 }), {
-      authorization: `Bearer ${account.key}`
-    }, own)
+    const response = await rpc(
+      toolsCall("wait_for_generation", { id: String(created.body.id), timeout_seconds: 5 }),
+      {
+        authorization: `Bearer ${account.key}`
+      },
+      own
+    )
     expect(response.status).toBe(200)
     expect(Number(response.headers.get("x-ratelimit-limit"))).toBe(100)
     expect(((await response.json()) as Json).result?.structuredContent?.status).toBe("pending")
@@ -322,12 +371,20 @@ describe("wait_for_generation and the requests-per-minute budget", () => {
     const aborted = new AbortController()
     const response = await fetch(`${own.url}/mcp`, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${account.key}` },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${account.key}`
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 7,
         method: "tools/call",
-        params: { name: "wait_for_generation", arguments: { id: String(created.body.id), timeout_seconds: 60 }, _meta: { progressToken: "p" } }
+        params: {
+          name: "wait_for_generation",
+          arguments: { id: String(created.body.id), timeout_seconds: 60 },
+          _meta: { progressToken: "p" }
+        }
       }),
       signal: aborted.signal
     })
@@ -374,17 +431,25 @@ describe("the credential challenge", () => {
     const account = await createAccount(server, { scopes: ["profile"] })
     const response = await rpc(toolsCall("generate_music", validSong), { authorization: `Bearer ${account.key}` })
     expect(response.status).toBe(403)
-    expect(response.headers.get("www-authenticate")).toBe(`Bearer error="insufficient_scope", scope="music:generate", ${metadata()}`)
+    expect(response.headers.get("www-authenticate")).toBe(
+      `Bearer error="insufficient_scope", scope="music:generate", ${metadata()}`
+    )
     expect(((await response.json()) as Json).error?.code).toBe("insufficient_scope")
     const streamed = await rpc(
-      { ...toolsCall("wait_for_generation", { id: "gen_x" }), params: { name: "wait_for_generation", arguments: { id: "gen_x" }, _meta: { progressToken: 1 } } },
+      {
+        ...toolsCall("wait_for_generation", { id: "gen_x" }),
+        params: { name: "wait_for_generation", arguments: { id: "gen_x" }, _meta: { progressToken: 1 } }
+      },
       { authorization: `Bearer ${account.key}` }
     )
     expect(streamed.status).toBe(403)
 
     // The account itself needs no scope: get_account works with the same key.
     const client = await connect(account.key)
-    expect(structured(await call(client, "get_account"))).toMatchObject({ id: account.id, auth: { scopes: ["profile"] } })
+    expect(structured(await call(client, "get_account"))).toMatchObject({
+      id: account.id,
+      auth: { scopes: ["profile"] }
+    })
     expect(await httpStatusOf(call(client, "list_generations"))).toBe(403)
     await client.close()
   })
@@ -441,7 +506,13 @@ describe("the server card", () => {
       title: "Lyre",
       version: "0.1.0",
       websiteUrl: server.url,
-      remotes: [{ type: "streamable-http", url: `${server.url}/mcp`, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
+      remotes: [
+        {
+          type: "streamable-http",
+          url: `${server.url}/mcp`,
+          supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS]
+        }
+      ],
       authorization: {
         required: true,
         protected_resource_metadata: `${server.url}/.well-known/oauth-protected-resource/mcp`,
@@ -456,7 +527,9 @@ describe("the server card", () => {
     const preflight = await fetch(`${server.url}/.well-known/mcp/server-card.json`, { method: "OPTIONS" })
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get("access-control-allow-methods")).toContain("GET")
-    const typed = await fetch(`${server.url}/.well-known/mcp/server-card.json`, { headers: { accept: "application/mcp-server-card+json" } })
+    const typed = await fetch(`${server.url}/.well-known/mcp/server-card.json`, {
+      headers: { accept: "application/mcp-server-card+json" }
+    })
     expect(typed.headers.get("content-type")).toBe("application/mcp-server-card+json")
   })
 })

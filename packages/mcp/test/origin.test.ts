@@ -15,7 +15,13 @@ describe("originPolicy", () => {
 
   it("takes any loopback origin on a loopback service, and no other", () => {
     const allowed = originPolicy("http://127.0.0.1:8080")
-    for (const origin of ["http://127.0.0.1:8080", "http://localhost:6274", "http://127.0.0.2:3000", "http://[::1]:5173", "http://app.localhost"]) {
+    for (const origin of [
+      "http://127.0.0.1:8080",
+      "http://localhost:6274",
+      "http://127.0.0.2:3000",
+      "http://[::1]:5173",
+      "http://app.localhost"
+    ]) {
       expect(allowed(origin)).toBe(true)
     }
     for (const origin of ["https://evil.example", "http://127.0.0.1.evil.example", "file://", "null"]) {

@@ -17,8 +17,9 @@ const pending: GenerationTask = {
 
 describe("pollIntervalFor", () => {
   it("asks for 1, 1, 2, 2, 3 s as the task ages, then 5 s", () => {
-    expect([0, 0.9, 1.5, 2, 3.9, 4, 5.9, 6, 8.9, 9, 600].map(pollIntervalFor))
-      .toEqual([1_000, 1_000, 1_000, 2_000, 2_000, 2_000, 2_000, 3_000, 3_000, 5_000, 5_000])
+    expect([0, 0.9, 1.5, 2, 3.9, 4, 5.9, 6, 8.9, 9, 600].map(pollIntervalFor)).toEqual([
+      1_000, 1_000, 1_000, 2_000, 2_000, 2_000, 2_000, 3_000, 3_000, 5_000, 5_000
+    ])
   })
 })
 
@@ -57,15 +58,29 @@ const exportAt = (id: string, createdAt: string, status: Export["status"] = "pen
   credits_used: 5,
   credits_refunded: 0,
   error: null,
-  files: status === "ready"
-    ? [{ name: "track.wav", url: "http://127.0.0.1/files/exp/0-track.wav", content_type: "audio/wav", bytes: 44, stem: null }]
-    : [],
+  files:
+    status === "ready"
+      ? [
+          {
+            name: "track.wav",
+            url: "http://127.0.0.1/files/exp/0-track.wav",
+            content_type: "audio/wav",
+            bytes: 44,
+            stem: null
+          }
+        ]
+      : [],
   timed_lyrics: null,
   created_at: createdAt,
   updated_at: createdAt
 })
 
-const generationAt = (id: string, createdAt: string): GenerationTask => ({ ...pending, id, created_at: createdAt, updated_at: createdAt })
+const generationAt = (id: string, createdAt: string): GenerationTask => ({
+  ...pending,
+  id,
+  created_at: createdAt,
+  updated_at: createdAt
+})
 
 const uploadAt = (id: string, createdAt: string, status: Upload["status"] = "pending"): Upload => ({
   id,
@@ -75,9 +90,10 @@ const uploadAt = (id: string, createdAt: string, status: Upload["status"] = "pen
   bytes: 1_000,
   duration: 6,
   track_id: status === "ready" ? "trk_up" : null,
-  analysis: status === "ready"
-    ? { bpm: 120, key: "A minor", time_signature: "4/4", loudness_lufs: -14, beats: [], chords: [] }
-    : null,
+  analysis:
+    status === "ready"
+      ? { bpm: 120, key: "A minor", time_signature: "4/4", loudness_lufs: -14, beats: [], chords: [] }
+      : null,
   error: status === "failed" ? { code: "invalid_audio", message: "Listening found no sound." } : null,
   created_at: createdAt,
   updated_at: createdAt
@@ -122,7 +138,10 @@ describe("mergePage", () => {
   const minute = (m: number) => `2026-01-01T00:${String(m).padStart(2, "0")}:00.000Z`
 
   it("merges both kinds newest first, and the cursor names the last of each kind shown", () => {
-    const generations = { data: [generationAt("gen_5", minute(5)), generationAt("gen_3", minute(3)), generationAt("gen_1", minute(1))], has_more: false }
+    const generations = {
+      data: [generationAt("gen_5", minute(5)), generationAt("gen_3", minute(3)), generationAt("gen_1", minute(1))],
+      has_more: false
+    }
     const exports = { data: [exportAt("exp_4", minute(4)), exportAt("exp_2", minute(2))], has_more: false }
     const page = mergePage({ generation: generations, export: exports }, undefined, 3)
     expect(page.jobs.map((job) => job.id)).toEqual(["gen_5", "exp_4", "gen_3"])
@@ -135,18 +154,27 @@ describe("mergePage", () => {
     const exports = { data: [exportAt("exp_1", minute(1))], has_more: false }
     expect(mergePage({ generation: generations, export: exports }, "gen_10,exp_2", 2).nextCursor).toBe("gen_8,exp_2")
     // One kind only, as before exports existed: the cursor is the last id.
-    expect(mergePage({ generation: generations, export: { data: [], has_more: false } }, undefined, 2).nextCursor).toBe("gen_8")
+    expect(mergePage({ generation: generations, export: { data: [], has_more: false } }, undefined, 2).nextCursor).toBe(
+      "gen_8"
+    )
   })
 
   it("merges uploads as a third kind, its last id shown in the cursor", () => {
     const generations = { data: [generationAt("gen_5", minute(5)), generationAt("gen_1", minute(1))], has_more: false }
     const exports = { data: [exportAt("exp_4", minute(4))], has_more: false }
-    const uploads = { data: [uploadAt("upl_6", minute(6)), uploadAt("upl_3", minute(3)), uploadAt("upl_2", minute(2))], has_more: false }
+    const uploads = {
+      data: [uploadAt("upl_6", minute(6)), uploadAt("upl_3", minute(3)), uploadAt("upl_2", minute(2))],
+      has_more: false
+    }
     const page = mergePage({ generation: generations, export: exports, upload: uploads }, undefined, 4)
     expect(page.jobs.map((job) => job.id)).toEqual(["upl_6", "gen_5", "exp_4", "upl_3"])
     expect(page.nextCursor).toBe("gen_5,exp_4,upl_3")
     const rest = mergePage(
-      { generation: { data: [generationAt("gen_1", minute(1))], has_more: false }, export: { data: [], has_more: false }, upload: { data: [uploadAt("upl_2", minute(2))], has_more: false } },
+      {
+        generation: { data: [generationAt("gen_1", minute(1))], has_more: false },
+        export: { data: [], has_more: false },
+        upload: { data: [uploadAt("upl_2", minute(2))], has_more: false }
+      },
       page.nextCursor,
       4
     )

@@ -60,10 +60,12 @@ const withPathParams = (body: unknown, params: Record<string, string>): unknown 
 export const makeRestHandler = (options: RestOptions) => {
   const routes = routesOf(appRouter)
   // Every REST route's procedure has the shape `callDirect` takes; one that did not would go through tRPC.
-  const direct = new Map(routes.flatMap((route) => {
-    const procedure = directProcedure(appRouter, route.procedurePath, { checkAnswers: options.checkAnswers })
-    return procedure === null ? [] : [[route.procedurePath, procedure] as const]
-  }))
+  const direct = new Map(
+    routes.flatMap((route) => {
+      const procedure = directProcedure(appRouter, route.procedurePath, { checkAnswers: options.checkAnswers })
+      return procedure === null ? [] : [[route.procedurePath, procedure] as const]
+    })
+  )
   const resourceMetadataUrl = `${options.publicUrl}/.well-known/oauth-protected-resource`
   let document: string | undefined
 
@@ -83,9 +85,10 @@ export const makeRestHandler = (options: RestOptions) => {
     const { match, allowed } = matchRoute(routes, method, path)
     if (match === null) {
       req.resume()
-      const error = allowed.length > 0
-        ? new MethodNotAllowed({ message: `${method} is not allowed on ${path}.`, allow: allowed })
-        : new RouteNotFound({ message: `No route ${method} /api${path}.` })
+      const error =
+        allowed.length > 0
+          ? new MethodNotAllowed({ message: `${method} is not allowed on ${path}.`, allow: allowed })
+          : new RouteNotFound({ message: `No route ${method} /api${path}.` })
       sendApiError(res, error, resourceMetadataUrl, { "x-request-id": requestId })
       return
     }
@@ -121,17 +124,18 @@ export const makeRestHandler = (options: RestOptions) => {
     ctx.response.headers["x-request-id"] = requestId
     try {
       const procedure = direct.get(match.route.procedurePath)
-      const output: unknown = procedure !== undefined
-        ? await callDirect(procedure, ctx, input)
-        : await callTRPCProcedure({
-          router: appRouter,
-          path: match.route.procedurePath,
-          getRawInput: () => Promise.resolve(input),
-          ctx,
-          type: match.route.type,
-          signal: undefined,
-          batchIndex: 0
-        })
+      const output: unknown =
+        procedure !== undefined
+          ? await callDirect(procedure, ctx, input)
+          : await callTRPCProcedure({
+              router: appRouter,
+              path: match.route.procedurePath,
+              getRawInput: () => Promise.resolve(input),
+              ctx,
+              type: match.route.type,
+              signal: undefined,
+              batchIndex: 0
+            })
       sendJson(res, ctx.response.status ?? match.route.meta.successStatus ?? 200, output, ctx.response.headers)
     } catch (cause) {
       const error = apiErrorFromTrpc(getTRPCErrorFromUnknown(cause), input)

@@ -67,7 +67,9 @@ const rateLimitHeaders = {
 }
 
 const codesFor = (status: number): ReadonlyArray<string> =>
-  Object.values(errorTable).filter((row) => row.status === status).map((row) => row.code)
+  Object.values(errorTable)
+    .filter((row) => row.status === status)
+    .map((row) => row.code)
 
 const errorResponse = (status: number) => {
   const headers: Json = { ...rateLimitHeaders }
@@ -81,7 +83,9 @@ const errorResponse = (status: number) => {
     }
   }
   return {
-    description: `${errorDescriptions[status] ?? "Error."} Codes: ${codesFor(status).map((c) => `\`${c}\``).join(", ")}.`,
+    description: `${errorDescriptions[status] ?? "Error."} Codes: ${codesFor(status)
+      .map((c) => `\`${c}\``)
+      .join(", ")}.`,
     headers,
     content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } }
   }
@@ -96,7 +100,8 @@ const isJson = (u: unknown): u is Json => typeof u === "object" && u !== null &&
 const completeGenerateRequest = (schema: unknown): void => {
   if (!isJson(schema)) return
   schema["additionalProperties"] = false
-  schema["description"] = "Cross-field rules: `lyrics` is required, with a non-whitespace character, unless " +
+  schema["description"] =
+    "Cross-field rules: `lyrics` is required, with a non-whitespace character, unless " +
     "`instrumental` is true; with `model` `echo` or `nocturne`, none of `vocal_gender`, `negative_tags`, " +
     "`style_weight`, `weirdness_constraint`, `audio_weight` may be present. A violation is a 400."
   const properties = schema["properties"]
@@ -104,7 +109,11 @@ const completeGenerateRequest = (schema: unknown): void => {
     const model = properties["model"]
     model["anyOf"] = modelNames.map((name) =>
       name === "nocturne"
-        ? { const: name, deprecated: true, description: "Deprecated: kept for backward compatibility, not recommended for new integrations." }
+        ? {
+            const: name,
+            deprecated: true,
+            description: "Deprecated: kept for backward compatibility, not recommended for new integrations."
+          }
         : { const: name }
     )
     model["x-deprecated-values"] = ["nocturne"]
@@ -135,19 +144,23 @@ const describeAudioBody = (operation: Json): void => {
     }
   }
   const existing = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
-  operation["parameters"] = [...existing, {
-    name: "title",
-    in: "query",
-    required: false,
-    description: "A name for the upload when the body is the raw file (a form's `title` field wins).",
-    schema: { type: "string", maxLength: 200 }
-  }]
+  operation["parameters"] = [
+    ...existing,
+    {
+      name: "title",
+      in: "query",
+      required: false,
+      description: "A name for the upload when the body is the raw file (a form's `title` field wins).",
+      schema: { type: "string", maxLength: 200 }
+    }
+  ]
 }
 
 export const openApiDocument = (publicUrl: string): OpenAPIObject => {
   const document = generateOpenApiDocument(appRouter, {
     title: "Lyre music generation API",
-    description: "Generate songs from a style, a title and lyrics. Credits are charged per request and refunded when generation fails.",
+    description:
+      "Generate songs from a style, a title and lyrics. Credits are charged per request and refunded when generation fails.",
     version: "0.1.0",
     openApiVersion: "3.1.0",
     baseUrl: `${publicUrl}/api`,
@@ -160,7 +173,8 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
       },
       oauth2: {
         type: "oauth2",
-        description: "Authorization code with PKCE (`S256`), for first-party public clients registered by the operator. " +
+        description:
+          "Authorization code with PKCE (`S256`), for first-party public clients registered by the operator. " +
           "Access tokens live 15 minutes; refresh tokens go only to clients registered for them.",
         flows: {
           authorizationCode: {
@@ -199,13 +213,16 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
     operation["security"] = [{ bearer: scopes }, { oauth2: scopes }]
     if (keyedOperations.has(route.procedurePath)) {
       const existing = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
-      operation["parameters"] = [...existing, {
-        name: "Idempotency-Key",
-        in: "header",
-        required: false,
-        description: "Retries with the same key and body within 24 hours return the first answer and charge once.",
-        schema: { type: "string", maxLength: 255 }
-      }]
+      operation["parameters"] = [
+        ...existing,
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Retries with the same key and body within 24 hours return the first answer and charge once.",
+          schema: { type: "string", maxLength: 255 }
+        }
+      ]
     }
     if (route.procedurePath === "tracks.extend" || route.procedurePath === "tracks.export") {
       const body = operation["requestBody"]
@@ -214,14 +231,18 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
       const schema = isJson(json) ? json["schema"] : undefined
       if (isJson(schema)) schema["additionalProperties"] = false
       if (isJson(schema) && route.procedurePath === "tracks.extend") {
-        schema["description"] = "Absent fields are the source's. The merged request must satisfy GenerateRequest's " +
+        schema["description"] =
+          "Absent fields are the source's. The merged request must satisfy GenerateRequest's " +
           "cross-field rules; moving to `echo` or `nocturne` leaves the source's aether-only parameters behind."
       }
     }
     if (route.procedurePath === "tracks.export") {
       const ready = isJson(responses["202"]) ? responses["202"] : undefined
       if (ready !== undefined) {
-        responses["200"] = { ...ready, description: "The ready export of this track and format the account already has, charged nothing." }
+        responses["200"] = {
+          ...ready,
+          description: "The ready export of this track and format the account already has, charged nothing."
+        }
       }
     }
     if (route.meta.requestBody === "audio") describeAudioBody(operation)

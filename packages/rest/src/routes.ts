@@ -39,15 +39,17 @@ export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
         return "([^/]+)"
       })
       .join("")
-    return [{
-      method: openapi.method,
-      path: openapi.path,
-      procedurePath,
-      type,
-      meta,
-      pattern: new RegExp(`^${source}/?$`),
-      paramNames
-    }]
+    return [
+      {
+        method: openapi.method,
+        path: openapi.path,
+        procedurePath,
+        type,
+        meta,
+        pattern: new RegExp(`^${source}/?$`),
+        paramNames
+      }
+    ]
   })
 
 /** The route for a method and path; `allowed` lists the methods the path has when none matches. */

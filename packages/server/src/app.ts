@@ -52,11 +52,14 @@ export interface ReadinessChecks {
 }
 
 /** Answers /readyz: can we reach the database, and are we not draining? */
-export class Readiness extends Context.Service<Readiness, {
-  readonly check: Effect.Effect<ReadinessChecks>
-  /** From now on /readyz answers 503, so a load balancer sends nothing more here. */
-  readonly drain: Effect.Effect<void>
-}>()("lyre/server/Readiness") {}
+export class Readiness extends Context.Service<
+  Readiness,
+  {
+    readonly check: Effect.Effect<ReadinessChecks>
+    /** From now on /readyz answers 503, so a load balancer sends nothing more here. */
+    readonly drain: Effect.Effect<void>
+  }
+>()("lyre/server/Readiness") {}
 
 export const isReady = (checks: ReadinessChecks): boolean => checks.database === true && !checks.draining
 
@@ -110,7 +113,10 @@ export const denyFeedOf = (client: Redis): DenyFeed => ({
       if (from === channel) onMessage(text)
     }
     const subscribe = () => {
-      client.subscribe(channel).then(() => onLive(true), () => onLive(false))
+      client.subscribe(channel).then(
+        () => onLive(true),
+        () => onLive(false)
+      )
     }
     const down = () => onLive(false)
     client.on("message", message)
@@ -125,8 +131,7 @@ export const denyFeedOf = (client: Redis): DenyFeed => ({
   }
 })
 
-const denyFeedLayer = (url: string) =>
-  Effect.map(redisLayer(url, { autoPipelining: false }), denyFeedOf)
+const denyFeedLayer = (url: string) => Effect.map(redisLayer(url, { autoPipelining: false }), denyFeedOf)
 
 export interface AppSecrets {
   readonly secretKey: string
@@ -141,28 +146,42 @@ export interface AppSecrets {
 const untracedUnlessExported = (config: ServerConfig) =>
   config.otlpEndpoint === null ? Layer.succeed(References.TracerEnabled)(false) : Layer.empty
 
-export type AppServices = CoreServices | Readiness | SqlClient | Provider | Storage | ProviderCallbacks | Wakeup | Leases
+export type AppServices =
+  | CoreServices
+  | Readiness
+  | SqlClient
+  | Provider
+  | Storage
+  | ProviderCallbacks
+  | Wakeup
+  | Leases
 
 /**
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
  * renders in this process's worker threads (the embedded default needs no network at all).
  */
 const providerLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<Provider, never, Storage> =>
-  measuredProvider(config.provider === "http"
-    ? SunoHttpProvider.providerLayer({
-      baseUrl: config.providerUrl ?? "",
-      apiKey: config.providerApiKey ?? "",
-      timeoutMs: config.providerTimeoutSeconds * 1000,
-      // The upstream reads our tracks through signed addresses that expire within the hour.
-      signFileUrl: (url) =>
-        signFileUrl(url, config.publicUrl, secrets.secretKey, Math.floor(Date.now() / 1000) + signedFileSeconds)
-    })
-    : engineProviderLayer({ stagingDir: join(config.dataDir, "engine"), pcmCacheDir: join(config.dataDir, "engine-pcm") }))
+  measuredProvider(
+    config.provider === "http"
+      ? SunoHttpProvider.providerLayer({
+          baseUrl: config.providerUrl ?? "",
+          apiKey: config.providerApiKey ?? "",
+          timeoutMs: config.providerTimeoutSeconds * 1000,
+          // The upstream reads our tracks through signed addresses that expire within the hour.
+          signFileUrl: (url) =>
+            signFileUrl(url, config.publicUrl, secrets.secretKey, Math.floor(Date.now() / 1000) + signedFileSeconds)
+        })
+      : engineProviderLayer({
+          stagingDir: join(config.dataDir, "engine"),
+          pcmCacheDir: join(config.dataDir, "engine-pcm")
+        })
+  )
 
 /** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
 const storageLayer = (config: ServerConfig): Layer.Layer<Storage, unknown> => {
   const storage = storageOf(config)
-  if ("problem" in storage) return Layer.effect(Storage)(Effect.fail(new ConfigurationError({ message: storage.problem })))
+  if ("problem" in storage)
+    return Layer.effect(Storage)(Effect.fail(new ConfigurationError({ message: storage.problem })))
   return storage.bucket === null ? Storage.layerFiles(join(config.dataDir, "files")) : Storage.layerS3(storage.bucket)
 }
 
@@ -179,27 +198,33 @@ export const workerId = `${hostname()}:${process.pid}:${randomBase62(6)}`
 const inlineWorker = (config: ServerConfig) =>
   Layer.mergeAll(
     Layer.effectDiscard(Effect.forkScoped(TaskWorker.use((worker) => worker.run))).pipe(
-      Layer.provide(TaskWorker.layer({
-        workerId,
-        publicUrl: config.publicUrl,
-        pollSeconds: config.providerPollSeconds,
-        leaseSeconds: config.workerLeaseSeconds
-      }))
+      Layer.provide(
+        TaskWorker.layer({
+          workerId,
+          publicUrl: config.publicUrl,
+          pollSeconds: config.providerPollSeconds,
+          leaseSeconds: config.workerLeaseSeconds
+        })
+      )
     ),
     Layer.effectDiscard(Effect.forkScoped(ExportWorker.use((worker) => worker.run))).pipe(
-      Layer.provide(ExportWorker.layer({
-        workerId,
-        publicUrl: config.publicUrl,
-        pollSeconds: config.providerPollSeconds,
-        leaseSeconds: config.workerLeaseSeconds
-      }))
+      Layer.provide(
+        ExportWorker.layer({
+          workerId,
+          publicUrl: config.publicUrl,
+          pollSeconds: config.providerPollSeconds,
+          leaseSeconds: config.workerLeaseSeconds
+        })
+      )
     ),
     Layer.effectDiscard(Effect.forkScoped(ListenWorker.use((worker) => worker.run))).pipe(
-      Layer.provide(ListenWorker.layer({
-        workerId,
-        pollSeconds: config.providerPollSeconds,
-        leaseSeconds: config.workerLeaseSeconds
-      }))
+      Layer.provide(
+        ListenWorker.layer({
+          workerId,
+          pollSeconds: config.providerPollSeconds,
+          leaseSeconds: config.workerLeaseSeconds
+        })
+      )
     ),
     Layer.effectDiscard(Effect.forkScoped(WebhookWorker.use((deliverer) => deliverer.run))).pipe(
       Layer.provide(WebhookWorker.layer({ workerId, leaseSeconds: config.workerLeaseSeconds }))
@@ -219,9 +244,7 @@ export interface AppRole {
  * stopped and handed back what it could, and before the pools close: the drain's one line
  * naming what is still held.
  */
-const drainReport = Layer.effectDiscard(
-  Effect.addFinalizer(() => Leases.use((book) => reportUnreturned(book)))
-)
+const drainReport = Layer.effectDiscard(Effect.addFinalizer(() => Leases.use((book) => reportUnreturned(book))))
 
 /**
  * `leases` is the process's book of held leases: the entry point's own when it reads it after
@@ -248,45 +271,61 @@ export const appLayer = (
   const logLevel = Layer.succeed(References.MinimumLogLevel)(
     ({ debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const)[config.logLevel]
   )
-  const limiterAndReadiness = Layer.unwrap(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const redisUrl = config.redisUrl
-    const redis = redisUrl === null ? null : yield* redisLayer(redisUrl)
-    const denyFeed = redisUrl === null || !role.answersRequests ? undefined : yield* denyFeedLayer(redisUrl)
-    const databaseUp = sql`select 1`.pipe(
-      Effect.as(true),
-      Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) }),
-      Effect.catchCause(() => Effect.succeed(false))
-    )
-    const redisUp = redis === null
-      ? Effect.succeed(null)
-      : Effect.promise(() => redis.ping().then(() => true, () => false)).pipe(
-        Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) })
+  const limiterAndReadiness = Layer.unwrap(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const redisUrl = config.redisUrl
+      const redis = redisUrl === null ? null : yield* redisLayer(redisUrl)
+      const denyFeed = redisUrl === null || !role.answersRequests ? undefined : yield* denyFeedLayer(redisUrl)
+      const databaseUp = sql`select 1`.pipe(
+        Effect.as(true),
+        Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) }),
+        Effect.catchCause(() => Effect.succeed(false))
       )
-    let draining = false
-    const readiness = Layer.succeed(Readiness)(Readiness.of({
-      // A draining process answers at once: a busy one would otherwise keep a load balancer
-      // sending to it while `select 1` waits its turn behind the requests it is finishing.
-      check: Effect.suspend((): Effect.Effect<ReadinessChecks> =>
-        draining
-          ? Effect.succeed({ database: null, redis: null, draining: true })
-          : Effect.all({ database: databaseUp, redis: redisUp, draining: Effect.succeed(false) }, { concurrency: 3 })
-      ),
-      drain: Effect.sync(() => {
-        draining = true
-      })
-    }))
-    return Layer.mergeAll(
-      redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis),
-      redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis, denyFeed),
-      readiness
-    ).pipe(Layer.provide(RedisGate.layer()))
-  }))
+      const redisUp =
+        redis === null
+          ? Effect.succeed(null)
+          : Effect.promise(() =>
+              redis.ping().then(
+                () => true,
+                () => false
+              )
+            ).pipe(Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.succeed(false) }))
+      let draining = false
+      const readiness = Layer.succeed(Readiness)(
+        Readiness.of({
+          // A draining process answers at once: a busy one would otherwise keep a load balancer
+          // sending to it while `select 1` waits its turn behind the requests it is finishing.
+          check: Effect.suspend(
+            (): Effect.Effect<ReadinessChecks> =>
+              draining
+                ? Effect.succeed({ database: null, redis: null, draining: true })
+                : Effect.all(
+                    { database: databaseUp, redis: redisUp, draining: Effect.succeed(false) },
+                    { concurrency: 3 }
+                  )
+          ),
+          drain: Effect.sync(() => {
+            draining = true
+          })
+        })
+      )
+      return Layer.mergeAll(
+        redis === null ? RateLimiter.layerMemory : RateLimiter.layerRedis(redis),
+        redis === null ? DenyList.layerMemory : DenyList.layerRedis(redis, denyFeed),
+        readiness
+      ).pipe(Layer.provide(RedisGate.layer()))
+    })
+  )
   // Uploads reach storage through the UploadFiles port (core knows no storage).
-  const uploads = Uploads.layer.pipe(Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") })))
+  const uploads = Uploads.layer.pipe(
+    Layer.provide(uploadFilesLayer({ stagingDir: join(config.dataDir, "upload-staging") }))
+  )
   const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
     Layer.provideMerge(coreLayer),
-    Layer.provideMerge(Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer, Leases.layer(leases))),
+    Layer.provideMerge(
+      Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer, Leases.layer(leases))
+    ),
     Layer.provideMerge(observabilityLayer(config)),
     // The engine reads uploads' files, and uploads keep them: both sit above storage.
     Layer.provideMerge(storageLayer(config)),

@@ -25,15 +25,23 @@ export const bootstrapEmbedded = async (runtime: AppRuntime, dataDir: string): P
   const file = join(dataDir, "bootstrap.json")
   if (existsSync(file)) return BootstrapFile.parse(JSON.parse(readFileSync(file, "utf8")))
   const password = randomBase62(20)
-  const created = await runtime.runPromise(Effect.gen(function*() {
-    const account = yield* Accounts.use((accounts) =>
-      accounts.create({ email: "demo@lyre.local", password, plan: "pro", subscription_credits: 5_000, onetime_credits: 0 })
-    )
-    const key = yield* ApiKeys.use((keys) =>
-      keys.create(account.id, { name: "bootstrap", scopes: [...scopeNames], expiresAt: null })
-    )
-    return { account_id: account.id, email: account.email, api_key: key.key, password }
-  }))
+  const created = await runtime.runPromise(
+    Effect.gen(function* () {
+      const account = yield* Accounts.use((accounts) =>
+        accounts.create({
+          email: "demo@lyre.local",
+          password,
+          plan: "pro",
+          subscription_credits: 5_000,
+          onetime_credits: 0
+        })
+      )
+      const key = yield* ApiKeys.use((keys) =>
+        keys.create(account.id, { name: "bootstrap", scopes: [...scopeNames], expiresAt: null })
+      )
+      return { account_id: account.id, email: account.email, api_key: key.key, password }
+    })
+  )
   writeFileSync(file, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 })
   return created
 }

@@ -66,7 +66,10 @@ const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGr
 const positiveSeconds = (name: string) => Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), name)
 
 const optionalString = (name: string) =>
-  Config.String(name).pipe(Config.option, Config.map((value) => Option.getOrNull(Option.filter(value, (s) => s !== ""))))
+  Config.String(name).pipe(
+    Config.option,
+    Config.map((value) => Option.getOrNull(Option.filter(value, (s) => s !== "")))
+  )
 
 const config = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
@@ -94,8 +97,10 @@ const config = Config.all({
   metricsToken: optionalString("METRICS_TOKEN"),
   metricsPort: Config.Port("METRICS_PORT").pipe(Config.option, Config.map(Option.getOrNull)),
   otlpEndpoint: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT"),
-  drainDelaySeconds: Config.schema(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(5)), "DRAIN_DELAY_SECONDS")
-    .pipe(Config.withDefault(0)),
+  drainDelaySeconds: Config.schema(
+    Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(5)),
+    "DRAIN_DELAY_SECONDS"
+  ).pipe(Config.withDefault(0)),
   storageUrl: optionalString("STORAGE_URL"),
   s3Endpoint: optionalString("S3_ENDPOINT"),
   s3Region: optionalString("S3_REGION"),
@@ -112,14 +117,19 @@ const check = (ok: boolean, message: string) => (ok ? Effect.void : Effect.fail(
 /** `s3://BUCKET` or `s3://BUCKET/PREFIX`: a bucket name as S3 allows it, a prefix of path segments. */
 const storageUrlShape = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([A-Za-z0-9!_.*'()\/-]*))?$/
 
-type StorageSettings = Pick<ServerConfig, "storageUrl" | "s3Endpoint" | "s3Region" | "awsAccessKeyId" | "awsSecretAccessKey">
+type StorageSettings = Pick<
+  ServerConfig,
+  "storageUrl" | "s3Endpoint" | "s3Region" | "awsAccessKeyId" | "awsSecretAccessKey"
+>
 
 /**
  * The bucket the storage settings name, or null for files under `DATA_DIR`; or the first problem,
  * a sentence naming its variable. `loadConfig` refuses to start on a problem; the composition
  * root reads the bucket from the same settings.
  */
-export const storageOf = (settings: StorageSettings): { readonly bucket: S3StorageOptions | null } | { readonly problem: string } => {
+export const storageOf = (
+  settings: StorageSettings
+): { readonly bucket: S3StorageOptions | null } | { readonly problem: string } => {
   const { storageUrl, s3Endpoint, s3Region, awsAccessKeyId, awsSecretAccessKey } = settings
   if (storageUrl === null) {
     // Without STORAGE_URL every machine keeps files of its own: an endpoint alone is a mistake.
@@ -130,15 +140,20 @@ export const storageOf = (settings: StorageSettings): { readonly bucket: S3Stora
   const match = storageUrlShape.exec(storageUrl)
   if (match === null) {
     return {
-      problem: "STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (a bucket name of 3-63 lowercase letters, digits, dots and hyphens)"
+      problem:
+        "STORAGE_URL must be s3://BUCKET or s3://BUCKET/PREFIX (a bucket name of 3-63 lowercase letters, digits, dots and hyphens)"
     }
   }
   if (s3Endpoint !== null && !/^https?:\/\/[^/?#]+\/?$/.test(s3Endpoint)) {
     return { problem: "S3_ENDPOINT must be an http(s) URL with no path, e.g. https://ACCOUNT.r2.cloudflarestorage.com" }
   }
-  if (s3Region !== null && !/^[a-z0-9-]+$/.test(s3Region)) return { problem: "S3_REGION must be a region name, e.g. us-east-1 or auto" }
+  if (s3Region !== null && !/^[a-z0-9-]+$/.test(s3Region))
+    return { problem: "S3_REGION must be a region name, e.g. us-east-1 or auto" }
   if ((awsAccessKeyId === null) !== (awsSecretAccessKey === null)) {
-    return { problem: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither to use the instance's role" }
+    return {
+      problem:
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together: set both, or neither to use the instance's role"
+    }
   }
   const segments = (match[2] ?? "").split("/").filter((segment) => segment !== "")
   return {
@@ -147,32 +162,58 @@ export const storageOf = (settings: StorageSettings): { readonly bucket: S3Stora
       prefix: segments.length === 0 ? "" : `${segments.join("/")}/`,
       endpoint: s3Endpoint?.replace(/\/+$/, "") ?? null,
       region: s3Region ?? "us-east-1",
-      credentials: awsAccessKeyId === null || awsSecretAccessKey === null ? null : { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey }
+      credentials:
+        awsAccessKeyId === null || awsSecretAccessKey === null
+          ? null
+          : { accessKeyId: awsAccessKeyId, secretAccessKey: awsSecretAccessKey }
     }
   }
 }
 
 /** The validated configuration; fails with one readable sentence per problem. */
-export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effect.gen(function*() {
+export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effect.gen(function* () {
   const { webhookRetryDelays, ...raw } = yield* config
-  const webhookRetryDelaysSeconds = webhookRetryDelays === null
-    ? defaultWebhookRetryDelaysSeconds
-    : webhookRetryDelays.split(",").map((part) => Number(part.trim()))
-  yield* check(webhookRetryDelaysSeconds.every((seconds) => Number.isFinite(seconds) && seconds > 0),
-    "WEBHOOK_RETRY_DELAYS must be positive numbers of seconds separated by commas, e.g. 60,300,1800")
-  yield* check(raw.databaseUrl === null || /^postgres(ql)?:\/\//.test(raw.databaseUrl),
-    "DATABASE_URL must be a postgres:// or postgresql:// URL")
-  yield* check(raw.redisUrl === null || /^rediss?:\/\//.test(raw.redisUrl), "REDIS_URL must be a redis:// or rediss:// URL")
+  const webhookRetryDelaysSeconds =
+    webhookRetryDelays === null
+      ? defaultWebhookRetryDelaysSeconds
+      : webhookRetryDelays.split(",").map((part) => Number(part.trim()))
+  yield* check(
+    webhookRetryDelaysSeconds.every((seconds) => Number.isFinite(seconds) && seconds > 0),
+    "WEBHOOK_RETRY_DELAYS must be positive numbers of seconds separated by commas, e.g. 60,300,1800"
+  )
+  yield* check(
+    raw.databaseUrl === null || /^postgres(ql)?:\/\//.test(raw.databaseUrl),
+    "DATABASE_URL must be a postgres:// or postgresql:// URL"
+  )
+  yield* check(
+    raw.redisUrl === null || /^rediss?:\/\//.test(raw.redisUrl),
+    "REDIS_URL must be a redis:// or rediss:// URL"
+  )
   yield* check(raw.secretKey === null || raw.secretKey.length >= 32, "SECRET_KEY must be at least 32 characters long")
-  yield* check(raw.databaseUrl === null || raw.secretKey !== null,
-    "SECRET_KEY is required when DATABASE_URL is set (production); only the embedded default generates one")
-  yield* check(raw.adminToken === null || raw.adminToken.length >= 16, "ADMIN_TOKEN must be at least 16 characters long")
-  yield* check(raw.provider !== "http" || (raw.providerUrl !== null && /^https?:\/\//.test(raw.providerUrl)),
-    "PROVIDER_URL must be an http(s) URL when PROVIDER=http")
-  yield* check(raw.provider !== "http" || raw.providerApiKey !== null, "PROVIDER_API_KEY is required when PROVIDER=http")
-  yield* check(raw.metricsToken === null || raw.metricsToken.length >= 16, "METRICS_TOKEN must be at least 16 characters long")
-  yield* check(raw.otlpEndpoint === null || /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(raw.otlpEndpoint),
-    "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL with no query, e.g. http://collector:4318")
+  yield* check(
+    raw.databaseUrl === null || raw.secretKey !== null,
+    "SECRET_KEY is required when DATABASE_URL is set (production); only the embedded default generates one"
+  )
+  yield* check(
+    raw.adminToken === null || raw.adminToken.length >= 16,
+    "ADMIN_TOKEN must be at least 16 characters long"
+  )
+  yield* check(
+    raw.provider !== "http" || (raw.providerUrl !== null && /^https?:\/\//.test(raw.providerUrl)),
+    "PROVIDER_URL must be an http(s) URL when PROVIDER=http"
+  )
+  yield* check(
+    raw.provider !== "http" || raw.providerApiKey !== null,
+    "PROVIDER_API_KEY is required when PROVIDER=http"
+  )
+  yield* check(
+    raw.metricsToken === null || raw.metricsToken.length >= 16,
+    "METRICS_TOKEN must be at least 16 characters long"
+  )
+  yield* check(
+    raw.otlpEndpoint === null || /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(raw.otlpEndpoint),
+    "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL with no query, e.g. http://collector:4318"
+  )
   const storage = storageOf(raw)
   if ("problem" in storage) return yield* new ConfigurationError({ message: storage.problem })
   const publicUrl = raw.publicUrl ?? `http://${raw.host === "0.0.0.0" ? "127.0.0.1" : raw.host}:${raw.port}`
@@ -183,6 +224,4 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
     publicUrl: publicUrl.replace(/\/+$/, ""),
     otlpEndpoint: raw.otlpEndpoint?.replace(/\/+$/, "") ?? null
   }
-}).pipe(
-  Effect.catchTag("ConfigError", (error) => Effect.fail(new ConfigurationError({ message: error.message })))
-)
+}).pipe(Effect.catchTag("ConfigError", (error) => Effect.fail(new ConfigurationError({ message: error.message }))))

@@ -39,24 +39,26 @@ export const startEmbeddedPostgres = async (dataDir: string): Promise<EmbeddedPo
 }
 
 const embedded = (dataDir: string) =>
-  Layer.unwrap(Effect.gen(function*() {
-    const pg = yield* Effect.acquireRelease(
-      Effect.promise(() => startEmbeddedPostgres(dataDir)),
-      (running) => Effect.promise(() => running.stop())
-    )
-    return PgClient.layer({
-      host: pg.host,
-      port: pg.port,
-      database: "postgres",
-      username: "postgres",
-      maxConnections: 1,
-      minConnections: 1,
-      // PGlite answers from WebAssembly on this process's own event loop: under a busy CPU its
-      // first answer can take far longer than a network server's.
-      connectTimeout: "60 seconds",
-      idleTimeout: "365 days"
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const pg = yield* Effect.acquireRelease(
+        Effect.promise(() => startEmbeddedPostgres(dataDir)),
+        (running) => Effect.promise(() => running.stop())
+      )
+      return PgClient.layer({
+        host: pg.host,
+        port: pg.port,
+        database: "postgres",
+        username: "postgres",
+        maxConnections: 1,
+        minConnections: 1,
+        // PGlite answers from WebAssembly on this process's own event loop: under a busy CPU its
+        // first answer can take far longer than a network server's.
+        connectTimeout: "60 seconds",
+        idleTimeout: "365 days"
+      })
     })
-  }))
+  )
 
 /**
  * How long opening a connection may take. While PostgreSQL is down a connection is refused at
@@ -77,7 +79,10 @@ const external = (url: string, maxConnections: number) =>
 const externalWrites = (url: string, maxConnections: number) =>
   Layer.effect(
     WriteSql,
-    Effect.map(PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }), (client): SqlClient => fixedTextClient(client))
+    Effect.map(
+      PgClient.make({ url: Redacted.make(url), maxConnections, connectTimeout }),
+      (client): SqlClient => fixedTextClient(client)
+    )
   ).pipe(Layer.provide(Reactivity.layer))
 
 /**
@@ -85,10 +90,12 @@ const externalWrites = (url: string, maxConnections: number) =>
  * decision 0113); PgClient, for LISTEN and NOTIFY, is the driver's own.
  */
 const withFixedTexts = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient, E, R>) =>
-  Layer.effectContext(Effect.gen(function*() {
-    const pg = yield* PgClient.PgClient
-    return Context.make(PgClient.PgClient, pg).pipe(Context.add(SqlClient, fixedTextClient<SqlClient>(pg)))
-  })).pipe(Layer.provide(client))
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const pg = yield* PgClient.PgClient
+      return Context.make(PgClient.PgClient, pg).pipe(Context.add(SqlClient, fixedTextClient<SqlClient>(pg)))
+    })
+  ).pipe(Layer.provide(client))
 
 const migrated = Layer.effectDiscard(runMigrations)
 
@@ -99,11 +106,14 @@ export const databaseLayer = (options: {
   readonly maxConnections?: number
   readonly writeConnections?: number
 }): Layer.Layer<SqlClient | PgClient.PgClient | WriteSql, unknown> => {
-  const client = withFixedTexts(options.databaseUrl === null
-    ? embedded(options.dataDir)
-    : external(options.databaseUrl, options.maxConnections ?? 10))
-  const writes = options.databaseUrl === null
-    ? WriteSql.sameClient
-    : externalWrites(options.databaseUrl, options.writeConnections ?? 8)
+  const client = withFixedTexts(
+    options.databaseUrl === null
+      ? embedded(options.dataDir)
+      : external(options.databaseUrl, options.maxConnections ?? 10)
+  )
+  const writes =
+    options.databaseUrl === null
+      ? WriteSql.sameClient
+      : externalWrites(options.databaseUrl, options.writeConnections ?? 8)
   return Layer.merge(migrated, writes).pipe(Layer.provideMerge(client))
 }

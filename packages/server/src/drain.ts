@@ -56,16 +56,19 @@ export const drainBound = (leases: LeaseBook, millis = drainLimitMillis): void =
 export const runDrained = <E>(name: string, program: (leases: LeaseBook) => Effect.Effect<unknown, E>): void => {
   const leases = makeLeaseBook()
   drainBound(leases)
-  NodeRuntime.runMain(program(leases).pipe(
-    Effect.tapError((error) =>
-      Effect.sync(() => process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`))
-    )
-  ), {
-    disableErrorReporting: true,
-    teardown: (exit, onExit) => {
-      if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) return Runtime.defaultTeardown(exit, onExit)
-      writeUnreturned(leases)
-      onExit(leases.unreturned() === null ? 0 : leasesNotHandedBackExitCode)
+  NodeRuntime.runMain(
+    program(leases).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => process.stderr.write(`${name}: ${error instanceof Error ? error.message : String(error)}\n`))
+      )
+    ),
+    {
+      disableErrorReporting: true,
+      teardown: (exit, onExit) => {
+        if (!(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))) return Runtime.defaultTeardown(exit, onExit)
+        writeUnreturned(leases)
+        onExit(leases.unreturned() === null ? 0 : leasesNotHandedBackExitCode)
+      }
     }
-  })
+  )
 }

@@ -10,7 +10,10 @@ export interface Logger {
   readonly log: (level: LogLevel, msg: string, fields?: Readonly<Record<string, unknown>>) => void
 }
 
-export const makeLogger = (minimum: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line)): Logger => {
+export const makeLogger = (
+  minimum: LogLevel,
+  write: (line: string) => void = (line) => process.stdout.write(line)
+): Logger => {
   const enabled = (level: LogLevel) => levels[level] >= levels[minimum]
   return {
     enabled,

@@ -57,9 +57,9 @@ const variableOf = {
  * (the base of `audio_url`), and a handler cannot know it. There is no port or host: the
  * operator's server listens. Nothing is read from the environment.
  */
-export type LyreOptions =
-  & { readonly publicUrl: string }
-  & { readonly [K in Exclude<keyof ServerConfig, "publicUrl" | "port" | "host">]?: ServerConfig[K] | null | undefined }
+export type LyreOptions = { readonly publicUrl: string } & {
+  readonly [K in Exclude<keyof ServerConfig, "publicUrl" | "port" | "host">]?: ServerConfig[K] | null | undefined
+}
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
@@ -90,7 +90,9 @@ export const configFromOptions = (options: LyreOptions): Promise<ServerConfig> =
   for (const [option, variable] of Object.entries(variableOf)) {
     variables[variable] = asVariable((options as Readonly<Record<string, unknown>>)[option])
   }
-  return Effect.runPromise(loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(variables)))))
+  return Effect.runPromise(
+    loadConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(variables))))
+  )
 }
 
 /** A handler that serves `publicUrl`'s path as its root, and the root itself as well. */
@@ -98,12 +100,12 @@ const mountedAt = (path: string, handler: RequestHandler): RequestHandler =>
   path === ""
     ? handler
     : (req, res) => {
-      const url = req.url ?? "/"
-      if (url === path || url.startsWith(`${path}/`) || url.startsWith(`${path}?`)) {
-        req.url = url.slice(path.length).replace(/^(?!\/)/, "/")
+        const url = req.url ?? "/"
+        if (url === path || url.startsWith(`${path}/`) || url.startsWith(`${path}?`)) {
+          req.url = url.slice(path.length).replace(/^(?!\/)/, "/")
+        }
+        return handler(req, res)
       }
-      return handler(req, res)
-    }
 
 /**
  * Starts Lyre on a validated configuration; `pnpm start` uses the runtime for its bootstrap
@@ -114,8 +116,8 @@ export const startLyre = async (
   leases: LeaseBook = makeLeaseBook()
 ): Promise<{ readonly lyre: Lyre; readonly runtime: AppRuntime }> => {
   const secretKey = config.secretKey ?? readOrCreateSecret(config.dataDir, "secret-key", 48)
-  const adminToken = config.adminToken ??
-    (config.databaseUrl === null ? readOrCreateSecret(config.dataDir, "admin-token", 32) : null)
+  const adminToken =
+    config.adminToken ?? (config.databaseUrl === null ? readOrCreateSecret(config.dataDir, "admin-token", 32) : null)
   const runtime = await makeAppRuntime(config, { secretKey }, leases).catch((cause: unknown) => {
     throw new Error(`Could not start: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
   })

@@ -13,25 +13,31 @@ export const metricsListenerLayer = (options: {
   readonly host: string
   readonly token: string | null
 }) =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    const metrics = yield* Metrics
-    const context = yield* Effect.context<never>()
-    const endpoint = makeMetricsEndpoint({
-      metrics,
-      token: options.token,
-      render: () => Effect.runPromiseWith(context)(metrics.render)
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const context = yield* Effect.context<never>()
+      const endpoint = makeMetricsEndpoint({
+        metrics,
+        token: options.token,
+        render: () => Effect.runPromiseWith(context)(metrics.render)
+      })
+      const running = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          listen(
+            async (req, res) => {
+              const path = new URL(req.url ?? "/", "http://localhost").pathname
+              if (path === "/metrics") return endpoint(req, res)
+              req.resume()
+              if (path === "/healthz") return sendJson(res, 200, { status: "ok" })
+              sendApiError(res, new RouteNotFound({ message: `No route ${req.method} ${path}.` }), "")
+            },
+            options.port,
+            options.host
+          )
+        ),
+        (server) => Effect.promise(() => server.close())
+      )
+      yield* Effect.logInfo("metrics listening").pipe(Effect.annotateLogs({ port: running.port }))
     })
-    const running = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        listen(async (req, res) => {
-          const path = new URL(req.url ?? "/", "http://localhost").pathname
-          if (path === "/metrics") return endpoint(req, res)
-          req.resume()
-          if (path === "/healthz") return sendJson(res, 200, { status: "ok" })
-          sendApiError(res, new RouteNotFound({ message: `No route ${req.method} ${path}.` }), "")
-        }, options.port, options.host)
-      ),
-      (server) => Effect.promise(() => server.close())
-    )
-    yield* Effect.logInfo("metrics listening").pipe(Effect.annotateLogs({ port: running.port }))
-  }))
+  )

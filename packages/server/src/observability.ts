@@ -12,16 +12,17 @@ import { tracingLayer } from "./telemetry.ts"
 
 export const observabilityLayer = (config: ServerConfig): Layer.Layer<never, never, SqlClient | Settings> => {
   const metrics = config.metrics === "on" ? prometheusMetricsLayer : Layer.empty
-  const tracing = config.otlpEndpoint === null
-    ? Layer.empty
-    : tracingLayer({ endpoint: config.otlpEndpoint, serviceName: "lyre" })
+  const tracing =
+    config.otlpEndpoint === null ? Layer.empty : tracingLayer({ endpoint: config.otlpEndpoint, serviceName: "lyre" })
   return Layer.merge(metrics, tracing)
 }
 
 /** The provider port with every call measured, when metrics are on. */
 export const measuredProvider = <E, R>(layer: Layer.Layer<Provider, E, R>): Layer.Layer<Provider, E, R> =>
-  Layer.effect(Provider)(Effect.gen(function*() {
-    const provider = yield* Provider
-    const metrics = yield* Metrics
-    return metrics.enabled ? instrumentProvider(provider, metrics) : provider
-  })).pipe(Layer.provide(layer))
+  Layer.effect(Provider)(
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const metrics = yield* Metrics
+      return metrics.enabled ? instrumentProvider(provider, metrics) : provider
+    })
+  ).pipe(Layer.provide(layer))

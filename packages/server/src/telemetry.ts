@@ -99,18 +99,20 @@ export interface TracingOptions {
 
 /** The tracer and the request spans of a process that exports its traces. */
 export const tracingLayer = (options: TracingOptions): Layer.Layer<never> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const requests = new AsyncLocalStorage<RequestContext>()
-    const inner = yield* OtlpTracer.make({
-      url: `${options.endpoint}/v1/traces`,
-      resource: { serviceName: options.serviceName },
-      ...(options.exportIntervalMillis === undefined ? {} : { exportInterval: options.exportIntervalMillis })
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const requests = new AsyncLocalStorage<RequestContext>()
+      const inner = yield* OtlpTracer.make({
+        url: `${options.endpoint}/v1/traces`,
+        resource: { serviceName: options.serviceName },
+        ...(options.exportIntervalMillis === undefined ? {} : { exportInterval: options.exportIntervalMillis })
+      })
+      return Context.make(Tracer.Tracer, joinRequests(inner, requests)).pipe(
+        Context.add(RequestTracing, requestTracing(inner, requests)),
+        Context.add(TaskTraces, true)
+      )
     })
-    return Context.make(Tracer.Tracer, joinRequests(inner, requests)).pipe(
-      Context.add(RequestTracing, requestTracing(inner, requests)),
-      Context.add(TaskTraces, true)
-    )
-  })).pipe(
+  ).pipe(
     Layer.provide(OtlpExporter.layerFlusher),
     Layer.provide(OtlpSerialization.layerJson),
     Layer.provide(FetchHttpClient.layer)

@@ -48,7 +48,17 @@ describe("the SDK client finds the agent", () => {
     const client = await a2aClient(server, account.key)
     const card = await client.getAgentCard()
     expect(card.url).toBe(`${server.url}/a2a`)
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
+    expect(card.skills.map((s) => s.id)).toEqual([
+      "generate_music",
+      "extend_track",
+      "export_track",
+      "upload_audio",
+      "cover_track",
+      "add_vocals",
+      "add_instrumental",
+      "edit_track",
+      "create_persona"
+    ])
   })
 })
 
@@ -56,7 +66,12 @@ describe("message/send and tasks/get", () => {
   it("a data part is a generation request: working at once, completed with one artifact per track", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    const sent = asTask(await client.sendMessage({ ...dataMessage(validSong), message: { ...dataMessage(validSong).message, contextId: "ctx-mine" } }))
+    const sent = asTask(
+      await client.sendMessage({
+        ...dataMessage(validSong),
+        message: { ...dataMessage(validSong).message, contextId: "ctx-mine" }
+      })
+    )
     expect(sent).toMatchObject({ kind: "task", contextId: "ctx-mine", status: { state: "working" } })
     expect(sent.id).toMatch(/^gen_/)
     expect(sent.metadata?.["generation"]).toMatchObject({ id: sent.id, status: "pending", credits_used: 50 })
@@ -134,7 +149,11 @@ describe("message/stream and tasks/resubscribe", () => {
     expect(events.map((e) => e.kind)).toEqual(["task", "artifact-update", "artifact-update", "status-update"])
     const [task, first, , last] = events
     expect(task).toMatchObject({ kind: "task", status: { state: "working" } })
-    expect(first).toMatchObject({ kind: "artifact-update", taskId: task?.kind === "task" ? task.id : "", lastChunk: true })
+    expect(first).toMatchObject({
+      kind: "artifact-update",
+      taskId: task?.kind === "task" ? task.id : "",
+      lastChunk: true
+    })
     expect(last).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } })
   })
 
@@ -160,7 +179,11 @@ describe("message/stream and tasks/resubscribe", () => {
     const response = await fetch(`${server.url}/a2a`, {
       method: "POST",
       signal: leave.signal,
-      headers: { authorization: `Bearer ${account.key}`, "content-type": "application/json", accept: "text/event-stream" },
+      headers: {
+        authorization: `Bearer ${account.key}`,
+        "content-type": "application/json",
+        accept: "text/event-stream"
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/resubscribe", params: { id: sent.id } })
     })
     expect(response.headers.get("content-type")).toBe("text/event-stream")
@@ -183,7 +206,12 @@ describe("message/stream and tasks/resubscribe", () => {
     const events = client.resubscribeTask({ id: sent.id })
     expect((await events.next()).value).toMatchObject({ kind: "task", status: { state: "working" } })
     const kept = await events.next()
-    expect(kept.value).toMatchObject({ kind: "status-update", final: false, taskId: sent.id, status: { state: "working" } })
+    expect(kept.value).toMatchObject({
+      kind: "status-update",
+      final: false,
+      taskId: sent.id,
+      status: { state: "working" }
+    })
     expect(Date.now() - started).toBeGreaterThanOrEqual(14_000)
     await events.return(undefined)
   }, 40_000)
@@ -191,7 +219,9 @@ describe("message/stream and tasks/resubscribe", () => {
   it("a stream that cannot start says why, with the envelope", async () => {
     const poor = await createAccount(server, { subscription: 10 })
     const client = await a2aClient(server, poor.key)
-    await expect(collect(client.sendMessageStream(dataMessage(validSong)))).rejects.toThrow(/-32012.*insufficient_credits/)
+    await expect(collect(client.sendMessageStream(dataMessage(validSong)))).rejects.toThrow(
+      /-32012.*insufficient_credits/
+    )
   })
 })
 
@@ -201,7 +231,9 @@ describe("errors an agent meets", () => {
     const client = await a2aClient(server, poor.key)
     const error = errorOf(await client.sendMessage(dataMessage(validSong)))
     expect(error.code).toBe(-32012)
-    expect(error.data).toEqual({ error: { type: "insufficient_credits", code: "insufficient_credits", message: expect.any(String) } })
+    expect(error.data).toEqual({
+      error: { type: "insufficient_credits", code: "insufficient_credits", message: expect.any(String) }
+    })
     expect(await balanceOf(server, poor)).toBe(10)
   })
 
@@ -223,7 +255,12 @@ describe("errors an agent meets", () => {
     try {
       const error = errorOf(await client.sendMessage(dataMessage({ ...validSong, model: "nocturne" })))
       expect(error.code).toBe(-32014)
-      expect(error.data?.error).toMatchObject({ type: "service_unavailable", code: "model_unavailable", model: "nocturne", retry_after_seconds: 90 })
+      expect(error.data?.error).toMatchObject({
+        type: "service_unavailable",
+        code: "model_unavailable",
+        model: "nocturne",
+        retry_after_seconds: 90
+      })
     } finally {
       await server.admin("PUT", "/models/nocturne", { available: true })
     }

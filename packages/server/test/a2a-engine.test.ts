@@ -11,7 +11,13 @@ import type { TestServer } from "./support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 2 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 2
+  })
 })
 afterAll(() => server.close())
 
@@ -26,8 +32,12 @@ describe("A2A with the built-in engine", () => {
     // A render can take longer than the keep-alive: `working` status-updates may come before the end.
     const working = events.filter((e) => e.kind === "status-update" && !e.final)
     expect(working.every((e) => e.kind === "status-update" && e.status.state === "working")).toBe(true)
-    expect(events.filter((e) => !working.includes(e)).map((e) => e.kind))
-      .toEqual(["task", "artifact-update", "artifact-update", "status-update"])
+    expect(events.filter((e) => !working.includes(e)).map((e) => e.kind)).toEqual([
+      "task",
+      "artifact-update",
+      "artifact-update",
+      "status-update"
+    ])
     const last = events.at(-1)
     expect(last).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } })
     for (const event of events.filter((e): e is TaskArtifactUpdateEvent => e.kind === "artifact-update")) {

@@ -35,7 +35,10 @@ describe("the credential, at the HTTP layer, before any JSON-RPC", () => {
     const other = await createAccount(server)
     await server.admin("DELETE", `/keys/${other.keyId}`)
     const cases = [
-      { authorization: "Bearer lyr_live_00000000000000000000000000000000", raw: JSON.stringify(call("message/send", textMessage("jazz"))) },
+      {
+        authorization: "Bearer lyr_live_00000000000000000000000000000000",
+        raw: JSON.stringify(call("message/send", textMessage("jazz")))
+      },
       { authorization: "Bearer nonsense", raw: "{not json" },
       { authorization: `Bearer ${other.key}`, raw: JSON.stringify([call("tasks/get", { id: taskId })]) },
       { authorization: `Bearer ${other.key}`, raw: JSON.stringify(call("message/stream", textMessage("jazz"))) }
@@ -51,7 +54,9 @@ describe("the credential, at the HTTP layer, before any JSON-RPC", () => {
 
   it("a refused credential changes nothing: no task, no charge", async () => {
     const before = await server.query<{ n: number }>("select count(*)::int as n from generation_tasks")
-    await rpc(server, call("message/send", dataMessage(validSong)), { authorization: "Bearer lyr_live_00000000000000000000000000000000" })
+    await rpc(server, call("message/send", dataMessage(validSong)), {
+      authorization: "Bearer lyr_live_00000000000000000000000000000000"
+    })
     expect(await server.query<{ n: number }>("select count(*)::int as n from generation_tasks")).toEqual(before)
   })
 
@@ -107,20 +112,35 @@ describe("bodies and shapes that are not A2A requests", () => {
     expectError((await rpc(server, call("tasks/get", [taskId], 3), { key: account.key })).body, -32602, 3)
     const noId = await rpc(server, call("tasks/get", {}, 4), { key: account.key })
     expectError(noId.body, -32602, 4)
-    expect(noId.body.error?.data).toMatchObject({ error: { type: "invalid_request_error", code: "invalid_parameter", param: "params.id" } })
-    const noParts = await rpc(server, call("message/send", { message: { kind: "message", role: "user", messageId: "m", parts: [] } }, 5), { key: account.key })
+    expect(noId.body.error?.data).toMatchObject({
+      error: { type: "invalid_request_error", code: "invalid_parameter", param: "params.id" }
+    })
+    const noParts = await rpc(
+      server,
+      call("message/send", { message: { kind: "message", role: "user", messageId: "m", parts: [] } }, 5),
+      { key: account.key }
+    )
     expectError(noParts.body, -32602, 5)
     expect(noParts.body.error?.data?.error?.param).toBe("params.message.parts")
   })
 
   it("-32602 with core's envelope for a generation request core refuses, and nothing is charged", async () => {
     const before = await balanceOf(server, account)
-    const res = await rpc(server, call("message/send", dataMessage({ style: "jazz", title: "No lyrics" })), { key: account.key })
+    const res = await rpc(server, call("message/send", dataMessage({ style: "jazz", title: "No lyrics" })), {
+      key: account.key
+    })
     expectError(res.body, -32602, 1)
     expect(res.body.error?.data).toEqual({
-      error: { type: "invalid_request_error", code: "missing_parameter", message: "Missing required parameter: lyrics.", param: "lyrics" }
+      error: {
+        type: "invalid_request_error",
+        code: "missing_parameter",
+        message: "Missing required parameter: lyrics.",
+        param: "lyrics"
+      }
     })
-    const unknown = await rpc(server, call("message/send", dataMessage({ ...validSong, tempo: 120 })), { key: account.key })
+    const unknown = await rpc(server, call("message/send", dataMessage({ ...validSong, tempo: 120 })), {
+      key: account.key
+    })
     expect(unknown.body.error?.data).toMatchObject({ error: { code: "unknown_parameter", param: "tempo" } })
     expect(await balanceOf(server, account)).toBe(before)
   })
@@ -134,9 +154,17 @@ describe("bodies and shapes that are not A2A requests", () => {
     expect(retried.body.result?.["id"]).toBe(first.body.result?.["id"])
     const charged = await balanceOf(server, sender)
     expect(charged).toBe(1_000 - 100)
-    const reused = await rpc(server, call("message/send", { message: { ...message.message, parts: [{ kind: "data", data: { ...validSong, title: "Other" } }] } }, 3), {
-      key: sender.key
-    })
+    const reused = await rpc(
+      server,
+      call(
+        "message/send",
+        { message: { ...message.message, parts: [{ kind: "data", data: { ...validSong, title: "Other" } }] } },
+        3
+      ),
+      {
+        key: sender.key
+      }
+    )
     expectError(reused.body, -32602, 3)
     expect(reused.body.error?.data).toMatchObject({ error: { code: "idempotency_key_reused" } })
     expect(String(reused.body.error?.data?.error?.message)).toContain("messageId")
@@ -144,28 +172,45 @@ describe("bodies and shapes that are not A2A requests", () => {
   })
 
   it("-32005 for a file part given to another operation than an upload, -32004 for a message continuing a task", async () => {
-    const file = await rpc(server, call("message/send", {
-      message: {
-        kind: "message",
-        role: "user",
-        messageId: "f",
-        parts: [{ kind: "file", file: { uri: "https://example.com/a.mp3" } }, { kind: "data", data: { operation: "cover_track", style: "jazz" } }]
-      }
-    }), { key: account.key })
+    const file = await rpc(
+      server,
+      call("message/send", {
+        message: {
+          kind: "message",
+          role: "user",
+          messageId: "f",
+          parts: [
+            { kind: "file", file: { uri: "https://example.com/a.mp3" } },
+            { kind: "data", data: { operation: "cover_track", style: "jazz" } }
+          ]
+        }
+      }),
+      { key: account.key }
+    )
     expectError(file.body, -32005, 1)
-    const follow = await rpc(server, call("message/send", { ...textMessage("jazz"), message: { ...textMessage("jazz").message, taskId } }), { key: account.key })
+    const follow = await rpc(
+      server,
+      call("message/send", { ...textMessage("jazz"), message: { ...textMessage("jazz").message, taskId } }),
+      { key: account.key }
+    )
     expectError(follow.body, -32004, 1)
   })
 
   it("-32003 for push notification configuration", async () => {
-    const res = await rpc(server, call("tasks/pushNotificationConfig/set", { taskId, pushNotificationConfig: { url: "https://example.com" } }), { key: account.key })
+    const res = await rpc(
+      server,
+      call("tasks/pushNotificationConfig/set", { taskId, pushNotificationConfig: { url: "https://example.com" } }),
+      { key: account.key }
+    )
     expectError(res.body, -32003, 1)
   })
 })
 
 describe("batches and notifications (JSON-RPC 2.0 section 6)", () => {
   it("answers a batch with an array of the answers to its requests, in any order", async () => {
-    const res = await rpc(server, [call("tasks/get", { id: taskId }, "a"), call("nope", {}, "b"), 5], { key: account.key })
+    const res = await rpc(server, [call("tasks/get", { id: taskId }, "a"), call("nope", {}, "b"), 5], {
+      key: account.key
+    })
     expect(res.status).toBe(200)
     const answers = res.body as unknown as Array<Json>
     expect(answers).toHaveLength(3)
@@ -178,7 +223,11 @@ describe("batches and notifications (JSON-RPC 2.0 section 6)", () => {
   it("an empty batch is one invalid request; too large a batch too", async () => {
     const empty = await rpc(server, [], { key: account.key })
     expect(empty.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } })
-    const large = await rpc(server, Array.from({ length: 21 }, (_, i) => call("tasks/get", { id: taskId }, i)), { key: account.key })
+    const large = await rpc(
+      server,
+      Array.from({ length: 21 }, (_, i) => call("tasks/get", { id: taskId }, i)),
+      { key: account.key }
+    )
     expect(large.body).toMatchObject({ id: null, error: { code: -32600 } })
   })
 
@@ -217,8 +266,12 @@ describe("tasks that are not the caller's, and cancellation", () => {
     const res = await rpc(server, call("tasks/cancel", { id: taskId }), { key: account.key })
     expect(res.body.error?.code).toBe(-32002)
     const stranger = await createAccount(server)
-    expect((await rpc(server, call("tasks/cancel", { id: taskId }), { key: stranger.key })).body.error?.code).toBe(-32001)
-    expect((await api(server, "GET", `/api/v1/music/generations/${taskId}`, { key: account.key })).body.status).toBe("pending")
+    expect((await rpc(server, call("tasks/cancel", { id: taskId }), { key: stranger.key })).body.error?.code).toBe(
+      -32001
+    )
+    expect((await api(server, "GET", `/api/v1/music/generations/${taskId}`, { key: account.key })).body.status).toBe(
+      "pending"
+    )
   })
 })
 
@@ -240,7 +293,9 @@ describe("one admission per request", () => {
 
 describe("the agent card", () => {
   it("is served with CORS and caching headers, and answers a preflight", async () => {
-    const res = await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { origin: "https://agents.example" } })
+    const res = await fetch(`${server.url}/.well-known/agent-card.json`, {
+      headers: { origin: "https://agents.example" }
+    })
     expect(res.status).toBe(200)
     expect(res.headers.get("access-control-allow-origin")).toBe("*")
     expect(res.headers.get("cache-control")).toMatch(/public, max-age=\d+/)

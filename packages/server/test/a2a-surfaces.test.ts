@@ -20,9 +20,11 @@ afterAll(() => server.close())
 /** An MCP tool call with the SDK's own client; a domain failure is an `isError` result carrying REST's envelope. */
 const mcpCall = async (key: string, name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
   const client = new Client({ name: "lyre-surfaces-test", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } }
-  }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } }
+    })
+  )
   try {
     return (await client.callTool({ name, arguments: args })) as CallToolResult
   } finally {
@@ -52,7 +54,9 @@ describe("one account across REST, A2A and MCP", () => {
     expect(envelopeOf(overMcp)).toMatchObject({ error: { code: "concurrent_limit_exceeded" } })
 
     const other = await createAccount(server, { concurrency_limit: 1 })
-    expect((await rpc(server, call("message/send", textMessage("ambient")), { key: other.key })).body.result?.kind).toBe("task")
+    expect(
+      (await rpc(server, call("message/send", textMessage("ambient")), { key: other.key })).body.result?.kind
+    ).toBe("task")
     const rest = await restCreate(other.key, "Three")
     expect(rest.status).toBe(429)
     expect(rest.body.error?.code).toBe("concurrent_limit_exceeded")
@@ -65,13 +69,17 @@ describe("one account across REST, A2A and MCP", () => {
     await api(server, "GET", "/api/v1/me", { key: account.key })
     await rpc(server, call("tasks/get", { id: "gen_none" }), { key: account.key })
     expect((await api(server, "GET", "/api/v1/me", { key: account.key })).status).toBe(429)
-    expect((await rpc(server, call("tasks/get", { id: "gen_none" }), { key: account.key })).body.error?.code).toBe(-32013)
+    expect((await rpc(server, call("tasks/get", { id: "gen_none" }), { key: account.key })).body.error?.code).toBe(
+      -32013
+    )
   })
 
   it("one ledger: every surface debits the same balance, and a task made over one is read over the other", async () => {
     const account = await createAccount(server, { subscription: 500 })
     const rest = await restCreate(account.key, "Over REST")
-    const a2a = await rpc(server, call("message/send", dataMessage({ ...validSong, model: "echo" })), { key: account.key })
+    const a2a = await rpc(server, call("message/send", dataMessage({ ...validSong, model: "echo" })), {
+      key: account.key
+    })
     const a2aId = String(a2a.body.result?.id)
     const mcp = await mcpCall(account.key, "generate_music", { ...validSong, title: "Over MCP" })
     const mcpId = String((mcp.structuredContent as Json | undefined)?.id)

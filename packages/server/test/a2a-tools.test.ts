@@ -36,9 +36,17 @@ const v1Client = (key: string): Promise<Client> => {
   return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(server.url)
 }
 
-const dataPart = (value: Record<string, unknown>): Part => ({ content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "" })
+const dataPart = (value: Record<string, unknown>): Part => ({
+  content: { $case: "data", value },
+  metadata: undefined,
+  filename: "",
+  mediaType: ""
+})
 
-const send = (data: Record<string, unknown>, options: { readonly wait?: boolean; readonly messageId?: string } = {}): SendMessageRequest => {
+const send = (
+  data: Record<string, unknown>,
+  options: { readonly wait?: boolean; readonly messageId?: string } = {}
+): SendMessageRequest => {
   const message: Message = {
     messageId: options.messageId ?? randomUUID(),
     contextId: "",
@@ -52,18 +60,26 @@ const send = (data: Record<string, unknown>, options: { readonly wait?: boolean;
   return {
     tenant: "",
     message,
-    configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: options.wait !== true },
+    configuration: {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      returnImmediately: options.wait !== true
+    },
     metadata: undefined
   }
 }
 
-
 /** A ready song of the account (over REST: the song is not what is tested here); answers its first track's id. */
 const song = async (account: TestAccount, extra: Record<string, unknown> = {}): Promise<string> => {
-  const created = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, ...extra } })
+  const created = await api(server, "POST", "/api/v1/music/generations", {
+    key: account.key,
+    body: { ...validSong, ...extra }
+  })
   const until = Date.now() + 20_000
   for (;;) {
-    const { body } = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, { key: account.key })
+    const { body } = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, {
+      key: account.key
+    })
     if (String(body.status) !== "pending" || Date.now() > until) {
       expect(body.status).toBe("ready")
       return String(body.tracks?.[0]?.id)
@@ -85,13 +101,26 @@ const legacyError = (response: { error?: unknown } | object) => {
 
 describe("the agent cards", () => {
   it("list extend_track and export_track beside generate_music, with the prices from core", async () => {
-    const v1 = (await (await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })).json()) as Json
+    const v1 = (await (
+      await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })
+    ).json()) as Json
     const legacy = (await (await fetch(`${server.url}/.well-known/agent-card.json`)).json()) as Json
     for (const card of [v1, legacy]) {
       const skills = card.skills as unknown as Array<{ id: string; description: string; outputModes: Array<string> }>
-      expect(skills.map((skill) => skill.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
+      expect(skills.map((skill) => skill.id)).toEqual([
+        "generate_music",
+        "extend_track",
+        "export_track",
+        "upload_audio",
+        "cover_track",
+        "add_vocals",
+        "add_instrumental",
+        "edit_track",
+        "create_persona"
+      ])
       const exportSkill = skills[2]
-      for (const [format, price] of Object.entries(exportPriceOf)) expect(exportSkill?.description).toContain(`${format} ${price}`)
+      for (const [format, price] of Object.entries(exportPriceOf))
+        expect(exportSkill?.description).toContain(`${format} ${price}`)
       expect(exportSkill?.outputModes).toEqual(expect.arrayContaining(["audio/wav", "audio/midi", "text/vtt"]))
       expect(skills[1]?.description).toContain(`aether ${priceOf.aether}`)
     }
@@ -105,7 +134,11 @@ describe("1.0: SendMessage with an operation", () => {
     const trackId = await song(account)
     const before = await balanceOf(server, account)
     const messageId = randomUUID()
-    const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true, messageId })))
+    const task = asTask(
+      await client.sendMessage(
+        send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true, messageId })
+      )
+    )
     expect(task.id).toMatch(/^exp_/)
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(task.metadata).toMatchObject({ export: { id: task.id, format: "wav", status: "ready" } })
@@ -116,13 +149,18 @@ describe("1.0: SendMessage with an operation", () => {
     const url = file?.content?.$case === "url" ? file.content.value : ""
     const wav = await fetch(url)
     expect([wav.status, wav.headers.get("content-type")]).toEqual([200, "audio/wav"])
-    expect(data?.content).toMatchObject({ $case: "data", value: { id: task.id, track_id: trackId, format: "wav", files: [{ url, name: "track.wav" }] } })
+    expect(data?.content).toMatchObject({
+      $case: "data",
+      value: { id: task.id, track_id: trackId, format: "wav", files: [{ url, name: "track.wav" }] }
+    })
 
     expect(await client.getTask({ tenant: "", id: task.id, historyLength: undefined })).toMatchObject({
       id: task.id,
       status: { state: TaskState.TASK_STATE_COMPLETED }
     })
-    const again = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { messageId })))
+    const again = asTask(
+      await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { messageId }))
+    )
     expect(again.id).toBe(task.id)
     expect(await balanceOf(server, account)).toBe(before - exportPriceOf.wav)
   })
@@ -133,7 +171,9 @@ describe("1.0: SendMessage with an operation", () => {
     const trackId = await song(account)
     const before = await balanceOf(server, account)
     const events: Array<StreamResponse> = []
-    for await (const event of client.sendMessageStream(send({ operation: "extend_track", track_id: trackId, continue_at: 30 }))) {
+    for await (const event of client.sendMessageStream(
+      send({ operation: "extend_track", track_id: trackId, continue_at: 30 })
+    )) {
       events.push(event)
     }
     const cases = events.map((e) => e.payload?.$case)
@@ -152,15 +192,21 @@ describe("0.3: message/send and message/stream with an operation", () => {
     const client = await a2aClient(server, account.key)
     const trackId = await song(account)
     const events: Array<LegacyTask | TaskStatusUpdateEvent | TaskArtifactUpdateEvent> = []
-    for await (const event of client.sendMessageStream(dataMessage({ operation: "export_track", track_id: trackId, format: "stems" }))) {
+    for await (const event of client.sendMessageStream(
+      dataMessage({ operation: "export_track", track_id: trackId, format: "stems" })
+    )) {
       events.push(event as LegacyTask | TaskStatusUpdateEvent | TaskArtifactUpdateEvent)
     }
     const artifacts = events.filter((e): e is TaskArtifactUpdateEvent => e.kind === "artifact-update")
     expect(artifacts).toHaveLength(1)
     const parts = artifacts[0]?.artifact.parts ?? []
-    expect(parts.map((p) => (p.kind === "file" && "uri" in p.file ? [p.file.name, p.file.mimeType] : [p.kind])))
-      .toEqual([["vocals.mp3", "audio/mpeg"], ["instrumental.mp3", "audio/mpeg"], ["data"]])
-    expect(parts[2]).toMatchObject({ kind: "data", data: { format: "stems", status: "ready", credits_used: exportPriceOf.stems } })
+    expect(
+      parts.map((p) => (p.kind === "file" && "uri" in p.file ? [p.file.name, p.file.mimeType] : [p.kind]))
+    ).toEqual([["vocals.mp3", "audio/mpeg"], ["instrumental.mp3", "audio/mpeg"], ["data"]])
+    expect(parts[2]).toMatchObject({
+      kind: "data",
+      data: { format: "stems", status: "ready", credits_used: exportPriceOf.stems }
+    })
     expect(events.at(-1)).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } })
     expect(String(events[0]?.kind === "task" ? events[0].id : "")).toMatch(/^exp_/)
   })
@@ -169,7 +215,9 @@ describe("0.3: message/send and message/stream with an operation", () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
     const trackId = await song(account)
-    const sent = legacyTask(await client.sendMessage(dataMessage({ operation: "extend_track", track_id: trackId, continue_at: 30 })))
+    const sent = legacyTask(
+      await client.sendMessage(dataMessage({ operation: "extend_track", track_id: trackId, continue_at: 30 }))
+    )
     expect(sent.id).toMatch(/^gen_/)
     expect(sent.status.state).toBe("working")
     const until = Date.now() + 20_000
@@ -193,12 +241,20 @@ describe("a failed export", () => {
     server.upstream.control.onTrackOf(title, "wav", { outcome: "GENERATE_AUDIO_FAILED" })
     const before = await balanceOf(server, account)
     const client = await v1Client(account.key)
-    const task = asTask(await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true })))
+    const task = asTask(
+      await client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "wav" }, { wait: true }))
+    )
     expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED)
     expect(task.artifacts).toEqual([])
     const [text, data] = task.status?.message?.parts ?? []
-    expect(text?.content).toMatchObject({ $case: "text", value: expect.stringMatching(/\(provider_error\)\. 5 credits were refunded\.$/) })
-    expect(data?.content).toMatchObject({ $case: "data", value: { error: { code: "provider_error" }, credits_refunded: exportPriceOf.wav } })
+    expect(text?.content).toMatchObject({
+      $case: "text",
+      value: expect.stringMatching(/\(provider_error\)\. 5 credits were refunded\.$/)
+    })
+    expect(data?.content).toMatchObject({
+      $case: "data",
+      value: { error: { code: "provider_error" }, credits_refunded: exportPriceOf.wav }
+    })
     const legacy = await a2aClient(server, account.key)
     const got = await legacy.getTask({ id: task.id })
     if ("error" in got) throw new Error(JSON.stringify(got.error))
@@ -212,17 +268,28 @@ describe("refusals on both versions", () => {
     const account = await createAccount(server, { subscription: priceOf.aether + exportPriceOf.wav })
     const trackId = await song(account, { instrumental: true, lyrics: undefined })
     const legacy = await a2aClient(server, account.key)
-    const noLyrics = legacyError(await legacy.sendMessage(dataMessage({ operation: "export_track", track_id: trackId, format: "timed_lyrics" })))
+    const noLyrics = legacyError(
+      await legacy.sendMessage(dataMessage({ operation: "export_track", track_id: trackId, format: "timed_lyrics" }))
+    )
     expect(noLyrics.code).toBe(-32602)
     expect(noLyrics.data?.error).toMatchObject({ code: "track_has_no_lyrics", param: "format" })
-    const poor = legacyError(await legacy.sendMessage(dataMessage({ operation: "extend_track", track_id: trackId, continue_at: 30 })))
+    const poor = legacyError(
+      await legacy.sendMessage(dataMessage({ operation: "extend_track", track_id: trackId, continue_at: 30 }))
+    )
     expect(poor.code).toBe(-32012)
 
     const client = await v1Client(account.key)
-    const v1NoLyrics = await rejectionOf(client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "timed_lyrics" })))
+    const v1NoLyrics = await rejectionOf(
+      client.sendMessage(send({ operation: "export_track", track_id: trackId, format: "timed_lyrics" }))
+    )
     expect(v1NoLyrics.envelopeCode).toBe(-32602)
-    expect(detailOf(v1NoLyrics.data, "lyre")).toMatchObject({ reason: "TRACK_HAS_NO_LYRICS", metadata: { param: "format" } })
-    const v1Poor = await rejectionOf(client.sendMessage(send({ operation: "extend_track", track_id: trackId, continue_at: 30 })))
+    expect(detailOf(v1NoLyrics.data, "lyre")).toMatchObject({
+      reason: "TRACK_HAS_NO_LYRICS",
+      metadata: { param: "format" }
+    })
+    const v1Poor = await rejectionOf(
+      client.sendMessage(send({ operation: "extend_track", track_id: trackId, continue_at: 30 }))
+    )
     expect(detailOf(v1Poor.data, "lyre")).toMatchObject({ reason: "INSUFFICIENT_CREDITS" })
     const unknown = await rejectionOf(client.sendMessage(send({ operation: "remix_track", track_id: trackId })))
     expect(unknown.envelopeCode).toBe(-32602)
@@ -234,7 +301,9 @@ describe("refusals on both versions", () => {
     const owner = await createAccount(server)
     const trackId = await song(owner)
     const ownerClient = await v1Client(owner.key)
-    const exported = asTask(await ownerClient.sendMessage(send({ operation: "export_track", track_id: trackId, format: "midi" })))
+    const exported = asTask(
+      await ownerClient.sendMessage(send({ operation: "export_track", track_id: trackId, format: "midi" }))
+    )
 
     const stranger = await createAccount(server)
     const client = await v1Client(stranger.key)
@@ -253,7 +322,9 @@ describe("refusals on both versions", () => {
     const notFound = await rejectionOf(client.getTask({ tenant: "", id: exported.id, historyLength: undefined }))
     expect(notFound.envelopeCode).toBe(-32001)
     expect(detailOf(notFound.data, "lyre")).toMatchObject({ reason: "EXPORT_NOT_FOUND" })
-    expect(legacyError(await legacy.getTask({ id: exported.id })).data?.error).toMatchObject({ code: "export_not_found" })
+    expect(legacyError(await legacy.getTask({ id: exported.id })).data?.error).toMatchObject({
+      code: "export_not_found"
+    })
     expect(await balanceOf(server, stranger)).toBe(1_000)
   })
 })

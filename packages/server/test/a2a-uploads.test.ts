@@ -43,8 +43,12 @@ const v1Client = (server: TestServer, key: string): Promise<Client> => {
   return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(server.url)
 }
 
-const part = (content: NonNullable<Part["content"]>, mediaType = "", filename = ""): Part =>
-  ({ content, metadata: undefined, filename, mediaType })
+const part = (content: NonNullable<Part["content"]>, mediaType = "", filename = ""): Part => ({
+  content,
+  metadata: undefined,
+  filename,
+  mediaType
+})
 
 const send = (parts: Array<Part>, options: { readonly wait?: boolean } = {}): SendMessageRequest => {
   const message: Message = {
@@ -60,7 +64,11 @@ const send = (parts: Array<Part>, options: { readonly wait?: boolean } = {}): Se
   return {
     tenant: "",
     message,
-    configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: options.wait !== true },
+    configuration: {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      returnImmediately: options.wait !== true
+    },
     metadata: undefined
   }
 }
@@ -96,15 +104,30 @@ const uploadOf = (task: Task): Json => {
 }
 
 const uploadsKept = async (server: TestServer, account: TestAccount): Promise<number> => {
-  const rows = await server.query<{ n: number }>("select count(*)::int as n from uploads where account_id = $1", account.id)
+  const rows = await server.query<{ n: number }>(
+    "select count(*)::int as n from uploads where account_id = $1",
+    account.id
+  )
   return rows[0]?.n ?? 0
 }
 
-const allSkills = ["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"]
+const allSkills = [
+  "generate_music",
+  "extend_track",
+  "export_track",
+  "upload_audio",
+  "cover_track",
+  "add_vocals",
+  "add_instrumental",
+  "edit_track",
+  "create_persona"
+]
 
 describe("the agent cards", () => {
   it("list the upload, the track tasks and personas as skills on both documents, the inline size stated", async () => {
-    const v1 = (await (await fetch(`${strict.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })).json()) as Json
+    const v1 = (await (
+      await fetch(`${strict.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })
+    ).json()) as Json
     const legacy = (await (await fetch(`${strict.url}/.well-known/agent-card.json`)).json()) as Json
     for (const card of [v1, legacy]) {
       const skills = card.skills as unknown as Array<{ id: string; description: string; inputModes: Array<string> }>
@@ -128,14 +151,27 @@ describe("1.0: a file part is an upload", () => {
   })
 
   it("takes the bytes (a data part naming it), waits to a completed upl_ task with the Upload as its artifact", async () => {
-    const task = asTask(await client.sendMessage(send([
-      part({ $case: "raw", value: wav }, "audio/wav", "sines.wav"),
-      part({ $case: "data", value: { title: "Sines" } })
-    ], { wait: true })))
+    const task = asTask(
+      await client.sendMessage(
+        send(
+          [
+            part({ $case: "raw", value: wav }, "audio/wav", "sines.wav"),
+            part({ $case: "data", value: { title: "Sines" } })
+          ],
+          { wait: true }
+        )
+      )
+    )
     expect(task.id).toMatch(/^upl_/)
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     upload = uploadOf(task)
-    expect(upload).toMatchObject({ id: task.id, status: "ready", title: "Sines", content_type: "audio/wav", bytes: wav.length })
+    expect(upload).toMatchObject({
+      id: task.id,
+      status: "ready",
+      title: "Sines",
+      content_type: "audio/wav",
+      bytes: wav.length
+    })
     expect(String(upload.track_id)).toMatch(/^trk_/)
     expect(Number(upload.analysis?.bpm)).toBeGreaterThan(0)
     expect(task.metadata).toMatchObject({ upload: { id: task.id, status: "ready" } })
@@ -148,9 +184,14 @@ describe("1.0: a file part is an upload", () => {
   it("cover_track streams a gen_ task on the upload's track to its end, charged as a generation", async () => {
     const before = await balanceOf(live, account)
     const events: Array<StreamResponse> = []
-    for await (const event of client.sendMessageStream(send([
-      part({ $case: "data", value: { operation: "cover_track", track_id: String(upload.track_id), style: "bossa nova" } })
-    ]))) {
+    for await (const event of client.sendMessageStream(
+      send([
+        part({
+          $case: "data",
+          value: { operation: "cover_track", track_id: String(upload.track_id), style: "bossa nova" }
+        })
+      ])
+    )) {
       events.push(event)
     }
     const first = events[0]?.payload
@@ -163,12 +204,24 @@ describe("1.0: a file part is an upload", () => {
 
   it("add_vocals and edit_track answer their working tasks; create_persona answers a message with the Persona", async () => {
     const track_id = String(upload.track_id)
-    const vocals = asTask(await client.sendMessage(send([part({ $case: "data", value: { operation: "add_vocals", track_id, lyrics: "[Verse]\nSing it back" } })])))
+    const vocals = asTask(
+      await client.sendMessage(
+        send([part({ $case: "data", value: { operation: "add_vocals", track_id, lyrics: "[Verse]\nSing it back" } })])
+      )
+    )
     expect(vocals.id).toMatch(/^gen_/)
     expect(vocals.status?.state).toBe(TaskState.TASK_STATE_WORKING)
-    const edit = asTask(await client.sendMessage(send([part({ $case: "data", value: { operation: "edit_track", track_id, start: 1, end: 4 } })])))
+    const edit = asTask(
+      await client.sendMessage(
+        send([part({ $case: "data", value: { operation: "edit_track", track_id, start: 1, end: 4 } })])
+      )
+    )
     expect(edit.status?.state).toBe(TaskState.TASK_STATE_WORKING)
-    const answer = await client.sendMessage(send([part({ $case: "data", value: { operation: "create_persona", track_id, name: "Sines", description: "A chord" } })]))
+    const answer = await client.sendMessage(
+      send([
+        part({ $case: "data", value: { operation: "create_persona", track_id, name: "Sines", description: "A chord" } })
+      ])
+    )
     if (!("messageId" in answer)) throw new Error("expected a message")
     const persona = answer.parts.find((p) => p.content?.$case === "data")?.content
     expect(persona?.$case === "data" ? persona.value : undefined).toMatchObject({ name: "Sines", track_id })
@@ -176,37 +229,60 @@ describe("1.0: a file part is an upload", () => {
     expect(personaId).toMatch(/^per_/)
     // Streamed, a persona is one message event and the end of the stream.
     const events: Array<StreamResponse> = []
-    for await (const event of client.sendMessageStream(send([part({ $case: "data", value: { operation: "create_persona", track_id, name: "Streamed", description: "Again" } })]))) {
+    for await (const event of client.sendMessageStream(
+      send([
+        part({
+          $case: "data",
+          value: { operation: "create_persona", track_id, name: "Streamed", description: "Again" }
+        })
+      ])
+    )) {
       events.push(event)
     }
     expect(events.map((event) => event.payload?.$case)).toEqual(["message"])
-    const sung = asTask(await client.sendMessage(send([part({
-      $case: "data",
-      value: { style: "dream pop", title: "With a voice", lyrics: "[Verse]\nHello", persona_id: personaId }
-    })])))
+    const sung = asTask(
+      await client.sendMessage(
+        send([
+          part({
+            $case: "data",
+            value: { style: "dream pop", title: "With a voice", lyrics: "[Verse]\nHello", persona_id: personaId }
+          })
+        ])
+      )
+    )
     expect(sung.id).toMatch(/^gen_/)
   })
 
   it("refuses bytes past the stated size (invalid_parameter on data), keeping nothing", async () => {
     const before = await uploadsKept(live, account)
     const oversize = Buffer.alloc(maxInlineUploadBytes + 3, 1)
-    const error = await rejectionOf(client.sendMessage(send([part({ $case: "raw", value: oversize }, "audio/wav", "big.wav")])))
+    const error = await rejectionOf(
+      client.sendMessage(send([part({ $case: "raw", value: oversize }, "audio/wav", "big.wav")]))
+    )
     expect(detailOf(error.data, "lyre")).toMatchObject({ metadata: { param: "data" } })
     expect(await uploadsKept(live, account)).toBe(before)
   })
 
   it("refuses bytes that are not audio with invalid_audio, keeping nothing", async () => {
     const before = await uploadsKept(live, account)
-    const error = await rejectionOf(client.sendMessage(send([part({ $case: "raw", value: Buffer.from("not a wave at all") }, "audio/wav", "fake.wav")])))
+    const error = await rejectionOf(
+      client.sendMessage(
+        send([part({ $case: "raw", value: Buffer.from("not a wave at all") }, "audio/wav", "fake.wav")])
+      )
+    )
     expect(detailOf(error.data, "lyre")).toMatchObject({ reason: "INVALID_AUDIO", metadata: { param: "file" } })
     expect(await uploadsKept(live, account)).toBe(before)
   })
 
   it("refuses a file part given to another operation (-32005)", async () => {
-    const error = await rejectionOf(client.sendMessage(send([
-      part({ $case: "raw", value: wav }, "audio/wav"),
-      part({ $case: "data", value: { operation: "cover_track", style: "jazz" } })
-    ])))
+    const error = await rejectionOf(
+      client.sendMessage(
+        send([
+          part({ $case: "raw", value: wav }, "audio/wav"),
+          part({ $case: "data", value: { operation: "cover_track", style: "jazz" } })
+        ])
+      )
+    )
     expect(error.message).toMatch(/upload it first/)
   })
 })
@@ -215,33 +291,49 @@ describe("0.3: a file part is an upload", () => {
   it("fetches a URI (through a redirect), answers the working upl_ task, and tasks/get follows it to completed", async () => {
     const account = await createAccount(live)
     const client = await a2aClient(live, account.key)
-    const sent = legacyTask(await client.sendMessage(userMessage([
-      { kind: "file", file: { uri: `${host.url}/redirect`, mimeType: "audio/wav", name: "Fetched" } } as LegacyPart
-    ])))
+    const sent = legacyTask(
+      await client.sendMessage(
+        userMessage([
+          { kind: "file", file: { uri: `${host.url}/redirect`, mimeType: "audio/wav", name: "Fetched" } } as LegacyPart
+        ])
+      )
+    )
     expect(sent.id).toMatch(/^upl_/)
     expect(sent.status.state).toBe("working")
     const done = await legacyToEnd(client, sent.id)
     expect(done.status.state).toBe("completed")
     const [data] = done.artifacts?.[0]?.parts ?? []
-    expect(data).toMatchObject({ kind: "data", data: { id: sent.id, status: "ready", title: "Fetched", bytes: wav.length } })
+    expect(data).toMatchObject({
+      kind: "data",
+      data: { id: sent.id, status: "ready", title: "Fetched", bytes: wav.length }
+    })
     expect(host.hits).toEqual(expect.arrayContaining(["/redirect", "/song.wav"]))
   }, 150_000)
 
   it("takes base64 bytes too, and create_persona answers a message", async () => {
     const account = await createAccount(live)
     const client = await a2aClient(live, account.key)
-    const sent = legacyTask(await client.sendMessage(userMessage([
-      { kind: "file", file: { bytes: wav.toString("base64"), mimeType: "audio/wav", name: "Inline" } } as LegacyPart
-    ])))
+    const sent = legacyTask(
+      await client.sendMessage(
+        userMessage([
+          { kind: "file", file: { bytes: wav.toString("base64"), mimeType: "audio/wav", name: "Inline" } } as LegacyPart
+        ])
+      )
+    )
     const done = await legacyToEnd(client, sent.id)
     expect(done.status.state).toBe("completed")
     const [data] = done.artifacts?.[0]?.parts ?? []
     const track_id = data?.kind === "data" ? String((data.data as Json).track_id) : ""
-    const answer = await client.sendMessage(dataMessage({ operation: "create_persona", track_id, name: "Inline", description: "Sines" }))
+    const answer = await client.sendMessage(
+      dataMessage({ operation: "create_persona", track_id, name: "Inline", description: "Sines" })
+    )
     if ("error" in answer) throw new Error(JSON.stringify(answer.error))
     expect(answer.result.kind).toBe("message")
     const message = answer.result as LegacyMessage
-    expect(message.parts.find((p) => p.kind === "data")).toMatchObject({ kind: "data", data: { name: "Inline", track_id } })
+    expect(message.parts.find((p) => p.kind === "data")).toMatchObject({
+      kind: "data",
+      data: { name: "Inline", track_id }
+    })
   }, 150_000)
 })
 
@@ -250,7 +342,9 @@ describe("what both versions refuse", () => {
     const owner = await createAccount(live)
     const other = await createAccount(live)
     const ownerClient = await v1Client(live, owner.key)
-    const task = asTask(await ownerClient.sendMessage(send([part({ $case: "raw", value: wav }, "audio/wav")], { wait: true })))
+    const task = asTask(
+      await ownerClient.sendMessage(send([part({ $case: "raw", value: wav }, "audio/wav")], { wait: true }))
+    )
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     const track_id = String(uploadOf(task).track_id)
     const client = await v1Client(live, other.key)
@@ -263,12 +357,17 @@ describe("what both versions refuse", () => {
       { operation: "create_persona", track_id, name: "Stolen", description: "Not mine" }
     ]) {
       const error = await rejectionOf(client.sendMessage(send([part({ $case: "data", value })])))
-      expect(detailOf(error.data, "lyre"), value.operation).toMatchObject({ reason: "TRACK_NOT_FOUND", metadata: { param: "track_id" } })
+      expect(detailOf(error.data, "lyre"), value.operation).toMatchObject({
+        reason: "TRACK_NOT_FOUND",
+        metadata: { param: "track_id" }
+      })
     }
     const legacy = await a2aClient(live, other.key)
     expect(legacyError(await legacy.getTask({ id: task.id })).data?.error).toMatchObject({ code: "upload_not_found" })
-    expect(legacyError(await legacy.sendMessage(dataMessage({ operation: "cover_track", track_id, style: "punk" }))).data?.error)
-      .toMatchObject({ type: "not_found", param: "track_id" })
+    expect(
+      legacyError(await legacy.sendMessage(dataMessage({ operation: "cover_track", track_id, style: "punk" }))).data
+        ?.error
+    ).toMatchObject({ type: "not_found", param: "track_id" })
     expect(await balanceOf(live, other)).toBe(1_000)
   }, 150_000)
 
@@ -278,8 +377,15 @@ describe("what both versions refuse", () => {
     const client = await v1Client(strict, account.key)
     const seen = host.hits.length
     const port = new URL(host.url).port
-    for (const uri of [`${host.url}/song.wav`, `http://localhost:${port}/song.wav`, "http://10.1.2.3/a.wav", "http://169.254.169.254/a.wav"]) {
-      const refused = legacyError(await legacy.sendMessage(userMessage([{ kind: "file", file: { uri, mimeType: "audio/wav" } } as LegacyPart])))
+    for (const uri of [
+      `${host.url}/song.wav`,
+      `http://localhost:${port}/song.wav`,
+      "http://10.1.2.3/a.wav",
+      "http://169.254.169.254/a.wav"
+    ]) {
+      const refused = legacyError(
+        await legacy.sendMessage(userMessage([{ kind: "file", file: { uri, mimeType: "audio/wav" } } as LegacyPart]))
+      )
       expect(refused.data?.error, uri).toMatchObject({ code: "invalid_parameter", param: "url" })
       const error = await rejectionOf(client.sendMessage(send([part({ $case: "url", value: uri }, "audio/wav")])))
       expect(detailOf(error.data, "lyre"), uri).toMatchObject({ metadata: { param: "url" } })
@@ -291,11 +397,20 @@ describe("what both versions refuse", () => {
   it("bad audio by URI or bytes on 0.3: invalid_audio, nothing kept", async () => {
     const account = await createAccount(live)
     const legacy = await a2aClient(live, account.key)
-    const byUri = legacyError(await legacy.sendMessage(userMessage([{ kind: "file", file: { uri: `${host.url}/notes.wav` } } as LegacyPart])))
+    const byUri = legacyError(
+      await legacy.sendMessage(userMessage([{ kind: "file", file: { uri: `${host.url}/notes.wav` } } as LegacyPart]))
+    )
     expect(byUri.data?.error).toMatchObject({ type: "invalid_request_error", code: "invalid_audio", param: "file" })
-    const byBytes = legacyError(await legacy.sendMessage(userMessage([
-      { kind: "file", file: { bytes: Buffer.from("words, not sound").toString("base64"), mimeType: "audio/mpeg" } } as LegacyPart
-    ])))
+    const byBytes = legacyError(
+      await legacy.sendMessage(
+        userMessage([
+          {
+            kind: "file",
+            file: { bytes: Buffer.from("words, not sound").toString("base64"), mimeType: "audio/mpeg" }
+          } as LegacyPart
+        ])
+      )
+    )
     expect(byBytes.data?.error).toMatchObject({ code: "invalid_audio" })
     expect(await uploadsKept(live, account)).toBe(0)
   })

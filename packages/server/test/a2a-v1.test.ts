@@ -34,7 +34,12 @@ const v1Client = (key: string): Promise<Client> => {
   return new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(server.url)
 }
 
-const part = (content: NonNullable<Part["content"]>): Part => ({ content, metadata: undefined, filename: "", mediaType: "" })
+const part = (content: NonNullable<Part["content"]>): Part => ({
+  content,
+  metadata: undefined,
+  filename: "",
+  mediaType: ""
+})
 
 const message = (parts: Array<Part>, messageId: string = randomUUID()): Message => ({
   messageId,
@@ -47,13 +52,19 @@ const message = (parts: Array<Part>, messageId: string = randomUUID()): Message 
   referenceTaskIds: []
 })
 
-const send = (data: Record<string, unknown>, options: { readonly wait?: boolean; readonly messageId?: string } = {}): SendMessageRequest => ({
+const send = (
+  data: Record<string, unknown>,
+  options: { readonly wait?: boolean; readonly messageId?: string } = {}
+): SendMessageRequest => ({
   tenant: "",
   message: message([part({ $case: "data", value: data })], options.messageId),
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: options.wait !== true },
+  configuration: {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: undefined,
+    returnImmediately: options.wait !== true
+  },
   metadata: undefined
 })
-
 
 const pollToEnd = async (client: Client, id: string): Promise<Task> => {
   const until = Date.now() + 20_000
@@ -77,7 +88,17 @@ describe("the 1.x client finds Lyre", () => {
       ["JSONRPC", "1.0", `${server.url}/a2a`],
       ["JSONRPC", "0.3", `${server.url}/a2a`]
     ])
-    expect(card.skills.map((s) => s.id)).toEqual(["generate_music", "extend_track", "export_track", "upload_audio", "cover_track", "add_vocals", "add_instrumental", "edit_track", "create_persona"])
+    expect(card.skills.map((s) => s.id)).toEqual([
+      "generate_music",
+      "extend_track",
+      "export_track",
+      "upload_audio",
+      "cover_track",
+      "add_vocals",
+      "add_instrumental",
+      "edit_track",
+      "create_persona"
+    ])
 
     const v1 = await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })
     expect(v1.headers.get("vary")).toBe("A2A-Version")
@@ -151,7 +172,10 @@ describe("SendMessage and GetTask on 1.0", () => {
     const done = await pollToEnd(client, sent.id)
     expect(done.status?.state).toBe(TaskState.TASK_STATE_FAILED)
     const parts = done.status?.message?.parts ?? []
-    expect(parts[1]?.content).toMatchObject({ $case: "data", value: { error: { code: "provider_error" }, credits_refunded: 50 } })
+    expect(parts[1]?.content).toMatchObject({
+      $case: "data",
+      value: { error: { code: "provider_error" }, credits_refunded: 50 }
+    })
     expect(await balance(account)).toBe(1_000)
   })
 
@@ -162,9 +186,13 @@ describe("SendMessage and GetTask on 1.0", () => {
     const first = asTask(await client.sendMessage(send({ ...validSong, model: "echo" }, { messageId })))
     const again = asTask(await client.sendMessage(send({ ...validSong, model: "echo" }, { messageId })))
     expect(again.id).toBe(first.id)
-    const legacy = await rpc(server, call("message/send", {
-      message: { ...dataMessage({ ...validSong, model: "echo" }).message, messageId }
-    }), { key: account.key })
+    const legacy = await rpc(
+      server,
+      call("message/send", {
+        message: { ...dataMessage({ ...validSong, model: "echo" }).message, messageId }
+      }),
+      { key: account.key }
+    )
     expect(legacy.body.result?.["id"]).toBe(first.id)
     expect(await balance(account)).toBe(1_000 - 100)
   })
@@ -222,10 +250,14 @@ describe("errors on 1.0", () => {
     expect(notFound.envelopeCode).toBe(-32001)
     expect(detailOf(notFound.data, "a2a-protocol.org")).toMatchObject({ reason: "TASK_NOT_FOUND" })
     expect(detailOf(notFound.data, "lyre")).toMatchObject({ reason: "TASK_NOT_FOUND" })
-    expect((await rejectionOf(client.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode).toBe(-32001)
+    expect((await rejectionOf(client.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode).toBe(
+      -32001
+    )
     const stream = client.resubscribeTask({ tenant: "", id: sent.id })
     expect((await rejectionOf(stream.next())).envelopeCode).toBe(-32001)
-    expect((await rejectionOf(ownerClient.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode).toBe(-32002)
+    expect(
+      (await rejectionOf(ownerClient.cancelTask({ tenant: "", id: sent.id, metadata: undefined }))).envelopeCode
+    ).toBe(-32002)
   })
 
   it("the per-minute limit is -32013 with retry_after_seconds in Lyre's detail", async () => {
@@ -234,6 +266,9 @@ describe("errors on 1.0", () => {
     await client.getTask({ tenant: "", id: "gen_doesnotexist000000000000" }).catch(() => undefined)
     const error = await rejectionOf(client.getTask({ tenant: "", id: "gen_doesnotexist000000000000" }))
     expect(error.envelopeCode).toBe(-32013)
-    expect(detailOf(error.data, "lyre")?.["metadata"]).toMatchObject({ code: "rpm_exceeded", retry_after_seconds: expect.stringMatching(/^\d+$/) })
+    expect(detailOf(error.data, "lyre")?.["metadata"]).toMatchObject({
+      code: "rpm_exceeded",
+      retry_after_seconds: expect.stringMatching(/^\d+$/)
+    })
   })
 })

@@ -42,21 +42,26 @@ describe("admin API", () => {
       concurrency_limit: 20,
       requests_per_minute: 10_000
     })
-    const [row] = await server.query<{ password_hash: string }>("select password_hash from accounts where id = $1", res.body.id)
+    const [row] = await server.query<{ password_hash: string }>(
+      "select password_hash from accounts where id = $1",
+      res.body.id
+    )
     expect(row?.password_hash).toMatch(/^scrypt\$/)
     const ledger = await server.admin("GET", `/accounts/${String(res.body.id)}/ledger`)
-    expect(ledger.body.data).toEqual([{
-      id: expect.stringMatching(/^led_/),
-      kind: "grant",
-      task_id: null,
-      export_id: null,
-      subscription_delta: 500,
-      onetime_delta: 25,
-      subscription_after: 500,
-      onetime_after: 25,
-      reason: "initial grant",
-      created_at: expect.any(String)
-    }])
+    expect(ledger.body.data).toEqual([
+      {
+        id: expect.stringMatching(/^led_/),
+        kind: "grant",
+        task_id: null,
+        export_id: null,
+        subscription_delta: 500,
+        onetime_delta: 25,
+        subscription_after: 500,
+        onetime_after: 25,
+        reason: "initial grant",
+        created_at: expect.any(String)
+      }
+    ])
     const duplicate = await server.admin("POST", "/accounts", { email: "ada@example.test", plan: "pro" })
     expect(duplicate.status).toBe(400)
     expect(duplicate.body.error?.param).toBe("email")
@@ -78,10 +83,17 @@ describe("admin API", () => {
 
   it("PATCH /accounts/{id}: plan and overrides; null restores the default", async () => {
     const account = await createAccount(server)
-    const patched = await server.admin("PATCH", `/accounts/${account.id}`, { concurrency_limit: 3, requests_per_minute: 7, plan: "ultra" })
+    const patched = await server.admin("PATCH", `/accounts/${account.id}`, {
+      concurrency_limit: 3,
+      requests_per_minute: 7,
+      plan: "ultra"
+    })
     expect(patched.status).toBe(200)
     expect(patched.body).toMatchObject({ plan: "ultra", concurrency_limit: 3, requests_per_minute: 7 })
-    const restored = await server.admin("PATCH", `/accounts/${account.id}`, { concurrency_limit: null, requests_per_minute: null })
+    const restored = await server.admin("PATCH", `/accounts/${account.id}`, {
+      concurrency_limit: null,
+      requests_per_minute: null
+    })
     expect(restored.body).toMatchObject({ plan: "ultra", concurrency_limit: 20, requests_per_minute: 10_000 })
   })
 
@@ -121,7 +133,10 @@ describe("admin API", () => {
     })
     const stored = await server.query<Record<string, unknown>>("select * from api_keys where id = $1", res.body.id)
     expect(JSON.stringify(stored)).not.toContain(String(res.body.key))
-    const badScope = await server.admin("POST", `/accounts/${String(account.body.id)}/keys`, { name: "x", scopes: ["admin"] })
+    const badScope = await server.admin("POST", `/accounts/${String(account.body.id)}/keys`, {
+      name: "x",
+      scopes: ["admin"]
+    })
     expect(badScope.status).toBe(400)
   })
 
@@ -129,7 +144,10 @@ describe("admin API", () => {
     expect((await server.admin("GET", "/accounts/acct_AAAAAAAAAAAAAAAAAAAAAAAA")).status).toBe(404)
     expect((await server.admin("GET", "/accounts/whatever")).status).toBe(404)
     expect((await server.admin("DELETE", "/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA")).status).toBe(404)
-    expect((await server.admin("POST", "/accounts/acct_AAAAAAAAAAAAAAAAAAAAAAAA/keys", { name: "x", scopes: ["profile"] })).status).toBe(404)
+    expect(
+      (await server.admin("POST", "/accounts/acct_AAAAAAAAAAAAAAAAAAAAAAAA/keys", { name: "x", scopes: ["profile"] }))
+        .status
+    ).toBe(404)
     const wrong = await server.admin("DELETE", "/accounts/acct_AAAAAAAAAAAAAAAAAAAAAAAA")
     expect(wrong.status).toBe(405)
     expect((await server.admin("PUT", "/models/v9", { available: false })).status).toBe(404)

@@ -92,7 +92,10 @@ describe("403 permission_error", () => {
         ["POST", "/api/v1/music/generations"],
         ["GET", "/api/v1/music/generations"]
       ] as const) {
-        const res = await api(server, method, path, { key: account.key, ...(method === "POST" ? { body: validSong } : {}) })
+        const res = await api(server, method, path, {
+          key: account.key,
+          ...(method === "POST" ? { body: validSong } : {})
+        })
         expect(res.status).toBe(403)
         expect(res.body).toEqual({
           error: { type: "permission_error", code: "tier_insufficient", message: expect.any(String) }
@@ -122,7 +125,10 @@ describe("403 permission_error", () => {
       ["GET", "/api/v1/music/generations/gen_000000000000000000000000"],
       ["GET", "/api/v1/music/generations"]
     ] as const) {
-      const res = await api(server, method, path, { key: account.key, ...(method === "POST" ? { body: validSong } : {}) })
+      const res = await api(server, method, path, {
+        key: account.key,
+        ...(method === "POST" ? { body: validSong } : {})
+      })
       expect(res.status).toBe(403)
       expect(res.body.error?.code).toBe("insufficient_scope")
       expect(res.headers.get("www-authenticate")).toBe(
@@ -134,7 +140,10 @@ describe("403 permission_error", () => {
 
 describe("check order: credential -> plan -> scope -> rpm -> body", () => {
   it("a bad body without a credential is a 401, not a 400", async () => {
-    const res = await api(server, "POST", "/api/v1/music/generations", { rawBody: "{nope", headers: { "content-type": "application/json" } })
+    const res = await api(server, "POST", "/api/v1/music/generations", {
+      rawBody: "{nope",
+      headers: { "content-type": "application/json" }
+    })
     expect(res.status).toBe(401)
   })
   it("a bad body on a lower tier is a 403 tier_insufficient", async () => {

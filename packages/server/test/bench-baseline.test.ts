@@ -22,11 +22,16 @@ describe("the benchmark's baseline", () => {
   }, 180_000)
 
   it("tells an answer with a header or a field less from Lyre's", () => {
-    const headers: Array<[string, string]> = [["content-type", "application/json"], ["x-request-id", "req_1"], ["date", "x"]]
+    const headers: Array<[string, string]> = [
+      ["content-type", "application/json"],
+      ["x-request-id", "req_1"],
+      ["date", "x"]
+    ]
     const shape = answerShape(200, headers, JSON.stringify({ id: "a", credits: { total: 1 }, error: null }))
     expect(answerShape(200, headers, JSON.stringify({ id: "b", credits: { total: 7 }, error: null }))).toBe(shape)
-    expect(answerShape(200, headers.slice(0, 1), JSON.stringify({ id: "a", credits: { total: 1 }, error: null })))
-      .not.toBe(shape)
+    expect(
+      answerShape(200, headers.slice(0, 1), JSON.stringify({ id: "a", credits: { total: 1 }, error: null }))
+    ).not.toBe(shape)
     expect(answerShape(200, headers, JSON.stringify({ id: "a", credits: {}, error: null }))).not.toBe(shape)
     expect(answerShape(200, headers, JSON.stringify({ id: "a", credits: { total: 1 }, error: {} }))).not.toBe(shape)
     expect(answerShape(202, headers, JSON.stringify({ id: "a", credits: { total: 1 }, error: null }))).not.toBe(shape)
@@ -71,9 +76,16 @@ const finishedTaskShape = async (mode: WorkerMode) => {
     )
     const slots = await query(service.databaseUrl, "select pending from credential_inflight")
     const directory = join(service.dataDir, "files", id)
-    const files = readdirSync(directory).sort().map((name) => [name, statSync(join(directory, name)).size])
+    const files = readdirSync(directory)
+      .sort()
+      .map((name) => [name, statSync(join(directory, name)).size])
     const text = JSON.stringify({ task, tracks, events, slots, files })
-    return JSON.parse(text.replaceAll(service.url, "{site}").replaceAll(id, "{task}").replace(/"trk_[A-Za-z0-9]+"/g, '"{track}"')) as unknown
+    return JSON.parse(
+      text
+        .replaceAll(service.url, "{site}")
+        .replaceAll(id, "{task}")
+        .replace(/"trk_[A-Za-z0-9]+"/g, '"{track}"')
+    ) as unknown
   } finally {
     await service.stop()
     await service.remove()
@@ -83,9 +95,13 @@ const finishedTaskShape = async (mode: WorkerMode) => {
 
 describe("the worker benchmark's baseline", () => {
   // The bare worker listens for the API's NOTIFY, which PGlite's single connection cannot carry.
-  it.skipIf(mode !== "postgres")("finishes a task as Lyre's API and worker do: the rows, the events, the slot and the files", async () => {
-    const lyre = await finishedTaskShape("split")
-    expect(lyre).toMatchObject({ task: { status: "ready", lease_owner: null, next_poll_at: null } })
-    expect(await finishedTaskShape("bare")).toEqual(lyre)
-  }, 180_000)
+  it.skipIf(mode !== "postgres")(
+    "finishes a task as Lyre's API and worker do: the rows, the events, the slot and the files",
+    async () => {
+      const lyre = await finishedTaskShape("split")
+      expect(lyre).toMatchObject({ task: { status: "ready", lease_owner: null, next_poll_at: null } })
+      expect(await finishedTaskShape("bare")).toEqual(lyre)
+    },
+    180_000
+  )
 })

@@ -21,17 +21,31 @@ const cli = async (...args: Array<string>) => {
 
 describe("pnpm lyre-admin", () => {
   it("creates an account and a key that works, adjusts credits, reads the ledger, revokes", async () => {
-    const created = await cli("accounts", "create", "--email", "cli@example.test", "--plan", "pro", "--subscription-credits", "300", "--json")
+    const created = await cli(
+      "accounts",
+      "create",
+      "--email",
+      "cli@example.test",
+      "--plan",
+      "pro",
+      "--subscription-credits",
+      "300",
+      "--json"
+    )
     expect(created.code).toBe(0)
     const account = JSON.parse(created.stdout) as { id: string }
-    const key = JSON.parse((await cli("keys", "create", account.id, "--name", "cli", "--scopes", "music:generate,profile", "--json")).stdout) as {
+    const key = JSON.parse(
+      (await cli("keys", "create", account.id, "--name", "cli", "--scopes", "music:generate,profile", "--json")).stdout
+    ) as {
       id: string
       key: string
     }
     expect((await api(server, "GET", "/api/v1/me", { key: key.key })).status).toBe(200)
     const credits = await cli("accounts", "credits", account.id, "--onetime", "20", "--reason", "gift")
     expect(credits.stdout).toMatch(/credits\s+\{"subscription":300,"onetime":20,"total":320\}/)
-    const ledger = JSON.parse((await cli("accounts", "ledger", account.id, "--json")).stdout) as { data: Array<{ kind: string }> }
+    const ledger = JSON.parse((await cli("accounts", "ledger", account.id, "--json")).stdout) as {
+      data: Array<{ kind: string }>
+    }
     expect(ledger.data.map((e) => e.kind)).toEqual(["grant", "grant"])
     expect((await cli("accounts", "update", account.id, "--concurrency-limit", "default", "--json")).code).toBe(0)
     expect((await cli("keys", "revoke", key.id)).code).toBe(0)
@@ -39,7 +53,9 @@ describe("pnpm lyre-admin", () => {
   })
 
   it("lists an account's personas (accounts personas)", async () => {
-    const account = JSON.parse((await cli("accounts", "create", "--email", "personas@example.test", "--plan", "pro", "--json")).stdout) as {
+    const account = JSON.parse(
+      (await cli("accounts", "create", "--email", "personas@example.test", "--plan", "pro", "--json")).stdout
+    ) as {
       id: string
     }
     expect(JSON.parse((await cli("accounts", "personas", account.id, "--json")).stdout)).toEqual({ data: [] })
@@ -47,7 +63,9 @@ describe("pnpm lyre-admin", () => {
   })
 
   it("lists an account's exports (accounts exports), newest first", async () => {
-    const account = JSON.parse((await cli("accounts", "create", "--email", "exports@example.test", "--plan", "pro", "--json")).stdout) as {
+    const account = JSON.parse(
+      (await cli("accounts", "create", "--email", "exports@example.test", "--plan", "pro", "--json")).stdout
+    ) as {
       id: string
     }
     expect(JSON.parse((await cli("accounts", "exports", account.id, "--json")).stdout)).toEqual({ data: [] })
@@ -72,7 +90,9 @@ describe("pnpm lyre-admin", () => {
       account.id,
       row?.id
     )
-    const listed = JSON.parse((await cli("accounts", "exports", account.id, "--json")).stdout) as { data: Array<{ id: string; format: string }> }
+    const listed = JSON.parse((await cli("accounts", "exports", account.id, "--json")).stdout) as {
+      data: Array<{ id: string; format: string }>
+    }
     expect(listed.data.map((e) => [e.id, e.format])).toEqual([["exp_AAAAAAAAAAAAAAAAAAAAAAAA", "midi"]])
     expect((await cli("accounts", "exports", "acct_AAAAAAAAAAAAAAAAAAAAAAAA")).code).toBe(1)
   })
@@ -84,24 +104,48 @@ describe("pnpm lyre-admin", () => {
   })
 
   it("manages webhook endpoints: create, update, rotate, ping, deliveries, attempts, redeliver, delete", async () => {
-    const account = JSON.parse((await cli("accounts", "create", "--email", "hooks@example.test", "--plan", "pro", "--json")).stdout) as {
+    const account = JSON.parse(
+      (await cli("accounts", "create", "--email", "hooks@example.test", "--plan", "pro", "--json")).stdout
+    ) as {
       id: string
     }
     const created = JSON.parse(
-      (await cli("webhooks", "create", account.id, "--url", "https://93.184.216.34/hooks", "--events", "job.failed,credits.low", "--json")).stdout
+      (
+        await cli(
+          "webhooks",
+          "create",
+          account.id,
+          "--url",
+          "https://93.184.216.34/hooks",
+          "--events",
+          "job.failed,credits.low",
+          "--json"
+        )
+      ).stdout
     ) as { id: string; secret: string; events: Array<string> }
     expect(created.secret).toMatch(/^whsec_/)
     expect(created.events).toEqual(["job.failed", "credits.low"])
-    const updated = JSON.parse((await cli("webhooks", "update", created.id, "--disable", "--json")).stdout) as { enabled: boolean }
+    const updated = JSON.parse((await cli("webhooks", "update", created.id, "--disable", "--json")).stdout) as {
+      enabled: boolean
+    }
     expect(updated.enabled).toBe(false)
-    const listed = JSON.parse((await cli("webhooks", "list", account.id, "--json")).stdout) as { data: Array<{ id: string }> }
+    const listed = JSON.parse((await cli("webhooks", "list", account.id, "--json")).stdout) as {
+      data: Array<{ id: string }>
+    }
     expect(listed.data.map((e) => e.id)).toEqual([created.id])
-    const rotated = JSON.parse((await cli("webhooks", "rotate-secret", created.id, "--grace-period", "60", "--json")).stdout) as {
+    const rotated = JSON.parse(
+      (await cli("webhooks", "rotate-secret", created.id, "--grace-period", "60", "--json")).stdout
+    ) as {
       secret: string
     }
     expect(rotated.secret).not.toEqual(created.secret)
-    const pinged = JSON.parse((await cli("webhooks", "ping", created.id, "--json")).stdout) as { id: string; event_id: string }
-    const deliveries = JSON.parse((await cli("webhooks", "deliveries", created.id, "--json")).stdout) as { data: Array<{ id: string }> }
+    const pinged = JSON.parse((await cli("webhooks", "ping", created.id, "--json")).stdout) as {
+      id: string
+      event_id: string
+    }
+    const deliveries = JSON.parse((await cli("webhooks", "deliveries", created.id, "--json")).stdout) as {
+      data: Array<{ id: string }>
+    }
     expect(deliveries.data.map((d) => d.id)).toEqual([pinged.id])
     expect(JSON.parse((await cli("webhooks", "attempts", pinged.id, "--json")).stdout)).toEqual({ data: [] })
     const again = JSON.parse((await cli("webhooks", "redeliver", pinged.id, "--json")).stdout) as { event_id: string }

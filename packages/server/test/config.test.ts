@@ -74,7 +74,10 @@ describe("configuration", () => {
 
     it("read WEBHOOK_RETRY_DELAYS and WEBHOOK_ALLOW_PRIVATE", async () => {
       const exit = await loadConfigFrom({ WEBHOOK_RETRY_DELAYS: "1, 2.5,30", WEBHOOK_ALLOW_PRIVATE: "true" })
-      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({ webhookRetryDelaysSeconds: [1, 2.5, 30], webhookAllowPrivate: true })
+      expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+        webhookRetryDelaysSeconds: [1, 2.5, 30],
+        webhookAllowPrivate: true
+      })
     })
 
     it("name the variable when a delay is not a positive number", async () => {
@@ -134,8 +137,12 @@ describe("configuration", () => {
       expect(await configFailureOf({ METRICS_TOKEN: "short" })).toContain("METRICS_TOKEN")
       expect(await configFailureOf({ METRICS_PORT: "ninety" })).toContain("METRICS_PORT")
       expect(await configFailureOf({ METRICS_PORT: "70000" })).toContain("METRICS_PORT")
-      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
-      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/?x=1" })).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+      )
+      expect(await configFailureOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318/?x=1" })).toContain(
+        "OTEL_EXPORTER_OTLP_ENDPOINT"
+      )
     })
   })
 })

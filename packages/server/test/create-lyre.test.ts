@@ -69,10 +69,16 @@ describe("createLyre", () => {
   })
 
   it("refuses invalid options with the message pnpm start gives for the variable", async () => {
-    const bad = createLyre({ publicUrl: `${origin}/lyre`, databaseUrl: "mysql://localhost/lyre", secretKey: "s".repeat(32) })
+    const bad = createLyre({
+      publicUrl: `${origin}/lyre`,
+      databaseUrl: "mysql://localhost/lyre",
+      secretKey: "s".repeat(32)
+    })
     await expect(bad).rejects.toBeInstanceOf(ConfigurationError)
     await expect(bad).rejects.toThrow(/DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/)
     await expect(createLyre({ publicUrl: "ftp://example.com" })).rejects.toThrow(/PUBLIC_URL must be an http\(s\) URL/)
-    await expect(createLyre({ publicUrl: origin, databaseUrl: "postgres://localhost/lyre" })).rejects.toThrow(/SECRET_KEY is required/)
+    await expect(createLyre({ publicUrl: origin, databaseUrl: "postgres://localhost/lyre" })).rejects.toThrow(
+      /SECRET_KEY is required/
+    )
   })
 })

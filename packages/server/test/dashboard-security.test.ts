@@ -23,9 +23,21 @@ beforeAll(async () => {
   bob = await createHolder(server)
   aliceSession = await signIn(alice)
   bobSession = await signIn(bob)
-  const key = await trpc(server, "mutation", "account.keys.create", { name: "bob's", scopes: ["music:generate"] }, bobSession)
+  const key = await trpc(
+    server,
+    "mutation",
+    "account.keys.create",
+    { name: "bob's", scopes: ["music:generate"] },
+    bobSession
+  )
   bobIds.key = String(key.body["result"]?.["data"]?.["id"])
-  const endpoint = await trpc(server, "mutation", "account.webhooks.create", { url: "https://example.com/hooks" }, bobSession)
+  const endpoint = await trpc(
+    server,
+    "mutation",
+    "account.webhooks.create",
+    { url: "https://example.com/hooks" },
+    bobSession
+  )
   bobIds.endpoint = String(endpoint.body["result"]?.["data"]?.["id"])
   const ping = await trpc(server, "mutation", "account.webhooks.ping", { id: bobIds.endpoint }, bobSession)
   bobIds.delivery = String(ping.body["result"]?.["data"]?.["id"])
@@ -63,9 +75,15 @@ describe("one account's session never reaches another's data", () => {
       expect([path, answer.status]).toEqual([path, 404])
       expect(envelopeOf(answer.body)["type"]).toBe("not_found")
     }
-    const [key] = await server.query<{ revoked_at: Date | null }>("select revoked_at from api_keys where id = $1", bobIds.key)
+    const [key] = await server.query<{ revoked_at: Date | null }>(
+      "select revoked_at from api_keys where id = $1",
+      bobIds.key
+    )
     expect(key?.revoked_at).toBeNull()
-    const [endpoint] = await server.query<{ enabled: boolean }>("select enabled from webhook_endpoints where id = $1", bobIds.endpoint)
+    const [endpoint] = await server.query<{ enabled: boolean }>(
+      "select enabled from webhook_endpoints where id = $1",
+      bobIds.endpoint
+    )
     expect(endpoint?.enabled).toBe(true)
     const deliveries = await server.query("select 1 from webhook_deliveries where endpoint_id = $1", bobIds.endpoint)
     expect(deliveries.length).toBe(1)
@@ -75,10 +93,16 @@ describe("one account's session never reaches another's data", () => {
 describe("a change needs the session's CSRF token", () => {
   it("refuses a tRPC mutation without the token, or with another session's, and changes nothing", async () => {
     for (const csrf of [undefined, bobSession.csrf, "x"]) {
-      const answer = await trpc(server, "mutation", "account.keys.create", { name: "sneaky", scopes: ["profile"] }, {
-        cookie: aliceSession.cookie,
-        ...(csrf === undefined ? {} : { csrf })
-      })
+      const answer = await trpc(
+        server,
+        "mutation",
+        "account.keys.create",
+        { name: "sneaky", scopes: ["profile"] },
+        {
+          cookie: aliceSession.cookie,
+          ...(csrf === undefined ? {} : { csrf })
+        }
+      )
       expect(answer.status).toBe(403)
       expect(envelopeOf(answer.body)).toMatchObject({ type: "permission_error", code: "csrf_token_invalid" })
     }
@@ -132,7 +156,9 @@ describe("who may call the dashboard's procedures", () => {
     expect(unknown.status).toBe(401)
     const made = await trpc(server, "mutation", "account.keys.create", { name: "k", scopes: ["profile"] }, aliceSession)
     const key = String(made.body["result"]?.["data"]?.["key"])
-    const withKey = await trpc(server, "query", "account.keys.list", undefined, { headers: { authorization: `Bearer ${key}` } })
+    const withKey = await trpc(server, "query", "account.keys.list", undefined, {
+      headers: { authorization: `Bearer ${key}` }
+    })
     expect(withKey.status).toBe(401)
   })
 
@@ -158,16 +184,28 @@ describe("who may call the dashboard's procedures", () => {
   })
 
   it("validates inputs with the API's envelope", async () => {
-    const past = await trpc(server, "mutation", "account.keys.create", {
-      name: "old",
-      scopes: ["profile"],
-      expires_at: "2001-01-01T00:00:00Z"
-    }, aliceSession)
+    const past = await trpc(
+      server,
+      "mutation",
+      "account.keys.create",
+      {
+        name: "old",
+        scopes: ["profile"],
+        expires_at: "2001-01-01T00:00:00Z"
+      },
+      aliceSession
+    )
     expect(envelopeOf(past.body)).toMatchObject({ code: "invalid_parameter", param: "expires_at" })
     const song = await trpc(server, "mutation", "generations.create", { style: "x", title: "y" }, aliceSession)
     expect(song.status).toBe(400)
     expect(envelopeOf(song.body)).toMatchObject({ code: "missing_parameter", param: "lyrics" })
-    const threshold = await trpc(server, "mutation", "account.setCreditAlert", { credit_alert_threshold: -1 }, aliceSession)
+    const threshold = await trpc(
+      server,
+      "mutation",
+      "account.setCreditAlert",
+      { credit_alert_threshold: -1 },
+      aliceSession
+    )
     expect(envelopeOf(threshold.body)).toMatchObject({ code: "invalid_parameter", param: "credit_alert_threshold" })
   })
 })
@@ -183,24 +221,44 @@ describe("a session generates as the first-party dashboard client", () => {
     )
     // The same subject as any OAuth client's: account, then client.
     expect(task?.credential_subject).toBe(`oauth:${alice.id}:dashboard`)
-    const made = await trpc(server, "mutation", "account.keys.create", { name: "reader", scopes: ["music:generate"] }, aliceSession)
-    const got = await api(server, "GET", `/api/v1/music/generations/${id}`, { key: String(made.body["result"]?.["data"]?.["key"]) })
+    const made = await trpc(
+      server,
+      "mutation",
+      "account.keys.create",
+      { name: "reader", scopes: ["music:generate"] },
+      aliceSession
+    )
+    const got = await api(server, "GET", `/api/v1/music/generations/${id}`, {
+      key: String(made.body["result"]?.["data"]?.["key"])
+    })
     expect(got.status).toBe(200)
   })
 })
 
 describe("the key list", () => {
   it("shows when a key was last used, written at most once a minute", async () => {
-    const made = await trpc(server, "mutation", "account.keys.create", { name: "used", scopes: ["profile"] }, bobSession)
+    const made = await trpc(
+      server,
+      "mutation",
+      "account.keys.create",
+      { name: "used", scopes: ["profile"] },
+      bobSession
+    )
     const { id, key } = made.body["result"]?.["data"] ?? {}
     const before = await trpc(server, "query", "account.keys.list", undefined, bobSession)
-    const listed = (before.body["result"]?.["data"] as unknown as Array<{ id: string; last_used_at: string | null }>)
+    const listed = before.body["result"]?.["data"] as unknown as Array<{ id: string; last_used_at: string | null }>
     expect(listed.find((row) => row.id === String(id))?.last_used_at).toBeNull()
     await api(server, "GET", "/api/v1/me", { key: String(key) })
-    const [first] = await server.query<{ last_used_at: Date }>("select last_used_at from api_keys where id = $1", String(id))
+    const [first] = await server.query<{ last_used_at: Date }>(
+      "select last_used_at from api_keys where id = $1",
+      String(id)
+    )
     expect(first?.last_used_at).toBeInstanceOf(Date)
     await api(server, "GET", "/api/v1/me", { key: String(key) })
-    const [second] = await server.query<{ last_used_at: Date }>("select last_used_at from api_keys where id = $1", String(id))
+    const [second] = await server.query<{ last_used_at: Date }>(
+      "select last_used_at from api_keys where id = $1",
+      String(id)
+    )
     expect(second?.last_used_at.getTime()).toBe(first?.last_used_at.getTime())
   })
 })

@@ -35,7 +35,10 @@ describe("daysEnding and foldUsage", () => {
         { day: "2026-01-02", series: "wav", credits: 0 },
         { day: "2025-12-31", series: "aether", credits: 50 }
       ],
-      [{ day: "2026-01-02", status: "ready", count: 3 }, { day: "2026-01-03", status: "failed", count: 1 }]
+      [
+        { day: "2026-01-02", status: "ready", count: 3 },
+        { day: "2026-01-03", status: "failed", count: 1 }
+      ]
     )
     expect(usage).toEqual({
       days,

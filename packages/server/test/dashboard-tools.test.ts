@@ -48,7 +48,11 @@ beforeAll(async () => {
   const key = await server.admin("POST", `/accounts/${holder.id}/keys`, { name: "setup", scopes: ["music:generate"] })
   const created = await api(server, "POST", "/api/v1/music/generations", {
     key: String(key.body["key"]),
-    body: { style: "pop, 100 bpm, piano, drums", title: "Paper Boats", lyrics: "[Verse]\nPaper boats on the river\n[Chorus]\nSail away, sail away" }
+    body: {
+      style: "pop, 100 bpm, piano, drums",
+      title: "Paper Boats",
+      lyrics: "[Verse]\nPaper boats on the river\n[Chorus]\nSail away, sail away"
+    }
   })
   song = await waitReady(`/api/v1/music/generations/${String(created.body["id"])}`, String(key.body["key"]))
 }, 200_000)
@@ -60,10 +64,15 @@ afterAll(async () => {
 })
 
 const trackId = (index: number): string => String((song["tracks"] as unknown as Array<Json>)[index]?.["id"])
-const balance = async (id: string = holder.id): Promise<number> => Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+const balance = async (id: string = holder.id): Promise<number> =>
+  Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
 
 /** The history's entry of a track, with a tool opened. */
-const tool = async (page: Page, id: string, label: "Extend" | "Export" | "Karaoke" | "Stems mixer"): Promise<Locator> => {
+const tool = async (
+  page: Page,
+  id: string,
+  label: "Extend" | "Export" | "Karaoke" | "Stems mixer"
+): Promise<Locator> => {
   const track = page.locator(`#history-title ~ ul [data-track-id="${id}"]`)
   await track.locator("summary", { hasText: new RegExp(`^${label} `) }).click()
   return track.locator("details[open]", { has: page.locator("summary", { hasText: new RegExp(`^${label} `) }) })
@@ -92,7 +101,9 @@ describe("song tools in the dashboard", () => {
     await waveform.click({ position: { x: (box?.width ?? 0) / 2, y: 10 } })
     const seconds = extend.getByLabel("Seconds", { exact: true })
     await expect.poll(async () => Number(await seconds.inputValue())).toBeCloseTo(duration / 2, -0.5)
-    expect(await waveform.getAttribute("aria-label")).toContain(`kept up to ${Number(await seconds.inputValue()).toFixed(1)} s`)
+    expect(await waveform.getAttribute("aria-label")).toContain(
+      `kept up to ${Number(await seconds.inputValue()).toFixed(1)} s`
+    )
     expect(await extend.getByRole("button", { name: /^Extend for/ }).textContent()).toBe("Extend for 50 credits")
     await extend.getByLabel("Model").selectOption("echo")
     expect(await extend.getByRole("button", { name: /^Extend for/ }).textContent()).toBe("Extend for 100 credits")
@@ -107,7 +118,9 @@ describe("song tools in the dashboard", () => {
     expect(await seconds.getAttribute("aria-invalid")).toBe("true")
 
     await seconds.fill("12")
-    await extend.getByLabel("New lyrics for the continuation (empty: the track's)").fill("[Bridge]\nFolded from a letter")
+    await extend
+      .getByLabel("New lyrics for the continuation (empty: the track's)")
+      .fill("[Bridge]\nFolded from a letter")
     await extend.getByLabel("Title (empty: the track's)").fill("Paper Boats, Further")
     await extend.getByRole("button", { name: "Extend for 50 credits" }).click()
     const following = page.locator("section.following")
@@ -127,12 +140,14 @@ describe("song tools in the dashboard", () => {
     const page = await tabs.open(holder, "/dashboard/songs")
     const panel = await tool(page, trackId(1), "Export")
     const buttons = panel.getByRole("button", { name: /^Export / })
-    await expect.poll(() => buttons.allTextContents()).toEqual([
-      "Export WAV of Paper Boats 2 for 5 credits",
-      "Export MIDI of Paper Boats 2 for 5 credits",
-      "Export Stems of Paper Boats 2 for 20 credits",
-      "Export Timed lyrics of Paper Boats 2 for 5 credits"
-    ])
+    await expect
+      .poll(() => buttons.allTextContents())
+      .toEqual([
+        "Export WAV of Paper Boats 2 for 5 credits",
+        "Export MIDI of Paper Boats 2 for 5 credits",
+        "Export Stems of Paper Boats 2 for 20 credits",
+        "Export Timed lyrics of Paper Boats 2 for 5 credits"
+      ])
     const before = await balance()
     for (const format of ["wav", "midi", "stems", "timed_lyrics"]) {
       await panel.locator(`[data-format=${format}]`).getByRole("button").click()
@@ -155,7 +170,8 @@ describe("song tools in the dashboard", () => {
         if (name.endsWith(".lrc")) expect(bytes.toString("utf8")).toMatch(/^\[\d\d:\d\d\.\d\d\]<\d\d:\d\d\.\d\d>Paper/)
       }
       if (format === "stems") expect(count).toBeGreaterThanOrEqual(3)
-      if (format === "timed_lyrics") expect(await links.allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^lyrics\.lrc/)]))
+      if (format === "timed_lyrics")
+        expect(await links.allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^lyrics\.lrc/)]))
     }
     await page.screenshot({ path: screenshotPath("dashboard-tools/export-desktop"), fullPage: true })
   }, 150_000)
@@ -164,7 +180,9 @@ describe("song tools in the dashboard", () => {
     const page = await tabs.open(holder, "/dashboard/songs")
     const view = await tool(page, trackId(1), "Karaoke")
     const lyrics = await madeView(view, "karaoke-lyrics", "Make the timed lyrics for 5 credits")
-    const starts = (await lyrics.locator(".word").evaluateAll((words) => words.map((w) => Number(w.getAttribute("data-start")))))
+    const starts = await lyrics
+      .locator(".word")
+      .evaluateAll((words) => words.map((w) => Number(w.getAttribute("data-start"))))
     const texts = (await lyrics.locator(".word").allTextContents()).map((t) => t.trim())
     expect(texts.slice(0, 5)).toEqual(["Paper", "boats", "on", "the", "river"])
     const audio = view.locator("audio")
@@ -193,7 +211,9 @@ describe("song tools in the dashboard", () => {
     const page = await tabs.open(holder, "/dashboard/songs")
     const view = await tool(page, trackId(1), "Stems mixer")
     const mixer = await madeView(view, "mixer", "Make the stems for 20 credits")
-    const stems = await mixer.locator("[data-stem]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-stem") ?? ""))
+    const stems = await mixer
+      .locator("[data-stem]")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-stem") ?? ""))
     expect(stems).toEqual(expect.arrayContaining(["vocals", "drums"]))
     await mixer.getByRole("button", { name: /^Play/ }).click()
     const level = (stem: string) => mixer.locator(`[data-stem="${stem}"]`).getAttribute("data-level").then(Number)
@@ -202,7 +222,9 @@ describe("song tools in the dashboard", () => {
     expect(await mixer.getByRole("button", { name: "Mute drums" }).getAttribute("aria-pressed")).toBe("true")
     await expect.poll(() => level("drums"), { timeout: 5_000 }).toBeLessThan(0.0005)
     const others = stems.filter((s) => s !== "drums")
-    await expect.poll(async () => Math.max(...(await Promise.all(others.map(level)))), { timeout: 10_000 }).toBeGreaterThan(0.001)
+    await expect
+      .poll(async () => Math.max(...(await Promise.all(others.map(level)))), { timeout: 10_000 })
+      .toBeGreaterThan(0.001)
     expect(Number.parseFloat((await mixer.getByTestId("mixer-position").textContent()) ?? "0")).toBeGreaterThan(0)
     await mixer.getByRole("button", { name: "Mute drums" }).click()
     await expect.poll(() => level("drums"), { timeout: 5_000 }).toBeGreaterThan(0.001)
@@ -219,7 +241,12 @@ describe("song tools in the dashboard", () => {
       ["tracks.export", { track_id: trackId(0), format: "wav" }]
     ] as const) {
       const answer = await trpc(server, "mutation", path, input, auth)
-      expect([path, answer.status, envelopeOf(answer.body)["code"], envelopeOf(answer.body)["param"]]).toEqual([path, 404, "track_not_found", "track_id"])
+      expect([path, answer.status, envelopeOf(answer.body)["code"], envelopeOf(answer.body)["param"]]).toEqual([
+        path,
+        404,
+        "track_not_found",
+        "track_id"
+      ])
     }
     const [mine] = await server.query<{ id: string }>("select id from exports where account_id = $1 limit 1", holder.id)
     const got = await trpc(server, "query", "exports.get", { id: mine?.id }, auth)
@@ -241,21 +268,45 @@ describe("the usage chart", () => {
       { daysAgo: 40, what: "nocturne", credits: 180, status: "ready" }
     ])
     const page = await tabs.open(charted, "/dashboard")
-    await expect.poll(() => page.getByTestId("usage-summary").textContent()).toBe("225 credits spent; 3 generations ready, 1 failed.")
+    await expect
+      .poll(() => page.getByTestId("usage-summary").textContent())
+      .toBe("225 credits spent; 3 generations ready, 1 failed.")
     const canvas = page.getByTestId("usage-chart")
-    expect(await canvas.getAttribute("aria-label")).toBe("Credits spent per day over the last 30 days: 225 in all. Generations: 3 ready, 1 failed.")
+    expect(await canvas.getAttribute("aria-label")).toBe(
+      "Credits spent per day over the last 30 days: 225 in all. Generations: 3 ready, 1 failed."
+    )
     // Drawn: the canvas has coloured pixels in the colour of the aether bars.
-    const painted = await canvas.evaluate((element: { getContext(kind: "2d"): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }; width: number; height: number }) => {
-      const data = element.getContext("2d").getImageData(0, 0, element.width, element.height).data
-      let aether = 0
-      for (let i = 0; i < data.length; i += 4) if (data[i] === 0x34 && data[i + 1] === 0x46 && data[i + 2] === 0xc9) aether++
-      return aether
-    })
+    const painted = await canvas.evaluate(
+      (element: {
+        getContext(kind: "2d"): {
+          getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray }
+        }
+        width: number
+        height: number
+      }) => {
+        const data = element.getContext("2d").getImageData(0, 0, element.width, element.height).data
+        let aether = 0
+        for (let i = 0; i < data.length; i += 4)
+          if (data[i] === 0x34 && data[i + 1] === 0x46 && data[i + 2] === 0xc9) aether++
+        return aether
+      }
+    )
     expect(painted).toBeGreaterThan(50)
     await page.getByText("The figures, day by day").click()
     const table = page.getByTestId("usage-table")
-    expect(await table.locator("thead th").allTextContents()).toEqual(["Day", "aether", "echo", "extensions", "WAV", "stems", "Ready", "Failed"])
-    const rows = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((cell) => cell.textContent)))
+    expect(await table.locator("thead th").allTextContents()).toEqual([
+      "Day",
+      "aether",
+      "echo",
+      "extensions",
+      "WAV",
+      "stems",
+      "Ready",
+      "Failed"
+    ])
+    const rows = await table
+      .locator("tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((cell) => cell.textContent)))
     const day = (ago: number) => new Date(Date.now() - ago * 86_400_000).toISOString().slice(0, 10)
     expect(rows).toEqual([
       [day(0), "50", "0", "0", "0", "0", "1", "0"],
@@ -269,10 +320,16 @@ describe("the usage chart", () => {
     )
     expect(order & 4).toBe(4)
     // An export's debit names the export in the ledger, as a generation's names its task.
-    const ledgerIds = await page.locator("section", { has: page.locator("#ledger-title") }).locator("td code").allTextContents()
+    const ledgerIds = await page
+      .locator("section", { has: page.locator("#ledger-title") })
+      .locator("td code")
+      .allTextContents()
     expect(ledgerIds.filter((id) => id.startsWith("exp_"))).toHaveLength(2)
     expect(ledgerIds.filter((id) => id.startsWith("gen_"))).toHaveLength(6)
-    for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
+    for (const [width, viewport] of [
+      ["desktop", desktop],
+      ["phone", phone]
+    ] as const) {
       const shot = await tabs.open(charted, "/dashboard", viewport)
       await shot.getByTestId("usage-chart").waitFor()
       await shot.screenshot({ path: screenshotPath(`dashboard-tools/overview-chart-${width}`), fullPage: true })
@@ -282,15 +339,24 @@ describe("the usage chart", () => {
 
 describe("the song tools' views", () => {
   it("have no serious or critical axe violations and fit the screen, at desktop and phone widths", async () => {
-    for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
+    for (const [width, viewport] of [
+      ["desktop", desktop],
+      ["phone", phone]
+    ] as const) {
       const page = await tabs.open(holder, "/dashboard/songs", viewport)
       for (const label of ["Extend", "Export"] as const) await tool(page, trackId(1), label)
       await madeView(await tool(page, trackId(1), "Karaoke"), "karaoke-lyrics", "Make the timed lyrics for 5 credits")
       await madeView(await tool(page, trackId(1), "Stems mixer"), "mixer", "Make the stems for 20 credits")
-      await page.locator(`[data-track-id="${trackId(1)}"] [data-testid=waveform][data-loaded=true]`).waitFor({ timeout: 20_000 })
-      await page.locator(`[data-track-id="${trackId(1)}"]`).screenshot({ path: screenshotPath(`dashboard-tools/tools-${width}`) })
+      await page
+        .locator(`[data-track-id="${trackId(1)}"] [data-testid=waveform][data-loaded=true]`)
+        .waitFor({ timeout: 20_000 })
+      await page
+        .locator(`[data-track-id="${trackId(1)}"]`)
+        .screenshot({ path: screenshotPath(`dashboard-tools/tools-${width}`) })
       await page.evaluate(axeSource)
-      const violations = await page.evaluate<Array<{ id: string; impact: string | null; nodes: Array<{ target: Array<string> }> }>>(`
+      const violations = await page.evaluate<
+        Array<{ id: string; impact: string | null; nodes: Array<{ target: Array<string> }> }>
+      >(`
         axe.run(document).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })))`)
       expect([width, violations.filter((v) => v.impact === "serious" || v.impact === "critical")]).toEqual([width, []])
       const fits = await page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth")
@@ -299,7 +365,9 @@ describe("the song tools' views", () => {
     const overview = await tabs.open(holder, "/dashboard", phone)
     await overview.getByTestId("usage-chart").waitFor()
     await overview.evaluate(axeSource)
-    const violations = await overview.evaluate<Array<{ impact: string | null }>>("axe.run(document).then((r) => r.violations)")
+    const violations = await overview.evaluate<Array<{ impact: string | null }>>(
+      "axe.run(document).then((r) => r.violations)"
+    )
     expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([])
   }, 120_000)
 })

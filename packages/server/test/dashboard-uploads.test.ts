@@ -54,7 +54,8 @@ afterAll(async () => {
   await server?.close()
 })
 
-const balance = async (id: string = holder.id): Promise<number> => Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+const balance = async (id: string = holder.id): Promise<number> =>
+  Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
 
 /** Files kept in storage under DATA_DIR/files, by upload. */
 const storedUploads = (): Array<string> => {
@@ -63,7 +64,9 @@ const storedUploads = (): Array<string> => {
 }
 
 const uploadRows = async (accountId: string): Promise<number> =>
-  Number((await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n)
+  Number(
+    (await server.query<{ n: string }>("select count(*) as n from uploads where account_id = $1", accountId))[0]?.n
+  )
 
 const settledUpload = async (id: string, withinMs = 200_000): Promise<Json> => {
   const until = Date.now() + withinMs
@@ -116,7 +119,12 @@ describe("uploads in the dashboard", () => {
     // The upload throttled to 256 KB/s: 1.7 MB takes seconds, and the bar is seen on its way.
     const cdp = await page.context().newCDPSession(page)
     await cdp.send("Network.enable")
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 })
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 256 * 1024
+    })
     await page.evaluate(`
       window.progressSeen = []
       new MutationObserver(() => {
@@ -125,16 +133,26 @@ describe("uploads in the dashboard", () => {
       }).observe(document.body, { subtree: true, childList: true, attributes: true })`)
     const before = await uploadRows(holder.id)
     await page.getByLabel("Title (optional)").fill("Chord study")
-    await page.getByLabel("Drop an audio file here, or choose one").setInputFiles({ name: "chord-study.wav", mimeType: "audio/wav", buffer: song })
+    await page
+      .getByLabel("Drop an audio file here, or choose one")
+      .setInputFiles({ name: "chord-study.wav", mimeType: "audio/wav", buffer: song })
     await page.getByTestId("upload-progress").waitFor()
     expect(await page.getByText(/^Sending chord-study\.wav: \d+%$/).count()).toBe(1)
     await page.getByTestId("upload-progress").waitFor({ state: "detached", timeout: 60_000 })
-    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1
+    })
     const seen = await page.evaluate<Array<number>>("window.progressSeen")
     expect(seen.some((value) => value > 0 && value < 100)).toBe(true)
     expect(await uploadRows(holder.id)).toBe(before + 1)
 
-    const [row] = await server.query<{ id: string }>("select id from uploads where account_id = $1 order by created_at desc limit 1", holder.id)
+    const [row] = await server.query<{ id: string }>(
+      "select id from uploads where account_id = $1 order by created_at desc limit 1",
+      holder.id
+    )
     const entry = uploadEntry(page, String(row?.id))
     await entry.waitFor()
     expect(await entry.locator("strong").first().textContent()).toBe("Chord study")
@@ -148,7 +166,9 @@ describe("uploads in the dashboard", () => {
     const chords = (analysis["chords"] as unknown as Array<{ chord: string }>).filter((span) => span.chord !== "N")
     expect(chords.length).toBeGreaterThan(0)
     await entry.getByText("Chords, with their times").click()
-    expect(await entry.getByTestId("chords").locator("strong").allTextContents()).toEqual(chords.map((span) => span.chord))
+    expect(await entry.getByTestId("chords").locator("strong").allTextContents()).toEqual(
+      chords.map((span) => span.chord)
+    )
     const waveform = entry.locator("canvas.waveform.chords")
     await expect.poll(() => waveform.getAttribute("data-loaded"), { timeout: 20_000 }).toBe("true")
     expect(await waveform.getAttribute("aria-label")).toContain(chords[0]?.chord)
@@ -174,7 +194,9 @@ describe("uploads in the dashboard", () => {
     })()`)
     await page.getByTestId("dropzone").dispatchEvent("drop", { dataTransfer: dropped })
     const alert = page.locator("section", { has: page.locator("#upload-title") }).getByRole("alert")
-    await expect.poll(() => alert.textContent(), { timeout: 20_000 }).toBe(`${String(expected.body["error"]?.["message"])} invalid_audio`)
+    await expect
+      .poll(() => alert.textContent(), { timeout: 20_000 })
+      .toBe(`${String(expected.body["error"]?.["message"])} invalid_audio`)
     // Named .wav but not one: the same rule, whatever the file's name says.
     await page.getByLabel("Drop an audio file here, or choose one").setInputFiles({
       name: "fake.wav",
@@ -199,7 +221,9 @@ describe("uploads in the dashboard", () => {
     // Refused by core's rule (a cover needs its style), in the API's words, and nothing charged.
     const before = await balance()
     await button.click()
-    await expect.poll(() => cover.getByRole("alert").textContent()).toMatch(/style.*(missing_parameter|invalid_parameter)$/)
+    await expect
+      .poll(() => cover.getByRole("alert").textContent())
+      .toMatch(/style.*(missing_parameter|invalid_parameter)$/)
     expect(await cover.getByLabel("New style").getAttribute("aria-invalid")).toBe("true")
     expect(await balance()).toBe(before)
 
@@ -257,13 +281,17 @@ describe("uploads in the dashboard", () => {
     const box = await waveform.boundingBox()
     await waveform.click({ position: { x: (box?.width ?? 0) * 0.8, y: 10 } })
     await expect.poll(() => end.inputValue()).toBe("8")
-    expect(await edit.getByRole("button", { name: /^Edit the section for/ }).textContent()).toBe("Edit the section for 50 credits")
+    expect(await edit.getByRole("button", { name: /^Edit the section for/ }).textContent()).toBe(
+      "Edit the section for 50 credits"
+    )
 
     // A span shorter than core allows: the API's message, the box marked, nothing charged.
     const before = await balance()
     await end.fill("3")
     await edit.getByRole("button", { name: /^Edit the section for/ }).click()
-    await expect.poll(() => edit.getByRole("alert").textContent()).toBe("end must be 2 to 60 seconds after start. invalid_parameter")
+    await expect
+      .poll(() => edit.getByRole("alert").textContent())
+      .toBe("end must be 2 to 60 seconds after start. invalid_parameter")
     expect(await end.getAttribute("aria-invalid")).toBe("true")
     expect(await balance()).toBe(before)
 
@@ -303,7 +331,10 @@ describe("deleting an upload", () => {
     await dialog.getByRole("button", { name: "Delete" }).click()
     await entry.waitFor({ state: "detached" })
     expect(existsSync(file)).toBe(false)
-    const [row] = await server.query<{ deleted: boolean }>("select deleted_at is not null as deleted from uploads where id = $1", id)
+    const [row] = await server.query<{ deleted: boolean }>(
+      "select deleted_at is not null as deleted from uploads where id = $1",
+      id
+    )
     expect(row?.deleted).toBe(true)
   }, 240_000)
 })
@@ -335,7 +366,8 @@ describe("add vocals and accompaniment", () => {
     let song = created.body
     while (String(song["status"]) === "pending" && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 300))
-      song = (await api(server, "GET", `/api/v1/music/generations/${String(created.body["id"])}`, { key: holderKey })).body
+      song = (await api(server, "GET", `/api/v1/music/generations/${String(created.body["id"])}`, { key: holderKey }))
+        .body
     }
     const trackId = String((song["tracks"] as unknown as Array<Json>)[0]?.["id"])
     const songs = await tabs.open(holder, "/dashboard/songs")
@@ -381,7 +413,9 @@ describe("personas in the dashboard", () => {
     await page.getByLabel("Name").fill("Porch voice")
     await page.getByLabel("Description").fill("Warm, close, a little breathy")
     await page.getByRole("button", { name: "Make the persona" }).click()
-    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/track_not_found|invalid_parameter|missing_parameter/)
+    await expect
+      .poll(() => page.getByRole("alert").textContent())
+      .toMatch(/track_not_found|invalid_parameter|missing_parameter/)
 
     await page.getByLabel("From the track").selectOption({ label: "Chord study (upload)" })
     await page.getByRole("button", { name: "Make the persona" }).click()
@@ -391,7 +425,11 @@ describe("personas in the dashboard", () => {
       "select id, track_id, description from personas where account_id = $1",
       holder.id
     )
-    expect(made).toEqual({ id: await persona.getAttribute("data-persona-id"), track_id: upload["track_id"], description: "Warm, close, a little breathy" })
+    expect(made).toEqual({
+      id: await persona.getAttribute("data-persona-id"),
+      track_id: upload["track_id"],
+      description: "Warm, close, a little breathy"
+    })
     await page.screenshot({ path: screenshotPath("dashboard-uploads/personas-desktop"), fullPage: true })
 
     await persona.getByRole("link", { name: "Generate with Porch voice" }).click()
@@ -446,11 +484,19 @@ describe("another account", () => {
     // Refused before the body is read: a small one, so the early answer cannot cut it off mid-send.
     const body = song.subarray(0, 4096)
     for (const headers of [{ cookie: session.cookie }, { cookie: session.cookie, "x-csrf-token": "x" }]) {
-      const sent = await fetch(`${server.url}/trpc/uploads.create`, { method: "POST", headers: { ...headers, "content-type": "audio/wav" }, body })
+      const sent = await fetch(`${server.url}/trpc/uploads.create`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "audio/wav" },
+        body
+      })
       const answer = (await sent.json()) as Json
       expect([sent.status, envelopeOf(answer)["code"]]).toEqual([403, "csrf_token_invalid"])
     }
-    const anonymous = await fetch(`${server.url}/trpc/uploads.create`, { method: "POST", headers: { "content-type": "audio/wav" }, body })
+    const anonymous = await fetch(`${server.url}/trpc/uploads.create`, {
+      method: "POST",
+      headers: { "content-type": "audio/wav" },
+      body
+    })
     expect(anonymous.status).toBe(401)
     await anonymous.arrayBuffer()
     // Its fields, in tRPC's `input` parameter, are judged like any body's: after the session, before the file is read.
@@ -474,19 +520,35 @@ describe("another account", () => {
 describe("the uploads and personas views", () => {
   it("have no serious or critical axe violations and fit the screen, at desktop and phone widths", async () => {
     const upload = await readyUpload()
-    for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
+    for (const [width, viewport] of [
+      ["desktop", desktop],
+      ["phone", phone]
+    ] as const) {
       const page = await tabs.open(holder, "/dashboard/uploads", viewport)
-      for (const label of ["Cover", "Add vocals", "Add accompaniment", "Edit a section"]) await tool(page, String(upload["id"]), label)
-      await uploadEntry(page, String(upload["id"])).locator("[data-testid=waveform][data-loaded=true]").first().waitFor({ timeout: 20_000 })
+      for (const label of ["Cover", "Add vocals", "Add accompaniment", "Edit a section"])
+        await tool(page, String(upload["id"]), label)
+      await uploadEntry(page, String(upload["id"]))
+        .locator("[data-testid=waveform][data-loaded=true]")
+        .first()
+        .waitFor({ timeout: 20_000 })
       await page.screenshot({ path: screenshotPath(`dashboard-uploads/uploads-${width}`), fullPage: true })
       const personas = await tabs.open(holder, "/dashboard/personas", viewport)
       await personas.getByLabel("From the track").waitFor()
       await personas.screenshot({ path: screenshotPath(`dashboard-uploads/personas-${width}`), fullPage: true })
-      for (const [name, view] of [["uploads", page], ["personas", personas]] as const) {
+      for (const [name, view] of [
+        ["uploads", page],
+        ["personas", personas]
+      ] as const) {
         await view.evaluate(axeSource)
-        const violations = await view.evaluate<Array<{ id: string; impact: string | null; nodes: Array<{ target: Array<string> }> }>>(`
+        const violations = await view.evaluate<
+          Array<{ id: string; impact: string | null; nodes: Array<{ target: Array<string> }> }>
+        >(`
           axe.run(document).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) })))`)
-        expect([name, width, violations.filter((v) => v.impact === "serious" || v.impact === "critical")]).toEqual([name, width, []])
+        expect([name, width, violations.filter((v) => v.impact === "serious" || v.impact === "critical")]).toEqual([
+          name,
+          width,
+          []
+        ])
         const fits = await view.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth")
         expect([name, width, fits]).toEqual([name, width, true])
       }

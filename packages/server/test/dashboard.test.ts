@@ -117,10 +117,15 @@ describe("webhooks", () => {
     expect(verifyWebhook(ping?.rawBody ?? "", ping?.signature ?? "", secret).type).toBe("ping")
 
     // The delivery log: the attempt with its status, latency and response.
-    await expect.poll(async () => {
-      await card.getByRole("button", { name: "Refresh log" }).click()
-      return card.locator(".deliveries .status").first().textContent()
-    }, { timeout: 15_000 }).toBe("succeeded")
+    await expect
+      .poll(
+        async () => {
+          await card.getByRole("button", { name: "Refresh log" }).click()
+          return card.locator(".deliveries .status").first().textContent()
+        },
+        { timeout: 15_000 }
+      )
+      .toBe("succeeded")
     await card.locator(".deliveries summary").first().click()
     const attempt = card.locator("table.attempts tbody tr").first()
     await expect.poll(() => attempt.locator("td").nth(2).textContent()).toBe("200")
@@ -146,7 +151,10 @@ describe("webhooks", () => {
 
     await card.getByRole("button", { name: "Disable" }).click()
     await card.getByRole("button", { name: "Enable" }).waitFor()
-    const [row] = await server.query<{ enabled: boolean }>("select enabled from webhook_endpoints where url = $1", receiver.url)
+    const [row] = await server.query<{ enabled: boolean }>(
+      "select enabled from webhook_endpoints where url = $1",
+      receiver.url
+    )
     expect(row?.enabled).toBe(false)
   })
 })
@@ -221,9 +229,16 @@ describe("songs", () => {
     })
     expect(played.error).toBeNull()
     expect(played.time).toBeGreaterThan(0)
-    expect(await following.getByRole("link", { name: /^Download/ }).first().getAttribute("href")).toBe(src)
+    expect(
+      await following
+        .getByRole("link", { name: /^Download/ })
+        .first()
+        .getAttribute("href")
+    ).toBe(src)
     const cover = following.locator("img.cover").first()
-    expect(await cover.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0)).toBe(true)
+    expect(
+      await cover.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0)
+    ).toBe(true)
     await expect.poll(() => page.locator("#history-title + ul [data-status=ready]").count()).toBe(1)
   }, 200_000)
 })
@@ -260,7 +275,10 @@ describe("every page", () => {
   ] as const
 
   it("has no serious or critical axe violations, and is screenshot at desktop and phone widths", async () => {
-    for (const [width, viewport] of [["desktop", desktop], ["phone", phone]] as const) {
+    for (const [width, viewport] of [
+      ["desktop", desktop],
+      ["phone", phone]
+    ] as const) {
       for (const [name, path] of pages) {
         const page = await tabs.open(pro, path, viewport)
         await page.waitForLoadState("networkidle")
@@ -268,8 +286,11 @@ describe("every page", () => {
         await page.evaluate(axeSource)
         const violations = await page.evaluate<Array<{ id: string; impact: string | null }>>(`
           axe.run(document).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact })))`)
-        expect([name, width, violations.filter((v) => v.impact === "serious" || v.impact === "critical")])
-          .toEqual([name, width, []])
+        expect([name, width, violations.filter((v) => v.impact === "serious" || v.impact === "critical")]).toEqual([
+          name,
+          width,
+          []
+        ])
         // Nothing wider than the screen: usable on a phone without sideways scrolling of the page.
         const fits = await page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth")
         expect([name, width, fits]).toEqual([name, width, true])

@@ -38,7 +38,9 @@ const openProcess = () => {
     scan: (cursor, match, pattern, count, howMany) => client.scan(cursor, match, pattern, count, howMany),
     mget: (keys) => client.mget(keys)
   }
-  const runtime = ManagedRuntime.make(DenyList.layerRedis(counted, denyFeedOf(subscriber), prefix).pipe(Layer.provide(RedisGate.layer())))
+  const runtime = ManagedRuntime.make(
+    DenyList.layerRedis(counted, denyFeedOf(subscriber), prefix).pipe(Layer.provide(RedisGate.layer()))
+  )
   runtimes.push(runtime)
   const run = <A>(program: (list: DenyList["Service"]) => Effect.Effect<A>) => runtime.runPromise(DenyList.use(program))
   return {

@@ -77,12 +77,18 @@ describe("API catalog (RFC 9727)", () => {
     expect(response.headers.get("content-type")).toBe(mediaType)
     expectPublicCors(response)
     expect(response.headers.get("link")).toBe(`<${server.url}/.well-known/api-catalog>; rel="api-catalog"`)
-    const [entry] = (JSON.parse(text) as { linkset: Array<Record<string, Array<{ href: string; type: string }>> & { anchor: string }> }).linkset
+    const [entry] = (
+      JSON.parse(text) as { linkset: Array<Record<string, Array<{ href: string; type: string }>> & { anchor: string }> }
+    ).linkset
     expect(entry?.anchor).toBe(`${server.url}/api`)
     expect(entry?.["service-desc"]?.[0]?.href).toBe(`${server.url}/api/openapi.json`)
     expect(entry?.["service-doc"]?.[0]).toEqual({ href: `${server.url}/api/docs`, type: "text/html" })
     expect(entry?.["status"]?.[0]?.href).toBe(`${server.url}/readyz`)
-    for (const link of [...(entry?.["service-desc"] ?? []), ...(entry?.["service-doc"] ?? []), ...(entry?.["status"] ?? [])]) {
+    for (const link of [
+      ...(entry?.["service-desc"] ?? []),
+      ...(entry?.["service-doc"] ?? []),
+      ...(entry?.["status"] ?? [])
+    ]) {
       expect((await fetch(link.href)).status, link.href).toBe(200)
     }
   })
@@ -129,19 +135,31 @@ describe("GET /api/docs", () => {
       })
       page.on("requestfailed", (request) => {
         const refusedByPolicy = ["csp", "net::ERR_BLOCKED_BY_CSP"].includes(request.failure()?.errorText ?? "")
-        if (isForeign(request.url()) && !refusedByPolicy) leaked.push(`${request.url()} ${request.failure()?.errorText}`)
+        if (isForeign(request.url()) && !refusedByPolicy)
+          leaked.push(`${request.url()} ${request.failure()?.errorText}`)
       })
       page.on("console", (message) => {
-        if (message.type() === "error" && !message.text().includes("Content Security Policy")) problems.push(message.text())
+        if (message.type() === "error" && !message.text().includes("Content Security Policy"))
+          problems.push(message.text())
       })
       page.on("pageerror", (error) => problems.push(error.message))
       await page.goto(`${server.url}/api/docs`)
       // What went wrong in the page is the useful message when the heading never comes.
-      await page.getByRole("heading", { name: "Lyre music generation API" }).first().waitFor({ timeout: 40_000 })
+      await page
+        .getByRole("heading", { name: "Lyre music generation API" })
+        .first()
+        .waitFor({ timeout: 40_000 })
         .catch((error: unknown) => {
-          throw new Error(`${String(error)}\nleaked requests: ${leaked.join(", ")}\npage errors: ${problems.join("\n")}`)
+          throw new Error(
+            `${String(error)}\nleaked requests: ${leaked.join(", ")}\npage errors: ${problems.join("\n")}`
+          )
         })
-      for (const operation of ["Generate music", "Get a generation task", "List generation tasks", "The calling account"]) {
+      for (const operation of [
+        "Generate music",
+        "Get a generation task",
+        "List generation tasks",
+        "The calling account"
+      ]) {
         await page.getByRole("heading", { name: operation }).first().waitFor()
       }
       await page.screenshot({ path: screenshotPath("api-docs-desktop"), fullPage: false })

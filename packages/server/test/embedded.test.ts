@@ -15,7 +15,10 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 const startService = async (port: number) => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !["DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ADMIN_TOKEN", "PUBLIC_URL"].includes(name)) {
+    if (
+      value !== undefined &&
+      !["DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ADMIN_TOKEN", "PUBLIC_URL"].includes(name)
+    ) {
       env[name] = value
     }
   }
@@ -45,14 +48,24 @@ describe("the embedded default", () => {
     const port = await freePort()
     const service = await startService(port)
     const url = `http://127.0.0.1:${port}`
-    const banner = JSON.parse(service.output().split("\n").find((line) => line.includes('"msg":"listening"')) ?? "{}")
+    const banner = JSON.parse(
+      service
+        .output()
+        .split("\n")
+        .find((line) => line.includes('"msg":"listening"')) ?? "{}"
+    )
     expect(banner).toMatchObject({ url, mode: "embedded", limits: "memory" })
     expect(banner.api_key).toMatch(/^lyr_live_/)
     expect(banner.admin_token).toMatch(/^[0-9A-Za-z]{32}$/)
     expect(service.output()).toContain(`API key     : ${banner.api_key}`)
     // The worker's lines (Effect's logger) have the server's shape, and loading the engine
     // warns of nothing: Node's WASI, which sings the words, is loaded at the first render.
-    const workerLine = JSON.parse(service.output().split("\n").find((line) => line.includes("worker started")) ?? "{}")
+    const workerLine = JSON.parse(
+      service
+        .output()
+        .split("\n")
+        .find((line) => line.includes("worker started")) ?? "{}"
+    )
     expect(workerLine).toMatchObject({ level: "info", msg: "worker started", provider: "engine" })
     expect(Object.keys(workerLine)).not.toContain("fiberId")
     expect(service.output()).not.toMatch(/\(node:\d+\) \w*Warning/)
@@ -63,7 +76,9 @@ describe("the embedded default", () => {
     // Every request is logged as a JSON line carrying its request id.
     const requestId = me.headers.get("x-request-id") ?? "missing"
     for (let i = 0; i < 20 && !service.output().includes(requestId); i++) await new Promise((r) => setTimeout(r, 50))
-    expect(service.output()).toMatch(new RegExp(`"msg":"request","request_id":"${requestId}","method":"GET","path":"/api/v1/me","status":200`))
+    expect(service.output()).toMatch(
+      new RegExp(`"msg":"request","request_id":"${requestId}","method":"GET","path":"/api/v1/me","status":200`)
+    )
     expect(await me.json()).toMatchObject({ plan: "pro", credits: { total: 5_000 } })
     const created = await fetch(`${url}/api/v1/music/generations`, {
       method: "POST",
@@ -86,7 +101,10 @@ describe("the embedded default", () => {
       redirect: "manual",
       headers: {
         "content-type": "application/x-www-form-urlencoded",
-        cookie: form.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ")
+        cookie: form.headers
+          .getSetCookie()
+          .map((c) => c.split(";")[0])
+          .join("; ")
       },
       body: new URLSearchParams({
         csrf_token: /name="csrf_token" value="([^"]*)"/.exec(await form.text())?.[1] ?? "",

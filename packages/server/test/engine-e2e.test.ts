@@ -9,7 +9,13 @@ import { parseMetrics, scrape, valueOf } from "./support/prometheus.ts"
 
 let server: TestServer
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 2 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 2
+  })
 })
 afterAll(() => server.close())
 
@@ -18,7 +24,11 @@ describe("the built-in engine behind the provider port", () => {
     const account = await createAccount(server)
     const created = await api(server, "POST", "/api/v1/music/generations", {
       key: account.key,
-      body: { style: "lofi hip hop, 80 bpm, piano, mellow", title: "Rain on Glass", lyrics: "[Verse]\nRain on the glass\n[Chorus]\nStay a while" }
+      body: {
+        style: "lofi hip hop, 80 bpm, piano, mellow",
+        title: "Rain on Glass",
+        lyrics: "[Verse]\nRain on the glass\n[Chorus]\nStay a while"
+      }
     })
     expect(created.status).toBe(202)
     const id = String(created.body.id)
@@ -42,12 +52,16 @@ describe("the built-in engine behind the provider port", () => {
       const bytes = new Uint8Array(await audio.arrayBuffer())
       expect(bytes.length).toBeGreaterThan(100_000)
       // An MP3 starts with an ID3 tag or a frame sync.
-      expect((bytes[0] === 0x49 && bytes[1] === 0x44) || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)).toBe(true)
+      expect((bytes[0] === 0x49 && bytes[1] === 0x44) || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)).toBe(
+        true
+      )
       const cover = await fetch(String(track.image_url))
       expect(cover.headers.get("content-type")).toBe("image/png")
     }
     // Two takes, two different songs.
-    const [a, b] = await Promise.all(tracks.map(async (t) => Buffer.from(await (await fetch(String(t.audio_url))).arrayBuffer())))
+    const [a, b] = await Promise.all(
+      tracks.map(async (t) => Buffer.from(await (await fetch(String(t.audio_url))).arrayBuffer()))
+    )
     expect(a?.equals(b ?? Buffer.alloc(0))).toBe(false)
     // The render is measured: its time, and seconds of music per second of rendering.
     const metrics = parseMetrics((await scrape(server.url)).text)

@@ -108,7 +108,9 @@ describe("PostgreSQL stopped under load", () => {
         `postgres load: ${describeAnswers(answers)}; ${created.size} tasks created; ` +
           `slowest 503 ${Math.round(unavailable.reduce((max, a) => Math.max(max, a.millis), 0))} ms\n`
       )
-      expect(answers.filter((a) => ![200, 202, 503].includes(a.status)).map((a) => `${a.label} ${a.status} ${a.body}`)).toEqual([])
+      expect(
+        answers.filter((a) => ![200, 202, 503].includes(a.status)).map((a) => `${a.label} ${a.status} ${a.body}`)
+      ).toEqual([])
       expect(unavailable.length).toBeGreaterThan(10)
       for (const answer of unavailable) {
         expect(envelopeOf(answer.body)).toMatchObject({ type: "service_unavailable", code: "service_unavailable" })
@@ -117,18 +119,26 @@ describe("PostgreSQL stopped under load", () => {
       }
       // Answers after the restart are good again, with no restart of the service.
       expect(answers.filter((a) => a.at > outage.startedAt + 1_000 && a.status !== 200 && a.status !== 202)).toEqual([])
-      expect(readyz).toEqual([{ phase: "during", status: 503 }, { phase: "after", status: 200 }])
+      expect(readyz).toEqual([
+        { phase: "during", status: 503 },
+        { phase: "after", status: 200 }
+      ])
 
       // Every task ends (the worker resumes), each charged once, the ledger explains the balance.
       const ids = [...created.values()]
       const ended = Date.now() + 30_000
       let open = ids.length
       while (open > 0 && Date.now() < ended) {
-        const [row] = await queryOn<{ n: number }>(postgres.url, "select count(*)::int as n from generation_tasks where status = 'pending'")
+        const [row] = await queryOn<{ n: number }>(
+          postgres.url,
+          "select count(*)::int as n from generation_tasks where status = 'pending'"
+        )
         open = row?.n ?? 0
         if (open > 0) await sleep(250)
       }
-      process.stdout.write(`postgres outage: ${ids.length} tasks, ${open} pending ${Date.now() - outage.startedAt} ms after the restart\n`)
+      process.stdout.write(
+        `postgres outage: ${ids.length} tasks, ${open} pending ${Date.now() - outage.startedAt} ms after the restart\n`
+      )
       expect(open).toBe(0)
       const tasks = await queryOn<{ id: string; status: string; error_code: string | null }>(
         postgres.url,
@@ -161,16 +171,21 @@ describe("PostgreSQL stopped under load", () => {
 
       // No webhook event lost: every task's ending reached the receiver.
       const endings = (): Set<string> =>
-        new Set(receiver.received.flatMap((r) => {
-          const event = JSON.parse(r.rawBody) as { type: string; data: { task_id?: string } }
-          return event.type === "job.completed" || event.type === "job.failed" ? [String(event.data.task_id)] : []
-        }))
+        new Set(
+          receiver.received.flatMap((r) => {
+            const event = JSON.parse(r.rawBody) as { type: string; data: { task_id?: string } }
+            return event.type === "job.completed" || event.type === "job.failed" ? [String(event.data.task_id)] : []
+          })
+        )
       const delivered = Date.now() + 20_000
       while (ids.some((id) => !endings().has(id)) && Date.now() < delivered) await sleep(250)
       expect(ids.filter((id) => !endings().has(id))).toEqual([])
 
       // Each process said once that the database was away, and once that it was back.
-      for (const [name, process] of [["api", api], ["worker", worker]] as const) {
+      for (const [name, process] of [
+        ["api", api],
+        ["worker", worker]
+      ] as const) {
         const output = process.output()
         expect(output, name).not.toContain("unexpected failure")
         expect(output, name).not.toContain("unhandled")
@@ -219,14 +234,18 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       expect(source.status).toBe(202)
       const sourceId = String((JSON.parse(source.body) as { id: string }).id)
       let trackId = ""
-      expect(await eventually(async () => {
-        const task = JSON.parse((await timed("get", `${base}/api/v1/music/generations/${sourceId}`, { headers })).body) as {
-          status: string
-          tracks: Array<{ id: string }>
-        }
-        trackId = task.tracks[0]?.id ?? ""
-        return task.status === "ready"
-      }, 30_000)).toBe(true)
+      expect(
+        await eventually(async () => {
+          const task = JSON.parse(
+            (await timed("get", `${base}/api/v1/music/generations/${sourceId}`, { headers })).body
+          ) as {
+            status: string
+            tracks: Array<{ id: string }>
+          }
+          trackId = task.tracks[0]?.id ?? ""
+          return task.status === "ready"
+        }, 30_000)
+      ).toBe(true)
 
       // The upstream decides on all three at once and holds its answers until the database is stopped.
       let answer = (): void => undefined
@@ -247,19 +266,24 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
         headers: { ...headers, "content-type": "application/json", "idempotency-key": "kept-export" },
         body: JSON.stringify({ format: "wav" })
       })
-      expect(await eventually(
-        () =>
-          ["Kept", "Kept refused", "Kept extension"].every((title) => upstream.control.submissionsFor(title).length === 1) &&
-          upstream.control.toolRequestsFor("wav").length === 1,
-        15_000
-      )).toBe(true)
+      expect(
+        await eventually(
+          () =>
+            ["Kept", "Kept refused", "Kept extension"].every(
+              (title) => upstream.control.submissionsFor(title).length === 1
+            ) && upstream.control.toolRequestsFor("wav").length === 1,
+          15_000
+        )
+      ).toBe(true)
       await postgres.stop()
       answer()
       const [created, exported, refused, extended] = await Promise.all([creating, exporting, refusing, extending])
       // Charged and accepted upstream: the answer is the 202, not a 503 inviting a second charge;
       // refused upstream: the 500 the refusal is, its refund to come.
-      expect([created.status, exported.status, extended.status], `${created.body} ${exported.body} ${extended.body}`)
-        .toEqual([202, 202, 202])
+      expect(
+        [created.status, exported.status, extended.status],
+        `${created.body} ${exported.body} ${extended.body}`
+      ).toEqual([202, 202, 202])
       expect(refused.status, refused.body).toBe(500)
       expect(envelopeOf(refused.body)).toMatchObject({ type: "api_error", code: "provider_error" })
       const taskId = String((JSON.parse(created.body) as { id: string }).id)
@@ -270,13 +294,20 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       const recovered = Date.now()
 
       const statusOf = async (table: "generation_tasks" | "exports", id: string) =>
-        (await queryOn<{ status: string }>(postgres.url, `select status from ${table} where id = $1`, id).catch(() => []))[0]?.status
-      expect(await eventually(
-        async () =>
-          (await statusOf("generation_tasks", taskId)) === "ready" && (await statusOf("generation_tasks", extensionId)) === "ready" &&
-          (await statusOf("exports", exportId)) === "ready",
-        60_000
-      )).toBe(true)
+        (
+          await queryOn<{ status: string }>(postgres.url, `select status from ${table} where id = $1`, id).catch(
+            () => []
+          )
+        )[0]?.status
+      expect(
+        await eventually(
+          async () =>
+            (await statusOf("generation_tasks", taskId)) === "ready" &&
+            (await statusOf("generation_tasks", extensionId)) === "ready" &&
+            (await statusOf("exports", exportId)) === "ready",
+          60_000
+        )
+      ).toBe(true)
       process.stdout.write(`kept submissions: all ready ${Date.now() - recovered} ms after PostgreSQL started again\n`)
       expect(Date.now() - recovered).toBeLessThan(60_000)
       expect(upstream.control.submissionsFor("Kept")).toHaveLength(1)
@@ -301,8 +332,19 @@ describe("PostgreSQL stopped between the provider's accept and its record", () =
       )
       const refusedId = refusedTask?.id ?? ""
       expect(
-        entries.filter((e) => [taskId, extensionId, exportId, refusedId].includes(e.work)).map((e) => `${e.kind} ${e.work}`).sort()
-      ).toEqual([`debit ${exportId}`, `debit ${taskId}`, `debit ${extensionId}`, `debit ${refusedId}`, `refund ${refusedId}`].sort())
+        entries
+          .filter((e) => [taskId, extensionId, exportId, refusedId].includes(e.work))
+          .map((e) => `${e.kind} ${e.work}`)
+          .sort()
+      ).toEqual(
+        [
+          `debit ${exportId}`,
+          `debit ${taskId}`,
+          `debit ${extensionId}`,
+          `debit ${refusedId}`,
+          `refund ${refusedId}`
+        ].sort()
+      )
       const [books] = await queryOn<{ deltas: number; balance: number }>(
         postgres.url,
         `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,
@@ -355,7 +397,9 @@ describe("a charge that committed while its answer was lost", () => {
       const retried = await timedCreate(base, headers, "unsure-keyed", "Unsure keyed")
       expect(retried.status, retried.body).toBe(202)
       const keyedId = String((JSON.parse(retried.body) as { id: string }).id)
-      expect(await eventually(async () => (await tasksTitled("Unsure keyed"))[0]?.status === "ready", 30_000)).toBe(true)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyed"))[0]?.status === "ready", 30_000)).toBe(
+        true
+      )
       expect((await tasksTitled("Unsure keyed")).map((t) => t.id)).toEqual([keyedId])
       expect(upstream.control.submissionsFor("Unsure keyed")).toHaveLength(1)
 
@@ -368,7 +412,9 @@ describe("a charge that committed while its answer was lost", () => {
       })
       await lostKeyless
       expect(keyless.status, keyless.body).toBe(503)
-      expect(await eventually(async () => (await tasksTitled("Unsure keyless"))[0]?.status === "failed", 10_000)).toBe(true)
+      expect(await eventually(async () => (await tasksTitled("Unsure keyless"))[0]?.status === "failed", 10_000)).toBe(
+        true
+      )
       const [undone] = await tasksTitled("Unsure keyless")
       expect(undone?.error_code).toBe("service_unavailable")
       expect(upstream.control.submissionsFor("Unsure keyless")).toHaveLength(0)
@@ -378,8 +424,9 @@ describe("a charge that committed while its answer was lost", () => {
         "select kind, task_id from credit_ledger where account_id = $1 and task_id is not null",
         account.id
       )
-      expect(entries.map((e) => `${e.kind} ${e.task_id}`).sort())
-        .toEqual([`debit ${keyedId}`, `debit ${undone?.id}`, `refund ${undone?.id}`].sort())
+      expect(entries.map((e) => `${e.kind} ${e.task_id}`).sort()).toEqual(
+        [`debit ${keyedId}`, `debit ${undone?.id}`, `refund ${undone?.id}`].sort()
+      )
       const [books] = await queryOn<{ deltas: number; balance: number }>(
         postgres.url,
         `select (select sum(subscription_delta + onetime_delta) from credit_ledger where account_id = $1)::int as deltas,

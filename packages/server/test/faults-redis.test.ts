@@ -15,7 +15,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DenyList, Metrics, noopMetrics, RateLimiter, RedisGate } from "@lyre/core"
 import type { RedisFallbackUse } from "@lyre/core"
 import { denyFeedOf, redisLayer } from "../src/app.ts"
-import { describeAnswers, loadAccount, sleep, startOwnRedis, startServiceBed, steadyLoad, timed, timedCreate, waitReady } from "./support/faults.ts"
+import {
+  describeAnswers,
+  loadAccount,
+  sleep,
+  startOwnRedis,
+  startServiceBed,
+  steadyLoad,
+  timed,
+  timedCreate,
+  waitReady
+} from "./support/faults.ts"
 import type { Answer, OwnRedis, ServiceBed } from "./support/faults.ts"
 import { freePort, spawnEntry } from "./support/processes.ts"
 
@@ -39,11 +49,13 @@ const limitsOn = (url: string) => {
       fallback.answers.set(use, (fallback.answers.get(use) ?? 0) + 1)
     }
   })
-  const layer = Layer.unwrap(Effect.gen(function*() {
-    const client = yield* redisLayer(url)
-    const subscriber = yield* redisLayer(url, { autoPipelining: false })
-    return Layer.mergeAll(RateLimiter.layerRedis(client), DenyList.layerRedis(client, denyFeedOf(subscriber)))
-  })).pipe(Layer.provide(RedisGate.layer()), Layer.provide(metrics))
+  const layer = Layer.unwrap(
+    Effect.gen(function* () {
+      const client = yield* redisLayer(url)
+      const subscriber = yield* redisLayer(url, { autoPipelining: false })
+      return Layer.mergeAll(RateLimiter.layerRedis(client), DenyList.layerRedis(client, denyFeedOf(subscriber)))
+    })
+  ).pipe(Layer.provide(RedisGate.layer()), Layer.provide(metrics))
   const runtime = ManagedRuntime.make(layer)
   const timedRun = async <A>(program: Effect.Effect<A, never, RateLimiter | DenyList>) => {
     const started = performance.now()
@@ -92,7 +104,9 @@ describe("Redis away, in one process", () => {
       expect((await limits.has(whileHung)).value).toBe(true)
       expect(limits.fallback.active).toBe(true)
       expect(limits.fallback.answers.get("rate_limit")).toBeGreaterThanOrEqual(3)
-      process.stdout.write(`redis hung: slowest limiter call ${Math.round(slowest.hit)} ms, deny-list ${Math.round(slowest.has)} ms\n`)
+      process.stdout.write(
+        `redis hung: slowest limiter call ${Math.round(slowest.hit)} ms, deny-list ${Math.round(slowest.has)} ms\n`
+      )
       expect(slowest.hit).toBeLessThan(250)
       expect(slowest.has).toBeLessThan(250)
 
@@ -127,8 +141,11 @@ describe("Redis away, in one process", () => {
       // Started again, empty: the revocation made meanwhile reaches it, and the limiter counts there.
       await redis.start()
       const again = Date.now() + 5_000
-      while (((await probe.exists(`lyre:deny:${during}`).catch(() => 0)) === 0 ||
-        (await probe.zcard(`lyre:rpm:${subject}`).catch(() => 0)) === 0) && Date.now() < again) {
+      while (
+        ((await probe.exists(`lyre:deny:${during}`).catch(() => 0)) === 0 ||
+          (await probe.zcard(`lyre:rpm:${subject}`).catch(() => 0)) === 0) &&
+        Date.now() < again
+      ) {
         await limits.hit(subject, 1_000)
         await sleep(100)
       }
@@ -203,9 +220,11 @@ describe("Redis killed under load", () => {
       let n = 0
       const load = steadyLoad(6, async (worker) => {
         const i = n++
-        answers.push(i % 3 === 0
-          ? await timedCreate(base, headers, `redis-${i}`, `Redis ${i}`)
-          : await timed("me", `${base}/api/v1/me`, { headers }))
+        answers.push(
+          i % 3 === 0
+            ? await timedCreate(base, headers, `redis-${i}`, `Redis ${i}`)
+            : await timed("me", `${base}/api/v1/me`, { headers })
+        )
         await sleep(15 + worker)
       })
       await sleep(2_000)
@@ -237,7 +256,9 @@ describe("Redis killed under load", () => {
       )
       expect(hung.length).toBeGreaterThan(30)
       expect(during.length).toBeGreaterThan(30)
-      expect(answers.filter((a) => a.status !== 200 && a.status !== 202).map((a) => `${a.label} ${a.status} ${a.body}`)).toEqual([])
+      expect(
+        answers.filter((a) => a.status !== 200 && a.status !== 202).map((a) => `${a.label} ${a.status} ${a.body}`)
+      ).toEqual([])
       // Nothing is held for Redis: the slowest answer of each outage is within 250 ms of the
       // slowest before them (the machine's own noise, measured).
       const slowest = (some: ReadonlyArray<Answer>) => some.reduce((max, a) => Math.max(max, a.millis), 0)

@@ -28,7 +28,10 @@ const compiled = (statement: Statement.Statement<object>) => statement.compile()
 describe("a client with fixed texts", () => {
   it("sends the text and parameters the client compiles, for each shape of a template", () => {
     for (const keyed of [false, true, false]) {
-      for (const [model, price] of [["aether", 50], ["echo", 100]] as const) {
+      for (const [model, price] of [
+        ["aether", 50],
+        ["echo", 100]
+      ] as const) {
         expect(compiled(charge(ours, keyed, model, price))).toEqual(compiled(charge(theirs, keyed, model, price)))
       }
     }

@@ -16,7 +16,12 @@ const create = (key: string, body: unknown = validSong, headers: Record<string, 
 
 const balanceOf = async (accountId: string) => (await server.admin("GET", `/accounts/${accountId}`)).body.credits
 const tasksOf = async (accountId: string) =>
-  (await server.query<{ n: number }>("select count(*)::int as n from generation_tasks where account_id = $1", accountId))[0]?.n
+  (
+    await server.query<{ n: number }>(
+      "select count(*)::int as n from generation_tasks where account_id = $1",
+      accountId
+    )
+  )[0]?.n
 
 describe("POST /v1/music/generations", () => {
   it("202: a complete pending task, charged at once", async () => {
@@ -68,7 +73,12 @@ describe("POST /v1/music/generations", () => {
       ["lyrics required for a vocal song", { style: "s", title: "t" }, "missing_parameter", "lyrics"],
       ["whitespace lyrics", { ...validSong, lyrics: "   " }, "invalid_parameter", "lyrics"],
       ["unknown property", { ...validSong, bpm: 120 }, "unknown_parameter", "bpm"],
-      ["aether-only on echo", { ...validSong, model: "echo", style_weight: 0.2 }, "parameter_not_supported_for_model", "style_weight"],
+      [
+        "aether-only on echo",
+        { ...validSong, model: "echo", style_weight: 0.2 },
+        "parameter_not_supported_for_model",
+        "style_weight"
+      ],
       ["unknown model", { ...validSong, model: "v5" }, "invalid_parameter", "model"],
       ["weight out of range", { ...validSong, audio_weight: 2 }, "invalid_parameter", "audio_weight"],
       ["not an object", [1, 2], "invalid_parameter", undefined]
@@ -94,7 +104,9 @@ describe("POST /v1/music/generations", () => {
         headers: { "content-type": "application/json" }
       })
       expect(res.status).toBe(400)
-      expect(res.body).toEqual({ error: { type: "invalid_request_error", code: "invalid_json", message: expect.any(String) } })
+      expect(res.body).toEqual({
+        error: { type: "invalid_request_error", code: "invalid_json", message: expect.any(String) }
+      })
     })
 
     it("a body that is not JSON: invalid_content_type", async () => {
@@ -305,7 +317,9 @@ describe("GET /v1/music/generations/{id}", () => {
     const account = await createAccount(server)
     const other = await server.admin("POST", `/accounts/${account.id}/keys`, { name: "b", scopes: ["music:generate"] })
     const created = await create(account.key)
-    const res = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, { key: String(other.body.key) })
+    const res = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, {
+      key: String(other.body.key)
+    })
     expect(res.status).toBe(200)
   })
 
@@ -340,7 +354,9 @@ describe("GET /v1/music/generations (list)", () => {
     const page1 = first.body.data as unknown as Array<Json>
     expect(page1.map((t) => t.id)).toEqual([ids[4], ids[3]])
     expect(first.body.has_more).toBe(true)
-    const next = await api(server, "GET", `/api/v1/music/generations?limit=3&starting_after=${ids[3]}`, { key: account.key })
+    const next = await api(server, "GET", `/api/v1/music/generations?limit=3&starting_after=${ids[3]}`, {
+      key: account.key
+    })
     const page2 = next.body.data as unknown as Array<Json>
     expect(page2.map((t) => t.id)).toEqual([ids[2], ids[1], ids[0]])
     expect(next.body.has_more).toBe(false)
@@ -366,15 +382,19 @@ describe("GET /v1/music/generations (list)", () => {
 describe("statements on one task by id", () => {
   /** The generic plan of `select ... where id = $1 and <guard>`, as a cached prepared statement gets it. */
   const genericPlanOf = (guard: string) =>
-    server.runtime.runPromise(SqlClient.use((sql) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql.unsafe("set local plan_cache_mode = force_generic_plan")
-        yield* sql.unsafe(`prepare by_id(text) as select id from generation_tasks where id = $1 and ${guard}`)
-        const plan = yield* sql.unsafe("explain (format json) execute by_id('gen_x')")
-        yield* sql.unsafe("deallocate by_id")
-        return JSON.stringify(plan)
-      }))
-    ).pipe(Effect.orDie))
+    server.runtime.runPromise(
+      SqlClient.use((sql) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql.unsafe("set local plan_cache_mode = force_generic_plan")
+            yield* sql.unsafe(`prepare by_id(text) as select id from generation_tasks where id = $1 and ${guard}`)
+            const plan = yield* sql.unsafe("explain (format json) execute by_id('gen_x')")
+            yield* sql.unsafe("deallocate by_id")
+            return JSON.stringify(plan)
+          })
+        )
+      ).pipe(Effect.orDie)
+    )
 
   // Written "status = 'pending'", the same generic plan scans the partial index of pending tasks
   // for the id (PostgreSQL 15 picks it here): every transition would walk every task in flight.
@@ -386,4 +406,3 @@ describe("statements on one task by id", () => {
     expect(plan).not.toMatch(/generation_tasks_(deadline|due)/)
   })
 })
-

@@ -10,7 +10,9 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const markFailed = (taskId: string) =>
-  server.runtime.runPromise(Generations.use((g) => g.markFailed(taskId, { code: "provider_error", message: "upstream said no" })))
+  server.runtime.runPromise(
+    Generations.use((g) => g.markFailed(taskId, { code: "provider_error", message: "upstream said no" }))
+  )
 const markReady = (taskId: string) => server.runtime.runPromise(Generations.use((g) => g.markReady(taskId, [])))
 const credits = async (accountId: string) => (await server.admin("GET", `/accounts/${accountId}`)).body.credits
 
@@ -57,14 +59,21 @@ describe("the task state machine and the ledger", () => {
   it("a finished task frees its concurrency slot", async () => {
     const account = await createAccount(server, { concurrency_limit: 1 })
     const first = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })
-    expect((await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status).toBe(429)
+    expect((await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status).toBe(
+      429
+    )
     await markReady(String(first.body.id))
-    expect((await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status).toBe(202)
+    expect((await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status).toBe(
+      202
+    )
   })
 
   it("the ledger explains the balance after every change", async () => {
     const account = await createAccount(server, { subscription: 120, onetime: 90 })
-    const a = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, model: "echo" } })
+    const a = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { ...validSong, model: "echo" }
+    })
     await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })
     await markFailed(String(a.body.id))
     await server.admin("POST", `/accounts/${account.id}/credits`, { subscription: -10 })
@@ -84,4 +93,3 @@ describe("the task state machine and the ledger", () => {
     expect([view?.subscription, view?.onetime]).toEqual([subscription, onetime])
   })
 })
-

@@ -19,13 +19,13 @@ interface Licensed {
 /** The pnpm running the suite when there is one (`pnpm test`), else the one README installs. */
 const pnpm = (): [string, Array<string>] => {
   const execPath = process.env.npm_execpath
-  return execPath !== undefined && /pnpm/.test(execPath)
-    ? [process.execPath, [execPath]]
-    : ["npx", ["-y", "pnpm@10"]]
+  return execPath !== undefined && /pnpm/.test(execPath) ? [process.execPath, [execPath]] : ["npx", ["-y", "pnpm@10"]]
 }
 
 describe("licences of what the service ships", () => {
-  it("no GPL or AGPL package among the runtime dependencies; essentia.js only in development", { timeout: 120_000 }, async () => {
+  it("no GPL or AGPL package among the runtime dependencies; essentia.js only in development", {
+    timeout: 120_000
+  }, async () => {
     const [command, prefix] = pnpm()
     const { stdout } = await promisify(execFile)(command, [...prefix, "licenses", "list", "--prod", "--json", "-r"], {
       cwd: root,
@@ -36,7 +36,9 @@ describe("licences of what the service ships", () => {
       .filter(([licence]) => /(^|[^L])GPL/i.test(licence))
       .flatMap(([licence, packages]) => packages.map((p) => `${p.name}@${p.versions.join(",")} (${licence})`))
     expect(copyleft).toEqual([])
-    const shipped = Object.values(byLicence).flat().map((p) => p.name)
+    const shipped = Object.values(byLicence)
+      .flat()
+      .map((p) => p.name)
     expect(shipped).toContain("music-tempo")
     expect(shipped).not.toContain("essentia.js")
   })

@@ -17,7 +17,9 @@ describe(`requests per minute (${backend.limiter} store)`, () => {
     const reset = Number(res.headers.get("x-ratelimit-reset"))
     expect(reset).toBeGreaterThan(Date.now() / 1000 + 55)
     expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 61)
-    expect((await api(server, "GET", "/api/v1/me", { key: account.key })).headers.get("x-ratelimit-remaining")).toBe("3")
+    expect((await api(server, "GET", "/api/v1/me", { key: account.key })).headers.get("x-ratelimit-remaining")).toBe(
+      "3"
+    )
   })
 
   it("429 rpm_exceeded past the limit, with Retry-After and retry_after_seconds; errors after the guard carry the headers too", async () => {

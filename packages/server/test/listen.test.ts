@@ -42,10 +42,12 @@ const openConnection = async (port: number) => {
       const headEnd = buffered.indexOf("\r\n\r\n")
       if (headEnd !== -1) {
         const [statusLine = "", ...lines] = buffered.slice(0, headEnd).split("\r\n")
-        const headers = Object.fromEntries(lines.map((line) => {
-          const colon = line.indexOf(":")
-          return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()]
-        }))
+        const headers = Object.fromEntries(
+          lines.map((line) => {
+            const colon = line.indexOf(":")
+            return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()]
+          })
+        )
         const length = Number(headers["content-length"] ?? "0")
         if (buffered.length >= headEnd + 4 + length) {
           const body = buffered.slice(headEnd + 4, headEnd + 4 + length)
@@ -60,7 +62,7 @@ const openConnection = async (port: number) => {
   return {
     send: (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`),
     nextAnswer,
-    closed: () => ended ? Promise.resolve() : new Promise<void>((resume) => socket.once("close", () => resume())),
+    closed: () => (ended ? Promise.resolve() : new Promise<void>((resume) => socket.once("close", () => resume()))),
     destroy: () => socket.destroy()
   }
 }
@@ -135,11 +137,15 @@ describe("the listener's drain", () => {
     const held = new Promise<void>((resolve) => (release = resolve))
     let arrived = () => {}
     const inHandler = new Promise<void>((resolve) => (arrived = resolve))
-    running = await listen(async (req, res) => {
-      arrived()
-      await held
-      answer(req, res)
-    }, 0, "127.0.0.1")
+    running = await listen(
+      async (req, res) => {
+        arrived()
+        await held
+        answer(req, res)
+      },
+      0,
+      "127.0.0.1"
+    )
     const client = await openConnection(running.port)
     client.send("/message")
     await inHandler
@@ -152,7 +158,7 @@ describe("the listener's drain", () => {
     running = await listen(async (req, res) => answer(req, res), 0, "127.0.0.1")
     const client = await openConnection(running.port)
     const { server } = running
-    while (await new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count))) === 0) {
+    while ((await new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)))) === 0) {
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
     const closed = running.close(5_000)

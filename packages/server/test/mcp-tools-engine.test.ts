@@ -20,11 +20,21 @@ let account: TestAccount
 let trackId: string
 let duration: number
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   const created = await api(server, "POST", "/api/v1/music/generations", {
     key: account.key,
-    body: { style: "indie pop, 100 bpm", title: "Paper Boats", lyrics: "[Verse]\nPaper boats on the river\n[Chorus]\nCarry me home" }
+    body: {
+      style: "indie pop, 100 bpm",
+      title: "Paper Boats",
+      lyrics: "[Verse]\nPaper boats on the river\n[Chorus]\nCarry me home"
+    }
   })
   const until = Date.now() + 200_000
   let body = created.body
@@ -40,9 +50,11 @@ afterAll(() => server.close())
 
 const mcpClient = async (): Promise<Client> => {
   const client = new Client({ name: "lyre-engine-tools-agent", version: "1.0.0" }, { capabilities: { tasks: {} } })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${account.key}` } }
-  }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${account.key}` } }
+    })
+  )
   await client.listTools()
   return client
 }
@@ -51,7 +63,11 @@ const mcpClient = async (): Promise<Client> => {
 const runAsTask = async (client: Client, name: string, args: Record<string, unknown>) => {
   let created: Task | undefined
   let result: CallToolResult | undefined
-  for await (const message of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { timeout: 200_000 })) {
+  for await (const message of client.experimental.tasks.callToolStream(
+    { name, arguments: args },
+    CallToolResultSchema,
+    { timeout: 200_000 }
+  )) {
     if (message.type === "taskCreated") created = message.task
     else if (message.type === "result") result = message.result
     else if (message.type === "error") throw message.error
@@ -70,7 +86,11 @@ describe("song tools for agents on the built-in engine", () => {
     const link = links[0]
     const midi = await fetch(link?.type === "resource_link" ? link.uri : "")
     expect(midi.headers.get("content-type")).toBe("audio/midi")
-    expect(Buffer.from(await midi.arrayBuffer()).subarray(0, 4).toString("latin1")).toBe("MThd")
+    expect(
+      Buffer.from(await midi.arrayBuffer())
+        .subarray(0, 4)
+        .toString("latin1")
+    ).toBe("MThd")
     await client.close()
   }, 200_000)
 
@@ -81,7 +101,8 @@ describe("song tools for agents on the built-in engine", () => {
     expect(created?.taskId).toMatch(/^gen_/)
     const task = result?.structuredContent as Json
     expect(task.status).toBe("ready")
-    for (const track of task.tracks as unknown as Array<Json>) expect(Number(track.duration)).toBeGreaterThanOrEqual(continueAt + 20)
+    for (const track of task.tracks as unknown as Array<Json>)
+      expect(Number(track.duration)).toBeGreaterThanOrEqual(continueAt + 20)
     await client.close()
   }, 240_000)
 
@@ -91,18 +112,32 @@ describe("song tools for agents on the built-in engine", () => {
       headers.set("authorization", `Bearer ${account.key}`)
       return fetch(input, { ...init, headers })
     }
-    const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(server.url)
+    const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] }).createFromUrl(
+      server.url
+    )
     const message: Message = {
       messageId: randomUUID(),
       contextId: "",
       taskId: "",
       role: Role.ROLE_USER,
-      parts: [{ content: { $case: "data", value: { operation: "export_track", track_id: trackId, format: "timed_lyrics" } }, metadata: undefined, filename: "", mediaType: "" }],
+      parts: [
+        {
+          content: { $case: "data", value: { operation: "export_track", track_id: trackId, format: "timed_lyrics" } },
+          metadata: undefined,
+          filename: "",
+          mediaType: ""
+        }
+      ],
       metadata: undefined,
       extensions: [],
       referenceTaskIds: []
     }
-    let task = (await client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined })) as A2aTask
+    let task = (await client.sendMessage({
+      tenant: "",
+      message,
+      configuration: undefined,
+      metadata: undefined
+    })) as A2aTask
     const until = Date.now() + 120_000
     while (task.status?.state === TaskState.TASK_STATE_WORKING && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 500))

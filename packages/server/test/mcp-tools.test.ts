@@ -25,9 +25,11 @@ afterAll(async () => {
 
 const connect = async (key: string): Promise<Client> => {
   const client = new Client({ name: "lyre-tools-agent", version: "1.0.0" }, { capabilities: { tasks: {} } })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${key}` } }
-  }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } }
+    })
+  )
   await client.listTools()
   return client
 }
@@ -55,7 +57,10 @@ const startTask = async (client: Client, name: string, args: Record<string, unkn
 }
 
 const rejectionOf = async (promise: Promise<unknown>): Promise<McpError> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(McpError)
   return error as McpError
 }
@@ -66,7 +71,9 @@ const balance = async (account: TestAccount): Promise<number> =>
 /** A ready song of the account, made and waited for over MCP; answers its first track's id. */
 const song = async (client: Client, extra: Record<string, unknown> = {}): Promise<string> => {
   const created = await callTool(client, "generate_music", { ...validSong, ...extra })
-  const done = structured(await callTool(client, "wait_for_generation", { id: String(structured(created).id), timeout_seconds: 30 }))
+  const done = structured(
+    await callTool(client, "wait_for_generation", { id: String(structured(created).id), timeout_seconds: 30 })
+  )
   expect(done.status).toBe("ready")
   return String(done.tracks?.[0]?.id)
 }
@@ -77,14 +84,23 @@ describe("the tool list and the server card", () => {
   it("describe the song tools with core's prices, their hints and task support", async () => {
     const client = await connect((await createAccount(server)).key)
     const { tools } = await client.listTools()
-    const card = (await (await fetch(`${server.url}/.well-known/mcp/server-card.json`)).json()) as { tools: typeof tools }
+    const card = (await (await fetch(`${server.url}/.well-known/mcp/server-card.json`)).json()) as {
+      tools: typeof tools
+    }
     expect(card.tools).toEqual(tools)
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     const exportTool = byName.get("export_track")
-    for (const [format, price] of Object.entries(exportPriceOf)) expect(exportTool?.description).toContain(`${format} ${price}`)
-    for (const [model, price] of Object.entries(priceOf)) expect(byName.get("extend_track")?.description).toContain(`${model} ${price}`)
+    for (const [format, price] of Object.entries(exportPriceOf))
+      expect(exportTool?.description).toContain(`${format} ${price}`)
+    for (const [model, price] of Object.entries(priceOf))
+      expect(byName.get("extend_track")?.description).toContain(`${model} ${price}`)
     for (const name of ["extend_track", "export_track"]) {
-      expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true })
+      expect(byName.get(name)?.annotations).toMatchObject({
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true
+      })
       expect(byName.get(name)?.execution?.taskSupport).toBe("optional")
       expect(Object.keys(byName.get(name)?.inputSchema.properties ?? {})).toContain("idempotency_key")
     }
@@ -101,7 +117,12 @@ describe("extend_track and export_track as plain calls", () => {
     const client = await connect(account.key)
     const trackId = await song(client)
     const before = await balance(account)
-    const args = { track_id: trackId, continue_at: 30, lyrics: "[Verse]\nThe city wakes in glass", idempotency_key: "extend-once" }
+    const args = {
+      track_id: trackId,
+      continue_at: 30,
+      lyrics: "[Verse]\nThe city wakes in glass",
+      idempotency_key: "extend-once"
+    }
     const extended = await callTool(client, "extend_track", args)
     expect(extended.isError ?? false, JSON.stringify(extended.content)).toBe(false)
     expect(structured(extended)).toMatchObject({ status: "pending", model: "aether", credits_used: priceOf.aether })
@@ -110,10 +131,17 @@ describe("extend_track and export_track as plain calls", () => {
     expect(structured(await callTool(client, "extend_track", args)).id).toBe(structured(extended).id)
     expect(await balance(account)).toBe(before - priceOf.aether)
 
-    const done = await callTool(client, "wait_for_generation", { id: String(structured(extended).id), timeout_seconds: 30 })
+    const done = await callTool(client, "wait_for_generation", {
+      id: String(structured(extended).id),
+      timeout_seconds: 30
+    })
     expect(structured(done).status).toBe("ready")
     const tracks = structured(done).tracks as unknown as Array<Json>
-    expect(linksOf(done).filter((link) => link.mimeType === "audio/mpeg").map((link) => link.uri)).toEqual(tracks.map((t) => t.audio_url))
+    expect(
+      linksOf(done)
+        .filter((link) => link.mimeType === "audio/mpeg")
+        .map((link) => link.uri)
+    ).toEqual(tracks.map((t) => t.audio_url))
     await client.close()
   })
 
@@ -122,13 +150,27 @@ describe("extend_track and export_track as plain calls", () => {
     const client = await connect(account.key)
     const trackId = await song(client)
     const before = await balance(account)
-    const created = await callTool(client, "export_track", { track_id: trackId, format: "stems", idempotency_key: "stems-once" })
+    const created = await callTool(client, "export_track", {
+      track_id: trackId,
+      format: "stems",
+      idempotency_key: "stems-once"
+    })
     const exported = structured(created)
-    expect(exported).toMatchObject({ track_id: trackId, format: "stems", status: "pending", credits_used: exportPriceOf.stems, files: [] })
+    expect(exported).toMatchObject({
+      track_id: trackId,
+      format: "stems",
+      status: "pending",
+      credits_used: exportPriceOf.stems,
+      files: []
+    })
     expect(String(exported.id)).toMatch(/^exp_/)
     expect(linksOf(created)).toEqual([])
     // The same key answers the same export and charges once.
-    const retried = await callTool(client, "export_track", { track_id: trackId, format: "stems", idempotency_key: "stems-once" })
+    const retried = await callTool(client, "export_track", {
+      track_id: trackId,
+      format: "stems",
+      idempotency_key: "stems-once"
+    })
     expect(structured(retried).id).toBe(exported.id)
     expect(await balance(account)).toBe(before - exportPriceOf.stems)
 
@@ -140,9 +182,16 @@ describe("extend_track and export_track as plain calls", () => {
     )) as CallToolResult
     const ready = structured(waited)
     expect(ready).toMatchObject({ id: exported.id, status: "ready", credits_refunded: 0 })
-    const files = ready.files as unknown as Array<{ name: string; url: string; content_type: string; stem: string | null }>
+    const files = ready.files as unknown as Array<{
+      name: string
+      url: string
+      content_type: string
+      stem: string | null
+    }>
     expect(files.map((file) => file.stem)).toEqual(["vocals", "instrumental"])
-    expect(linksOf(waited).map((link) => [link.uri, link.name, link.mimeType])).toEqual(files.map((f) => [f.url, f.name, f.content_type]))
+    expect(linksOf(waited).map((link) => [link.uri, link.name, link.mimeType])).toEqual(
+      files.map((f) => [f.url, f.name, f.content_type])
+    )
     for (const file of files) {
       const response = await fetch(file.url)
       expect([response.status, response.headers.get("content-type")]).toEqual([200, file.content_type])
@@ -179,16 +228,24 @@ describe("the song tools as MCP tasks", () => {
     }
     const exportId = String(created?.taskId)
     expect(exportId).toMatch(/^exp_/)
-    expect(statuses.at(-1)).toMatchObject({ taskId: exportId, status: "completed", statusMessage: `Export ${exportId} is ready: 1 files.` })
+    expect(statuses.at(-1)).toMatchObject({
+      taskId: exportId,
+      status: "completed",
+      statusMessage: `Export ${exportId} is ready: 1 files.`
+    })
     expect(result?.structuredContent).toMatchObject({ id: exportId, format: "wav", status: "ready" })
-    expect(linksOf(result ?? { content: [] })).toEqual([expect.objectContaining({ name: "track.wav", mimeType: "audio/wav" })])
+    expect(linksOf(result ?? { content: [] })).toEqual([
+      expect.objectContaining({ name: "track.wav", mimeType: "audio/wav" })
+    ])
 
     const extension = await startTask(client, "extend_track", { track_id: trackId, continue_at: 30 })
     if (extension.type !== "taskCreated") throw new Error(`expected a task, got ${extension.type}`)
     const extensionId = extension.task.taskId
     expect(extensionId).toMatch(/^gen_/)
     expect(extension.task.status).toBe("working")
-    const extended = await client.experimental.tasks.getTaskResult(extensionId, CallToolResultSchema, { timeout: 60_000 })
+    const extended = await client.experimental.tasks.getTaskResult(extensionId, CallToolResultSchema, {
+      timeout: 60_000
+    })
     expect(extended.structuredContent).toMatchObject({ id: extensionId, status: "ready" })
 
     expect(await client.experimental.tasks.getTask(exportId)).toMatchObject({ taskId: exportId, status: "completed" })
@@ -219,7 +276,10 @@ describe("the song tools as MCP tasks", () => {
       ids.push(String(generation.body.id))
       const format = ["wav", "midi", "stems", "timed_lyrics"][i / 5]
       if (i % 5 !== 0 || format === undefined) continue
-      const exported = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format } })
+      const exported = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+        key: account.key,
+        body: { format }
+      })
       expect(exported.status).toBe(202)
       ids.push(String(exported.body.id))
     }
@@ -259,7 +319,9 @@ describe("a failed export", () => {
     expect(linksOf(waited)).toEqual([])
     const task = await client.experimental.tasks.getTask(String(created.id))
     expect(task.status).toBe("failed")
-    expect(task.statusMessage).toMatch(new RegExp(`\\(provider_error\\)\\. ${exportPriceOf.wav} credits were refunded\\.$`))
+    expect(task.statusMessage).toMatch(
+      new RegExp(`\\(provider_error\\)\\. ${exportPriceOf.wav} credits were refunded\\.$`)
+    )
     const result = await client.experimental.tasks.getTaskResult(String(created.id), CallToolResultSchema)
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toMatchObject({ id: created.id, status: "failed" })
@@ -275,7 +337,9 @@ describe("refusals", () => {
     const trackId = await song(client, { instrumental: true, lyrics: undefined })
 
     const plain = envelopeOf(await callTool(client, "export_track", { track_id: trackId, format: "timed_lyrics" }))
-    expect(plain).toMatchObject({ error: { type: "invalid_request_error", code: "track_has_no_lyrics", param: "format" } })
+    expect(plain).toMatchObject({
+      error: { type: "invalid_request_error", code: "track_has_no_lyrics", param: "format" }
+    })
     const asTask = await startTask(client, "export_track", { track_id: trackId, format: "timed_lyrics" })
     if (asTask.type !== "error") throw new Error(`expected an error, got ${asTask.type}`)
     expect(asTask.error.code).toBe(-32602)

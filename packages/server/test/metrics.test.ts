@@ -96,13 +96,17 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
     for (let i = 0; i < 5; i++) {
       const res = await api(live, "POST", "/api/v1/music/generations", {
         key: account.key,
-        body: { ...songBehaving(`Metrics maintenance ${i}`, { submit: { code: 455, msg: "maintenance" } }), model: "nocturne" }
+        body: {
+          ...songBehaving(`Metrics maintenance ${i}`, { submit: { code: 455, msg: "maintenance" } }),
+          model: "nocturne"
+        }
       })
       expect(res.status).toBe(500)
     }
     expect(await settled(String(ready.body.id))).toBe("ready")
-    expect((await api(live, "GET", "/api/v1/music/generations/gen_doesnotexist000000000000", { key: account.key })).status)
-      .toBe(404)
+    expect(
+      (await api(live, "GET", "/api/v1/music/generations/gen_doesnotexist000000000000", { key: account.key })).status
+    ).toBe(404)
     // The seven events (one job.completed, six job.failed) reach the acknowledging receiver; the
     // failing one answers 500 to each.
     await acknowledging.waitFor((received) => received.length >= 7, 15_000)
@@ -140,8 +144,9 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
   it("measures provider calls by call and result, callbacks and re-hosting", () => {
     expect(valueOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "accepted" })).toBe(2)
     expect(valueOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "rejected" })).toBe(6)
-    expect(valueOf(families, "lyre_provider_call_duration_seconds", { call: "record-info", result: "succeeded" }))
-      .toBeGreaterThanOrEqual(1)
+    expect(
+      valueOf(families, "lyre_provider_call_duration_seconds", { call: "record-info", result: "succeeded" })
+    ).toBeGreaterThanOrEqual(1)
     expect(valueOf(families, "lyre_provider_callbacks_total")).toBeGreaterThanOrEqual(1)
     expect(valueOf(families, "lyre_rehost_bytes_total", { kind: "audio" })).toBeGreaterThanOrEqual(2 * 8 * 1024)
     expect(valueOf(families, "lyre_rehost_duration_seconds", { kind: "audio" })).toBe(2)
@@ -161,22 +166,28 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
     const routes = samples.map((sample) => sample.labels?.["route"] ?? "")
     expect(routes).toContain("/api/v1/music/generations/{id}")
     expect(routes.filter((route) => /gen_|acct_|whe_|key_|token=/.test(route))).toEqual([])
-    expect(valueOf(families, "lyre_http_request_duration_seconds", {
-      surface: "rest",
-      route: "/api/v1/music/generations",
-      method: "POST",
-      status: "500"
-    })).toBe(6)
-    expect(valueOf(families, "lyre_http_request_duration_seconds", {
-      surface: "rest",
-      route: "/api/v1/music/generations/{id}",
-      status: "404"
-    })).toBe(1)
-    expect(valueOf(families, "lyre_http_request_duration_seconds", {
-      surface: "admin",
-      route: "/admin/v1/accounts/{id}/webhook-endpoints",
-      status: "201"
-    })).toBe(2)
+    expect(
+      valueOf(families, "lyre_http_request_duration_seconds", {
+        surface: "rest",
+        route: "/api/v1/music/generations",
+        method: "POST",
+        status: "500"
+      })
+    ).toBe(6)
+    expect(
+      valueOf(families, "lyre_http_request_duration_seconds", {
+        surface: "rest",
+        route: "/api/v1/music/generations/{id}",
+        status: "404"
+      })
+    ).toBe(1)
+    expect(
+      valueOf(families, "lyre_http_request_duration_seconds", {
+        surface: "admin",
+        route: "/admin/v1/accounts/{id}/webhook-endpoints",
+        status: "201"
+      })
+    ).toBe(2)
   })
 
   it("includes the process's default metrics", () => {
@@ -189,9 +200,17 @@ describe("route templates", () => {
   it("keep the service's words and turn everything else into {id}", () => {
     const routeOf = makeRouteLabeller()
     expect(routeOf("/api/v1/me")).toEqual({ surface: "rest", route: "/api/v1/me" })
-    expect(routeOf("/api/v1/music/generations/gen_abc")).toEqual({ surface: "rest", route: "/api/v1/music/generations/{id}" })
-    expect(routeOf("/admin/v1/webhook-deliveries/dlv_x/attempts").route).toBe("/admin/v1/webhook-deliveries/{id}/attempts")
-    expect(routeOf("/internal/provider/callback/gen_x")).toEqual({ surface: "callback", route: "/internal/provider/callback/{id}" })
+    expect(routeOf("/api/v1/music/generations/gen_abc")).toEqual({
+      surface: "rest",
+      route: "/api/v1/music/generations/{id}"
+    })
+    expect(routeOf("/admin/v1/webhook-deliveries/dlv_x/attempts").route).toBe(
+      "/admin/v1/webhook-deliveries/{id}/attempts"
+    )
+    expect(routeOf("/internal/provider/callback/gen_x")).toEqual({
+      surface: "callback",
+      route: "/internal/provider/callback/{id}"
+    })
     expect(routeOf("/trpc/generations.create")).toEqual({ surface: "trpc", route: "/trpc/generations.create" })
     expect(routeOf("/trpc/me,generations.get").route).toBe("/trpc/{batch}")
     expect(routeOf("/trpc/anything").route).toBe("/trpc/*")
@@ -236,7 +255,9 @@ describe("who may scrape", () => {
     try {
       const missing = await scrape(guarded.url)
       expect(missing.status).toBe(401)
-      expect(JSON.parse(missing.text)).toMatchObject({ error: { type: "authentication_error", code: "missing_credential" } })
+      expect(JSON.parse(missing.text)).toMatchObject({
+        error: { type: "authentication_error", code: "missing_credential" }
+      })
       expect((await scrape(guarded.url, { authorization: "Bearer not-the-token-at-all" })).status).toBe(401)
       const allowed = await scrape(guarded.url, { authorization: `Bearer ${token}` })
       expect(allowed.status).toBe(200)
@@ -289,16 +310,22 @@ describe("a worker's METRICS_PORT", () => {
   const onPglite = async () => {
     const port = await freePort()
     const metrics = live.runtime.runSync(Metrics)
-    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      yield* Layer.build(metricsListenerLayer({ port, host: "127.0.0.1", token: null }).pipe(
-        Layer.provide(Layer.succeed(Metrics)(metrics))
-      ))
-      const scraped = yield* Effect.promise(() => scrape(`http://127.0.0.1:${port}`))
-      expect(scraped.status).toBe(200)
-      expect(parseMetrics(scraped.text).has("lyre_tasks_created_total")).toBe(true)
-      const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/api/v1/me`))
-      expect(other.status).toBe(404)
-    })))
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(
+            metricsListenerLayer({ port, host: "127.0.0.1", token: null }).pipe(
+              Layer.provide(Layer.succeed(Metrics)(metrics))
+            )
+          )
+          const scraped = yield* Effect.promise(() => scrape(`http://127.0.0.1:${port}`))
+          expect(scraped.status).toBe(200)
+          expect(parseMetrics(scraped.text).has("lyre_tasks_created_total")).toBe(true)
+          const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/api/v1/me`))
+          expect(other.status).toBe(404)
+        })
+      )
+    )
   }
   const variant = backend.database === "postgres" ? onPostgres : onPglite
   it(`serves /metrics alone (${backend.database})`, { timeout: 90_000 }, variant)

@@ -27,15 +27,25 @@ const cli = async (args: Array<string>, input?: string) => {
 
 describe("POST /admin/v1/oauth-clients", () => {
   it("registers a public client (201), lists, gets, refuses duplicates, deletes (204)", async () => {
-    const body = { client_id: "ext.app", name: "Extension", redirect_uris: ["https://ext.example/cb"], refresh_tokens: false }
+    const body = {
+      client_id: "ext.app",
+      name: "Extension",
+      redirect_uris: ["https://ext.example/cb"],
+      refresh_tokens: false
+    }
     const made = await server.admin("POST", "/oauth-clients", body)
     expect(made.status).toBe(201)
     expect(made.body).toMatchObject(body)
     expect(typeof made.body["created_at"]).toBe("string")
-    expect((await server.admin("POST", "/oauth-clients", body)).body["error"]).toMatchObject({ code: "already_exists", param: "client_id" })
+    expect((await server.admin("POST", "/oauth-clients", body)).body["error"]).toMatchObject({
+      code: "already_exists",
+      param: "client_id"
+    })
     const listed = await server.admin("GET", "/oauth-clients")
     expect(listed.status).toBe(200)
-    expect((listed.body["data"] as unknown as Array<{ client_id: string }>).map((c) => c.client_id)).toContain("ext.app")
+    expect((listed.body["data"] as unknown as Array<{ client_id: string }>).map((c) => c.client_id)).toContain(
+      "ext.app"
+    )
     expect((await server.admin("GET", "/oauth-clients/ext.app")).body["name"]).toBe("Extension")
     expect((await server.admin("DELETE", "/oauth-clients/ext.app")).status).toBe(204)
     expect((await server.admin("GET", "/oauth-clients/ext.app")).status).toBe(404)
@@ -68,15 +78,27 @@ describe("POST /admin/v1/oauth-clients", () => {
 
 describe("lyre-admin", () => {
   it("manages OAuth clients", async () => {
-    const created = await cli(["oauth-clients", "create", "--client-id", "mobile", "--name", "Lyre Mobile", "--redirect-uris",
-      "com.lyre.app:/oauth,http://127.0.0.1:7000/cb", "--refresh-tokens", "--json"])
+    const created = await cli([
+      "oauth-clients",
+      "create",
+      "--client-id",
+      "mobile",
+      "--name",
+      "Lyre Mobile",
+      "--redirect-uris",
+      "com.lyre.app:/oauth,http://127.0.0.1:7000/cb",
+      "--refresh-tokens",
+      "--json"
+    ])
     expect(created.code).toBe(0)
     expect(JSON.parse(created.stdout)).toMatchObject({
       client_id: "mobile",
       redirect_uris: ["com.lyre.app:/oauth", "http://127.0.0.1:7000/cb"],
       refresh_tokens: true
     })
-    const listed = JSON.parse((await cli(["oauth-clients", "list", "--json"])).stdout) as { data: Array<{ client_id: string }> }
+    const listed = JSON.parse((await cli(["oauth-clients", "list", "--json"])).stdout) as {
+      data: Array<{ client_id: string }>
+    }
     expect(listed.data.map((c) => c.client_id)).toContain("mobile")
     expect((await cli(["oauth-clients", "get", "mobile"])).stdout).toMatch(/name\s+Lyre Mobile/)
     expect((await cli(["oauth-clients", "delete", "mobile"])).code).toBe(0)
@@ -92,11 +114,15 @@ describe("lyre-admin", () => {
     const short = await cli(["accounts", "set-password", id, "--password", "short"])
     expect(short.code).toBe(1)
     expect(short.stderr).toContain("invalid_parameter")
-    const before = ((await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys
+    const before = (
+      (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }
+    ).keys
     const rotated = await cli(["signing-keys", "rotate", "--json"])
     expect(rotated.code).toBe(0)
     const kid = (JSON.parse(rotated.stdout) as { kid: string }).kid
-    const after = ((await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys
+    const after = (
+      (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }
+    ).keys
     expect(after.map((k) => k.kid).sort()).toEqual([...before.map((k) => k.kid), kid].sort())
   })
 })

@@ -32,7 +32,9 @@ describe("in a browser", () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
     const page = await context.newPage()
     // The client's redirect URI: the browser lands there and the test reads the address.
-    await page.route(`${callback}**`, (route) => route.fulfill({ status: 200, contentType: "text/plain", body: "back in the app" }))
+    await page.route(`${callback}**`, (route) =>
+      route.fulfill({ status: 200, contentType: "text/plain", body: "back in the app" })
+    )
     const started = await authorizationUrl(world, { scope: "profile music:generate" })
     await page.goto(started.url.toString())
     expect(new URL(page.url()).pathname).toBe("/signin")
@@ -54,14 +56,20 @@ describe("in a browser", () => {
     expect(landed.searchParams.get("state")).toBe(started.state)
     expect(landed.searchParams.get("iss")).toBe(server.url)
     const tokens = await exchange(world, started, landed)
-    const { payload } = await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`)), {
-      algorithms: ["ES256"],
-      typ: "at+jwt",
-      issuer: server.url,
-      audience: `${server.url}/api`
-    })
+    const { payload } = await jwtVerify(
+      tokens.access_token,
+      createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`)),
+      {
+        algorithms: ["ES256"],
+        typ: "at+jwt",
+        issuer: server.url,
+        audience: `${server.url}/api`
+      }
+    )
     expect(payload.sub).toBe(world.accountId)
-    expect((await api(server, "GET", "/api/v1/me", { key: tokens.access_token })).body["auth"]).toMatchObject({ kind: "oauth" })
+    expect((await api(server, "GET", "/api/v1/me", { key: tokens.access_token })).body["auth"]).toMatchObject({
+      kind: "oauth"
+    })
     await context.close()
   })
 

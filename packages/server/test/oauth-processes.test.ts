@@ -40,7 +40,7 @@ beforeAll(async () => {
     WORKER: "off",
     LOG_LEVEL: "info"
   })
-  await second.waitFor("\"msg\":\"listening\"")
+  await second.waitFor('"msg":"listening"')
   secondUrl = `http://127.0.0.1:${port}`
 }, 90_000)
 
@@ -68,10 +68,18 @@ describe("revocation across processes", () => {
 
   it("refuses the tokens of a revoked grant in every process at once", async () => {
     const tokens = await obtainTokens(world, { clientId: "mobile" })
-    const rotated = await tokenRequest(world, { grant_type: "refresh_token", client_id: "mobile", refresh_token: tokens.refresh_token ?? "" })
+    const rotated = await tokenRequest(world, {
+      grant_type: "refresh_token",
+      client_id: "mobile",
+      refresh_token: tokens.refresh_token ?? ""
+    })
     const current = String(rotated.body["access_token"])
     expect(await meAt(secondUrl, current)).toBe(200)
-    await tokenRequest(world, { grant_type: "refresh_token", client_id: "mobile", refresh_token: tokens.refresh_token ?? "" })
+    await tokenRequest(world, {
+      grant_type: "refresh_token",
+      client_id: "mobile",
+      refresh_token: tokens.refresh_token ?? ""
+    })
     expect(await meAt(secondUrl, current)).toBe(401)
   })
 })

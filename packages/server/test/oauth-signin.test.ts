@@ -26,7 +26,11 @@ afterAll(async () => {
 const formOf = async () => {
   const page = await fetch(`${server.url}/signin?return_to=${encodeURIComponent("/dashboard/keys?x=1")}`)
   const html = await page.text()
-  const csrfCookie = page.headers.getSetCookie().map((c) => c.split(";")[0] ?? "").find((c) => c.startsWith("lyre_csrf=")) ?? ""
+  const csrfCookie =
+    page.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0] ?? "")
+      .find((c) => c.startsWith("lyre_csrf=")) ?? ""
   return { page, html, csrfCookie, csrf: hiddenField(html, "csrf_token") ?? "" }
 }
 
@@ -46,9 +50,9 @@ describe("the sign-in page", () => {
     expect(page.headers.get("cache-control")).toBe("no-store")
     expect(page.headers.get("x-frame-options")).toBe("DENY")
     expect(html).toContain("<main>")
-    expect(html).toContain("<label for=\"email\">")
-    expect(html).toContain("<label for=\"password\">")
-    expect(html).toContain("name=\"viewport\"")
+    expect(html).toContain('<label for="email">')
+    expect(html).toContain('<label for="password">')
+    expect(html).toContain('name="viewport"')
     expect(html).not.toMatch(/<script|https?:\/\/(?!127)/)
     expect(csrf.length).toBeGreaterThan(20)
     expect(hiddenField(html, "return_to")).toBe("/dashboard/keys?x=1")
@@ -56,7 +60,11 @@ describe("the sign-in page", () => {
 
   it("sets the session cookie HttpOnly, SameSite=Lax, Path=/ (not Secure on loopback http) and returns", async () => {
     const { csrf, csrfCookie } = await formOf()
-    const answer = await post("/signin", { csrf_token: csrf, email: world.email, password, return_to: "/dashboard/keys?x=1" }, csrfCookie)
+    const answer = await post(
+      "/signin",
+      { csrf_token: csrf, email: world.email, password, return_to: "/dashboard/keys?x=1" },
+      csrfCookie
+    )
     expect(answer.status).toBe(303)
     expect(answer.headers.get("location")).toBe("/dashboard/keys?x=1")
     const cookie = answer.headers.getSetCookie().find((c) => c.startsWith("lyre_session=")) ?? ""
@@ -90,18 +98,32 @@ describe("the sign-in page", () => {
   })
 
   it("returns only to same-site paths", async () => {
-    for (const hostile of ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "dashboard"]) {
+    for (const hostile of [
+      "//evil.example/x",
+      "https://evil.example/",
+      "/\\evil.example",
+      "javascript:alert(1)",
+      "dashboard"
+    ]) {
       expect(safeReturnTo(hostile)).toBe("/dashboard")
     }
     expect(safeReturnTo("/oauth/authorize?client_id=a&b=c")).toBe("/oauth/authorize?client_id=a&b=c")
     const { csrf, csrfCookie } = await formOf()
-    const answer = await post("/signin", { csrf_token: csrf, email: world.email, password, return_to: "//evil.example" }, csrfCookie)
+    const answer = await post(
+      "/signin",
+      { csrf_token: csrf, email: world.email, password, return_to: "//evil.example" },
+      csrfCookie
+    )
     expect(answer.headers.get("location")).toBe("/dashboard")
   })
 
   it("escapes what it echoes", async () => {
     const { csrf, csrfCookie } = await formOf()
-    const answer = await post("/signin", { csrf_token: csrf, email: "\"><script>x</script>@a.b", password: "wrong-password" }, csrfCookie)
+    const answer = await post(
+      "/signin",
+      { csrf_token: csrf, email: '"><script>x</script>@a.b', password: "wrong-password" },
+      csrfCookie
+    )
     expect(answer.status).toBe(401)
     const html = await answer.text()
     expect(html).not.toContain("<script>x")
@@ -117,7 +139,9 @@ describe("the sign-in page", () => {
     const out = await post("/signout", { csrf_token: csrf }, session)
     expect(out.status).toBe(303)
     expect(out.headers.getSetCookie().find((c) => c.startsWith("lyre_session="))).toContain("Expires=Thu, 01 Jan 1970")
-    expect(Option.isNone(await server.runtime.runPromise(Sessions.use((sessions) => sessions.resolve(token))))).toBe(true)
+    expect(Option.isNone(await server.runtime.runPromise(Sessions.use((sessions) => sessions.resolve(token))))).toBe(
+      true
+    )
   })
 })
 
@@ -158,7 +182,11 @@ describe("failed sign-ins", () => {
     const { csrf, csrfCookie } = await formOf()
     const unknown = await post("/signin", { csrf_token: csrf, email: "ghost@example.test", password }, csrfCookie)
     const again = await formOf()
-    const wrong = await post("/signin", { csrf_token: again.csrf, email: world.email, password: "not-the-password" }, again.csrfCookie)
+    const wrong = await post(
+      "/signin",
+      { csrf_token: again.csrf, email: world.email, password: "not-the-password" },
+      again.csrfCookie
+    )
     expect(unknown.status).toBe(401)
     expect(wrong.status).toBe(401)
     const message = (html: string) => /role="alert">([^<]*)</.exec(html)?.[1]
@@ -171,12 +199,18 @@ describe("passwords through the admin API", () => {
     const session = await signIn(server, world.email)
     const token = session.slice("lyre_session=".length)
     expect((await server.admin("PUT", `/accounts/${world.accountId}/password`, { password: "short" })).status).toBe(400)
-    expect((await server.admin("PUT", `/accounts/${world.accountId}/password`, { password: "x".repeat(201) })).status).toBe(400)
-    expect((await server.admin("PUT", "/accounts/acct_000000000000000000000000/password", { password: "long enough" })).status)
-      .toBe(404)
+    expect(
+      (await server.admin("PUT", `/accounts/${world.accountId}/password`, { password: "x".repeat(201) })).status
+    ).toBe(400)
+    expect(
+      (await server.admin("PUT", "/accounts/acct_000000000000000000000000/password", { password: "long enough" }))
+        .status
+    ).toBe(404)
     const changed = await server.admin("PUT", `/accounts/${world.accountId}/password`, { password: "a new password" })
     expect(changed.status).toBe(204)
-    expect(Option.isNone(await server.runtime.runPromise(Sessions.use((sessions) => sessions.resolve(token))))).toBe(true)
+    expect(Option.isNone(await server.runtime.runPromise(Sessions.use((sessions) => sessions.resolve(token))))).toBe(
+      true
+    )
     await signIn(server, world.email, "a new password")
     const view = await server.admin("GET", `/accounts/${world.accountId}`)
     expect(JSON.stringify(view.body)).not.toContain("scrypt")

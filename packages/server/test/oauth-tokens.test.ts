@@ -129,7 +129,11 @@ describe("the A2A surface", () => {
 describe("forgeries", () => {
   const claimsOf = async () => {
     const tokens = await obtainTokens(world)
-    return { token: tokens.access_token, payload: decodeJwt(tokens.access_token), header: decodeProtectedHeader(tokens.access_token) }
+    return {
+      token: tokens.access_token,
+      payload: decodeJwt(tokens.access_token),
+      header: decodeProtectedHeader(tokens.access_token)
+    }
   }
   const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
 
@@ -153,7 +157,9 @@ describe("forgeries", () => {
     const { payload, header } = await claimsOf()
     const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
     for (const kid of [header.kid, "someone-else"]) {
-      const forged = await new SignJWT(payload).setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid }).sign(privateKey)
+      const forged = await new SignJWT(payload)
+        .setProtectedHeader({ alg: "ES256", typ: "at+jwt", kid })
+        .sign(privateKey)
       expect((await me(forged)).status).toBe(401)
     }
   })
@@ -176,7 +182,10 @@ describe("time", () => {
   it("accepts a token through its 15 minutes and refuses it as expired after, under a moved clock", async () => {
     const tokens = await obtainTokens(world)
     expect(await authenticateAt(tokens.access_token, 14 * 60_000)).toMatchObject({ ok: true })
-    expect(await authenticateAt(tokens.access_token, 15 * 60_000 + 1_000)).toEqual({ ok: false, error: "CredentialExpired" })
+    expect(await authenticateAt(tokens.access_token, 15 * 60_000 + 1_000)).toEqual({
+      ok: false,
+      error: "CredentialExpired"
+    })
   })
 
   it("expires a refresh token left unused for 30 days", async () => {
@@ -184,7 +193,12 @@ describe("time", () => {
     const refresh = (offsetMillis: number) =>
       server.runtime.runPromise(
         OAuth.use((oauth) =>
-          oauth.refresh({ clientId: "mobile", refreshToken: tokens.refresh_token ?? "", scope: undefined, resource: undefined })
+          oauth.refresh({
+            clientId: "mobile",
+            refreshToken: tokens.refresh_token ?? "",
+            scope: undefined,
+            resource: undefined
+          })
         ).pipe(
           Effect.map(() => "ok"),
           Effect.catch((error) => Effect.succeed(error.error)),
@@ -201,7 +215,9 @@ describe("time", () => {
     expect(rotated.status).toBe(201)
     const newKid = String(rotated.body["kid"])
     expect(newKid).not.toBe(oldKid)
-    const keys = ((await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys
+    const keys = (
+      (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }
+    ).keys
     expect(keys.map((k) => k.kid).sort()).toEqual([oldKid, newKid].sort())
     // The old token still works; new tokens are signed with the new key.
     expect((await me(before.access_token)).status).toBe(200)

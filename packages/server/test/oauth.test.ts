@@ -77,7 +77,10 @@ describe("the code flow", () => {
     expect(me.body["id"]).toBe(world.accountId)
     const trpc = await fetch(`${server.url}/trpc/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
     expect(trpc.status).toBe(200)
-    const created = await api(server, "POST", "/api/v1/music/generations", { key: tokens.access_token, body: validSong })
+    const created = await api(server, "POST", "/api/v1/music/generations", {
+      key: tokens.access_token,
+      body: validSong
+    })
     expect(created.status).toBe(202)
   })
 
@@ -227,9 +230,27 @@ describe("the token endpoint", () => {
       [{ client_id: "extension" }, 400, "invalid_request"],
       [{ grant_type: "password", client_id: "extension" }, 400, "unsupported_grant_type"],
       [{ grant_type: "client_credentials", client_id: "extension" }, 400, "unsupported_grant_type"],
-      [{ grant_type: "authorization_code", client_id: "extension", code: "x", redirect_uri: callback }, 400, "invalid_request"],
-      [{ grant_type: "authorization_code", client_id: "ghost", code: "x", redirect_uri: callback, code_verifier: "v" }, 401, "invalid_client"],
-      [{ grant_type: "authorization_code", client_id: "extension", code: "x", redirect_uri: callback, code_verifier: "v" }, 400, "invalid_grant"],
+      [
+        { grant_type: "authorization_code", client_id: "extension", code: "x", redirect_uri: callback },
+        400,
+        "invalid_request"
+      ],
+      [
+        { grant_type: "authorization_code", client_id: "ghost", code: "x", redirect_uri: callback, code_verifier: "v" },
+        401,
+        "invalid_client"
+      ],
+      [
+        {
+          grant_type: "authorization_code",
+          client_id: "extension",
+          code: "x",
+          redirect_uri: callback,
+          code_verifier: "v"
+        },
+        400,
+        "invalid_grant"
+      ],
       [{ grant_type: "refresh_token", client_id: "extension", refresh_token: "x" }, 400, "unauthorized_client"],
       [{ grant_type: "refresh_token", client_id: "mobile", refresh_token: "x" }, 400, "invalid_grant"]
     ]
@@ -264,7 +285,11 @@ describe("refresh tokens", () => {
     expect(second.refresh_token).not.toBe(firstRefresh)
     expect((await api(server, "GET", "/api/v1/me", { key: second.access_token })).status).toBe(200)
     // The rotated token again: a replay, so the whole family goes.
-    const replay = await tokenRequest(world, { grant_type: "refresh_token", client_id: "mobile", refresh_token: firstRefresh })
+    const replay = await tokenRequest(world, {
+      grant_type: "refresh_token",
+      client_id: "mobile",
+      refresh_token: firstRefresh
+    })
     expect(replay.status).toBe(400)
     expect(replay.body["error"]).toBe("invalid_grant")
     expect((await api(server, "GET", "/api/v1/me", { key: second.access_token })).status).toBe(401)
@@ -360,10 +385,13 @@ describe("scopes and plans", () => {
   it("lets a token without music:generate read /v1/me but not create: 403 insufficient_scope", async () => {
     const tokens = await obtainTokens(world, { scope: "profile" })
     expect((await api(server, "GET", "/api/v1/me", { key: tokens.access_token })).status).toBe(200)
-    const created = await api(server, "POST", "/api/v1/music/generations", { key: tokens.access_token, body: validSong })
+    const created = await api(server, "POST", "/api/v1/music/generations", {
+      key: tokens.access_token,
+      body: validSong
+    })
     expect(created.status).toBe(403)
     expect(created.body["error"]).toMatchObject({ type: "permission_error", code: "insufficient_scope" })
-    expect(created.headers.get("www-authenticate")).toContain("error=\"insufficient_scope\"")
+    expect(created.headers.get("www-authenticate")).toContain('error="insufficient_scope"')
   })
 
   it("applies the plan check to tokens on every request", async () => {

@@ -59,7 +59,13 @@ describe("GET /api/openapi.json", () => {
   it("an upload's body is the file itself or a multipart form, and 413 is listed", () => {
     const post = operation("/v1/music/uploads", "post")
     const content = post.requestBody && "content" in post.requestBody ? post.requestBody.content : {}
-    expect(Object.keys(content).sort()).toEqual(["audio/flac", "audio/mpeg", "audio/ogg", "audio/wav", "multipart/form-data"])
+    expect(Object.keys(content).sort()).toEqual([
+      "audio/flac",
+      "audio/mpeg",
+      "audio/ogg",
+      "audio/wav",
+      "multipart/form-data"
+    ])
     expect(content["audio/mpeg"]?.schema).toEqual({ type: "string", format: "binary" })
     const form = content["multipart/form-data"]?.schema
     expect(form && "required" in form ? form.required : undefined).toEqual(["file"])
@@ -109,7 +115,10 @@ describe("GET /api/openapi.json", () => {
 
   it("declares the bearer scheme and music:generate on the generation operations", () => {
     expect(doc.components?.securitySchemes?.bearer?.scheme).toBe("bearer")
-    expect(operation("/v1/music/generations", "post").security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
+    expect(operation("/v1/music/generations", "post").security).toEqual([
+      { bearer: ["music:generate"] },
+      { oauth2: ["music:generate"] }
+    ])
   })
 
   it("declares the OAuth authorization code flow with the real endpoints and every scope in words", () => {
@@ -117,10 +126,19 @@ describe("GET /api/openapi.json", () => {
     expect(doc.components?.securitySchemes?.oauth2?.type).toBe("oauth2")
     expect(flow?.authorizationUrl).toBe(`${server.url}/oauth/authorize`)
     expect(flow?.tokenUrl).toBe(`${server.url}/oauth/token`)
-    expect(Object.keys(flow?.scopes ?? {}).sort()).toEqual(["livecoding:agent", "lyrics:agent", "music:agent", "music:generate", "profile"])
+    expect(Object.keys(flow?.scopes ?? {}).sort()).toEqual([
+      "livecoding:agent",
+      "lyrics:agent",
+      "music:agent",
+      "music:generate",
+      "profile"
+    ])
     for (const description of Object.values(flow?.scopes ?? {})) expect(typeof description).toBe("string")
     expect(operation("/v1/me", "get").security).toEqual([{ bearer: [] }, { oauth2: [] }])
-    for (const [path, method] of [["/v1/music/generations/{id}", "get"], ["/v1/music/generations", "get"]] as const) {
+    for (const [path, method] of [
+      ["/v1/music/generations/{id}", "get"],
+      ["/v1/music/generations", "get"]
+    ] as const) {
       expect(operation(path, method).security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
     }
   })
@@ -128,35 +146,84 @@ describe("GET /api/openapi.json", () => {
   describe("song tools", () => {
     it("extensions: 202 GenerationTask, track_id in the path, Idempotency-Key, every error status", () => {
       const op = operation("/v1/music/tracks/{track_id}/extensions", "post")
-      expect(Object.keys(op.responses ?? {}).sort()).toEqual(["202", "400", "401", "402", "403", "404", "429", "500", "503"])
+      expect(Object.keys(op.responses ?? {}).sort()).toEqual([
+        "202",
+        "400",
+        "401",
+        "402",
+        "403",
+        "404",
+        "429",
+        "500",
+        "503"
+      ])
       const parameters = op.parameters as unknown as Array<Json>
-      expect(parameters.map((p) => [p.name, p.in])).toEqual(expect.arrayContaining([["track_id", "path"], ["Idempotency-Key", "header"]]))
+      expect(parameters.map((p) => [p.name, p.in])).toEqual(
+        expect.arrayContaining([
+          ["track_id", "path"],
+          ["Idempotency-Key", "header"]
+        ])
+      )
       const schema = op.requestBody?.content?.["application/json"]?.schema ?? {}
       expect(schema.additionalProperties).toBe(false)
-      expect(Object.keys(schema.properties ?? {})).toEqual(expect.arrayContaining(["continue_at", "style", "lyrics", "model"]))
+      expect(Object.keys(schema.properties ?? {})).toEqual(
+        expect.arrayContaining(["continue_at", "style", "lyrics", "model"])
+      )
       expect(schema.required).toBeUndefined()
       expect(op.security).toEqual([{ bearer: ["music:generate"] }, { oauth2: ["music:generate"] }])
     })
 
     it("exports: 202 a new Export or 200 the ready one, the format enum, every error status", () => {
       const op = operation("/v1/music/tracks/{track_id}/exports", "post")
-      expect(Object.keys(op.responses ?? {}).sort()).toEqual(["200", "202", "400", "401", "402", "403", "404", "429", "500", "503"])
+      expect(Object.keys(op.responses ?? {}).sort()).toEqual([
+        "200",
+        "202",
+        "400",
+        "401",
+        "402",
+        "403",
+        "404",
+        "429",
+        "500",
+        "503"
+      ])
       const schema = op.requestBody?.content?.["application/json"]?.schema ?? {}
       expect(schema.properties?.format?.enum).toEqual(["wav", "midi", "stems", "timed_lyrics"])
       expect(schema.required).toEqual(["format"])
       const exported = op.responses?.["202"]?.content?.["application/json"]?.schema ?? {}
       expect(Object.keys(exported.properties ?? {}).sort()).toEqual([
-        "created_at", "credits_refunded", "credits_used", "error", "files", "format", "id", "status", "task_id",
-        "timed_lyrics", "track_id", "updated_at"
+        "created_at",
+        "credits_refunded",
+        "credits_used",
+        "error",
+        "files",
+        "format",
+        "id",
+        "status",
+        "task_id",
+        "timed_lyrics",
+        "track_id",
+        "updated_at"
       ])
     })
 
     it("get and list of exports: 200, 401, 403, 404 (get), 400 (list), 503 (the database out of reach)", () => {
-      expect(Object.keys(operation("/v1/music/exports/{id}", "get").responses ?? {}).sort())
-        .toEqual(["200", "401", "403", "404", "429", "500", "503"])
+      expect(Object.keys(operation("/v1/music/exports/{id}", "get").responses ?? {}).sort()).toEqual([
+        "200",
+        "401",
+        "403",
+        "404",
+        "429",
+        "500",
+        "503"
+      ])
       const list = operation("/v1/music/exports", "get")
       expect(Object.keys(list.responses ?? {}).sort()).toEqual(["200", "400", "401", "403", "429", "500", "503"])
-      expect((list.parameters as unknown as Array<Json>).map((p) => p.name).sort()).toEqual(["limit", "starting_after", "track_id"])
+      expect((list.parameters as unknown as Array<Json>).map((p) => p.name).sort()).toEqual([
+        "limit",
+        "starting_after",
+        "track_id"
+      ])
     })
   })
 })

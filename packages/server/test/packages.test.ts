@@ -49,7 +49,8 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise
 
 const succeed = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
   const result = await run(command, args, cwd)
-  if (result.code !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.code}:\n${result.stdout}\n${result.stderr}`)
+  if (result.code !== 0)
+    throw new Error(`${command} ${args.join(" ")} exited ${result.code}:\n${result.stdout}\n${result.stderr}`)
   return result.stdout
 }
 
@@ -74,50 +75,71 @@ beforeAll(async () => {
   )
   if (unpublished.length > 0) throw new Error(`Make these public or drop the dependency: ${unpublished.join("; ")}`)
   // One tsc for every package, so that no two prepack builds write the same files at once.
-  await succeed(process.execPath, [
-    join(root, "node_modules/typescript/bin/tsc"),
-    "-b",
-    ...publicPackages.map(({ dir }) => join("packages", dir, "tsconfig.build.json"))
-  ], root)
-  await succeed("npx", [
-    "-y",
-    "pnpm@10",
-    "-r",
-    "--workspace-concurrency=1",
-    ...publicPackages.flatMap(({ dir }) => ["--filter", `./packages/${dir}`]),
-    "pack",
-    "--pack-destination",
-    tarballs
-  ], root)
+  await succeed(
+    process.execPath,
+    [
+      join(root, "node_modules/typescript/bin/tsc"),
+      "-b",
+      ...publicPackages.map(({ dir }) => join("packages", dir, "tsconfig.build.json"))
+    ],
+    root
+  )
+  await succeed(
+    "npx",
+    [
+      "-y",
+      "pnpm@10",
+      "-r",
+      "--workspace-concurrency=1",
+      ...publicPackages.flatMap(({ dir }) => ["--filter", `./packages/${dir}`]),
+      "pack",
+      "--pack-destination",
+      tarballs
+    ],
+    root
+  )
   for (const { manifest } of publicPackages) {
-    tarballOf.set(manifest.name, join(tarballs, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`))
+    tarballOf.set(
+      manifest.name,
+      join(tarballs, `${manifest.name.replace("@", "").replace("/", "-")}-${manifest.version}.tgz`)
+    )
   }
 
   mkdirSync(project)
   // Each tarball stands for its name everywhere in the tree, so nothing is fetched from the registry under our names.
   const dependencies = Object.fromEntries([...tarballOf].map(([name, file]) => [name, `file:${file}`]))
   const overrides = Object.fromEntries([...tarballOf.keys()].map((name) => [name, `$${name}`]))
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "lyre-consumer", private: true, type: "module", dependencies, overrides }))
-  writeFileSync(join(project, "tsconfig.json"), JSON.stringify({
-    compilerOptions: {
-      target: "es2023",
-      // effect's declarations name Web Crypto types (CryptoKey, JsonWebKey) that live in the DOM lib.
-      lib: ["es2023", "dom"],
-      module: "nodenext",
-      moduleResolution: "nodenext",
-      strict: true,
-      noEmit: true,
-      // Our declarations are checked too, not only the code that uses them.
-      skipLibCheck: false,
-      erasableSyntaxOnly: true,
-      verbatimModuleSyntax: true,
-      types: ["node"],
-      typeRoots: [join(root, "node_modules/@types")]
-    },
-    include: ["*.ts"]
-  }))
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "lyre-consumer", private: true, type: "module", dependencies, overrides })
+  )
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "es2023",
+        // effect's declarations name Web Crypto types (CryptoKey, JsonWebKey) that live in the DOM lib.
+        lib: ["es2023", "dom"],
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        strict: true,
+        noEmit: true,
+        // Our declarations are checked too, not only the code that uses them.
+        skipLibCheck: false,
+        erasableSyntaxOnly: true,
+        verbatimModuleSyntax: true,
+        types: ["node"],
+        typeRoots: [join(root, "node_modules/@types")]
+      },
+      include: ["*.ts"]
+    })
+  )
   for (const file of readdirSync(fixtures)) copyFileSync(join(fixtures, file), join(project, file))
-  await succeed("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"], project)
+  await succeed(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"],
+    project
+  )
 }, 600_000)
 
 // The installed project holds TensorFlow.js and Essentia too: removing it takes a while on a busy machine.
@@ -126,7 +148,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }), 300_000)
 describe("the published packages", () => {
   it("the public ones are core, webhooks, server, client and cli, and what server needs at run time", () => {
     const names = publicPackages.map(({ manifest }) => manifest.name)
-    expect(names).toEqual(expect.arrayContaining(["@lyre/core", "@lyre/webhooks", "@lyre/server", "@lyre/client", "@lyre/cli"]))
+    expect(names).toEqual(
+      expect.arrayContaining(["@lyre/core", "@lyre/webhooks", "@lyre/server", "@lyre/client", "@lyre/cli"])
+    )
     expect(names).not.toContain("@lyre/fake-upstream")
   })
 
@@ -145,17 +169,27 @@ describe("the published packages", () => {
   }, 180_000)
 
   it("each package declares every package its built code and declarations import", () => {
-    const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+    const packageOf = (specifier: string) =>
+      specifier
+        .split("/")
+        .slice(0, specifier.startsWith("@") ? 2 : 1)
+        .join("/")
     for (const { manifest } of publicPackages) {
       const installed = join(project, "node_modules", manifest.name)
-      const declared = new Set([manifest.name, ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })])
-      const files = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" }).filter((file) => /\.(js|d\.ts)$/.test(file))
+      const declared = new Set([
+        manifest.name,
+        ...Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })
+      ])
+      const files = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" }).filter((file) =>
+        /\.(js|d\.ts)$/.test(file)
+      )
       const undeclared = new Set<string>()
       for (const file of files) {
         const text = readFileSync(join(installed, "dist", file), "utf8")
         for (const [, specifier = ""] of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*["']([^"'./][^"']*)["']/g)) {
           const name = packageOf(specifier)
-          if (!specifier.startsWith("node:") && !builtinModules.includes(name) && !declared.has(name)) undeclared.add(`${file}: ${specifier}`)
+          if (!specifier.startsWith("node:") && !builtinModules.includes(name) && !declared.has(name))
+            undeclared.add(`${file}: ${specifier}`)
         }
       }
       expect([...undeclared], manifest.name).toEqual([])
@@ -163,7 +197,11 @@ describe("the published packages", () => {
   })
 
   it("(a) a TypeScript project type-checks against the installed declarations", async () => {
-    const result = await run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], project)
+    const result = await run(
+      process.execPath,
+      [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"],
+      project
+    )
     expect(result.stdout + result.stderr).toBe("")
     expect(result.code).toBe(0)
   }, 120_000)
@@ -172,7 +210,9 @@ describe("the published packages", () => {
     const out = await runFixture("pure.ts")
     const loadedBySchemas = out["loadedBySchemas"] as ReadonlyArray<string>
     const loaded = out["loaded"] as ReadonlyArray<string>
-    expect(loadedBySchemas.filter((url) => url.startsWith("node:") || /\/(@trpc|@lyre\/webhooks)\//.test(url))).toEqual([])
+    expect(loadedBySchemas.filter((url) => url.startsWith("node:") || /\/(@trpc|@lyre\/webhooks)\//.test(url))).toEqual(
+      []
+    )
     expect(loaded.filter((url) => /\/(ioredis|pg|postgres|@effect\/sql-pg|@electric-sql)\//.test(url))).toEqual([])
     expect(out["valid"]).toEqual({
       value: { style: "synthwave", title: "Night Drive", lyrics: "Neon", instrumental: false, model: "echo" },
@@ -180,9 +220,14 @@ describe("the published packages", () => {
     })
     expect(out["crossField"]).toMatchObject({
       status: 400,
-      body: { error: { type: "invalid_request_error", code: "parameter_not_supported_for_model", param: "style_weight" } }
+      body: {
+        error: { type: "invalid_request_error", code: "parameter_not_supported_for_model", param: "style_weight" }
+      }
     })
-    expect(out["missing"]).toMatchObject({ status: 400, body: { error: { code: "missing_parameter", param: "lyrics" } } })
+    expect(out["missing"]).toMatchObject({
+      status: 400,
+      body: { error: { code: "missing_parameter", param: "lyrics" } }
+    })
     expect(out["prices"]).toEqual({ aether: 50, echo: 100, nocturne: 180 })
   })
 

@@ -18,7 +18,9 @@ describe(`races (${backend.database})`, () => {
   it("200 concurrent creates on an account that can afford exactly 7 leave 7 tasks, a zero balance and an exact ledger", async () => {
     const account = await createAccount(server, { subscription: 200, onetime: 150, concurrency_limit: 1_000 })
     const answers = await Promise.all(
-      Array.from({ length: 200 }, () => api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong }))
+      Array.from({ length: 200 }, () =>
+        api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })
+      )
     )
     const statuses = answers.map((a) => a.status)
     expect(statuses.filter((s) => s === 202)).toHaveLength(7)
@@ -42,10 +44,14 @@ describe(`races (${backend.database})`, () => {
   it("50 concurrent creates on a key with concurrency 10 leave exactly 10 pending", async () => {
     const account = await createAccount(server, { subscription: 100_000, concurrency_limit: 10 })
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong }))
+      Array.from({ length: 50 }, () =>
+        api(server, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })
+      )
     )
     expect(answers.filter((a) => a.status === 202)).toHaveLength(10)
-    expect(answers.filter((a) => a.status === 429 && String(a.body.error?.code) === "concurrent_limit_exceeded")).toHaveLength(40)
+    expect(
+      answers.filter((a) => a.status === 429 && String(a.body.error?.code) === "concurrent_limit_exceeded")
+    ).toHaveLength(40)
     const [pending] = await server.query<{ n: number }>(
       "select count(*)::int as n from generation_tasks where account_id = $1 and status = 'pending'",
       account.id
@@ -54,16 +60,22 @@ describe(`races (${backend.database})`, () => {
     expect((await server.admin("GET", `/accounts/${account.id}`)).body.credits?.total).toBe(100_000 - 500)
   })
 
-  it("creates racing the completions of the same credential's tasks all succeed and all finish: no deadlock", { timeout: 60_000 }, async () => {
+  it("creates racing the completions of the same credential's tasks all succeed and all finish: no deadlock", {
+    timeout: 60_000
+  }, async () => {
     const account = await createAccount(finishing, { subscription: 1_000_000, concurrency_limit: 1_000 })
     let next = 0
     const statuses: Array<number> = []
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < 240) {
-        next++
-        statuses.push((await api(finishing, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status)
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < 240) {
+          next++
+          statuses.push(
+            (await api(finishing, "POST", "/api/v1/music/generations", { key: account.key, body: validSong })).status
+          )
+        }
+      })
+    )
     expect(statuses.filter((status) => status !== 202)).toEqual([])
     expect(await waitUntilTerminal(finishing.query, 40_000)).toBe(0)
     const counts = await expectBooksBalanced(finishing.query, statuses.length)

@@ -37,14 +37,18 @@ describe("every error is the envelope, and nothing else", () => {
       sent.end()
     })
     expect(answer.status).toBe(404)
-    expect(JSON.parse(answer.body)).toEqual({ error: { type: "not_found", code: "route_not_found", message: expect.any(String) } })
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { type: "not_found", code: "route_not_found", message: expect.any(String) }
+    })
   })
 
   it("405 method_not_allowed with Allow for a wrong method", async () => {
     const res = await api(server, "DELETE", "/api/v1/me")
     expect(res.status).toBe(405)
     expect(res.headers.get("allow")).toBe("GET")
-    expect(res.body).toEqual({ error: { type: "invalid_request_error", code: "method_not_allowed", message: expect.any(String) } })
+    expect(res.body).toEqual({
+      error: { type: "invalid_request_error", code: "method_not_allowed", message: expect.any(String) }
+    })
     const put = await api(server, "PUT", "/api/v1/music/generations")
     expect(put.headers.get("allow")).toBe("POST, GET")
   })

@@ -11,11 +11,21 @@ let server: TestServer
 let account: TestAccount
 let song: Json
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   const created = await api(server, "POST", "/api/v1/music/generations", {
     key: account.key,
-    body: { style: "synthpop, 118 bpm, bright", title: "Glass City", lyrics: "[Verse]\nLights over the water\n[Chorus]\nHold on to the night" }
+    body: {
+      style: "synthpop, 118 bpm, bright",
+      title: "Glass City",
+      lyrics: "[Verse]\nLights over the water\n[Chorus]\nHold on to the night"
+    }
   })
   song = await settled(`/api/v1/music/generations/${String(created.body.id)}`)
 }, 240_000)
@@ -26,7 +36,10 @@ const settled = (path: string): Promise<Json> => settledAt(server, account.key, 
 const firstTrack = (task: Json): Json => (task.tracks as unknown as Array<Json>)[0] ?? {}
 
 const exportAndWait = async (trackId: string, format: string): Promise<Json> => {
-  const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format } })
+  const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+    key: account.key,
+    body: { format }
+  })
   expect(res.status).toBe(202)
   return settled(`/api/v1/music/exports/${String(res.body.id)}`)
 }
@@ -36,7 +49,12 @@ const filesOf = (exported: Json): Array<Json> => exported.files as unknown as Ar
 /** The first bytes of a hosted file, asked for with a Range. */
 const head = async (url: string, bytes: number) => {
   const res = await fetch(url, { headers: { range: `bytes=0-${bytes - 1}` } })
-  return { status: res.status, range: res.headers.get("content-range"), type: res.headers.get("content-type"), body: Buffer.from(await res.arrayBuffer()) }
+  return {
+    status: res.status,
+    range: res.headers.get("content-range"),
+    type: res.headers.get("content-type"),
+    body: Buffer.from(await res.arrayBuffer())
+  }
 }
 
 describe("song tools on the built-in engine", () => {
@@ -52,7 +70,14 @@ describe("song tools on the built-in engine", () => {
       ["wav", "midi", "stems", "timed_lyrics"].map((format) => exportAndWait(trackId, format))
     )
 
-    expect(wav).toMatchObject({ status: "ready", format: "wav", track_id: trackId, task_id: song.id, credits_used: 5, timed_lyrics: null })
+    expect(wav).toMatchObject({
+      status: "ready",
+      format: "wav",
+      track_id: trackId,
+      task_id: song.id,
+      credits_used: 5,
+      timed_lyrics: null
+    })
     const [wavFile] = filesOf(wav ?? {})
     expect(wavFile).toMatchObject({ content_type: "audio/wav", stem: null })
     expect(String(wavFile?.url)).toMatch(new RegExp(`^${server.url}/files/exp_[0-9A-Za-z]{24}/.+\\.wav$`))
@@ -90,7 +115,10 @@ describe("song tools on the built-in engine", () => {
     expect(JSON.parse(await (await fetch(String(lyricFiles[2]?.url))).text())).toEqual(words)
 
     // Asked again: the ready one, free.
-    const again = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format: "wav" } })
+    const again = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+      key: account.key,
+      body: { format: "wav" }
+    })
     expect([again.status, again.body.id]).toEqual([200, wav?.id])
     const me = await api(server, "GET", "/api/v1/me", { key: account.key })
     expect(me.body.credits?.total).toBe(1_000 - 50 - 5 - 5 - 20 - 5)
@@ -98,7 +126,12 @@ describe("song tools on the built-in engine", () => {
       "select type from outbox_events where type like 'export.%' and account_id = $1",
       account.id
     )
-    expect(events.map((e) => e.type)).toEqual(["export.completed", "export.completed", "export.completed", "export.completed"])
+    expect(events.map((e) => e.type)).toEqual([
+      "export.completed",
+      "export.completed",
+      "export.completed",
+      "export.completed"
+    ])
   }, 300_000)
 
   it("extend: a ready task whose tracks run past continue_at by 20 s or more; its own tracks export in turn", async () => {

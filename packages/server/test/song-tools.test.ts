@@ -28,11 +28,21 @@ afterAll(async () => {
   await Promise.all([engine?.close(), upstream?.close()])
 })
 
-const exportOf = (server: TestServer, key: string, trackId: string, body: unknown, headers: Record<string, string> = {}) =>
-  api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key, body, headers })
+const exportOf = (
+  server: TestServer,
+  key: string,
+  trackId: string,
+  body: unknown,
+  headers: Record<string, string> = {}
+) => api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key, body, headers })
 
-const extend = (server: TestServer, key: string, trackId: string, body: unknown = {}, headers: Record<string, string> = {}) =>
-  api(server, "POST", `/api/v1/music/tracks/${trackId}/extensions`, { key, body, headers })
+const extend = (
+  server: TestServer,
+  key: string,
+  trackId: string,
+  body: unknown = {},
+  headers: Record<string, string> = {}
+) => api(server, "POST", `/api/v1/music/tracks/${trackId}/extensions`, { key, body, headers })
 
 const balanceOf = async (server: TestServer, accountId: string) =>
   Number((await server.admin("GET", `/accounts/${accountId}`)).body.credits?.total)
@@ -54,9 +64,12 @@ const tools = <A>(server: TestServer, f: (t: SongTools["Service"]) => Effect.Eff
 
 /** One pass of the export worker (claim, poll, settle) or its deadline sweep, as the inline worker runs them. */
 const exportWorker = (server: TestServer) => {
-  const layer = ExportWorker.layer({ workerId: "test-worker", publicUrl: server.url, pollSeconds: 1, leaseSeconds: 30 }).pipe(
-    Layer.provide(Ids.layer)
-  )
+  const layer = ExportWorker.layer({
+    workerId: "test-worker",
+    publicUrl: server.url,
+    pollSeconds: 1,
+    leaseSeconds: 30
+  }).pipe(Layer.provide(Ids.layer))
   return {
     tick: () => server.runtime.runPromise(ExportWorker.use((w) => w.tick).pipe(Effect.provide(layer))),
     sweep: () => server.runtime.runPromise(ExportWorker.use((w) => w.sweep).pipe(Effect.provide(layer)))
@@ -108,7 +121,13 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
     const source = await readyTrack(engine, account)
     const first = await exportOf(engine, account.key, source.trackId, { format: "wav" })
     const id = String(first.body.id)
-    const file = { name: "track.wav", url: `${engine.url}/files/${id}/0-track.wav`, content_type: "audio/wav", bytes: 44, stem: null }
+    const file = {
+      name: "track.wav",
+      url: `${engine.url}/files/${id}/0-track.wav`,
+      content_type: "audio/wav",
+      bytes: 44,
+      stem: null
+    }
     expect(await tools(engine, (t) => t.markExportReady(id, [file], null))).toBe(true)
     const again = await exportOf(engine, account.key, source.trackId, { format: "wav" })
     expect(again.status).toBe(200)
@@ -145,7 +164,12 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
       const res = await exportOf(engine, account.key, source.trackId, { format: "timed_lyrics" })
       expect(res.status).toBe(400)
       expect(res.body).toEqual({
-        error: { type: "invalid_request_error", code: "track_has_no_lyrics", message: expect.any(String), param: "format" }
+        error: {
+          type: "invalid_request_error",
+          code: "track_has_no_lyrics",
+          message: expect.any(String),
+          param: "format"
+        }
       })
       expect(await balanceOf(engine, account.id)).toBe(1_000)
       // The other formats of an instrumental are fine.
@@ -222,7 +246,9 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
     const account = await createAccount(engine, { concurrency_limit: 2 })
     const source = await readyTrack(engine, account, { instrumental: true })
     const answers = await Promise.all(
-      (["wav", "midi", "stems", "wav", "midi", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format }))
+      (["wav", "midi", "stems", "wav", "midi", "stems"] as const).map((format) =>
+        exportOf(engine, account.key, source.trackId, { format })
+      )
     )
     expect(answers.filter((a) => a.status === 202)).toHaveLength(2)
     expect(answers.filter((a) => a.status === 429)).toHaveLength(4)
@@ -240,7 +266,9 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
       "select payload from outbox_events where account_id = $1 and type = 'credits.low'",
       account.id
     )
-    expect(events.map((e) => e.payload)).toEqual([{ threshold: 10, balance: 7, subscription_credits: 7, onetime_credits: 0 }])
+    expect(events.map((e) => e.payload)).toEqual([
+      { threshold: 10, balance: 7, subscription_credits: 7, onetime_credits: 0 }
+    ])
   })
 
   it("402: not enough credits (insufficient_credits), nothing charged", async () => {
@@ -249,7 +277,11 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
     const res = await exportOf(engine, account.key, source.trackId, { format: "stems" })
     expect(res.status).toBe(402)
     expect(res.body).toEqual({
-      error: { type: "insufficient_credits", code: "insufficient_credits", message: "A stems export costs 20 credits; the balance is 19." }
+      error: {
+        type: "insufficient_credits",
+        code: "insufficient_credits",
+        message: "A stems export costs 20 credits; the balance is 19."
+      }
     })
     expect(await exportRows(engine, account.id)).toHaveLength(0)
     expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).status).toBe(202)
@@ -263,7 +295,12 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
     try {
       const res = await exportOf(engine, account.key, source.trackId, { format: "wav" })
       expect(res.status).toBe(503)
-      expect(res.body.error).toMatchObject({ type: "service_unavailable", code: "model_unavailable", model: "nocturne", retry_after_seconds: 30 })
+      expect(res.body.error).toMatchObject({
+        type: "service_unavailable",
+        code: "model_unavailable",
+        model: "nocturne",
+        retry_after_seconds: 30
+      })
       expect(res.headers.get("retry-after")).toBe("30")
       expect(await balanceOf(engine, account.id)).toBe(1_000)
     } finally {
@@ -278,21 +315,29 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
       expect((await exportOf(engine, poor.key, unknown, { format: "flac" })).body.error?.code).toBe("invalid_parameter")
       expect((await exportOf(engine, poor.key, unknown, { format: "wav" })).body.error?.code).toBe("track_not_found")
       const source = await readyTrack(engine, poor)
-      expect((await exportOf(engine, poor.key, source.trackId, { format: "wav" })).body.error?.code).toBe("concurrent_limit_exceeded")
+      expect((await exportOf(engine, poor.key, source.trackId, { format: "wav" })).body.error?.code).toBe(
+        "concurrent_limit_exceeded"
+      )
     })
 
     it("scope outranks a bad body; concurrency outranks credits; model outranks both", async () => {
       const profile = await createAccount(engine, { scopes: ["profile"] })
-      expect((await exportOf(engine, profile.key, "nope", { format: "flac" })).body.error?.code).toBe("insufficient_scope")
+      expect((await exportOf(engine, profile.key, "nope", { format: "flac" })).body.error?.code).toBe(
+        "insufficient_scope"
+      )
       const account = await createAccount(engine, { subscription: 0, concurrency_limit: 0 })
       const source = await readyTrack(engine, account, { model: "echo", instrumental: true })
       await engine.admin("PUT", "/models/echo", { available: false })
       try {
-        expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).body.error?.code).toBe("model_unavailable")
+        expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).body.error?.code).toBe(
+          "model_unavailable"
+        )
       } finally {
         await engine.admin("PUT", "/models/echo", { available: true })
       }
-      expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).body.error?.code).toBe("concurrent_limit_exceeded")
+      expect((await exportOf(engine, account.key, source.trackId, { format: "wav" })).body.error?.code).toBe(
+        "concurrent_limit_exceeded"
+      )
     })
 
     it("a ready export is answered before the model, concurrency and credits are looked at", async () => {
@@ -328,12 +373,19 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
       const other = await readyTrack(engine, account, { instrumental: true })
       const headers = { "idempotency-key": "export-reused" }
       expect((await exportOf(engine, account.key, source.trackId, { format: "wav" }, headers)).status).toBe(202)
-      for (const [trackId, body] of [[source.trackId, { format: "midi" }], [other.trackId, { format: "wav" }]] as const) {
+      for (const [trackId, body] of [
+        [source.trackId, { format: "midi" }],
+        [other.trackId, { format: "wav" }]
+      ] as const) {
         const res = await exportOf(engine, account.key, trackId, body, headers)
         expect([res.status, res.body.error?.code]).toEqual([400, "idempotency_key_reused"])
       }
       // A key used for a generation is not an export's.
-      const generation = await api(engine, "POST", "/api/v1/music/generations", { key: account.key, body: validSong, headers })
+      const generation = await api(engine, "POST", "/api/v1/music/generations", {
+        key: account.key,
+        body: validSong,
+        headers
+      })
       expect(generation.body.error?.code).toBe("idempotency_key_reused")
       expect(await balanceOf(engine, account.id)).toBe(995)
     })
@@ -380,14 +432,31 @@ describe("POST /v1/music/tracks/{track_id}/exports", () => {
       expect(more).toHaveLength(0)
       expect(row?.status).toBe("failed")
       const ledger = (await ledgerOf(upstream, account.id)).filter((e) => String(e.export_id) === row?.id)
-      expect(ledger.map((e) => [e.kind, e.subscription_delta, e.subscription_after])).toEqual([["debit", -5, 95], ["refund", 5, 100]])
+      expect(ledger.map((e) => [e.kind, e.subscription_delta, e.subscription_after])).toEqual([
+        ["debit", -5, 95],
+        ["refund", 5, 100]
+      ])
       const events = await eventsOf(upstream, row?.id ?? "")
       expect(events.map((e) => e.type)).toEqual(["export.failed"])
-      expect(events[0]?.payload).toMatchObject({ id: row?.id, status: "failed", credits_refunded: 5, error: { code: "provider_error" } })
+      expect(events[0]?.payload).toMatchObject({
+        id: row?.id,
+        status: "failed",
+        credits_refunded: 5,
+        error: { code: "provider_error" }
+      })
       const listed = await api(upstream, "GET", `/api/v1/music/exports/${row?.id}`, { key: account.key })
-      expect(listed.body).toMatchObject({ status: "failed", credits_used: 5, credits_refunded: 5, files: [], error: { code: "provider_error" } })
+      expect(listed.body).toMatchObject({
+        status: "failed",
+        credits_used: 5,
+        credits_refunded: 5,
+        files: [],
+        error: { code: "provider_error" }
+      })
       // The slot it held is free again.
-      const inflight = await upstream.query<{ pending: number }>("select pending from credential_inflight where subject = $1", account.keyId)
+      const inflight = await upstream.query<{ pending: number }>(
+        "select pending from credential_inflight where subject = $1",
+        account.keyId
+      )
       expect(inflight[0]?.pending).toBe(0)
     })
   })
@@ -416,7 +485,12 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
       String(res.body.id)
     )
     expect(stored).toMatchObject({ source_track_id: source.trackId, continue_at: 120 })
-    expect(stored?.request).toMatchObject({ style: "ambient, 80 bpm", title: "Drift", instrumental: true, model: "echo" })
+    expect(stored?.request).toMatchObject({
+      style: "ambient, 80 bpm",
+      title: "Drift",
+      instrumental: true,
+      model: "echo"
+    })
     const listed = await api(engine, "GET", "/api/v1/music/generations", { key: account.key })
     expect((listed.body.data as unknown as Array<Json>).map((t) => t.id)).toEqual([res.body.id, source.taskId])
     const task = await api(engine, "GET", `/api/v1/music/generations/${String(res.body.id)}`, { key: account.key })
@@ -456,7 +530,12 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
       ["continue_at past it", { continue_at: 500 }, "invalid_parameter", "continue_at"],
       ["unknown property", { bpm: 90 }, "unknown_parameter", "bpm"],
       ["title too long", { title: "t".repeat(201) }, "invalid_parameter", "title"],
-      ["aether-only field given with echo", { model: "echo", style_weight: 0.3 }, "parameter_not_supported_for_model", "style_weight"],
+      [
+        "aether-only field given with echo",
+        { model: "echo", style_weight: 0.3 },
+        "parameter_not_supported_for_model",
+        "style_weight"
+      ],
       ["a vocal extension of an instrumental needs lyrics", { instrumental: false }, "missing_parameter", "lyrics"],
       ["whitespace lyrics", { instrumental: false, lyrics: "  " }, "invalid_parameter", "lyrics"]
     ]
@@ -498,7 +577,11 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
     await engine.admin("PUT", "/models/nocturne", { available: false, retry_after_seconds: 12 })
     try {
       const moved = await extend(engine, poor.key, source.trackId, { model: "nocturne" })
-      expect([moved.status, moved.body.error?.code, moved.body.error?.model]).toEqual([503, "model_unavailable", "nocturne"])
+      expect([moved.status, moved.body.error?.code, moved.body.error?.model]).toEqual([
+        503,
+        "model_unavailable",
+        "nocturne"
+      ])
     } finally {
       await engine.admin("PUT", "/models/nocturne", { available: true })
     }
@@ -525,7 +608,10 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
       task?.id
     )
     expect(refunds[0]?.n).toBe(1)
-    const events = await upstream.query<{ type: string }>("select type from outbox_events where payload->>'task_id' = $1", task?.id)
+    const events = await upstream.query<{ type: string }>(
+      "select type from outbox_events where payload->>'task_id' = $1",
+      task?.id
+    )
     expect(events.map((e) => e.type)).toEqual(["job.failed"])
   })
 
@@ -575,7 +661,9 @@ describe("GET /v1/music/exports/{id}", () => {
     for (const probe of [id, `exp_${randomBase62(24)}`, "exp_nope", String(source.taskId)]) {
       const res = await api(engine, "GET", `/api/v1/music/exports/${probe}`, { key: other.key })
       expect(res.status).toBe(404)
-      expect(res.body).toEqual({ error: { type: "not_found", code: "export_not_found", message: `No export ${probe}.`, param: "id" } })
+      expect(res.body).toEqual({
+        error: { type: "not_found", code: "export_not_found", message: `No export ${probe}.`, param: "id" }
+      })
     }
   })
 
@@ -595,7 +683,11 @@ describe("GET /v1/music/exports", () => {
     const b = await readyTrack(engine, account, { instrumental: true })
     const theirs = await readyTrack(engine, stranger, { instrumental: true })
     const made: Array<string> = []
-    for (const [trackId, format] of [[a.trackId, "wav"], [b.trackId, "wav"], [a.trackId, "midi"]] as const) {
+    for (const [trackId, format] of [
+      [a.trackId, "wav"],
+      [b.trackId, "wav"],
+      [a.trackId, "midi"]
+    ] as const) {
       made.push(String((await exportOf(engine, account.key, trackId, { format })).body.id))
     }
     await exportOf(engine, stranger.key, theirs.trackId, { format: "wav" })
@@ -608,7 +700,9 @@ describe("GET /v1/music/exports", () => {
     const page = await api(engine, "GET", "/api/v1/music/exports?limit=2", { key: account.key })
     expect((page.body.data as unknown as Array<Json>).map((e) => e.id)).toEqual([made[2], made[1]])
     expect(page.body.has_more).toBe(true)
-    const next = await api(engine, "GET", `/api/v1/music/exports?limit=2&starting_after=${made[1]}`, { key: account.key })
+    const next = await api(engine, "GET", `/api/v1/music/exports?limit=2&starting_after=${made[1]}`, {
+      key: account.key
+    })
     expect((next.body.data as unknown as Array<Json>).map((e) => e.id)).toEqual([made[0]])
     expect(next.body.has_more).toBe(false)
     const ofTheirs = await api(engine, "GET", `/api/v1/music/exports?track_id=${theirs.trackId}`, { key: account.key })
@@ -645,7 +739,12 @@ describe("the export worker", () => {
     return { account, id: String(res.body.id) }
   }
   const refunds = async (id: string) =>
-    (await engine.query<{ n: number }>("select count(*)::int as n from credit_ledger where export_id = $1 and kind = 'refund'", id))[0]?.n
+    (
+      await engine.query<{ n: number }>(
+        "select count(*)::int as n from credit_ledger where export_id = $1 and kind = 'refund'",
+        id
+      )
+    )[0]?.n
 
   it("an asynchronous failure (the provider no longer knows the export) is refunded once, with export.failed", async () => {
     const { account, id } = await accepted()
@@ -655,7 +754,10 @@ describe("the export worker", () => {
       `exp_${randomBase62(24)}`
     )
     // Only this export is due, so one claim takes it.
-    await engine.query("update exports set next_poll_at = now() + interval '1 hour' where id <> $1 and status = 'pending'", id)
+    await engine.query(
+      "update exports set next_poll_at = now() + interval '1 hour' where id <> $1 and status = 'pending'",
+      id
+    )
     const worker = exportWorker(engine)
     expect(await worker.tick()).toBeGreaterThanOrEqual(1)
     const got = await api(engine, "GET", `/api/v1/music/exports/${id}`, { key: account.key })
@@ -746,7 +848,14 @@ describe("webhooks: export events in the catalog", () => {
   it("fan-out: export.completed reaches the endpoints subscribed to it, and only those", async () => {
     const account = await createAccount(engine)
     const hook = async (events: ReadonlyArray<string>) =>
-      String((await engine.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url: "https://93.184.216.34/hooks", events })).body.id)
+      String(
+        (
+          await engine.admin("POST", `/accounts/${account.id}/webhook-endpoints`, {
+            url: "https://93.184.216.34/hooks",
+            events
+          })
+        ).body.id
+      )
     const wants = await hook(["export.completed"])
     const jobsOnly = await hook(["job.completed", "job.failed"])
     const source = await readyTrack(engine, account, { instrumental: true })
@@ -754,7 +863,9 @@ describe("webhooks: export events in the catalog", () => {
     await tools(engine, (t) => t.markExportReady(String(created.body.id), [], null))
     await engine.runtime.runPromise(Webhooks.use((w) => w.fanOut(1_000)))
     const deliveries = async (endpoint: string) =>
-      ((await engine.admin("GET", `/webhook-endpoints/${endpoint}/deliveries`)).body.data as unknown as Array<Json>).map((d) => d.event_type)
+      (
+        (await engine.admin("GET", `/webhook-endpoints/${endpoint}/deliveries`)).body.data as unknown as Array<Json>
+      ).map((d) => d.event_type)
     expect(await deliveries(wants)).toEqual(["export.completed"])
     expect(await deliveries(jobsOnly)).toEqual([])
   })
@@ -765,17 +876,27 @@ describe("metrics", () => {
     const account = await createAccount(engine)
     const source = await readyTrack(engine, account, { instrumental: true })
     const before = parseMetrics((await scrape(engine.url)).text)
-    const count = (families: typeof before, name: string, labels: Record<string, string>) => valueOf(families, name, labels)
-    const made = await Promise.all((["wav", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format })))
+    const count = (families: typeof before, name: string, labels: Record<string, string>) =>
+      valueOf(families, name, labels)
+    const made = await Promise.all(
+      (["wav", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format }))
+    )
     await tools(engine, (t) => t.markExportReady(String(made[0]?.body.id), [], null))
     await tools(engine, (t) => t.markExportFailed(String(made[1]?.body.id), { code: "provider_error", message: "x" }))
     const after = parseMetrics((await scrape(engine.url)).text)
     for (const format of ["wav", "stems"]) {
-      expect(count(after, "lyre_exports_created_total", { format }) - count(before, "lyre_exports_created_total", { format })).toBe(1)
+      expect(
+        count(after, "lyre_exports_created_total", { format }) - count(before, "lyre_exports_created_total", { format })
+      ).toBe(1)
     }
-    expect(count(after, "lyre_exports_ready_total", { format: "wav" }) - count(before, "lyre_exports_ready_total", { format: "wav" })).toBe(1)
+    expect(
+      count(after, "lyre_exports_ready_total", { format: "wav" }) -
+        count(before, "lyre_exports_ready_total", { format: "wav" })
+    ).toBe(1)
     const failed = { format: "stems", code: "provider_error" }
-    expect(count(after, "lyre_exports_failed_total", failed) - count(before, "lyre_exports_failed_total", failed)).toBe(1)
+    expect(count(after, "lyre_exports_failed_total", failed) - count(before, "lyre_exports_failed_total", failed)).toBe(
+      1
+    )
     expect(after.has("lyre_exports_pending")).toBe(true)
   })
 })

@@ -18,7 +18,13 @@ const loaded = async (env: Record<string, string>) => {
 describe("storage settings", () => {
   it("keep files under DATA_DIR when STORAGE_URL is unset", async () => {
     const config = await loaded({})
-    expect(config).toMatchObject({ storageUrl: null, s3Endpoint: null, s3Region: null, awsAccessKeyId: null, awsSecretAccessKey: null })
+    expect(config).toMatchObject({
+      storageUrl: null,
+      s3Endpoint: null,
+      s3Region: null,
+      awsAccessKeyId: null,
+      awsSecretAccessKey: null
+    })
     expect(storageOf(config)).toEqual({ bucket: null })
   })
 
@@ -55,18 +61,36 @@ describe("storage settings", () => {
       awsAccessKeyId: "minio",
       awsSecretAccessKey: "minio-secret"
     })
-    expect(storageOf(config)).toMatchObject({ bucket: { bucket: "lyre-media", prefix: "x/", endpoint: "http://127.0.0.1:9000" } })
+    expect(storageOf(config)).toMatchObject({
+      bucket: { bucket: "lyre-media", prefix: "x/", endpoint: "http://127.0.0.1:9000" }
+    })
   })
 
   const bad: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
     ["a URL of another scheme", { STORAGE_URL: "https://lyre-media/files" }, "STORAGE_URL must be s3://BUCKET"],
     ["a bucket name S3 refuses", { STORAGE_URL: "s3://Lyre_Media" }, "STORAGE_URL must be s3://BUCKET"],
     ["a bucket name too short", { STORAGE_URL: "s3://ab" }, "STORAGE_URL must be s3://BUCKET"],
-    ["an endpoint that is not http(s)", { STORAGE_URL: "s3://lyre-media", S3_ENDPOINT: "ftp://store" }, "S3_ENDPOINT must be"],
-    ["an endpoint with a path", { STORAGE_URL: "s3://lyre-media", S3_ENDPOINT: "https://store/bucket" }, "S3_ENDPOINT must be"],
+    [
+      "an endpoint that is not http(s)",
+      { STORAGE_URL: "s3://lyre-media", S3_ENDPOINT: "ftp://store" },
+      "S3_ENDPOINT must be"
+    ],
+    [
+      "an endpoint with a path",
+      { STORAGE_URL: "s3://lyre-media", S3_ENDPOINT: "https://store/bucket" },
+      "S3_ENDPOINT must be"
+    ],
     ["a region that is not a name", { STORAGE_URL: "s3://lyre-media", S3_REGION: "US East" }, "S3_REGION must be"],
-    ["a key id without its secret", { STORAGE_URL: "s3://lyre-media", AWS_ACCESS_KEY_ID: "AKID" }, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together"],
-    ["a secret without its key id", { STORAGE_URL: "s3://lyre-media", AWS_SECRET_ACCESS_KEY: "s" }, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together"],
+    [
+      "a key id without its secret",
+      { STORAGE_URL: "s3://lyre-media", AWS_ACCESS_KEY_ID: "AKID" },
+      "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together"
+    ],
+    [
+      "a secret without its key id",
+      { STORAGE_URL: "s3://lyre-media", AWS_SECRET_ACCESS_KEY: "s" },
+      "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY go together"
+    ],
     ["an endpoint without STORAGE_URL", { S3_ENDPOINT: "https://store" }, "S3_ENDPOINT is set but STORAGE_URL is not"]
   ]
   it.each(bad)("refuse %s, naming the variable", async (_name, env, message) => {

@@ -73,7 +73,9 @@ const machineEnv = (dataDir: string): Record<string, string> => ({
 const waitReady = async (baseUrl: string, key: string, id: string): Promise<Record<string, unknown>> => {
   const until = Date.now() + 20_000
   for (;;) {
-    const response = await fetch(`${baseUrl}/api/v1/music/generations/${id}`, { headers: { authorization: `Bearer ${key}` } })
+    const response = await fetch(`${baseUrl}/api/v1/music/generations/${id}`, {
+      headers: { authorization: `Bearer ${key}` }
+    })
     const task = (await response.json()) as Record<string, unknown>
     if (task["status"] !== "pending" || Date.now() > until) return task
     await new Promise((resolve) => setTimeout(resolve, 100))
@@ -102,12 +104,19 @@ const rehostElsewhere = async (workerDataDir: string): Promise<string> => {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const adminToken = randomBase62(32)
-  const service = spawnEntry("main", { ...machineEnv(workerDataDir), PORT: String(port), ADMIN_TOKEN: adminToken, WORKER: "inline" })
+  const service = spawnEntry("main", {
+    ...machineEnv(workerDataDir),
+    PORT: String(port),
+    ADMIN_TOKEN: adminToken,
+    WORKER: "inline"
+  })
   spawned.push(service)
   await service.waitFor('"msg":"listening"')
   const admin = (path: string, body: unknown) => adminCall(url, adminToken, "POST", path, body)
   const account = await admin("/accounts", { email: "machines@example.test", plan: "pro", subscription_credits: 1_000 })
-  const key = String((await admin(`/accounts/${String(account["id"])}/keys`, { name: "t", scopes: ["music:generate"] }))["key"])
+  const key = String(
+    (await admin(`/accounts/${String(account["id"])}/keys`, { name: "t", scopes: ["music:generate"] }))["key"]
+  )
   const created = await fetch(`${url}/api/v1/music/generations`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -121,7 +130,9 @@ const rehostElsewhere = async (workerDataDir: string): Promise<string> => {
 }
 
 describe("files shared through the bucket", () => {
-  it("a worker on one DATA_DIR re-hosts, an API process on another serves the file with ranges", { timeout: 60_000 }, async () => {
+  it("a worker on one DATA_DIR re-hosts, an API process on another serves the file with ranges", {
+    timeout: 60_000
+  }, async () => {
     const workerDataDir = newDataDir()
     const path = await rehostElsewhere(workerDataDir)
     expect(path).toMatch(/^\/files\/gen_[0-9A-Za-z]+\/0\.mp3$/)
@@ -135,43 +146,68 @@ describe("files shared through the bucket", () => {
     // The bytes live in the bucket, under the prefix, and on neither machine's disk.
     const settings = storageOf(server.config)
     if (!("bucket" in settings) || settings.bucket === null) throw new Error("the API process has no bucket")
-    const stored = await Effect.runPromise(Effect.scoped(
-      Layer.build(Storage.layerS3(settings.bucket)).pipe(
-        Effect.flatMap((context) => Effect.provide(Storage.use((storage) => storage.stat(path.slice("/files/".length))), context))
+    const stored = await Effect.runPromise(
+      Effect.scoped(
+        Layer.build(Storage.layerS3(settings.bucket)).pipe(
+          Effect.flatMap((context) =>
+            Effect.provide(
+              Storage.use((storage) => storage.stat(path.slice("/files/".length))),
+              context
+            )
+          )
+        )
       )
-    ))
+    )
     expect(stored).toEqual({ size: bytes.length, contentType: "audio/mpeg" })
     expect(settings.bucket.prefix).toBe(`${prefix}/`)
     expect(existsSync(join(workerDataDir, "files"))).toBe(false)
     expect(existsSync(join(server.config.dataDir, "files"))).toBe(false)
   })
 
-  it("a process given a wrong secret does not start, and says to check AWS_SECRET_ACCESS_KEY", { timeout: 60_000 }, async () => {
+  it("a process given a wrong secret does not start, and says to check AWS_SECRET_ACCESS_KEY", {
+    timeout: 60_000
+  }, async () => {
     const env = {
       ...machineEnv(newDataDir()),
       AWS_SECRET_ACCESS_KEY: "not-the-secret",
       PORT: String(await freePort()),
       ...(backend.database === "postgres"
-        ? { DATABASE_URL: String(server.config.databaseUrl), SECRET_KEY: String(server.config.secretKey), WORKER: "off" }
+        ? {
+            DATABASE_URL: String(server.config.databaseUrl),
+            SECRET_KEY: String(server.config.secretKey),
+            WORKER: "off"
+          }
         : {})
     }
     const service = spawnEntry("main", env)
     spawned.push(service)
     await service.waitFor("check AWS_SECRET_ACCESS_KEY")
-    await new Promise<void>((resolve) => (service.child.exitCode === null ? service.child.once("exit", () => resolve()) : resolve()))
+    await new Promise<void>((resolve) =>
+      service.child.exitCode === null ? service.child.once("exit", () => resolve()) : resolve()
+    )
     expect(service.child.exitCode).not.toBe(0)
     expect(service.output()).toContain("SignatureDoesNotMatch")
     expect(service.output()).not.toContain('"msg":"listening"')
   })
 
-  it("a bucket out of reach: the API starts, and a file request is 503 service_unavailable with Retry-After", { timeout: 60_000 }, async () => {
-    const away = await startTestServer({ ...s3Overrides(), s3Endpoint: `http://127.0.0.1:${await freePort()}`, worker: "off" })
+  it("a bucket out of reach: the API starts, and a file request is 503 service_unavailable with Retry-After", {
+    timeout: 60_000
+  }, async () => {
+    const away = await startTestServer({
+      ...s3Overrides(),
+      s3Endpoint: `http://127.0.0.1:${await freePort()}`,
+      worker: "off"
+    })
     try {
       const answer = await fetch(`${away.url}/files/gen_away/0.mp3`, { headers: { range: "bytes=0-9" } })
       expect(answer.status).toBe(503)
       expect(answer.headers.get("retry-after")).toBe("1")
       const body = (await answer.json()) as { error: Record<string, unknown> }
-      expect(body.error).toMatchObject({ type: "service_unavailable", code: "service_unavailable", retry_after_seconds: 1 })
+      expect(body.error).toMatchObject({
+        type: "service_unavailable",
+        code: "service_unavailable",
+        retry_after_seconds: 1
+      })
       const health = await fetch(`${away.url}/healthz`)
       expect(health.status).toBe(200)
       await health.arrayBuffer()

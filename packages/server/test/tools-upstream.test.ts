@@ -46,13 +46,18 @@ const settled = async (read: () => Promise<{ body: Json }>, withinMs = 15_000): 
   return (await read()).body
 }
 
-const task = (account: TestAccount, id: string) => () => api(server, "GET", `/api/v1/music/generations/${id}`, { key: account.key })
-const exported = (account: TestAccount, id: string) => () => api(server, "GET", `/api/v1/music/exports/${id}`, { key: account.key })
+const task = (account: TestAccount, id: string) => () =>
+  api(server, "GET", `/api/v1/music/generations/${id}`, { key: account.key })
+const exported = (account: TestAccount, id: string) => () =>
+  api(server, "GET", `/api/v1/music/exports/${id}`, { key: account.key })
 
 /** A finished song of `account` on the upstream, its title unique; answers the task and its first track. */
 const song = async (account: TestAccount, extra: Record<string, unknown> = {}) => {
   const title = `Upstream tools ${++serial} ${Math.random().toString(36).slice(2, 8)}`
-  const res = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, title, ...extra } })
+  const res = await api(server, "POST", "/api/v1/music/generations", {
+    key: account.key,
+    body: { ...validSong, title, ...extra }
+  })
   expect(res.status).toBe(202)
   const done = await settled(task(account, String(res.body.id)))
   expect(done.status).toBe("ready")
@@ -60,13 +65,21 @@ const song = async (account: TestAccount, extra: Record<string, unknown> = {}) =
 }
 
 const exportRefunds = (exportId: string) =>
-  server.query<{ n: number }>("select count(*)::int as n from credit_ledger where export_id = $1 and kind = 'refund'", exportId)
+  server.query<{ n: number }>(
+    "select count(*)::int as n from credit_ledger where export_id = $1 and kind = 'refund'",
+    exportId
+  )
 
 const taskRefunds = (taskId: string) =>
-  server.query<{ n: number }>("select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'", taskId)
+  server.query<{ n: number }>(
+    "select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'",
+    taskId
+  )
 
 const eventTypes = async (id: string) =>
-  (await server.query<{ type: string }>("select type from outbox_events where payload->>'id' = $1 order by seq", id)).map((row) => row.type)
+  (
+    await server.query<{ type: string }>("select type from outbox_events where payload->>'id' = $1 order by seq", id)
+  ).map((row) => row.type)
 
 /** A file the service serves itself: fetched whole, with its bytes and type. */
 const fetchFile = async (url: string) => {
@@ -76,12 +89,20 @@ const fetchFile = async (url: string) => {
 }
 
 /** Exports `format` of a fresh song, the upstream told to behave so for `kinds`; answers the settled export. */
-const exportBehaving = async (format: string, behaviours: Partial<Record<ToolKind, Behaviour>> = {}, songExtra: Record<string, unknown> = {}) => {
+const exportBehaving = async (
+  format: string,
+  behaviours: Partial<Record<ToolKind, Behaviour>> = {},
+  songExtra: Record<string, unknown> = {}
+) => {
   const account = await createAccount(server)
   const source = await song(account, songExtra)
-  for (const [kind, behaviour] of Object.entries(behaviours)) upstream.control.onTrackOf(source.title, kind as ToolKind, behaviour)
+  for (const [kind, behaviour] of Object.entries(behaviours))
+    upstream.control.onTrackOf(source.title, kind as ToolKind, behaviour)
   const before = await balanceOf(server, account)
-  const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/exports`, { key: account.key, body: { format } })
+  const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/exports`, {
+    key: account.key,
+    body: { format }
+  })
   const id = await createdId(res, "exports", account)
   const done = await settled(exported(account, id))
   return { account, source, id, done, before, status: res.status }
@@ -91,18 +112,32 @@ const exportBehaving = async (format: string, behaviours: Partial<Record<ToolKin
  * The id of what a POST created: in its 202, or, when the upstream refused it at once (the
  * interface's 500 `provider_error`), the account's newest row, failed and refunded already.
  */
-const createdId = async (res: { status: number; body: Json }, table: "exports" | "generation_tasks", account: TestAccount) => {
+const createdId = async (
+  res: { status: number; body: Json },
+  table: "exports" | "generation_tasks",
+  account: TestAccount
+) => {
   if (res.status === 202) return String(res.body.id)
   expect(res.status).toBe(500)
   expect(res.body.error?.type).toBe("api_error")
-  const [row] = await server.query<{ id: string }>(`select id from ${table} where account_id = $1 order by created_at desc, id desc limit 1`, account.id)
+  const [row] = await server.query<{ id: string }>(
+    `select id from ${table} where account_id = $1 order by created_at desc, id desc limit 1`,
+    account.id
+  )
   return row?.id ?? ""
 }
 
 describe("exports reach ready with their files re-hosted", () => {
   it("wav: the upstream's WAV, served by the service", async () => {
     const { id, done } = await exportBehaving("wav")
-    expect(done).toMatchObject({ status: "ready", format: "wav", credits_used: 5, credits_refunded: 0, error: null, timed_lyrics: null })
+    expect(done).toMatchObject({
+      status: "ready",
+      format: "wav",
+      credits_used: 5,
+      credits_refunded: 0,
+      error: null,
+      timed_lyrics: null
+    })
     const files = done.files as unknown as ReadonlyArray<{ url: string; stem: string | null; bytes: number }>
     expect(files).toHaveLength(1)
     const file = await fetchFile(files[0]?.url ?? "")
@@ -122,16 +157,23 @@ describe("exports reach ready with their files re-hosted", () => {
   })
 
   it("midi: separated, transcribed once, written as a Standard MIDI File", async () => {
-    const { source, done } = await exportBehaving("midi", { "vocal-removal": { pollsBeforeDone: 1 }, midi: { pollsBeforeDone: 1 } })
+    const { source, done } = await exportBehaving("midi", {
+      "vocal-removal": { pollsBeforeDone: 1 },
+      midi: { pollsBeforeDone: 1 }
+    })
     expect(done).toMatchObject({ status: "ready", credits_used: 5 })
     const files = done.files as unknown as ReadonlyArray<{ url: string }>
     const file = await fetchFile(files[0]?.url ?? "")
     expect(Buffer.from(file.bytes.subarray(0, 4)).toString("latin1")).toBe("MThd")
-    const separations = upstream.control.toolRequestsFor("vocal-removal").filter((request) =>
-      (request.body as { audioId?: string }).audioId !== undefined && request.taskId !== null
-    )
+    const separations = upstream.control
+      .toolRequestsFor("vocal-removal")
+      .filter((request) => (request.body as { audioId?: string }).audioId !== undefined && request.taskId !== null)
     const separation = separations.at(-1)?.taskId
-    expect(upstream.control.toolRequestsFor("midi").filter((request) => (request.body as { taskId: string }).taskId === separation)).toHaveLength(1)
+    expect(
+      upstream.control
+        .toolRequestsFor("midi")
+        .filter((request) => (request.body as { taskId: string }).taskId === separation)
+    ).toHaveLength(1)
     expect(source.trackId).toMatch(/^trk_/)
   })
 
@@ -151,12 +193,16 @@ describe("an extension on the upstream", () => {
   it("is submitted with the source's audio id and becomes ready with re-hosted tracks", async () => {
     const account = await createAccount(server)
     const source = await song(account)
-    const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/extensions`, { key: account.key, body: { continue_at: 30 } })
+    const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/extensions`, {
+      key: account.key,
+      body: { continue_at: 30 }
+    })
     expect(res.status).toBe(202)
     const done = await settled(task(account, String(res.body.id)))
     expect(done.status).toBe("ready")
     const sent = upstream.control.submissions.filter((submission) => submission.endpoint === "extend").at(-1)
-    const sourceTask = upstream.control.submissions.find((submission) => submission.title === source.title)?.taskId ?? ""
+    const sourceTask =
+      upstream.control.submissions.find((submission) => submission.title === source.title)?.taskId ?? ""
     expect(upstream.control.task(sourceTask)?.trackIds).toContain((sent?.body as { audioId: string }).audioId)
     expect(sent?.body).toMatchObject({ defaultParamFlag: true, continueAt: 30, model: "V4_5" })
     const tracks = done.tracks as unknown as ReadonlyArray<{ audio_url: string }>
@@ -176,7 +222,10 @@ describe("an extension on the upstream", () => {
       const before = await balanceOf(server, account)
       const title = `Extension ${++serial} ${Math.random().toString(36).slice(2, 8)}`
       upstream.control.onTitle(title, behaviour)
-      const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/extensions`, { key: account.key, body: { continue_at: 30, title } })
+      const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/extensions`, {
+        key: account.key,
+        body: { continue_at: 30, title }
+      })
       const id = await createdId(res, "generation_tasks", account)
       const done = await settled(task(account, id))
       expect(done.status).toBe("failed")
@@ -196,7 +245,12 @@ describe("every failure of an export on the upstream refunds exactly once", () =
     ["wav never finished", "wav", { wav: { pollsBeforeDone: Infinity, callbacks: "none" } }, "generation_timeout"],
     ["wav whose file is gone", "wav", { wav: { files: "missing" } }, "provider_error"],
     ["stems failed later", "stems", { "vocal-removal": { outcome: "CREATE_TASK_FAILED" } }, "provider_error"],
-    ["midi whose separation failed", "midi", { "vocal-removal": { outcome: "GENERATE_AUDIO_FAILED" } }, "provider_error"],
+    [
+      "midi whose separation failed",
+      "midi",
+      { "vocal-removal": { outcome: "GENERATE_AUDIO_FAILED" } },
+      "provider_error"
+    ],
     ["midi whose transcription was refused", "midi", { midi: { submit: { code: 413 } } }, "provider_error"],
     ["midi whose transcription failed", "midi", { midi: { outcome: "GENERATE_AUDIO_FAILED" } }, "provider_error"],
     ["timed lyrics refused", "timed_lyrics", { "timestamped-lyrics": { submit: { code: 404 } } }, "provider_error"],
@@ -215,7 +269,9 @@ describe("every failure of an export on the upstream refunds exactly once", () =
   }
 
   it("duplicate callbacks change nothing: ready once, charged once", async () => {
-    const { account, id, done, before } = await exportBehaving("wav", { wav: { callbackCopies: 3, pollsBeforeDone: Infinity } })
+    const { account, id, done, before } = await exportBehaving("wav", {
+      wav: { callbackCopies: 3, pollsBeforeDone: Infinity }
+    })
     expect(done.status).toBe("ready")
     await upstream.control.settled()
     expect((await exportRefunds(id))[0]?.n).toBe(0)

@@ -24,7 +24,9 @@ interface OtlpSpan {
 }
 
 interface TraceRequest {
-  readonly resourceSpans: ReadonlyArray<{ readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }> }>
+  readonly resourceSpans: ReadonlyArray<{
+    readonly scopeSpans: ReadonlyArray<{ readonly spans: ReadonlyArray<OtlpSpan> }>
+  }>
 }
 
 /** A collector: keeps every span posted to /v1/traces. */
@@ -75,7 +77,9 @@ describe("traces over OTLP/HTTP", () => {
       let status = "pending"
       while (status === "pending" && Date.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, 100))
-        const task = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, { key: account.key })
+        const task = await api(server, "GET", `/api/v1/music/generations/${String(created.body.id)}`, {
+          key: account.key
+        })
         status = String(task.body.status)
       }
       expect(status).toBe("ready")

@@ -16,11 +16,21 @@ let server: TestServer
 let account: TestAccount
 let song: Json
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   const created = await api(server, "POST", "/api/v1/music/generations", {
     key: account.key,
-    body: { style: "synthpop, 120 bpm, in C major, synth, drums, bass", title: "Glass City", lyrics: "[Verse]\nLights over the water\n[Chorus]\nHold on to the night" }
+    body: {
+      style: "synthpop, 120 bpm, in C major, synth, drums, bass",
+      title: "Glass City",
+      lyrics: "[Verse]\nLights over the water\n[Chorus]\nHold on to the night"
+    }
   })
   song = await settled(`/api/v1/music/generations/${String(created.body.id)}`)
 }, 240_000)
@@ -38,7 +48,10 @@ const run = async (path: string, body: unknown): Promise<Json> => {
 }
 
 const wavOf = async (trackId: string): Promise<Int16Array> => {
-  const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format: "wav" } })
+  const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+    key: account.key,
+    body: { format: "wav" }
+  })
   const exported = await settled(`/api/v1/music/exports/${String(res.body.id)}`)
   const url = String((exported.files as unknown as Array<Json>)[0]?.url)
   const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer())
@@ -46,7 +59,9 @@ const wavOf = async (trackId: string): Promise<Int16Array> => {
 }
 
 const completedEvents = async (taskId: string) =>
-  (await server.query<{ type: string }>("select type from outbox_events where payload->>'task_id' = $1", taskId)).map((e) => e.type)
+  (await server.query<{ type: string }>("select type from outbox_events where payload->>'task_id' = $1", taskId)).map(
+    (e) => e.type
+  )
 
 describe("tasks on a track on the built-in engine", () => {
   it("the source song is ready", () => {
@@ -55,7 +70,9 @@ describe("tasks on a track on the built-in engine", () => {
 
   it("a cover: two tracks in the new tempo and the source's key, job.completed once", async () => {
     const source = firstTrack(song)
-    const cover = await run(`/api/v1/music/tracks/${String(source.id)}/covers`, { style: "reggae, 90 bpm, organ, guitar" })
+    const cover = await run(`/api/v1/music/tracks/${String(source.id)}/covers`, {
+      style: "reggae, 90 bpm, organ, guitar"
+    })
     expect(cover).toMatchObject({ status: "ready", credits_used: 50 })
     const tracks = cover.tracks as unknown as Array<Json>
     expect(tracks).toHaveLength(2)
@@ -72,14 +89,19 @@ describe("tasks on a track on the built-in engine", () => {
   it("an edit: outside the span, the source's WAV sample for sample", async () => {
     const source = firstTrack(song)
     // 120 bpm: bars of 2 s; the span runs between the bar lines at 8 s and 12 s.
-    const edit = await run(`/api/v1/music/tracks/${String(source.id)}/edits`, { start: 8, end: 12, lyrics: "Glass and fire" })
+    const edit = await run(`/api/v1/music/tracks/${String(source.id)}/edits`, {
+      start: 8,
+      end: 12,
+      lyrics: "Glass and fire"
+    })
     expect(edit.status).toBe("ready")
     const [before, after] = await Promise.all([wavOf(String(source.id)), wavOf(String(firstTrack(edit).id))])
     expect(after.length).toBe(before.length)
     // Compared as bytes, natively: a loop over millions of samples would hold this process's event
     // loop long enough for the server to close the kept-alive connection the next request reuses.
     const rate = 44_100 * 2
-    const bytes = (samples: Int16Array, from: number, to: number) => Buffer.from(samples.buffer, samples.byteOffset + from * 2, (to - from) * 2)
+    const bytes = (samples: Int16Array, from: number, to: number) =>
+      Buffer.from(samples.buffer, samples.byteOffset + from * 2, (to - from) * 2)
     const same = (from: number, to: number) => bytes(before, from, to).equals(bytes(after, from, to))
     expect(same(0, 8 * rate)).toBe(true)
     expect(same(12 * rate, before.length)).toBe(true)

@@ -48,12 +48,16 @@ const settled = async (read: () => Promise<{ body: Json }>, withinMs = 15_000): 
   return (await read()).body
 }
 
-const task = (account: TestAccount, id: string) => () => api(server, "GET", `/api/v1/music/generations/${id}`, { key: account.key })
+const task = (account: TestAccount, id: string) => () =>
+  api(server, "GET", `/api/v1/music/generations/${id}`, { key: account.key })
 
 /** A finished song of `account` on the upstream; answers its task id, first track and title. */
 const song = async (account: TestAccount, extra: Record<string, unknown> = {}) => {
   const title = unique("Upstream source")
-  const res = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, title, ...extra } })
+  const res = await api(server, "POST", "/api/v1/music/generations", {
+    key: account.key,
+    body: { ...validSong, title, ...extra }
+  })
   const done = await settled(task(account, String(res.body.id)))
   expect(done.status).toBe("ready")
   const track = (done.tracks as unknown as Array<Json>)[0] ?? {}
@@ -72,7 +76,10 @@ const createdId = async (res: { status: number; body: Json }, account: TestAccou
 }
 
 const refunds = (taskId: string) =>
-  server.query<{ n: number }>("select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'", taskId)
+  server.query<{ n: number }>(
+    "select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'",
+    taskId
+  )
 
 const lastSubmission = (endpoint: string) => upstream.control.submissions.filter((s) => s.endpoint === endpoint).at(-1)
 
@@ -89,7 +96,10 @@ describe("tasks on a track on the upstream", () => {
       const account = await createAccount(server)
       const source = await song(account)
       const title = unique(segment)
-      const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/${segment}`, { key: account.key, body: { ...body, title } })
+      const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/${segment}`, {
+        key: account.key,
+        body: { ...body, title }
+      })
       expect(res.status).toBe(202)
       const done = await settled(task(account, String(res.body.id)))
       expect(done).toMatchObject({ status: "ready", credits_used: 50, credits_refunded: 0 })
@@ -107,9 +117,20 @@ describe("tasks on a track on the upstream", () => {
     const account = await createAccount(server)
     const source = await song(account, { vocal_gender: "f" })
     const before = Math.floor(Date.now() / 1000)
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova", audio_weight: 0.7 } })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      key: account.key,
+      body: { style: "bossa nova", audio_weight: 0.7 }
+    })
     const cover = lastSubmission("upload-cover")?.body as Record<string, unknown>
-    expect(cover).toMatchObject({ customMode: true, instrumental: false, model: "V4_5", style: "bossa nova", prompt: validSong.lyrics, vocalGender: "f", audioWeight: 0.7 })
+    expect(cover).toMatchObject({
+      customMode: true,
+      instrumental: false,
+      model: "V4_5",
+      style: "bossa nova",
+      prompt: validSong.lyrics,
+      vocalGender: "f",
+      audioWeight: 0.7
+    })
     const uploadUrl = new URL(String(cover.uploadUrl))
     expect(`${uploadUrl.origin}${uploadUrl.pathname}`).toBe(source.audioUrl)
     const expires = Number(uploadUrl.searchParams.get("expires"))
@@ -117,22 +138,44 @@ describe("tasks on a track on the upstream", () => {
     expect(expires).toBeLessThanOrEqual(before + 3600)
     expect(upstream.control.uploads.filter((u) => u.url === uploadUrl.toString()).map((u) => u.status)).toEqual([200])
 
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/vocals`, { key: account.key, body: { lyrics: "Sing" } })
-    expect(lastSubmission("add-vocals")?.body).toMatchObject({ prompt: "Sing", style: validSong.style, negativeTags: "" })
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/instrumentals`, { key: account.key, body: { style: "jazz trio" } })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/vocals`, {
+      key: account.key,
+      body: { lyrics: "Sing" }
+    })
+    expect(lastSubmission("add-vocals")?.body).toMatchObject({
+      prompt: "Sing",
+      style: validSong.style,
+      negativeTags: ""
+    })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/instrumentals`, {
+      key: account.key,
+      body: { style: "jazz trio" }
+    })
     expect(lastSubmission("add-instrumental")?.body).toMatchObject({ tags: "jazz trio", negativeTags: "" })
     // Lyre takes spans from 2 s; the upstream from 6: widened around the middle.
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/edits`, { key: account.key, body: { start: 20, end: 23 } })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/edits`, {
+      key: account.key,
+      body: { start: 20, end: 23 }
+    })
     const sourceTask = upstream.control.submissions.find((s) => s.title === source.title)?.taskId ?? ""
     const edit = lastSubmission("replace-section")?.body as Record<string, unknown>
-    expect(edit).toMatchObject({ taskId: sourceTask, infillStartS: 18.5, infillEndS: 24.5, prompt: validSong.lyrics, fullLyrics: validSong.lyrics })
+    expect(edit).toMatchObject({
+      taskId: sourceTask,
+      infillStartS: 18.5,
+      infillEndS: 24.5,
+      prompt: validSong.lyrics,
+      fullLyrics: validSong.lyrics
+    })
     expect(upstream.control.task(sourceTask)?.trackIds).toContain(edit.audioId)
   })
 
   it("the server answers a signed address only with its own signature, before it expires", async () => {
     const account = await createAccount(server)
     const source = await song(account)
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova" } })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      key: account.key,
+      body: { style: "bossa nova" }
+    })
     const signed = new URL(String((lastSubmission("upload-cover")?.body as Record<string, unknown>).uploadUrl))
     expect((await fetch(signed)).status).toBe(200)
     const tampered = new URL(signed)
@@ -153,7 +196,10 @@ describe("tasks on a track on the upstream", () => {
     const key = decodeURIComponent(new URL(source.audioUrl).pathname.slice("/files/".length))
     rmSync(join(server.config.dataDir, "files", key))
     const before = await balanceOf(server, account)
-    const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova" } })
+    const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      key: account.key,
+      body: { style: "bossa nova" }
+    })
     expect([res.status, res.body.error?.code]).toEqual([500, "provider_error"])
     const id = await createdId(res, account)
     expect((await settled(task(account, id))).status).toBe("failed")
@@ -176,7 +222,10 @@ describe("tasks on a track on the upstream", () => {
         const title = unique(`${segment} failing`)
         upstream.control.onTitle(title, behaviour)
         const body = kinds.find(([s]) => s === segment)?.[2] ?? {}
-        const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/${segment}`, { key: account.key, body: { ...body, title } })
+        const res = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/${segment}`, {
+          key: account.key,
+          body: { ...body, title }
+        })
         const id = await createdId(res, account)
         const done = await settled(task(account, id))
         expect(done.status).toBe("failed")
@@ -194,15 +243,29 @@ describe("personas on the upstream", () => {
     const account = await createAccount(server)
     const source = await song(account)
     const name = unique("Persona")
-    const made = await api(server, "POST", "/api/v1/personas", { key: account.key, body: { track_id: source.trackId, name, description: "Warm" } })
+    const made = await api(server, "POST", "/api/v1/personas", {
+      key: account.key,
+      body: { track_id: source.trackId, name, description: "Warm" }
+    })
     expect(made.status).toBe(201)
     const upstreamPersona = upstream.control.personas.find((p) => p.name === name)
-    const [row] = await server.query<{ provider_persona_id: string }>("select provider_persona_id from personas where id = $1", String(made.body.id))
+    const [row] = await server.query<{ provider_persona_id: string }>(
+      "select provider_persona_id from personas where id = $1",
+      String(made.body.id)
+    )
     expect(row?.provider_persona_id).toBe(upstreamPersona?.personaId)
     const title = unique("With persona")
-    await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, title, persona_id: String(made.body.id) } })
-    expect(upstream.control.submissions.find((s) => s.title === title)?.body).toMatchObject({ personaId: upstreamPersona?.personaId })
-    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "folk", persona_id: String(made.body.id) } })
+    await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { ...validSong, title, persona_id: String(made.body.id) }
+    })
+    expect(upstream.control.submissions.find((s) => s.title === title)?.body).toMatchObject({
+      personaId: upstreamPersona?.personaId
+    })
+    await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      key: account.key,
+      body: { style: "folk", persona_id: String(made.body.id) }
+    })
     expect(lastSubmission("upload-cover")?.body).toMatchObject({ personaId: upstreamPersona?.personaId })
   })
 
@@ -210,9 +273,15 @@ describe("personas on the upstream", () => {
     const account = await createAccount(server)
     const source = await song(account)
     const before = await balanceOf(server, account)
-    const first = await api(server, "POST", "/api/v1/personas", { key: account.key, body: { track_id: source.trackId, name: unique("One"), description: "One" } })
+    const first = await api(server, "POST", "/api/v1/personas", {
+      key: account.key,
+      body: { track_id: source.trackId, name: unique("One"), description: "One" }
+    })
     expect(first.status).toBe(201)
-    const second = await api(server, "POST", "/api/v1/personas", { key: account.key, body: { track_id: source.trackId, name: unique("Two"), description: "Two" } })
+    const second = await api(server, "POST", "/api/v1/personas", {
+      key: account.key,
+      body: { track_id: source.trackId, name: unique("Two"), description: "Two" }
+    })
     expect([second.status, second.body.error?.code]).toEqual([500, "provider_error"])
     expect((await api(server, "GET", "/api/v1/personas", { key: account.key })).body.data).toHaveLength(1)
     expect(await balanceOf(server, account)).toBe(before)

@@ -24,16 +24,31 @@ const kinds = [
   ["edits", { start: 10, end: 20, lyrics: "New words here" }]
 ] as const
 
-const post = (account: TestAccount, trackId: string, segment: string, body: unknown, headers: Record<string, string> = {}) =>
-  api(server, "POST", `/api/v1/music/tracks/${trackId}/${segment}`, { key: account.key, body, headers })
+const post = (
+  account: TestAccount,
+  trackId: string,
+  segment: string,
+  body: unknown,
+  headers: Record<string, string> = {}
+) => api(server, "POST", `/api/v1/music/tracks/${trackId}/${segment}`, { key: account.key, body, headers })
 
-const balance = async (account: TestAccount) => Number((await server.admin("GET", `/accounts/${account.id}`)).body.credits?.total)
+const balance = async (account: TestAccount) =>
+  Number((await server.admin("GET", `/accounts/${account.id}`)).body.credits?.total)
 
 const taskRow = async (id: string) =>
-  (await server.query<{ derivation: string | null; source_track_id: string | null; span_start: number | null; span_end: number | null; persona_id: string | null; request: Json }>(
-    "select derivation, source_track_id, span_start, span_end, persona_id, request from generation_tasks where id = $1",
-    id
-  ))[0]
+  (
+    await server.query<{
+      derivation: string | null
+      source_track_id: string | null
+      span_start: number | null
+      span_end: number | null
+      persona_id: string | null
+      request: Json
+    }>(
+      "select derivation, source_track_id, span_start, span_end, persona_id, request from generation_tasks where id = $1",
+      id
+    )
+  )[0]
 
 const errorOf = (res: { body: Json }) => res.body.error as unknown as { type: string; code: string; param?: string }
 
@@ -46,7 +61,14 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
     for (const [segment, body] of kinds) {
       const res = await post(account, source.trackId, segment, body)
       expect(res.status).toBe(202)
-      expect(res.body).toMatchObject({ status: "pending", model: "aether", credits_used: 50, credits_refunded: 0, error: null, tracks: [] })
+      expect(res.body).toMatchObject({
+        status: "pending",
+        model: "aether",
+        credits_used: 50,
+        credits_refunded: 0,
+        error: null,
+        tracks: []
+      })
       expect(String(res.body.id)).toMatch(/^gen_[0-9A-Za-z]{24}$/)
       left -= 50
       expect(await balance(account)).toBe(left)
@@ -61,7 +83,8 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
       account.id
     )
     expect(edit).toEqual([{ span_start: 10, span_end: 20 }])
-    const ledger = (await server.admin("GET", `/accounts/${account.id}/ledger`)).body.data as unknown as ReadonlyArray<Json>
+    const ledger = (await server.admin("GET", `/accounts/${account.id}/ledger`)).body
+      .data as unknown as ReadonlyArray<Json>
     expect(ledger.filter((entry) => String(entry.kind) === "debit")).toHaveLength(4)
   })
 
@@ -71,9 +94,18 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
     const res = await post(account, source.trackId, "covers", { style: "punk rock" })
     expect([res.status, res.body.model, res.body.credits_used]).toEqual([202, "echo", 100])
     const row = await taskRow(String(res.body.id))
-    expect(row?.request).toMatchObject({ style: "punk rock", title: validSong.title, lyrics: validSong.lyrics, model: "echo" })
+    expect(row?.request).toMatchObject({
+      style: "punk rock",
+      title: validSong.title,
+      lyrics: validSong.lyrics,
+      model: "echo"
+    })
     // Moving to aether keeps nothing aether-only it was not given; given, they are the cover's.
-    const aether = await post(account, source.trackId, "covers", { style: "punk rock", model: "aether", audio_weight: 0.8 })
+    const aether = await post(account, source.trackId, "covers", {
+      style: "punk rock",
+      model: "aether",
+      audio_weight: 0.8
+    })
     expect([aether.status, aether.body.credits_used]).toEqual([202, 50])
     expect((await taskRow(String(aether.body.id)))?.request).toMatchObject({ audio_weight: 0.8, model: "aether" })
   })
@@ -83,19 +115,40 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
     const song = await readyTrack(server, account)
     const bed = await readyTrack(server, account, { instrumental: true })
     const accompanied = await post(account, song.trackId, "instrumentals", { style: "jazz trio" })
-    expect((await taskRow(String(accompanied.body.id)))?.request).toMatchObject({ lyrics: validSong.lyrics, instrumental: false })
+    expect((await taskRow(String(accompanied.body.id)))?.request).toMatchObject({
+      lyrics: validSong.lyrics,
+      instrumental: false
+    })
     const sung = await post(account, bed.trackId, "vocals", { lyrics: "Sing it" })
     expect((await taskRow(String(sung.body.id)))?.request).toMatchObject({ lyrics: "Sing it", instrumental: false })
   })
 
   const invalid: ReadonlyArray<readonly [string, string, Record<string, unknown>, string, string]> = [
     ["a cover without style", "covers", {}, "missing_parameter", "style"],
-    ["a cover with audio_weight above 1", "covers", { style: "pop", audio_weight: 1.5 }, "invalid_parameter", "audio_weight"],
+    [
+      "a cover with audio_weight above 1",
+      "covers",
+      { style: "pop", audio_weight: 1.5 },
+      "invalid_parameter",
+      "audio_weight"
+    ],
     ["a cover with an unknown field", "covers", { style: "pop", tempo: 100 }, "unknown_parameter", "tempo"],
-    ["a cover on echo with an aether-only field", "covers", { style: "pop", model: "echo", weirdness_constraint: 0.5 }, "parameter_not_supported_for_model", "weirdness_constraint"],
+    [
+      "a cover on echo with an aether-only field",
+      "covers",
+      { style: "pop", model: "echo", weirdness_constraint: 0.5 },
+      "parameter_not_supported_for_model",
+      "weirdness_constraint"
+    ],
     ["vocals without lyrics", "vocals", { style: "pop" }, "missing_parameter", "lyrics"],
     ["vocals of blank lyrics", "vocals", { lyrics: "   " }, "invalid_parameter", "lyrics"],
-    ["vocals told to be instrumental", "vocals", { lyrics: "la", instrumental: true }, "unknown_parameter", "instrumental"],
+    [
+      "vocals told to be instrumental",
+      "vocals",
+      { lyrics: "la", instrumental: true },
+      "unknown_parameter",
+      "instrumental"
+    ],
     ["an instrumental without style", "instrumentals", {}, "missing_parameter", "style"],
     ["an instrumental given lyrics", "instrumentals", { style: "jazz", lyrics: "la" }, "unknown_parameter", "lyrics"],
     ["an edit without start", "edits", { end: 20 }, "missing_parameter", "start"],
@@ -112,7 +165,12 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
       expect(res.status).toBe(400)
       expect(errorOf(res)).toMatchObject({ type: "invalid_request_error", code, param })
       expect(await balance(account)).toBe(1_000)
-      expect(await server.query("select id from generation_tasks where account_id = $1 and derivation is not null", account.id)).toEqual([])
+      expect(
+        await server.query(
+          "select id from generation_tasks where account_id = $1 and derivation is not null",
+          account.id
+        )
+      ).toEqual([])
     })
   }
 
@@ -142,7 +200,9 @@ describe("POST /v1/music/tracks/{track_id}/{covers,vocals,instrumentals,edits}",
   it("the check order: 401 before anything, 402 when the balance is short, 429 past the concurrency limit", async () => {
     const account = await createAccount(server, { subscription: 40 })
     const source = await readyTrack(server, account)
-    const anonymous = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { body: { style: "pop" } })
+    const anonymous = await api(server, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      body: { style: "pop" }
+    })
     expect(anonymous.status).toBe(401)
     const poor = await post(account, source.trackId, "covers", { style: "pop" })
     expect([poor.status, errorOf(poor).code]).toEqual([402, "insufficient_credits"])
@@ -190,7 +250,10 @@ describe("a task on a track the engine does not finish in time", () => {
   it("fails generation_timeout, refunded once; the render finishing later changes nothing", async () => {
     const account = await createAccount(hurried, { subscription: 1_000 })
     const source = await readyTrack(hurried, account)
-    const res = await api(hurried, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, { key: account.key, body: { style: "bossa nova" } })
+    const res = await api(hurried, "POST", `/api/v1/music/tracks/${source.trackId}/covers`, {
+      key: account.key,
+      body: { style: "bossa nova" }
+    })
     expect(res.status).toBe(202)
     const read = () => api(hurried, "GET", `/api/v1/music/generations/${String(res.body.id)}`, { key: account.key })
     const until = Date.now() + 20_000
@@ -213,12 +276,17 @@ describe("a task on a track the engine does not finish in time", () => {
 })
 
 describe("personas", () => {
-  const create = (account: TestAccount, body: unknown) => api(server, "POST", "/api/v1/personas", { key: account.key, body })
+  const create = (account: TestAccount, body: unknown) =>
+    api(server, "POST", "/api/v1/personas", { key: account.key, body })
 
   it("POST 201 (free), GET, list newest first, DELETE; a deleted one is gone", async () => {
     const account = await createAccount(server, { subscription: 1_000 })
     const source = await readyTrack(server, account, { extra: { vocal_gender: "f" } })
-    const made = await create(account, { track_id: source.trackId, name: "Night singer", description: "A bright voice over synths" })
+    const made = await create(account, {
+      track_id: source.trackId,
+      name: "Night singer",
+      description: "A bright voice over synths"
+    })
     expect(made.status).toBe(201)
     expect(made.body).toEqual({
       id: expect.stringMatching(/^per_[0-9A-Za-z]{24}$/),
@@ -234,7 +302,9 @@ describe("personas", () => {
     expect((await api(server, "GET", `/api/v1/personas/${id}`, { key: account.key })).body).toEqual(made.body)
     const listed = await api(server, "GET", "/api/v1/personas?limit=1", { key: account.key })
     expect(listed.body).toEqual({ data: [second.body], has_more: true })
-    const page = await api(server, "GET", `/api/v1/personas?starting_after=${String(second.body.id)}`, { key: account.key })
+    const page = await api(server, "GET", `/api/v1/personas?starting_after=${String(second.body.id)}`, {
+      key: account.key
+    })
     expect(page.body).toEqual({ data: [made.body], has_more: false })
     const admin = await server.admin("GET", `/accounts/${account.id}/personas`)
     expect(admin.body).toEqual({ data: [second.body, made.body] })
@@ -243,15 +313,27 @@ describe("personas", () => {
     expect([removed.status, removed.body]).toEqual([200, { id, deleted: true }])
     expect((await api(server, "GET", `/api/v1/personas/${id}`, { key: account.key })).status).toBe(404)
     expect((await api(server, "DELETE", `/api/v1/personas/${id}`, { key: account.key })).status).toBe(404)
-    const generation = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, persona_id: id } })
-    expect([generation.status, errorOf(generation).code, errorOf(generation).param]).toEqual([404, "persona_not_found", "persona_id"])
+    const generation = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { ...validSong, persona_id: id }
+    })
+    expect([generation.status, errorOf(generation).code, errorOf(generation).param]).toEqual([
+      404,
+      "persona_not_found",
+      "persona_id"
+    ])
   })
 
   it("a persona names its voice in any GenerateRequest: a generation, an extension, a cover", async () => {
     const account = await createAccount(server, { subscription: 1_000 })
     const source = await readyTrack(server, account)
-    const persona = String((await create(account, { track_id: source.trackId, name: "Voice", description: "Warm" })).body.id)
-    const generation = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, persona_id: persona } })
+    const persona = String(
+      (await create(account, { track_id: source.trackId, name: "Voice", description: "Warm" })).body.id
+    )
+    const generation = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { ...validSong, persona_id: persona }
+    })
     expect(generation.status).toBe(202)
     expect((await taskRow(String(generation.body.id)))?.persona_id).toBe(persona)
     const cover = await post(account, source.trackId, "covers", { style: "folk", persona_id: persona })
@@ -263,9 +345,18 @@ describe("personas", () => {
   it("persona_id is aether-only: 400 parameter_not_supported_for_model on echo, nothing charged", async () => {
     const account = await createAccount(server, { subscription: 1_000 })
     const source = await readyTrack(server, account)
-    const persona = String((await create(account, { track_id: source.trackId, name: "Voice", description: "Warm" })).body.id)
-    const res = await api(server, "POST", "/api/v1/music/generations", { key: account.key, body: { ...validSong, model: "echo", persona_id: persona } })
-    expect([res.status, errorOf(res).code, errorOf(res).param]).toEqual([400, "parameter_not_supported_for_model", "persona_id"])
+    const persona = String(
+      (await create(account, { track_id: source.trackId, name: "Voice", description: "Warm" })).body.id
+    )
+    const res = await api(server, "POST", "/api/v1/music/generations", {
+      key: account.key,
+      body: { ...validSong, model: "echo", persona_id: persona }
+    })
+    expect([res.status, errorOf(res).code, errorOf(res).param]).toEqual([
+      400,
+      "parameter_not_supported_for_model",
+      "persona_id"
+    ])
     expect(await balance(account)).toBe(1_000)
   })
 
@@ -273,19 +364,30 @@ describe("personas", () => {
     const owner = await createAccount(server, { subscription: 1_000 })
     const other = await createAccount(server, { subscription: 1_000 })
     const source = await readyTrack(server, owner)
-    const persona = String((await create(owner, { track_id: source.trackId, name: "Mine", description: "Mine" })).body.id)
+    const persona = String(
+      (await create(owner, { track_id: source.trackId, name: "Mine", description: "Mine" })).body.id
+    )
     for (const id of [persona, `per_${randomBase62(24)}`, "per_nope"]) {
       const read = await api(server, "GET", `/api/v1/personas/${id}`, { key: other.key })
       expect([read.status, errorOf(read).code, errorOf(read).param]).toEqual([404, "persona_not_found", "id"])
       expect((await api(server, "DELETE", `/api/v1/personas/${id}`, { key: other.key })).status).toBe(404)
     }
-    expect((await api(server, "GET", "/api/v1/personas", { key: other.key })).body).toEqual({ data: [], has_more: false })
+    expect((await api(server, "GET", "/api/v1/personas", { key: other.key })).body).toEqual({
+      data: [],
+      has_more: false
+    })
     const mine = await readyTrack(server, other)
-    for (const [segment, body] of [["covers", { style: "pop" }], ["extensions", {}]] as const) {
+    for (const [segment, body] of [
+      ["covers", { style: "pop" }],
+      ["extensions", {}]
+    ] as const) {
       const res = await post(other, mine.trackId, segment, { ...body, persona_id: persona })
       expect([res.status, errorOf(res).code, errorOf(res).param]).toEqual([404, "persona_not_found", "persona_id"])
     }
-    const generation = await api(server, "POST", "/api/v1/music/generations", { key: other.key, body: { ...validSong, persona_id: persona } })
+    const generation = await api(server, "POST", "/api/v1/music/generations", {
+      key: other.key,
+      body: { ...validSong, persona_id: persona }
+    })
     expect(generation.status).toBe(404)
     expect(await balance(other)).toBe(1_000)
     const stolen = await create(other, { track_id: source.trackId, name: "Theirs", description: "Theirs" })
@@ -305,12 +407,17 @@ describe("the OpenAPI document", () => {
     const doc = (await api(server, "GET", "/api/openapi.json")).body
     const paths = doc.paths as unknown as Record<string, Record<string, Json>>
     for (const segment of ["covers", "vocals", "instrumentals", "edits"]) {
-      expect(Object.keys(paths[`/v1/music/tracks/{track_id}/${segment}`]?.["post"]?.["responses"] ?? {})).toContain("202")
+      expect(Object.keys(paths[`/v1/music/tracks/{track_id}/${segment}`]?.["post"]?.["responses"] ?? {})).toContain(
+        "202"
+      )
     }
     expect(Object.keys(paths["/v1/personas"]?.["post"]?.["responses"] ?? {})).toContain("201")
     expect(Object.keys(paths["/v1/personas"] ?? {}).sort()).toEqual(["get", "post"])
     expect(Object.keys(paths["/v1/personas/{id}"] ?? {}).sort()).toEqual(["delete", "get"])
-    const edit = paths["/v1/music/tracks/{track_id}/edits"]?.["post"] as unknown as { parameters: ReadonlyArray<{ name: string }>; responses: Json }
+    const edit = paths["/v1/music/tracks/{track_id}/edits"]?.["post"] as unknown as {
+      parameters: ReadonlyArray<{ name: string }>
+      responses: Json
+    }
     expect(edit.parameters.map((p) => p.name)).toContain("Idempotency-Key")
     expect(Object.keys(edit.responses).sort()).toEqual(["202", "400", "401", "402", "403", "404", "429", "500", "503"])
   })

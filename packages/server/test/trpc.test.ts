@@ -13,7 +13,12 @@ afterAll(() => server.close())
 
 const clientFor = (key: string | undefined) =>
   createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: `${server.url}/trpc`, headers: () => (key === undefined ? {} : { authorization: `Bearer ${key}` }) })]
+    links: [
+      httpBatchLink({
+        url: `${server.url}/trpc`,
+        headers: () => (key === undefined ? {} : { authorization: `Bearer ${key}` })
+      })
+    ]
   })
 
 describe("tRPC at /trpc", () => {
@@ -31,7 +36,9 @@ describe("tRPC at /trpc", () => {
 
   it("errors carry the interface's envelope under data.error", async () => {
     const account = await createAccount(server, { subscription: 0 })
-    const error = await clientFor(account.key).generations.create.mutate(validSong).catch((e: unknown) => e)
+    const error = await clientFor(account.key)
+      .generations.create.mutate(validSong)
+      .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(TRPCClientError)
     if (error instanceof TRPCClientError) {
       expect(error.data).toMatchObject({
@@ -41,9 +48,13 @@ describe("tRPC at /trpc", () => {
       })
       expect(JSON.stringify(error.shape)).not.toContain("stack")
     }
-    const unauthenticated = await clientFor(undefined).me.query().catch((e: unknown) => e)
+    const unauthenticated = await clientFor(undefined)
+      .me.query()
+      .catch((e: unknown) => e)
     expect(unauthenticated instanceof TRPCClientError && unauthenticated.data?.error?.code).toBe("missing_credential")
-    const invalid = await clientFor(account.key).generations.create.mutate({ ...validSong, model: "echo", vocal_gender: "m" }).catch((e: unknown) => e)
+    const invalid = await clientFor(account.key)
+      .generations.create.mutate({ ...validSong, model: "echo", vocal_gender: "m" })
+      .catch((e: unknown) => e)
     expect(invalid instanceof TRPCClientError && invalid.data?.error).toMatchObject({
       code: "parameter_not_supported_for_model",
       param: "vocal_gender"

@@ -25,7 +25,13 @@ let account: TestAccount
 let other: TestAccount
 let trackId: string
 beforeAll(async () => {
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   other = await createAccount(server, { subscription: 1_000 })
   const created = await fetch(`${server.url}/api/v1/music/uploads?title=Mine`, {
@@ -81,10 +87,16 @@ describe("song tools on an upload's track (built-in engine)", { timeout: 240_000
     const midi = await exported(trackId, "midi")
     expect(midi.status).toBe("ready")
     const parsed = new Midi(await fileBytes(midi))
-    const [row] = await server.query<{ transcription: { notes: Array<unknown> } }>("select transcription from uploads where track_id = $1", trackId)
+    const [row] = await server.query<{ transcription: { notes: Array<unknown> } }>(
+      "select transcription from uploads where track_id = $1",
+      trackId
+    )
     expect(parsed.tracks.flatMap((t) => t.notes).length).toBe(row?.transcription.notes.length)
 
-    const lyrics = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, { key: account.key, body: { format: "timed_lyrics" } })
+    const lyrics = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+      key: account.key,
+      body: { format: "timed_lyrics" }
+    })
     expect([lyrics.status, lyrics.body.error?.code]).toEqual([400, "track_has_no_lyrics"])
   })
 
@@ -107,7 +119,10 @@ describe("song tools on an upload's track (built-in engine)", { timeout: 240_000
   })
 
   it("another account's upload track is 404 to every song tool", async () => {
-    for (const [path, body] of [["exports", { format: "wav" }], ["extensions", { continue_at: 4 }]] as const) {
+    for (const [path, body] of [
+      ["exports", { format: "wav" }],
+      ["extensions", { continue_at: 4 }]
+    ] as const) {
       const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/${path}`, { key: other.key, body })
       expect([res.status, res.body.error?.code]).toEqual([404, "track_not_found"])
     }

@@ -34,7 +34,12 @@ const tick = () =>
 describe("listening that cannot finish", () => {
   it("an upload whose file is gone is failed once, with upload.failed", async () => {
     const wav = new WaveFile()
-    wav.fromScratch(1, 44_100, "16", Array.from({ length: 44_100 * 6 }, (_, i) => Math.round(6000 * Math.sin(i / 25))))
+    wav.fromScratch(
+      1,
+      44_100,
+      "16",
+      Array.from({ length: 44_100 * 6 }, (_, i) => Math.round(6000 * Math.sin(i / 25)))
+    )
     const created = await fetch(`${server.url}/api/v1/music/uploads`, {
       method: "POST",
       headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav" },
@@ -49,7 +54,10 @@ describe("listening that cannot finish", () => {
     expect(failed.error?.code).toBe("listening_failed")
     expect(failed.track_id).toBeNull()
     expect(await tick()).toBe(0)
-    const events = await server.query<{ type: string }>("select type from outbox_events where payload ->> 'id' = $1", id)
+    const events = await server.query<{ type: string }>(
+      "select type from outbox_events where payload ->> 'id' = $1",
+      id
+    )
     expect(events.map((e) => e.type)).toEqual(["upload.failed"])
   })
 })

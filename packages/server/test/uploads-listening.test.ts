@@ -23,7 +23,13 @@ beforeAll(async () => {
   // machine, long enough for the server to close the kept-alive connection that fetch would
   // then reuse for the upload (ECONNRESET).
   song = writeOutsideSong()
-  server = await startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 1 })
+  server = await startTestServer({
+    provider: "embedded",
+    providerUrl: null,
+    providerApiKey: null,
+    worker: "inline",
+    providerPollSeconds: 1
+  })
   account = await createAccount(server, { subscription: 1_000 })
   const created = await fetch(`${server.url}/api/v1/music/uploads?title=Outside`, {
     method: "POST",
@@ -70,10 +76,9 @@ describe("listening to an upload made outside", () => {
   })
 
   it("keeps a transcription that holds at least 70% of the written melody", async () => {
-    const [row] = await server.query<{ transcription: { notes: Array<{ pitch: number; start: number; end: number; velocity: number }> } }>(
-      "select transcription from uploads where id = $1",
-      String(ready.id)
-    )
+    const [row] = await server.query<{
+      transcription: { notes: Array<{ pitch: number; start: number; end: number; velocity: number }> }
+    }>("select transcription from uploads where id = $1", String(ready.id))
     const notes = row?.transcription.notes ?? []
     const sixteenth = 60 / song.bpm / 4
     const heard = song.melody.filter((written) =>
@@ -90,7 +95,10 @@ describe("listening to an upload made outside", () => {
 
 const settled = (path: string): Promise<Json> => settledAt(server, account.key, path)
 
-interface Heard { readonly pitch: number; readonly start: number }
+interface Heard {
+  readonly pitch: number
+  readonly start: number
+}
 
 /** A part's top line: of the notes that start together (within 50 ms), the highest. */
 const topLine = (notes: ReadonlyArray<Heard>): Array<Heard> => {
@@ -110,7 +118,12 @@ const topLine = (notes: ReadonlyArray<Heard>): Array<Heard> => {
  * onset within a sixteenth; the best over every offset that puts the tune's first note on one of
  * the line's notes.
  */
-const melodyShare = (melody: ReadonlyArray<WrittenNote>, line: ReadonlyArray<Heard>, scale: number, sixteenth: number): number => {
+const melodyShare = (
+  melody: ReadonlyArray<WrittenNote>,
+  line: ReadonlyArray<Heard>,
+  scale: number,
+  sixteenth: number
+): number => {
   const first = melody[0]?.start ?? 0
   let best = 0
   for (const anchor of line) {
@@ -133,14 +146,19 @@ describe("a cover of an upload made outside", () => {
     const cover = await settled(`/api/v1/music/generations/${String(created.body.id)}`)
     expect(cover.status).toBe("ready")
     const track = (cover.tracks as unknown as Array<Json>)[0] ?? {}
-    const exported = await api(server, "POST", `/api/v1/music/tracks/${String(track.id)}/exports`, { key: account.key, body: { format: "midi" } })
+    const exported = await api(server, "POST", `/api/v1/music/tracks/${String(track.id)}/exports`, {
+      key: account.key,
+      body: { format: "midi" }
+    })
     const file = (await settled(`/api/v1/music/exports/${String(exported.body.id)}`)).files as unknown as Array<Json>
     const midi = new Midi(new Uint8Array(await (await fetch(String(file[0]?.url))).arrayBuffer()))
     const coverBpm = midi.header.tempos[0]?.bpm ?? song.bpm
     const scale = song.bpm / coverBpm
     const sixteenth = 60 / coverBpm / 4
     const pitched = midi.tracks.filter((t) => t.channel !== 9 && t.notes.length > 0)
-    const shares = pitched.map((t) => melodyShare(song.melody, topLine(t.notes.map((n) => ({ pitch: n.midi, start: n.time }))), scale, sixteenth))
+    const shares = pitched.map((t) =>
+      melodyShare(song.melody, topLine(t.notes.map((n) => ({ pitch: n.midi, start: n.time }))), scale, sixteenth)
+    )
     expect(Math.max(...shares)).toBeGreaterThanOrEqual(0.7)
   }, 300_000)
 })

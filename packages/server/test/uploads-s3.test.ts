@@ -66,7 +66,9 @@ describe("uploads on a bucket", () => {
     const key = `${String(created.body.id)}/source.wav`
     expect(await objectOf(key)).toEqual({ size: wav.length, contentType: "audio/wav" })
     expect(existsSync(join(server.config.dataDir, "files", String(created.body.id)))).toBe(false)
-    const deleted = await api(server, "DELETE", `/api/v1/music/uploads/${String(created.body.id)}`, { key: account.key })
+    const deleted = await api(server, "DELETE", `/api/v1/music/uploads/${String(created.body.id)}`, {
+      key: account.key
+    })
     expect(deleted.status).toBe(200)
     expect(await objectOf(key)).toBeNull()
   })

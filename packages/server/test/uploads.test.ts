@@ -26,14 +26,23 @@ const tone = (seconds: number, amplitude = 0.25): Float32Array => {
     const t = i / rate
     const beat = t % 0.5
     const pulse = beat < 0.05 ? Math.sin(2 * Math.PI * 80 * t) * (1 - beat / 0.05) : 0
-    out[i] = amplitude * (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 261.63 * t) + Math.sin(2 * Math.PI * 329.63 * t)) / 3 + 0.3 * pulse
+    out[i] =
+      (amplitude *
+        (Math.sin(2 * Math.PI * 220 * t) + Math.sin(2 * Math.PI * 261.63 * t) + Math.sin(2 * Math.PI * 329.63 * t))) /
+        3 +
+      0.3 * pulse
   }
   return out
 }
 
 const wavOf = (samples: Float32Array): Buffer => {
   const wav = new WaveFile()
-  wav.fromScratch(1, rate, "16", Array.from(samples, (v) => Math.round(Math.max(-1, Math.min(1, v)) * 32767)))
+  wav.fromScratch(
+    1,
+    rate,
+    "16",
+    Array.from(samples, (v) => Math.round(Math.max(-1, Math.min(1, v)) * 32767))
+  )
   return Buffer.from(wav.toBuffer())
 }
 
@@ -75,10 +84,13 @@ const form = (parts: Record<string, Blob | string>, key = account.key) => {
   const data = new FormData()
   for (const [name, value] of Object.entries(parts)) {
     if (typeof value === "string") data.append(name, value)
-    else data.append(name, value, name === "file" ? (value as Blob & { name?: string }).name ?? "audio" : undefined)
+    else data.append(name, value, name === "file" ? ((value as Blob & { name?: string }).name ?? "audio") : undefined)
   }
-  return fetch(`${server.url}/api/v1/music/uploads`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: data })
-    .then(async (res) => ({ status: res.status, body: (await res.json()) as Json }))
+  return fetch(`${server.url}/api/v1/music/uploads`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: data
+  }).then(async (res) => ({ status: res.status, body: (await res.json()) as Json }))
 }
 
 const settled = async (id: string, key = account.key): Promise<Json> => {
@@ -103,7 +115,9 @@ const expectInvalidAudio = (res: { status: number; body: Json }) => {
 }
 
 describe("POST /v1/music/uploads", () => {
-  it("202: a WAV body is kept, listened to, and becomes ready with its analysis, a track and upload.ready", { timeout: 120_000 }, async () => {
+  it("202: a WAV body is kept, listened to, and becomes ready with its analysis, a track and upload.ready", {
+    timeout: 120_000
+  }, async () => {
     const res = await upload(wav, "audio/wav", account.key, "?title=Sines")
     expect(res.status).toBe(202)
     expect(res.body.id).toMatch(/^upl_/)
@@ -145,7 +159,10 @@ describe("POST /v1/music/uploads", () => {
   })
 
   it("202: FLAC and Ogg Vorbis bodies", async () => {
-    for (const [body, type] of [[flac, "audio/flac"], [ogg, "audio/ogg"]] as const) {
+    for (const [body, type] of [
+      [flac, "audio/flac"],
+      [ogg, "audio/ogg"]
+    ] as const) {
       const res = await upload(body, type)
       expect(res.status).toBe(202)
       expect(res.body.content_type).toBe(type)
@@ -157,20 +174,29 @@ describe("POST /v1/music/uploads", () => {
 describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
   const fuzz: Array<[string, () => Promise<{ status: number; body: Json }>]> = [
     ["0 bytes", () => upload(Buffer.alloc(0), "audio/wav")],
-    ["text named .mp3", () => form({ file: new File(["this is not audio at all\n".repeat(400)], "song.mp3", { type: "audio/mpeg" }) })],
+    [
+      "text named .mp3",
+      () => form({ file: new File(["this is not audio at all\n".repeat(400)], "song.mp3", { type: "audio/mpeg" }) })
+    ],
     ["text as audio/mpeg", () => upload("just some words, not audio\n".repeat(500), "audio/mpeg")],
-    ["a truncated MP3", async () => {
-      const mp3 = await mp3Of(tone(12))
-      return upload(mp3.subarray(0, Math.floor(mp3.length * 0.7) + 5), "audio/mpeg")
-    }],
+    [
+      "a truncated MP3",
+      async () => {
+        const mp3 = await mp3Of(tone(12))
+        return upload(mp3.subarray(0, Math.floor(mp3.length * 0.7) + 5), "audio/mpeg")
+      }
+    ],
     ["a truncated FLAC", () => upload(flac.subarray(0, Math.floor(flac.length * 0.6) + 3), "audio/flac")],
     ["a truncated Ogg Vorbis", () => upload(ogg.subarray(0, Math.floor(ogg.length * 0.6) + 3), "audio/ogg")],
-    ["a WAV header that lies about its sizes", async () => {
-      const lying = Buffer.from(wav)
-      lying.writeUInt32LE(lying.length * 4, 4)
-      lying.writeUInt32LE(lying.length * 4, 40)
-      return upload(lying, "audio/wav")
-    }],
+    [
+      "a WAV header that lies about its sizes",
+      async () => {
+        const lying = Buffer.from(wav)
+        lying.writeUInt32LE(lying.length * 4, 4)
+        lying.writeUInt32LE(lying.length * 4, 40)
+        return upload(lying, "audio/wav")
+      }
+    ],
     ["a WAV cut short", async () => upload(wav.subarray(0, wav.length - 1001), "audio/wav")],
     ["a WAV sent as FLAC", () => upload(wav, "audio/flac")],
     ["a WAV sent as Ogg", () => upload(wav, "audio/ogg")],
@@ -195,14 +221,22 @@ describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
 
   it("413 request_too_large: a declared length over 50 MB is refused before the body is read", async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${server.url}/api/v1/music/uploads`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav", "content-length": String(50 * 1024 * 1024 + 1) }
-      }, (res) => {
-        let text = ""
-        res.on("data", (chunk: Buffer) => (text += chunk.toString()))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-      })
+      const req = request(
+        `${server.url}/api/v1/music/uploads`,
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${account.key}`,
+            "content-type": "audio/wav",
+            "content-length": String(50 * 1024 * 1024 + 1)
+          }
+        },
+        (res) => {
+          let text = ""
+          res.on("data", (chunk: Buffer) => (text += chunk.toString()))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
+        }
+      )
       req.on("error", reject)
       // Only the first bytes are sent: the answer must not wait for the rest.
       req.write(wav.subarray(0, 1024))
@@ -217,15 +251,23 @@ describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
     const answer = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
       let sent = 0
       let answered = false
-      const req = request(`${server.url}/api/v1/music/uploads`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${account.key}`, "content-type": "audio/wav", "transfer-encoding": "chunked" }
-      }, (res) => {
-        answered = true
-        let text = ""
-        res.on("data", (chunk: Buffer) => (text += chunk.toString()))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, sent }))
-      })
+      const req = request(
+        `${server.url}/api/v1/music/uploads`,
+        {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${account.key}`,
+            "content-type": "audio/wav",
+            "transfer-encoding": "chunked"
+          }
+        },
+        (res) => {
+          answered = true
+          let text = ""
+          res.on("data", (chunk: Buffer) => (text += chunk.toString()))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, sent }))
+        }
+      )
       // The server closes the connection once it has answered; writes after that may fail.
       req.on("error", (cause) => (answered ? undefined : reject(cause)))
       const block = Buffer.alloc(256 * 1024, 1)
@@ -251,7 +293,11 @@ describe("the check order", () => {
     const basic = await createAccount(server, { plan: "basic" })
     const unscoped = await createAccount(server, { scopes: ["profile"] })
     const slow = await createAccount(server, { requests_per_minute: 1 })
-    const noKey = await fetch(`${server.url}/api/v1/music/uploads`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x" })
+    const noKey = await fetch(`${server.url}/api/v1/music/uploads`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "x"
+    })
     expect(noKey.status).toBe(401)
     const tier = await upload("x", "text/plain", basic.key)
     expect([tier.status, tier.body.error?.code]).toEqual([403, "tier_insufficient"])
@@ -302,7 +348,9 @@ describe("GET, list and DELETE", () => {
     expect(page.status).toBe(200)
     expect((page.body.data as unknown as Array<Json>).map((u) => u.id)).toEqual([second.id])
     expect(page.body.has_more).toBe(true)
-    const next = await api(server, "GET", `/api/v1/music/uploads?limit=1&starting_after=${String(second.id)}`, { key: account.key })
+    const next = await api(server, "GET", `/api/v1/music/uploads?limit=1&starting_after=${String(second.id)}`, {
+      key: account.key
+    })
     expect((next.body.data as unknown as Array<Json>).map((u) => u.id)).toEqual([first.id])
     const none = await api(server, "GET", "/api/v1/music/uploads", { key: other.key })
     expect(none.body.data).toEqual([])
@@ -325,7 +373,11 @@ describe("GET, list and DELETE", () => {
     expect(deleted.status).toBe(200)
     expect(deleted.body).toEqual({ id: first.id, deleted: true })
     expect(existsSync(file)).toBe(false)
-    expect((await api(server, "GET", `/api/v1/music/uploads/${String(first.id)}`, { key: account.key })).status).toBe(404)
-    expect((await api(server, "DELETE", `/api/v1/music/uploads/${String(first.id)}`, { key: account.key })).status).toBe(404)
+    expect((await api(server, "GET", `/api/v1/music/uploads/${String(first.id)}`, { key: account.key })).status).toBe(
+      404
+    )
+    expect(
+      (await api(server, "DELETE", `/api/v1/music/uploads/${String(first.id)}`, { key: account.key })).status
+    ).toBe(404)
   })
 })

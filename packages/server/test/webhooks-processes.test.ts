@@ -40,7 +40,9 @@ const pingAll = async (server: TestServer) => {
   expect(endpoint.status).toBe(201)
   const ids: Array<string> = []
   for (let batch = 0; batch < EVENTS / 25; batch++) {
-    const sent = await Promise.all(Array.from({ length: 25 }, () => server.admin("POST", `/webhook-endpoints/${String(endpoint.body.id)}/ping`)))
+    const sent = await Promise.all(
+      Array.from({ length: 25 }, () => server.admin("POST", `/webhook-endpoints/${String(endpoint.body.id)}/ping`))
+    )
     ids.push(...sent.map((res) => String(res.body.event_id)))
   }
   return { endpointId: String(endpoint.body.id), ids }

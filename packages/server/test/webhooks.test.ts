@@ -82,7 +82,11 @@ const deliveriesOf = async (server: TestServer, endpointId: string) => {
 }
 
 /** Polls the endpoint's delivery log until `predicate` holds. */
-const deliveriesUntil = async (endpointId: string, predicate: (data: ReadonlyArray<Json>) => boolean, withinMs = 15_000) => {
+const deliveriesUntil = async (
+  endpointId: string,
+  predicate: (data: ReadonlyArray<Json>) => boolean,
+  withinMs = 15_000
+) => {
   const until = Date.now() + withinMs
   for (;;) {
     const data = await deliveriesOf(live, endpointId)
@@ -135,7 +139,9 @@ const eventsOf = (accountId: string, type: string) =>
 describe("admin API: webhook endpoints", () => {
   it("POST creates an endpoint: 201 {id, url, events, enabled, secret}, every event by default", async () => {
     const account = await createAccount(strict)
-    const res = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url: "https://93.184.216.34/hooks" })
+    const res = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, {
+      url: "https://93.184.216.34/hooks"
+    })
     expect(res.status).toBe(201)
     expect(keysOf(res.body)).toEqual(["enabled", "events", "id", "secret", "url"])
     expect(String(res.body.id)).toMatch(/^whe_[0-9A-Za-z]{24}$/)
@@ -155,7 +161,13 @@ describe("admin API: webhook endpoints", () => {
 
   it("refuses loopback, private, link-local and localhost URLs unless WEBHOOK_ALLOW_PRIVATE", async () => {
     const account = await createAccount(strict)
-    for (const url of ["http://127.0.0.1:9/x", "http://10.1.2.3/", "http://169.254.169.254/", "http://[::1]:80/", "http://localhost:8080/"]) {
+    for (const url of [
+      "http://127.0.0.1:9/x",
+      "http://10.1.2.3/",
+      "http://169.254.169.254/",
+      "http://[::1]:80/",
+      "http://localhost:8080/"
+    ]) {
       const res = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url })
       expect(res.status, url).toBe(400)
       expect(res.body.error?.code).toEqual("invalid_parameter")
@@ -171,8 +183,9 @@ describe("admin API: webhook endpoints", () => {
     const badEvent = await strict.admin("POST", path, { url: "https://93.184.216.34/", events: ["job.done"] })
     expect(badEvent.status).toBe(400)
     expect(String(badEvent.body.error?.param)).toMatch(/^events/)
-    expect((await strict.admin("POST", path, { url: "https://93.184.216.34/", secret: "x" })).body.error?.code)
-      .toEqual("unknown_parameter")
+    expect((await strict.admin("POST", path, { url: "https://93.184.216.34/", secret: "x" })).body.error?.code).toEqual(
+      "unknown_parameter"
+    )
     const missing = await strict.admin("POST", "/accounts/acct_000000000000000000000000/webhook-endpoints", {
       url: "https://93.184.216.34/"
     })
@@ -181,7 +194,9 @@ describe("admin API: webhook endpoints", () => {
 
   it("PATCH changes url, events and enabled (200 without the secret); DELETE answers 204, then 404", async () => {
     const account = await createAccount(strict)
-    const created = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, { url: "https://93.184.216.34/a" })
+    const created = await strict.admin("POST", `/accounts/${account.id}/webhook-endpoints`, {
+      url: "https://93.184.216.34/a"
+    })
     const id = String(created.body.id)
     const patched = await strict.admin("PATCH", `/webhook-endpoints/${id}`, {
       url: "https://93.184.216.34/b",
@@ -218,8 +233,23 @@ describe("job events", () => {
     expect(() => verifyWebhook(got.rawBody, got.signature, "whsec_wrong")).toThrow()
 
     const [delivery] = await deliveriesUntil(endpoint.id, (data) => String(data[0]?.status) === "succeeded")
-    expect(keysOf(delivery)).toEqual(["attempts", "event_id", "event_type", "id", "last_status_code", "next_attempt_at", "status"])
-    expect(delivery).toMatchObject({ event_id: event.id, event_type: "job.completed", status: "succeeded", attempts: 1, last_status_code: 200, next_attempt_at: null })
+    expect(keysOf(delivery)).toEqual([
+      "attempts",
+      "event_id",
+      "event_type",
+      "id",
+      "last_status_code",
+      "next_attempt_at",
+      "status"
+    ])
+    expect(delivery).toMatchObject({
+      event_id: event.id,
+      event_type: "job.completed",
+      status: "succeeded",
+      attempts: 1,
+      last_status_code: 200,
+      next_attempt_at: null
+    })
   })
 
   it("job.failed carries the error and the refund", async () => {
@@ -262,13 +292,24 @@ describe("fan-out", () => {
 describe("retries and the attempt log", () => {
   it("a 500 is retried; the log keeps each attempt's time, status, latency and first bytes", async () => {
     const endpoint = await hook(await createAccount(live))
-    endpoint.receiver.answer = (_id, nth) => (nth === 0 ? { kind: "status", status: 500, body: "boom: database down" } : { kind: "status", status: 204 })
+    endpoint.receiver.answer = (_id, nth) =>
+      nth === 0 ? { kind: "status", status: 500, body: "boom: database down" } : { kind: "status", status: 204 }
     const sent = await ping(endpoint.id)
     const [delivery] = await deliveriesUntil(endpoint.id, (data) => String(data[0]?.status) === "succeeded")
     expect(delivery).toMatchObject({ id: sent.id, status: "succeeded", attempts: 2, last_status_code: 204 })
     const attempts = await attemptsOf(String(sent.id))
-    expect(attempts.map((a) => [a.attempt, a.status_code])).toEqual([[1, 500], [2, 204]])
-    expect(keysOf(attempts[0])).toEqual(["attempt", "attempted_at", "error", "latency_ms", "response_snippet", "status_code"])
+    expect(attempts.map((a) => [a.attempt, a.status_code])).toEqual([
+      [1, 500],
+      [2, 204]
+    ])
+    expect(keysOf(attempts[0])).toEqual([
+      "attempt",
+      "attempted_at",
+      "error",
+      "latency_ms",
+      "response_snippet",
+      "status_code"
+    ])
     expect(attempts[0]?.response_snippet).toEqual("boom: database down")
     expect(String(attempts[0]?.error)).toContain("500")
     expect(attempts[1]?.error).toBeNull()
@@ -293,7 +334,12 @@ describe("retries and the attempt log", () => {
     endpoint.receiver.answer = () => ({ kind: "redirect", location: elsewhere.url })
     const sent = await ping(endpoint.id)
     const [delivery] = await deliveriesUntil(endpoint.id, (data) => String(data[0]?.status) === "dead")
-    expect(delivery).toMatchObject({ status: "dead", attempts: retries.length + 1, last_status_code: 302, next_attempt_at: null })
+    expect(delivery).toMatchObject({
+      status: "dead",
+      attempts: retries.length + 1,
+      last_status_code: 302,
+      next_attempt_at: null
+    })
     expect(elsewhere.received).toHaveLength(0)
     const attempts = await attemptsOf(String(sent.id))
     expect(attempts).toHaveLength(retries.length + 1)
@@ -347,7 +393,8 @@ describe("leases", () => {
     )
     try {
       const sent: Array<Json> = []
-      for (let batch = 0; batch < 6; batch++) sent.push(...await Promise.all(Array.from({ length: 25 }, () => ping(endpoint.id))))
+      for (let batch = 0; batch < 6; batch++)
+        sent.push(...(await Promise.all(Array.from({ length: 25 }, () => ping(endpoint.id)))))
       const ids = new Set(sent.map((d) => String(d.event_id)))
       await endpoint.receiver.waitFor((all) => new Set(all.map((r) => r.eventId)).size === ids.size)
       await sleep(300)
@@ -409,10 +456,16 @@ describe("credits.low", () => {
   it("fires exactly once when twenty debits race across the threshold on two keys", async () => {
     const account = await createAccount(live, { subscription: 1_000, concurrency_limit: 50 })
     expect((await live.admin("PATCH", `/accounts/${account.id}`, { credit_alert_threshold: 500 })).status).toBe(200)
-    const second = await live.admin("POST", `/accounts/${account.id}/keys`, { name: "second", scopes: ["music:generate"] })
+    const second = await live.admin("POST", `/accounts/${account.id}/keys`, {
+      name: "second",
+      scopes: ["music:generate"]
+    })
     const keys = [account.key, String(second.body.key)]
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      api(live, "POST", "/api/v1/music/generations", { key: keys[i % 2] ?? "", body: songBehaving({}) })))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api(live, "POST", "/api/v1/music/generations", { key: keys[i % 2] ?? "", body: songBehaving({}) })
+      )
+    )
     expect(results.map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 202))
     const events = await eventsOf(account.id, "credits.low")
     expect(events).toHaveLength(1)
@@ -446,7 +499,10 @@ describe("key.expiring", () => {
       expires_at: soon.expires_at,
       days_until_expiry: 1
     })
-    await live.query("update api_keys set expires_at = now() + interval '20 hours' where id = any($1)", [later.id, revoked.id])
+    await live.query("update api_keys set expires_at = now() + interval '20 hours' where id = any($1)", [
+      later.id,
+      revoked.id
+    ])
     const sweep = () => live.runtime.runPromise(Webhooks.use((webhooks) => webhooks.sweepExpiringKeys))
     await sweep()
     await sweep()
@@ -465,10 +521,22 @@ describe("ping, redelivery and rotation", () => {
     const endpoint = await hook(account, ["job.failed"])
     const other = await hook(account)
     const sent = await ping(endpoint.id)
-    expect(keysOf(sent)).toEqual(["attempts", "event_id", "event_type", "id", "last_status_code", "next_attempt_at", "status"])
+    expect(keysOf(sent)).toEqual([
+      "attempts",
+      "event_id",
+      "event_type",
+      "id",
+      "last_status_code",
+      "next_attempt_at",
+      "status"
+    ])
     expect(sent).toMatchObject({ event_type: "ping", status: "pending", attempts: 0 })
     await endpoint.receiver.waitFor((all) => all.length === 1)
-    const event = verifyWebhook(endpoint.receiver.received[0]?.rawBody ?? "", endpoint.receiver.received[0]?.signature, endpoint.secret)
+    const event = verifyWebhook(
+      endpoint.receiver.received[0]?.rawBody ?? "",
+      endpoint.receiver.received[0]?.signature,
+      endpoint.secret
+    )
     expect(event).toMatchObject({ id: sent.event_id, type: "ping", data: { webhook_endpoint_id: endpoint.id } })
     expect(other.receiver.received).toHaveLength(0)
     expect((await live.admin("POST", "/webhook-endpoints/whe_000000000000000000000000/ping")).status).toBe(404)
@@ -492,13 +560,17 @@ describe("ping, redelivery and rotation", () => {
     expect(repeat?.rawBody).toEqual(first?.rawBody)
     expect(second.receiver.received[0]?.rawBody).toEqual(first?.rawBody)
     const stranger = await hook(await createAccount(live))
-    expect((await live.admin("POST", `/webhook-endpoints/${stranger.id}/deliveries`, { event_id: sent.event_id })).status).toBe(404)
+    expect(
+      (await live.admin("POST", `/webhook-endpoints/${stranger.id}/deliveries`, { event_id: sent.event_id })).status
+    ).toBe(404)
     expect((await live.admin("POST", "/webhook-deliveries/dlv_000000000000000000000000/redeliver")).status).toBe(404)
   })
 
   it("rotation: both secrets sign during the grace period, only the new one after", async () => {
     const endpoint = await hook(await createAccount(live))
-    const rotated = await live.admin("POST", `/webhook-endpoints/${endpoint.id}/rotate-secret`, { grace_period_seconds: 3_600 })
+    const rotated = await live.admin("POST", `/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      grace_period_seconds: 3_600
+    })
     expect(rotated.status).toBe(200)
     const fresh = String(rotated.body.secret)
     expect(fresh).not.toEqual(endpoint.secret)
@@ -511,7 +583,9 @@ describe("ping, redelivery and rotation", () => {
     expect(stripeSignature.verifyHeader(during.rawBody, during.signature, endpoint.secret, 300)).toBe(true)
     expect(stripeSignature.verifyHeader(during.rawBody, during.signature, fresh, 300)).toBe(true)
 
-    const final = await live.admin("POST", `/webhook-endpoints/${endpoint.id}/rotate-secret`, { grace_period_seconds: 0 })
+    const final = await live.admin("POST", `/webhook-endpoints/${endpoint.id}/rotate-secret`, {
+      grace_period_seconds: 0
+    })
     expect(final.body.previous_secret_expires_at).toBeNull()
     await ping(endpoint.id)
     await endpoint.receiver.waitFor((all) => all.length === 2)

@@ -41,7 +41,9 @@ describe("provider and worker settings", () => {
 
   it("refuse PROVIDER=http without a URL or a key, and non-positive seconds", async () => {
     expect(await configFailureOf({ PROVIDER: "http", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
-    expect(await configFailureOf({ PROVIDER: "http", PROVIDER_URL: "ftp://x", PROVIDER_API_KEY: "k" })).toContain("PROVIDER_URL")
+    expect(await configFailureOf({ PROVIDER: "http", PROVIDER_URL: "ftp://x", PROVIDER_API_KEY: "k" })).toContain(
+      "PROVIDER_URL"
+    )
     expect(await configFailureOf({ PROVIDER: "http", PROVIDER_URL: "http://x" })).toContain("PROVIDER_API_KEY")
     expect(await configFailureOf({ PROVIDER: "engine-x" })).toContain("PROVIDER")
     expect(await configFailureOf({ PROVIDER_POLL_SECONDS: "0" })).toContain("PROVIDER_POLL_SECONDS")
@@ -49,7 +51,12 @@ describe("provider and worker settings", () => {
   })
 
   it("pnpm worker refuses to start without DATABASE_URL, naming it", async () => {
-    const worker = spawnEntry("worker-main", { DATABASE_URL: "", PROVIDER: "http", PROVIDER_URL: "http://127.0.0.1:9", PROVIDER_API_KEY: "k" })
+    const worker = spawnEntry("worker-main", {
+      DATABASE_URL: "",
+      PROVIDER: "http",
+      PROVIDER_URL: "http://127.0.0.1:9",
+      PROVIDER_API_KEY: "k"
+    })
     const code = await new Promise<number | null>((resolve) => worker.child.once("exit", resolve))
     expect(code).not.toBe(0)
     expect(worker.output()).toContain("DATABASE_URL")

@@ -63,13 +63,18 @@ const eventsOf = (server: TestServer, taskId: string) =>
   )
 
 const refundsOf = (server: TestServer, taskId: string) =>
-  server.query<{ n: number }>("select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'", taskId)
+  server.query<{ n: number }>(
+    "select count(*)::int as n from credit_ledger where task_id = $1 and kind = 'refund'",
+    taskId
+  )
 
 const providerTaskOf = async (server: TestServer, taskId: string) =>
-  (await server.query<{ provider_task_id: string | null }>(
-    "select provider_task_id from generation_tasks where id = $1",
-    taskId
-  ))[0]?.provider_task_id ?? null
+  (
+    await server.query<{ provider_task_id: string | null }>(
+      "select provider_task_id from generation_tasks where id = $1",
+      taskId
+    )
+  )[0]?.provider_task_id ?? null
 
 describe("completion", () => {
   it("by callback only: the complete callback, confirmed by record-info, makes it ready with re-hosted files", async () => {
@@ -98,8 +103,11 @@ describe("completion", () => {
       expect(typeof track["duration"]).toBe("number")
     })
     const providerTaskId = await providerTaskOf(callbacks, id)
-    expect(upstream.control.callbacks.some((c) => c.taskId === providerTaskId && c.stage === "complete" && c.statusCode === 200))
-      .toBe(true)
+    expect(
+      upstream.control.callbacks.some(
+        (c) => c.taskId === providerTaskId && c.stage === "complete" && c.statusCode === 200
+      )
+    ).toBe(true)
     const [event, ...more] = await eventsOf(callbacks, id)
     expect(more).toHaveLength(0)
     expect(event?.type).toBe("job.completed")
@@ -129,11 +137,15 @@ describe("completion", () => {
 
   it("CALLBACK_EXCEPTION with tracks is done; snake_case record-info is read too", async () => {
     const account = await createAccount(polling)
-    const res = await create(polling, account, songBehaving({
-      callbacks: "none",
-      outcome: "CALLBACK_EXCEPTION",
-      recordInfoCasing: "snake"
-    }))
+    const res = await create(
+      polling,
+      account,
+      songBehaving({
+        callbacks: "none",
+        outcome: "CALLBACK_EXCEPTION",
+        recordInfoCasing: "snake"
+      })
+    )
     const task = await settled(polling, account, String(res.body.id))
     expect(task.status).toBe("ready")
     expect(task.tracks).toHaveLength(2)
@@ -256,7 +268,10 @@ describe("failures", () => {
       account.id
     )
     expect(task).toMatchObject({ status: "failed", error_code: "provider_error", credits_refunded: 50 })
-    const [detail] = await callbacks.query<{ last_error: string }>("select last_error from generation_tasks where id = $1", task?.id)
+    const [detail] = await callbacks.query<{ last_error: string }>(
+      "select last_error from generation_tasks where id = $1",
+      task?.id
+    )
     expect(detail?.last_error).toContain("credits exhausted")
     const events = await eventsOf(callbacks, String(task?.id))
     expect(events.map((e) => e.type)).toEqual(["job.failed"])
@@ -284,7 +299,11 @@ describe("failures", () => {
 
   it("failure later (record-info GENERATE_AUDIO_FAILED): failed, refunded once, job.failed", async () => {
     const account = await createAccount(polling)
-    const res = await create(polling, account, songBehaving({ callbacks: "none", pollsBeforeDone: 1, outcome: "GENERATE_AUDIO_FAILED" }))
+    const res = await create(
+      polling,
+      account,
+      songBehaving({ callbacks: "none", pollsBeforeDone: 1, outcome: "GENERATE_AUDIO_FAILED" })
+    )
     const id = String(res.body.id)
     const task = await settled(polling, account, id)
     expect(task.status).toBe("failed")
@@ -297,7 +316,11 @@ describe("failures", () => {
 
   it("failure announced by an error callback, confirmed by record-info", async () => {
     const account = await createAccount(callbacks)
-    const res = await create(callbacks, account, songBehaving({ pollsBeforeDone: Infinity, outcome: "CREATE_TASK_FAILED" }))
+    const res = await create(
+      callbacks,
+      account,
+      songBehaving({ pollsBeforeDone: Infinity, outcome: "CREATE_TASK_FAILED" })
+    )
     const task = await settled(callbacks, account, String(res.body.id), 5_000)
     expect(task.status).toBe("failed")
     expect(task.error?.code).toBe("provider_error")
@@ -385,7 +408,11 @@ describe("model availability: the provider circuit", () => {
   it("5 provider failures in a minute open it: 503 model_unavailable without charging; other models unaffected; it closes", async () => {
     const account = await createAccount(callbacks, { subscription: 5_000 })
     for (let i = 0; i < 5; i++) {
-      const res = await create(callbacks, account, songBehaving({ submit: { code: 455, msg: "maintenance" } }, { model: "nocturne" }))
+      const res = await create(
+        callbacks,
+        account,
+        songBehaving({ submit: { code: 455, msg: "maintenance" } }, { model: "nocturne" })
+      )
       expect(res.status).toBe(500)
       expect(res.body.error?.code).toBe("provider_error")
     }
@@ -393,7 +420,11 @@ describe("model availability: the provider circuit", () => {
     const song = songBehaving({}, { model: "nocturne" })
     const refused = await create(callbacks, account, song)
     expect(refused.status).toBe(503)
-    expect(refused.body.error).toMatchObject({ type: "service_unavailable", code: "model_unavailable", model: "nocturne" })
+    expect(refused.body.error).toMatchObject({
+      type: "service_unavailable",
+      code: "model_unavailable",
+      model: "nocturne"
+    })
     const retryAfter = Number(refused.headers.get("retry-after"))
     expect(retryAfter).toBeGreaterThan(55)
     expect(retryAfter).toBeLessThanOrEqual(60)
@@ -426,8 +457,12 @@ describe("model availability: the provider circuit", () => {
 
 describe("concurrency slots", () => {
   const slotOf = async (server: TestServer, account: TestAccount) =>
-    (await server.query<{ pending: number }>("select pending from credential_inflight where subject = $1", account.keyId))[0]
-      ?.pending
+    (
+      await server.query<{ pending: number }>(
+        "select pending from credential_inflight where subject = $1",
+        account.keyId
+      )
+    )[0]?.pending
 
   it("a task that becomes ready frees its credential's slot", async () => {
     const account = await createAccount(callbacks, { concurrency_limit: 1 })
@@ -444,7 +479,11 @@ describe("concurrency slots", () => {
     const account = await createAccount(polling, { concurrency_limit: 1 })
     expect((await create(polling, account, songBehaving({ submit: { code: 500, msg: "down" } }))).status).toBe(500)
     expect(await slotOf(polling, account)).toBe(0)
-    const later = await create(polling, account, songBehaving({ callbacks: "none", pollsBeforeDone: 1, outcome: "GENERATE_AUDIO_FAILED" }))
+    const later = await create(
+      polling,
+      account,
+      songBehaving({ callbacks: "none", pollsBeforeDone: 1, outcome: "GENERATE_AUDIO_FAILED" })
+    )
     expect(later.status).toBe(202)
     expect((await settled(polling, account, String(later.body.id))).status).toBe("failed")
     expect(await slotOf(polling, account)).toBe(0)

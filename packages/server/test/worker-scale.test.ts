@@ -28,7 +28,7 @@ afterAll(() => upstream?.close())
 
 /** Four kinds of task, in turn; every tenth fails upstream. */
 const behaviourOf = (i: number): Behaviour => {
-  const outcome = i % 10 === 0 ? "GENERATE_AUDIO_FAILED" as const : "SUCCESS" as const
+  const outcome = i % 10 === 0 ? ("GENERATE_AUDIO_FAILED" as const) : ("SUCCESS" as const)
   switch (i % 4) {
     case 0:
       return { outcome, pollsBeforeDone: Infinity }
@@ -72,10 +72,16 @@ const createAll = async (urls: ReadonlyArray<string>, keys: ReadonlyArray<string
 /** What the upstream saw of the tasks a wait left pending, when it left any. */
 const reportLeftBehind = async (query: TestServer["query"], pending: number) => {
   if (pending > 0) {
-    const rows = await query<{ title: string }>("select request->>'title' as title from generation_tasks where status = 'pending'")
+    const rows = await query<{ title: string }>(
+      "select request->>'title' as title from generation_tasks where status = 'pending'"
+    )
     const titles = new Set(rows.map((row) => row.title))
-    const seen = upstream.control.submissions.filter((submission) => submission.title !== null && titles.has(submission.title))
-    process.stdout.write(`the upstream's record of them: ${JSON.stringify(seen.map(({ body: _body, ...rest }) => rest))}\n`)
+    const seen = upstream.control.submissions.filter(
+      (submission) => submission.title !== null && titles.has(submission.title)
+    )
+    process.stdout.write(
+      `the upstream's record of them: ${JSON.stringify(seen.map(({ body: _body, ...rest }) => rest))}\n`
+    )
   }
   return pending
 }
@@ -120,20 +126,37 @@ const onPostgres = {
         processes.push(api)
         urls.push(url)
       }
-      const workers = Array.from({ length: 3 }, () => spawnEntry("worker-main", { ...common, PUBLIC_URL: urls[0] ?? "" }))
+      const workers = Array.from({ length: 3 }, () =>
+        spawnEntry("worker-main", { ...common, PUBLIC_URL: urls[0] ?? "" })
+      )
       processes.push(...workers)
-      await Promise.all(urls.map(async (url) => {
-        const deadline = Date.now() + 60_000
-        while (Date.now() < deadline) {
-          const ready = await fetch(`${url}/readyz`).then((res) => res.ok, () => false)
-          if (ready) return
-          await new Promise((resolve) => setTimeout(resolve, 100))
-        }
-        throw new Error(`API at ${url} did not become ready`)
-      }))
-      const keys = await Promise.all(Array.from({ length: 10 }, async () =>
-        (await createAccount(setup, { subscription: 10_000, concurrency_limit: TASKS, requests_per_minute: 100_000 })).key
-      ))
+      await Promise.all(
+        urls.map(async (url) => {
+          const deadline = Date.now() + 60_000
+          while (Date.now() < deadline) {
+            const ready = await fetch(`${url}/readyz`).then(
+              (res) => res.ok,
+              () => false
+            )
+            if (ready) return
+            await new Promise((resolve) => setTimeout(resolve, 100))
+          }
+          throw new Error(`API at ${url} did not become ready`)
+        })
+      )
+      const keys = await Promise.all(
+        Array.from(
+          { length: 10 },
+          async () =>
+            (
+              await createAccount(setup, {
+                subscription: 10_000,
+                concurrency_limit: TASKS,
+                requests_per_minute: 100_000
+              })
+            ).key
+        )
+      )
       const started = Date.now()
       await createAll(urls, keys, songs)
       expect(await waitUntilTerminal(setup.query, 90_000).then((n) => reportLeftBehind(setup.query, n))).toBe(0)
@@ -171,9 +194,12 @@ const onPglite = {
       worker: "inline"
     })
     try {
-      const keys = await Promise.all(Array.from({ length: 4 }, async () =>
-        (await createAccount(server, { subscription: 10_000, concurrency_limit: TASKS })).key
-      ))
+      const keys = await Promise.all(
+        Array.from(
+          { length: 4 },
+          async () => (await createAccount(server, { subscription: 10_000, concurrency_limit: TASKS })).key
+        )
+      )
       await createAll([server.url], keys, songs)
       expect(await waitUntilTerminal(server.query, 60_000)).toBe(0)
       const counts = await expectBooksBalanced(server.query, TASKS)

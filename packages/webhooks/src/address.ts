@@ -18,7 +18,8 @@ for (const [network, prefix] of [
   ["198.18.0.0", 15], // benchmarking
   ["224.0.0.0", 4], // multicast
   ["240.0.0.0", 4] // reserved, broadcast
-] as const) nonPublic.addSubnet(network, prefix, "ipv4")
+] as const)
+  nonPublic.addSubnet(network, prefix, "ipv4")
 for (const [network, prefix] of [
   ["::", 96], // unspecified, loopback and the deprecated IPv4-compatible form
   ["100::", 64], // discard-only
@@ -26,7 +27,8 @@ for (const [network, prefix] of [
   ["fe80::", 10], // link-local
   ["fec0::", 10], // deprecated site-local
   ["ff00::", 8] // multicast
-] as const) nonPublic.addSubnet(network, prefix, "ipv6")
+] as const)
+  nonPublic.addSubnet(network, prefix, "ipv6")
 
 /** True when `address` (an IP literal) is private, loopback, link-local, unique-local or otherwise not public. */
 export const isPrivateAddress = (address: string): boolean => {

@@ -119,7 +119,8 @@ export const deliverWebhook = (request: DeliveryRequest): Promise<DeliveryResult
       // attempt counts as failed and the event is sent again.
       res.on("error", (error: NodeJS.ErrnoException) => finish(code, Buffer.concat(chunks), classify(error)))
       res.on("close", () => {
-        if (!res.complete) finish(code, Buffer.concat(chunks), { code: "connection_failed", message: "Connection closed mid-answer" })
+        if (!res.complete)
+          finish(code, Buffer.concat(chunks), { code: "connection_failed", message: "Connection closed mid-answer" })
       })
     })
     req.end(request.rawBody)

@@ -60,14 +60,16 @@ export interface WebhookUpload<Status extends "ready" | "failed"> {
   readonly bytes: number
   readonly duration: number
   readonly track_id: Status extends "ready" ? string : null
-  readonly analysis: Status extends "ready" ? {
-    readonly bpm: number
-    readonly key: string
-    readonly time_signature: string
-    readonly loudness_lufs: number
-    readonly beats: ReadonlyArray<number>
-    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
-  } : null
+  readonly analysis: Status extends "ready"
+    ? {
+        readonly bpm: number
+        readonly key: string
+        readonly time_signature: string
+        readonly loudness_lufs: number
+        readonly beats: ReadonlyArray<number>
+        readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
+      }
+    : null
   readonly error: Status extends "failed" ? { readonly code: string; readonly message: string } : null
   readonly created_at: string
   readonly updated_at: string

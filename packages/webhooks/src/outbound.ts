@@ -15,8 +15,7 @@ import { isPrivateAddress } from "./address.ts"
 /** The `code` a refused lookup fails the request with. */
 export const PRIVATE_ADDRESS = "ERR_WEBHOOK_PRIVATE_ADDRESS"
 
-const codedError = (code: string, message: string): NodeJS.ErrnoException =>
-  Object.assign(new Error(message), { code })
+const codedError = (code: string, message: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code })
 
 /**
  * Resolves the name and hands the socket only public addresses. Because it runs inside the
@@ -63,7 +62,9 @@ export const outboundTarget = (
   raw: string,
   allowPrivate: boolean,
   purpose = "receive webhooks"
-): { readonly ok: true; readonly target: OutboundTarget } | { readonly ok: false; readonly refusal: OutboundRefusal } => {
+):
+  | { readonly ok: true; readonly target: OutboundTarget }
+  | { readonly ok: false; readonly refusal: OutboundRefusal } => {
   let url: URL
   try {
     url = new URL(raw)
@@ -71,7 +72,10 @@ export const outboundTarget = (
     return { ok: false, refusal: { code: "invalid_url", message: `Not a URL: ${raw}` } }
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return { ok: false, refusal: { code: "invalid_url", message: `Only http and https URLs ${purpose}, not ${url.protocol}` } }
+    return {
+      ok: false,
+      refusal: { code: "invalid_url", message: `Only http and https URLs ${purpose}, not ${url.protocol}` }
+    }
   }
   // Node connects to IP literals without calling `lookup`, so they are checked here.
   const literal = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname

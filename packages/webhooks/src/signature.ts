@@ -89,10 +89,16 @@ const parseEvent = (rawBody: RawBody): WebhookEvent => {
     throw new WebhookVerificationError("invalid_payload", "Webhook body is not JSON")
   }
   if (
-    !isRecord(value) || typeof value.id !== "string" || typeof value.type !== "string" ||
-    typeof value.created !== "number" || !isRecord(value.data)
+    !isRecord(value) ||
+    typeof value.id !== "string" ||
+    typeof value.type !== "string" ||
+    typeof value.created !== "number" ||
+    !isRecord(value.data)
   ) {
-    throw new WebhookVerificationError("invalid_payload", "Webhook body is not an event envelope {id, type, created, data}")
+    throw new WebhookVerificationError(
+      "invalid_payload",
+      "Webhook body is not an event envelope {id, type, created, data}"
+    )
   }
   return { id: value.id, type: value.type, created: value.created, data: value.data }
 }
@@ -136,7 +142,10 @@ export const verifyWebhook = <Event extends WebhookEvent<unknown> = WebhookEvent
     }
   }
   if (!matched) {
-    throw new WebhookVerificationError("signature_mismatch", "No signature matches the expected signature for this body")
+    throw new WebhookVerificationError(
+      "signature_mismatch",
+      "No signature matches the expected signature for this body"
+    )
   }
   return parseEvent(rawBody) as Event
 }

@@ -3,7 +3,14 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import Stripe from "stripe"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { deliverWebhook, generateWebhookSecret, isPrivateAddress, SIGNATURE_HEADER, signWebhook, verifyWebhook } from "../src/index.ts"
+import {
+  deliverWebhook,
+  generateWebhookSecret,
+  isPrivateAddress,
+  SIGNATURE_HEADER,
+  signWebhook,
+  verifyWebhook
+} from "../src/index.ts"
 
 const stripeSignature = Stripe.webhooks.signature
 if (stripeSignature === null) throw new Error("stripe-node ships without its webhook signature helper")
@@ -85,7 +92,9 @@ afterAll(async () => {
 })
 
 const body = JSON.stringify({ id: "evt_1", type: "job.completed", created: 1, data: { task_id: "gen_1" } })
-const signed = (timestamp = Math.floor(Date.now() / 1000)) => ({ [SIGNATURE_HEADER]: signWebhook(body, secret, timestamp) })
+const signed = (timestamp = Math.floor(Date.now() / 1000)) => ({
+  [SIGNATURE_HEADER]: signWebhook(body, secret, timestamp)
+})
 const send = (path: string, extra: { timeoutMs?: number; headers?: Record<string, string> } = {}) =>
   deliverWebhook({ url: base + path, rawBody: body, headers: extra.headers ?? signed(), allowPrivate: true, ...extra })
 
@@ -97,7 +106,9 @@ describe("deliverWebhook to a receiver that verifies with Stripe and verifyWebho
   })
 
   it("an event signed with another secret is refused by both", async () => {
-    const result = await send("/verify", { headers: { [SIGNATURE_HEADER]: signWebhook(body, generateWebhookSecret(), Math.floor(Date.now() / 1000)) } })
+    const result = await send("/verify", {
+      headers: { [SIGNATURE_HEADER]: signWebhook(body, generateWebhookSecret(), Math.floor(Date.now() / 1000)) }
+    })
     expect(result).toMatchObject({ ok: false, statusCode: 400, error: { code: "http_status" } })
     expect(verified.at(-1)?.stripe).toBe(false)
     expect(verified.at(-1)?.ours).not.toBe("ok")
@@ -193,9 +204,26 @@ describe("deliverWebhook private addresses", () => {
 
 describe("isPrivateAddress", () => {
   it.each([
-    "127.0.0.1", "10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.1.1", "169.254.169.254", "0.0.0.0",
-    "100.64.0.1", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1", "fd12:3456::1",
-    "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:a9fe:a9fe", "ff02::1", "not-an-ip"
+    "127.0.0.1",
+    "10.0.0.1",
+    "172.16.5.4",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254",
+    "0.0.0.0",
+    "100.64.0.1",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "fe80::1",
+    "fc00::1",
+    "fd12:3456::1",
+    "::ffff:127.0.0.1",
+    "::ffff:10.0.0.1",
+    "::ffff:a9fe:a9fe",
+    "ff02::1",
+    "not-an-ip"
   ])("%s is not public", (address) => expect(isPrivateAddress(address)).toBe(true))
 
   it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])(

@@ -6,7 +6,12 @@ import type { WebhookVerificationReason } from "../src/index.ts"
 const stripeSignature = Stripe.webhooks.signature
 if (stripeSignature === null) throw new Error("stripe-node ships without its webhook signature helper")
 
-const event = { id: "evt_1", type: "job.completed", created: 1_700_000_000, data: { task_id: "gen_1", status: "ready" } }
+const event = {
+  id: "evt_1",
+  type: "job.completed",
+  created: 1_700_000_000,
+  data: { task_id: "gen_1", status: "ready" }
+}
 const body = JSON.stringify(event)
 const now = Math.floor(Date.now() / 1000)
 
@@ -43,7 +48,9 @@ describe("signWebhook", () => {
 
   it("is rejected by Stripe for a wrong secret, a tampered body and an old timestamp", () => {
     const secret = generateWebhookSecret()
-    expect(() => stripeSignature.verifyHeader(body, signWebhook(body, secret, now), generateWebhookSecret(), 300)).toThrow()
+    expect(() =>
+      stripeSignature.verifyHeader(body, signWebhook(body, secret, now), generateWebhookSecret(), 300)
+    ).toThrow()
     expect(() => stripeSignature.verifyHeader(body + " ", signWebhook(body, secret, now), secret, 300)).toThrow()
     expect(() => stripeSignature.verifyHeader(body, signWebhook(body, secret, now - 301), secret, 300)).toThrow()
   })
@@ -67,11 +74,18 @@ describe("verifyWebhook", () => {
   it("rejects timestamps more than the tolerance away, in the past or the future", () => {
     // The clock is pinned: `now` was read when the file loaded, which may be seconds ago on a busy machine.
     const at = { nowSeconds: now }
-    expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, now - 301), secret, at))).toBe("timestamp_outside_tolerance")
-    expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, now + 301), secret, at))).toBe("timestamp_outside_tolerance")
+    expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, now - 301), secret, at))).toBe(
+      "timestamp_outside_tolerance"
+    )
+    expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, now + 301), secret, at))).toBe(
+      "timestamp_outside_tolerance"
+    )
     expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, now - 299), secret, at))).toBeNull()
-    expect(reasonOf(() => verifyWebhook(body, signWebhook(body, secret, 1000), secret, { nowSeconds: 1100, toleranceSeconds: 60 })))
-      .toBe("timestamp_outside_tolerance")
+    expect(
+      reasonOf(() =>
+        verifyWebhook(body, signWebhook(body, secret, 1000), secret, { nowSeconds: 1100, toleranceSeconds: 60 })
+      )
+    ).toBe("timestamp_outside_tolerance")
   })
 
   it("a timestamp edited to look fresh breaks the signature", () => {

@@ -26,23 +26,26 @@ export type CallbackReceipt = "accepted" | "ignored" | "not_found"
 const progress = (callback: ProviderCallback | null): boolean =>
   callback !== null && callback.stage !== "complete" && callback.stage !== "error"
 
-export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
-  readonly receive: (taskId: string, token: string, body: unknown) => Effect.Effect<CallbackReceipt>
-  /**
-   * True for a progress stage (`text`, `first`): nothing to do, so the HTTP adapter may answer
-   * 200 at once without running `receive`.
-   */
-  readonly isProgress: (body: unknown) => boolean
-}>()("lyre/worker/Callbacks") {
+export class ProviderCallbacks extends Context.Service<
+  ProviderCallbacks,
+  {
+    readonly receive: (taskId: string, token: string, body: unknown) => Effect.Effect<CallbackReceipt>
+    /**
+     * True for a progress stage (`text`, `first`): nothing to do, so the HTTP adapter may answer
+     * 200 at once without running `receive`.
+     */
+    readonly isProgress: (body: unknown) => boolean
+  }
+>()("lyre/worker/Callbacks") {
   static readonly layer = Layer.effect(
     ProviderCallbacks,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const provider = yield* Provider
       const wakeup = yield* Wakeup
 
       // Untraced: one call per callback, on the intake's hot path.
-      const receiveExport = Effect.fnUntraced(function*(exportId: string, token: string) {
+      const receiveExport = Effect.fnUntraced(function* (exportId: string, token: string) {
         const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const [found] = yield* sql<{ changed: number }>`
           with found as (
@@ -58,10 +61,10 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
           )
           select (select count(*) from changed)::int as changed from found`.pipe(Effect.orDie)
         if (found === undefined) return "not_found" as const
-        return found.changed === 0 ? "ignored" as const : "accepted" as const
+        return found.changed === 0 ? ("ignored" as const) : ("accepted" as const)
       })
 
-      const receive = Effect.fnUntraced(function*(taskId: string, token: string, body: unknown) {
+      const receive = Effect.fnUntraced(function* (taskId: string, token: string, body: unknown) {
         if (token !== "" && hasIdShape("export", taskId)) {
           if (progress(provider.parseCallback(body))) return "ignored" as const
           return yield* receiveExport(taskId, token)
@@ -103,10 +106,10 @@ export class ProviderCallbacks extends Context.Service<ProviderCallbacks, {
             returning t.id
           )
           select ${
-          remote === null
-            ? sql`(select count(*) from changed)::int`
-            : sql`(select count(*) from changed, lateral (select pg_notify(${remote.channel}, ${remote.payload})) sent)::int`
-        } as changed
+            remote === null
+              ? sql`(select count(*) from changed)::int`
+              : sql`(select count(*) from changed, lateral (select pg_notify(${remote.channel}, ${remote.payload})) sent)::int`
+          } as changed
           from task`.pipe(Effect.orDie)
         if (task === undefined) return "not_found" as const
         // Found but not changed: no longer pending, or a task id still unknown to both sides.

@@ -44,19 +44,22 @@ interface Claimed extends Leased {
   readonly format: ExportFormat
 }
 
-export class ExportWorker extends Context.Service<ExportWorker, {
-  /** Fails every pending export past its deadline; answers how many this call failed. */
-  readonly sweep: Effect.Effect<number>
-  /** Claims and processes due exports once; answers how many it claimed. */
-  readonly tick: Effect.Effect<number>
-  /** Claims, processes and sweeps until interrupted. */
-  readonly run: Effect.Effect<never>
-}>()("lyre/worker/ExportWorker") {
+export class ExportWorker extends Context.Service<
+  ExportWorker,
+  {
+    /** Fails every pending export past its deadline; answers how many this call failed. */
+    readonly sweep: Effect.Effect<number>
+    /** Claims and processes due exports once; answers how many it claimed. */
+    readonly tick: Effect.Effect<number>
+    /** Claims, processes and sweeps until interrupted. */
+    readonly run: Effect.Effect<never>
+  }
+>()("lyre/worker/ExportWorker") {
   static readonly layer = (options: ExportWorkerOptions) =>
     Layer.effect(ExportWorker, make(options)).pipe(Layer.provide(UpstreamConnections.layer))
 }
 
-const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
+const make = Effect.fnUntraced(function* (options: ExportWorkerOptions) {
   const sql = yield* SqlClient
   const provider = yield* Provider
   const tools = yield* SongTools
@@ -69,12 +72,17 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
     agents: yield* UpstreamConnections,
     timeoutMs: options.downloadTimeoutMs ?? 60_000
   }
-  const queue = leaseQueue<Claimed>(sql, yield* Leases, {
-    table: "exports",
-    noun: "export",
-    columns: ["provider_export_id", "format"],
-    relaxed: false
-  }, options)
+  const queue = leaseQueue<Claimed>(
+    sql,
+    yield* Leases,
+    {
+      table: "exports",
+      noun: "export",
+      columns: ["provider_export_id", "format"],
+      relaxed: false
+    },
+    options
+  )
   const { claim } = queue
   // As the task poller's: once the loop has stopped, before the pool closes.
   yield* Effect.addFinalizer(() => queue.handBack)
@@ -87,7 +95,7 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const release = (claimed: Claimed, reason: string, movedTo: string | null = null) =>
     queue.release(claimed, reason, sql`provider_export_id = coalesce(${movedTo}::text, provider_export_id),`)
 
-  const settle = Effect.fnUntraced(function*(claimed: Claimed, outcome: ExportPollOutcome) {
+  const settle = Effect.fnUntraced(function* (claimed: Claimed, outcome: ExportPollOutcome) {
     switch (outcome._tag) {
       case "Pending":
         return yield* release(claimed, "pending", outcome.providerExportId ?? null)
@@ -118,21 +126,35 @@ const make = Effect.fnUntraced(function*(options: ExportWorkerOptions) {
   const processExport = (claimed: Claimed) =>
     queue.guarded(
       claimed,
-      Effect.flatMap(provider.pollExport(claimed.provider_export_id, claimed.format), (outcome) => settle(claimed, outcome))
+      Effect.flatMap(provider.pollExport(claimed.provider_export_id, claimed.format), (outcome) =>
+        settle(claimed, outcome)
+      )
     )
 
-  const sweep = queue.sweep((id) =>
-    tools.markExportFailed(id, { ...timeoutFailure, message: "The export did not finish in time; its credits were refunded." })
-  ).pipe(Effect.withSpan("ExportWorker.sweep"))
+  const sweep = queue
+    .sweep((id) =>
+      tools.markExportFailed(id, {
+        ...timeoutFailure,
+        message: "The export did not finish in time; its credits were refunded."
+      })
+    )
+    .pipe(Effect.withSpan("ExportWorker.sweep"))
 
-  const tick = Effect.gen(function*() {
+  const tick = Effect.gen(function* () {
     const claimed = yield* claim(concurrency)
     yield* Effect.forEach(claimed, processExport, { concurrency: "unbounded", discard: true })
     return claimed.length
   })
 
   // Exports are few beside tasks and each takes seconds, so a batch at a time is enough.
-  const run = runBatches({ name: "export worker", tick, sweep, idleMillis, maxIdleMillis: options.maxIdleMillis, sweepMillis })
+  const run = runBatches({
+    name: "export worker",
+    tick,
+    sweep,
+    idleMillis,
+    maxIdleMillis: options.maxIdleMillis,
+    sweepMillis
+  })
 
   return ExportWorker.of({ sweep, tick, run })
 })

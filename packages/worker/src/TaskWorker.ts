@@ -69,17 +69,20 @@ export const timeoutFailure = {
   message: "The generation did not finish in time; its credits were refunded."
 } as const
 
-export class TaskWorker extends Context.Service<TaskWorker, {
-  /** Fails every pending task past its deadline; answers how many this call failed. */
-  readonly sweep: Effect.Effect<number>
-  /** Claims, processes and sweeps until interrupted. */
-  readonly run: Effect.Effect<never>
-}>()("lyre/worker/TaskWorker") {
+export class TaskWorker extends Context.Service<
+  TaskWorker,
+  {
+    /** Fails every pending task past its deadline; answers how many this call failed. */
+    readonly sweep: Effect.Effect<number>
+    /** Claims, processes and sweeps until interrupted. */
+    readonly run: Effect.Effect<never>
+  }
+>()("lyre/worker/TaskWorker") {
   static readonly layer = (options: TaskWorkerOptions) =>
     Layer.effect(TaskWorker, make(options)).pipe(Layer.provide(UpstreamConnections.layer))
 }
 
-const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
+const make = Effect.fnUntraced(function* (options: TaskWorkerOptions) {
   const sql = yield* SqlClient
   const provider = yield* Provider
   const generations = yield* Generations
@@ -98,18 +101,23 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
     agents: yield* UpstreamConnections,
     timeoutMs: options.downloadTimeoutMs ?? 30_000
   }
-  const queue = leaseQueue<Claimed>(sql, yield* Leases, {
-    table: "generation_tasks",
-    noun: "task",
-    columns: ["provider_task_id", "trace_context"],
-    relaxed: true
-  }, options)
+  const queue = leaseQueue<Claimed>(
+    sql,
+    yield* Leases,
+    {
+      table: "generation_tasks",
+      noun: "task",
+      columns: ["provider_task_id", "trace_context"],
+      relaxed: true
+    },
+    options
+  )
   const { claim, release } = queue
   // After the loop and its fibers have stopped (the loop is forked after this layer is built, so
   // it is stopped first) and before the pool closes: what is still leased goes back.
   yield* Effect.addFinalizer(() => queue.handBack)
 
-  const settle = Effect.fnUntraced(function*(task: Claimed, outcome: PollOutcome) {
+  const settle = Effect.fnUntraced(function* (task: Claimed, outcome: PollOutcome) {
     switch (outcome._tag) {
       case "Pending":
         return yield* release(task, "pending")
@@ -143,16 +151,28 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
    */
   const inTaskTrace = <A, E, R>(task: Claimed, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     const trace = traced ? traceParentOf(task.trace_context) : null
-    return trace === null ? effect : effect.pipe(Effect.withSpan("TaskWorker.process", {
-      parent: trace.parent,
-      attributes: { task_id: task.id, request_id: trace.requestId }
-    }))
+    return trace === null
+      ? effect
+      : effect.pipe(
+          Effect.withSpan("TaskWorker.process", {
+            parent: trace.parent,
+            attributes: { task_id: task.id, request_id: trace.requestId }
+          })
+        )
   }
 
   const processTask = (task: Claimed) =>
-    queue.guarded(task, inTaskTrace(task, Effect.flatMap(provider.poll(task.provider_task_id), (outcome) => settle(task, outcome))))
+    queue.guarded(
+      task,
+      inTaskTrace(
+        task,
+        Effect.flatMap(provider.poll(task.provider_task_id), (outcome) => settle(task, outcome))
+      )
+    )
 
-  const sweep = queue.sweep((id) => generations.markFailed(id, timeoutFailure)).pipe(Effect.withSpan("TaskWorker.sweep"))
+  const sweep = queue
+    .sweep((id) => generations.markFailed(id, timeoutFailure))
+    .pipe(Effect.withSpan("TaskWorker.sweep"))
 
   /**
    * Keeps up to `concurrency` tasks in flight: claims as many as there are free slots, processes
@@ -162,7 +182,7 @@ const make = Effect.fnUntraced(function*(options: TaskWorkerOptions) {
    * next one waits for news; under load claims are spaced by `claimGapMillis`, each taking what
    * came meanwhile, rather than one statement per task.
    */
-  const run = Effect.gen(function*() {
+  const run = Effect.gen(function* () {
     yield* Effect.logInfo("worker started").pipe(
       Effect.annotateLogs({ worker_id: options.workerId, provider: provider.name, concurrency })
     )

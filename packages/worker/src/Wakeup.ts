@@ -22,24 +22,27 @@ export interface RemoteWakeup {
   readonly payload: string
 }
 
-export class Wakeup extends Context.Service<Wakeup, {
-  /** Wakes the workers of this process and, on PostgreSQL, every other process's. */
-  readonly notify: Effect.Effect<void>
-  /** Wakes the workers of this process only. */
-  readonly notifyLocal: Effect.Effect<void>
-  /**
-   * What wakes other processes' workers, for a statement that makes a task due to send in its
-   * own `pg_notify` (delivered at its commit, without a round trip of its own), followed by
-   * `notifyLocal`. Null where there are no other processes (PGlite), and while this process's
-   * own worker has a free slot: it takes the task at once, and waking the others would only make
-   * them race it for the task (a NOTIFY costs the database and every listener).
-   */
-  readonly remote: () => RemoteWakeup | null
-  /** A worker of this process says, for as long as the scope lasts, whether it has a free slot. */
-  readonly attachWorker: (hasRoom: () => boolean) => Effect.Effect<void, never, Scope.Scope>
-  /** Returns at the next notification (or at once if one came since the last wait), or after `millis`. */
-  readonly wait: (millis: number) => Effect.Effect<void>
-}>()("lyre/worker/Wakeup") {
+export class Wakeup extends Context.Service<
+  Wakeup,
+  {
+    /** Wakes the workers of this process and, on PostgreSQL, every other process's. */
+    readonly notify: Effect.Effect<void>
+    /** Wakes the workers of this process only. */
+    readonly notifyLocal: Effect.Effect<void>
+    /**
+     * What wakes other processes' workers, for a statement that makes a task due to send in its
+     * own `pg_notify` (delivered at its commit, without a round trip of its own), followed by
+     * `notifyLocal`. Null where there are no other processes (PGlite), and while this process's
+     * own worker has a free slot: it takes the task at once, and waking the others would only make
+     * them race it for the task (a NOTIFY costs the database and every listener).
+     */
+    readonly remote: () => RemoteWakeup | null
+    /** A worker of this process says, for as long as the scope lasts, whether it has a free slot. */
+    readonly attachWorker: (hasRoom: () => boolean) => Effect.Effect<void, never, Scope.Scope>
+    /** Returns at the next notification (or at once if one came since the last wait), or after `millis`. */
+    readonly wait: (millis: number) => Effect.Effect<void>
+  }
+>()("lyre/worker/Wakeup") {
   static readonly layerLocal = Layer.sync(Wakeup)(() => {
     const local = makeLocalSignal()
     return Wakeup.of({
@@ -55,16 +58,17 @@ export class Wakeup extends Context.Service<Wakeup, {
   static readonly layerPg = (options: { readonly listen: boolean }) =>
     Layer.effect(
       Wakeup,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const pg = yield* PgClient.PgClient
         const local = makeLocalSignal()
         if (options.listen) {
-          const listening = Effect.gen(function*() {
+          const listening = Effect.gen(function* () {
             const notifications = yield* pg.listen(channel)
-            return yield* Effect.forever(Effect.flatMap(
-              Queue.take(notifications),
-              (notification) => notification.payload === sender ? Effect.void : local.notify
-            ))
+            return yield* Effect.forever(
+              Effect.flatMap(Queue.take(notifications), (notification) =>
+                notification.payload === sender ? Effect.void : local.notify
+              )
+            )
           }).pipe(
             Effect.scoped,
             Effect.catchCause(() => Effect.sleep("1 second")),
@@ -72,10 +76,7 @@ export class Wakeup extends Context.Service<Wakeup, {
           )
           yield* Effect.forkScoped(listening)
         }
-        const notify = Effect.andThen(
-          local.notify,
-          pg.notify(channel, sender).pipe(Effect.ignore)
-        )
+        const notify = Effect.andThen(local.notify, pg.notify(channel, sender).pipe(Effect.ignore))
         const others: RemoteWakeup = { channel, payload: sender }
         const workers = new Set<() => boolean>()
         const remote = (): RemoteWakeup | null => {

@@ -20,8 +20,15 @@ export interface BatchLoop {
   readonly sweepMillis: number
 }
 
-export const runBatches = ({ name, tick, sweep, idleMillis, maxIdleMillis, sweepMillis }: BatchLoop): Effect.Effect<never> =>
-  Effect.gen(function*() {
+export const runBatches = ({
+  name,
+  tick,
+  sweep,
+  idleMillis,
+  maxIdleMillis,
+  sweepMillis
+}: BatchLoop): Effect.Effect<never> =>
+  Effect.gen(function* () {
     let lastSweep = 0
     const outage = makeOutageBackoff(name, { baseMillis: idleMillis, maxMillis: 2_000 })
     const idle = makeIdleRest(idleMillis, maxIdleMillis)

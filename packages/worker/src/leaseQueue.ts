@@ -23,7 +23,14 @@
 import { Cause, Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import { causeIsDatabaseUnavailable, doubled, handBackWithin, isoTimestamp, relaxedCommit, stillPending } from "@lyre/core"
+import {
+  causeIsDatabaseUnavailable,
+  doubled,
+  handBackWithin,
+  isoTimestamp,
+  relaxedCommit,
+  stillPending
+} from "@lyre/core"
 import type { LeaseBook } from "@lyre/core"
 
 /** The options every queue's worker takes. */
@@ -59,13 +66,18 @@ export interface QueueShape {
   readonly relaxed: boolean
 }
 
-export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, shape: QueueShape, options: LeaseOptions) => {
+export const leaseQueue = <C extends Leased>(
+  sql: SqlClient,
+  book: LeaseBook,
+  shape: QueueShape,
+  options: LeaseOptions
+) => {
   const maxPollSeconds = Math.max(options.maxPollSeconds ?? 60, options.pollSeconds)
   const table = sql.literal(shape.table)
   const relaxedCte = shape.relaxed ? sql`with ${sql.literal(relaxedCommit.cte)}` : sql``
   const relaxedApplied = shape.relaxed ? sql`and ${sql.literal(relaxedCommit.applied)}` : sql``
 
-  const claim = Effect.fnUntraced(function*(limit: number) {
+  const claim = Effect.fnUntraced(function* (limit: number) {
     const now = yield* Clock.currentTimeMillis
     return yield* sql<C>`
       ${relaxedCte}
@@ -83,13 +95,20 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
       where q.id = due.id ${relaxedApplied}
       returning ${sql.literal(["id", "attempts", "hints", ...shape.columns].map((c) => `q.${c}`).join(", "))}`.pipe(
       Effect.orDie,
-      Effect.tap((rows) => Effect.sync(() => book.hold(shape.noun, rows.map((row) => row.id)))),
+      Effect.tap((rows) =>
+        Effect.sync(() =>
+          book.hold(
+            shape.noun,
+            rows.map((row) => row.id)
+          )
+        )
+      ),
       Effect.uninterruptible
     )
   })
 
   /** Gives the row back; `also` sets more columns in the same statement (`column = ...,`). */
-  const release = Effect.fnUntraced(function*(claimed: C, reason: string, also: Fragment = sql``) {
+  const release = Effect.fnUntraced(function* (claimed: C, reason: string, also: Fragment = sql``) {
     const now = yield* Clock.currentTimeMillis
     const delay = doubled(options.pollSeconds, maxPollSeconds, Math.max(0, claimed.attempts - 1))
     yield* sql`
@@ -111,7 +130,7 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
   const handBack = Effect.suspend(() => {
     const ids = book.held(shape.noun)
     if (ids.length === 0) return Effect.void
-    const statement = Effect.gen(function*() {
+    const statement = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       yield* sql`
         ${relaxedCte}
@@ -128,7 +147,7 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
 
   /** Fails every pending row past its deadline; answers how many this call failed. */
   const sweep = (fail: (id: string) => Effect.Effect<boolean>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const late = yield* sql<{ id: string }>`
         select id from ${table}
@@ -149,13 +168,17 @@ export const leaseQueue = <C extends Leased>(sql: SqlClient, book: LeaseBook, sh
       // that fails (or outlasts the drain) stays in the book for `handBack` and the drain's line.
       Effect.onInterrupt(() => handBackWithin(book, release(claimed, "worker stopped"))),
       Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? Effect.void :
-        // In an outage the loop has said so once; the release fails too, and the lease expires
-        // (or the drain hands it back: it is still in the book).
-        (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError(`worker: ${shape.noun} processing failed`, cause)).pipe(
-          Effect.annotateLogs({ [`${shape.noun}_id`]: claimed.id }),
-          Effect.andThen(release(claimed, "internal error").pipe(Effect.catchCause(() => Effect.void)))
-        )
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.void
+          : // In an outage the loop has said so once; the release fails too, and the lease expires
+            // (or the drain hands it back: it is still in the book).
+            (causeIsDatabaseUnavailable(cause)
+              ? Effect.void
+              : Effect.logError(`worker: ${shape.noun} processing failed`, cause)
+            ).pipe(
+              Effect.annotateLogs({ [`${shape.noun}_id`]: claimed.id }),
+              Effect.andThen(release(claimed, "internal error").pipe(Effect.catchCause(() => Effect.void)))
+            )
       )
     )
 

@@ -27,7 +27,8 @@ const extensionByType: Readonly<Record<string, string>> = {
 }
 
 const extensionOf = (url: string, contentType: string | null, fallback: string): string => {
-  const byType = contentType === null ? undefined : extensionByType[contentType.split(";")[0]?.trim().toLowerCase() ?? ""]
+  const byType =
+    contentType === null ? undefined : extensionByType[contentType.split(";")[0]?.trim().toLowerCase() ?? ""]
   if (byType !== undefined) return byType
   const fromPath = /\.([a-z0-9]{2,4})$/i.exec(new URL(url).pathname)?.[1]?.toLowerCase()
   return fromPath !== undefined && fromPath in contentTypes ? fromPath : fallback
@@ -107,7 +108,7 @@ const open = (url: string, agents: UpstreamAgents, deadline: Deadline, redirects
  * A `file:` URL (an in-process provider such as the built-in engine hands over its renders so)
  * is read from disk; a missing file is definite.
  */
-const copyLocal = Effect.fnUntraced(function*(
+const copyLocal = Effect.fnUntraced(function* (
   url: string,
   kind: RehostKind,
   key: (extension: string) => string,
@@ -127,15 +128,15 @@ const copyLocal = Effect.fnUntraced(function*(
       })
   })
   const storedKey = key(extensionOf(url, null, fallback))
-  const stored = yield* storage.put(storedKey, bytes).pipe(
-    Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
-  )
+  const stored = yield* storage
+    .put(storedKey, bytes)
+    .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
   metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
   return `${options.publicUrl}/files/${storedKey}`
 })
 
 /** Downloads one file into storage; answers its lasting URL. */
-const copy = Effect.fnUntraced(function*(
+const copy = Effect.fnUntraced(function* (
   url: string,
   kind: RehostKind,
   key: (extension: string) => string,
@@ -147,7 +148,7 @@ const copy = Effect.fnUntraced(function*(
   const metrics = yield* Metrics
   const started = performance.now()
   const deadline = new Deadline(options.timeoutMs)
-  return yield* Effect.gen(function*() {
+  return yield* Effect.gen(function* () {
     const response = yield* Effect.tryPromise({
       try: () => open(url, options.agents, deadline),
       catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
@@ -161,9 +162,9 @@ const copy = Effect.fnUntraced(function*(
       })
     }
     const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
-    const stored = yield* storage.put(storedKey, response).pipe(
-      Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
-    )
+    const stored = yield* storage
+      .put(storedKey, response)
+      .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
     metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
     return `${options.publicUrl}/files/${storedKey}`
   }).pipe(
@@ -177,40 +178,60 @@ const copy = Effect.fnUntraced(function*(
  * `image_url` null) and answers the tracks as the interface shows them, each with the
  * provider's id of it (which song tools on the track need).
  */
-export const rehostTracks = Effect.fnUntraced(function*(
+export const rehostTracks = Effect.fnUntraced(function* (
   taskId: string,
   tracks: ReadonlyArray<ProviderTrack>,
   options: RehostOptions
 ) {
   const ids = yield* Ids
-  return yield* Effect.forEach(tracks, (track, index) =>
-    Effect.gen(function*() {
-      const [audioUrl, imageUrl] = yield* Effect.all([
-        copy(track.audioUrl, "audio", (extension) => `${taskId}/${index}.${extension}`, "mp3", options),
-        track.imageUrl === null
-          ? Effect.succeed(null)
-          : copy(track.imageUrl, "cover", (extension) => `${taskId}/${index}-cover.${extension}`, "png", options).pipe(
-            Effect.catchIf((error) => error.definite, () => Effect.succeed(null))
-          )
-      ], { concurrency: 2 })
-      return {
-        track: {
-          id: yield* ids.make("track"),
-          audio_url: audioUrl,
-          duration: track.duration,
-          title: track.title,
-          lyrics: track.lyrics,
-          image_url: imageUrl,
-          tags: track.tags,
-          index
-        },
-        providerTrackId: track.providerTrackId
-      } satisfies FinishedTrack
-    }), { concurrency: "unbounded" })
+  return yield* Effect.forEach(
+    tracks,
+    (track, index) =>
+      Effect.gen(function* () {
+        const [audioUrl, imageUrl] = yield* Effect.all(
+          [
+            copy(track.audioUrl, "audio", (extension) => `${taskId}/${index}.${extension}`, "mp3", options),
+            track.imageUrl === null
+              ? Effect.succeed(null)
+              : copy(
+                  track.imageUrl,
+                  "cover",
+                  (extension) => `${taskId}/${index}-cover.${extension}`,
+                  "png",
+                  options
+                ).pipe(
+                  Effect.catchIf(
+                    (error) => error.definite,
+                    () => Effect.succeed(null)
+                  )
+                )
+          ],
+          { concurrency: 2 }
+        )
+        return {
+          track: {
+            id: yield* ids.make("track"),
+            audio_url: audioUrl,
+            duration: track.duration,
+            title: track.title,
+            lyrics: track.lyrics,
+            image_url: imageUrl,
+            tags: track.tags,
+            index
+          },
+          providerTrackId: track.providerTrackId
+        } satisfies FinishedTrack
+      }),
+    { concurrency: "unbounded" }
+  )
 })
 
 /** A file name as a storage key's last segment: its base in URL-safe characters, and its extension. */
-const keyName = (index: number, name: string, fallbackExtension: string): { readonly base: string; readonly extension: string } => {
+const keyName = (
+  index: number,
+  name: string,
+  fallbackExtension: string
+): { readonly base: string; readonly extension: string } => {
   const dot = name.lastIndexOf(".")
   const rawBase = dot > 0 ? name.slice(0, dot) : name
   const rawExtension = dot > 0 ? name.slice(dot + 1).toLowerCase() : ""
@@ -220,11 +241,11 @@ const keyName = (index: number, name: string, fallbackExtension: string): { read
 }
 
 /** Stores bytes at hand (an export's file given as bytes, or one the service wrote). */
-const storeBytes = Effect.fnUntraced(function*(key: string, bytes: Uint8Array, options: RehostOptions) {
+const storeBytes = Effect.fnUntraced(function* (key: string, bytes: Uint8Array, options: RehostOptions) {
   const storage = yield* Storage
-  const stored = yield* storage.put(key, bytes).pipe(
-    Effect.mapError((error) => new RehostError({ message: error.message, definite: false }))
-  )
+  const stored = yield* storage
+    .put(key, bytes)
+    .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
   return { url: `${options.publicUrl}/files/${key}`, bytes: stored.size }
 })
 
@@ -233,30 +254,44 @@ const storeBytes = Effect.fnUntraced(function*(key: string, bytes: Uint8Array, o
  * repeat overwrites) and answers them as the Export shows them; for timed lyrics the service
  * writes the `.lrc`, WebVTT and JSON files from the words, whichever provider timed them.
  */
-export const rehostExportFiles = Effect.fnUntraced(function*(
+export const rehostExportFiles = Effect.fnUntraced(function* (
   exportId: string,
   files: ReadonlyArray<ProviderExportFile>,
   timedLyrics: ReadonlyArray<TimedWord> | null,
   options: RehostOptions
 ) {
   const storage = yield* Storage
-  const provided = yield* Effect.forEach(files, (file, index) =>
-    Effect.gen(function*() {
-      const { base, extension } = keyName(index, file.name, "bin")
-      const key = (ext: string) => `${exportId}/${index}-${base}.${ext}`
-      if (file.content._tag === "Bytes") {
-        const stored = yield* storeBytes(key(extension), file.content.bytes, options)
-        return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: file.stem }
-      }
-      let storedKey = key(extension)
-      const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options)
-      const stored = yield* storage.stat(storedKey)
-      return { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem }
-    }), { concurrency: 4 })
-  const written = timedLyrics === null ? [] : yield* Effect.forEach(timedLyricsFiles(timedLyrics), (file) =>
-    Effect.gen(function*() {
-      const stored = yield* storeBytes(`${exportId}/${file.name}`, Buffer.from(file.text, "utf8"), options)
-      return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: null }
-    }))
+  const provided = yield* Effect.forEach(
+    files,
+    (file, index) =>
+      Effect.gen(function* () {
+        const { base, extension } = keyName(index, file.name, "bin")
+        const key = (ext: string) => `${exportId}/${index}-${base}.${ext}`
+        if (file.content._tag === "Bytes") {
+          const stored = yield* storeBytes(key(extension), file.content.bytes, options)
+          return {
+            name: file.name,
+            url: stored.url,
+            content_type: file.contentType,
+            bytes: stored.bytes,
+            stem: file.stem
+          }
+        }
+        let storedKey = key(extension)
+        const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options)
+        const stored = yield* storage.stat(storedKey)
+        return { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem }
+      }),
+    { concurrency: 4 }
+  )
+  const written =
+    timedLyrics === null
+      ? []
+      : yield* Effect.forEach(timedLyricsFiles(timedLyrics), (file) =>
+          Effect.gen(function* () {
+            const stored = yield* storeBytes(`${exportId}/${file.name}`, Buffer.from(file.text, "utf8"), options)
+            return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: null }
+          })
+        )
   return [...provided, ...written] satisfies ReadonlyArray<ExportFile>
 })

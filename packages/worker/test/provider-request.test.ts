@@ -44,12 +44,22 @@ describe("shortenTitle", () => {
 describe("a generate answer", () => {
   const read = (body: unknown, status = 200) =>
     interpretSubmit({ status, text: typeof body === "string" ? body : JSON.stringify(body) })
-  const noCode = (status: number) => ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a body code` } as const)
+  const noCode = (status: number) =>
+    ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a body code` }) as const
 
   it("is accepted with the upstream's task id, in either spelling", () => {
-    assert.deepStrictEqual(read({ code: 200, msg: "success", data: { taskId: "t1" } }), { _tag: "Accepted", providerTaskId: "t1" })
-    assert.deepStrictEqual(read({ code: 200, data: { task_id: "t2", extra: 1 } }), { _tag: "Accepted", providerTaskId: "t2" })
-    assert.deepStrictEqual(read({ code: 200, data: { taskId: null, task_id: "t3" } }), { _tag: "Accepted", providerTaskId: "t3" })
+    assert.deepStrictEqual(read({ code: 200, msg: "success", data: { taskId: "t1" } }), {
+      _tag: "Accepted",
+      providerTaskId: "t1"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: { task_id: "t2", extra: 1 } }), {
+      _tag: "Accepted",
+      providerTaskId: "t2"
+    })
+    assert.deepStrictEqual(read({ code: 200, data: { taskId: null, task_id: "t3" } }), {
+      _tag: "Accepted",
+      providerTaskId: "t3"
+    })
   })
 
   it("is unknown when accepted without a task id", () => {
@@ -97,7 +107,7 @@ describe("a generation's record-info answer", () => {
   const read = (body: unknown, status = 200) =>
     interpretRecordInfo({ status, text: typeof body === "string" ? body : JSON.stringify(body) })
   const unreadable = (status: number) =>
-    ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a readable record` } as const)
+    ({ _tag: "Unknown", message: `Upstream answered HTTP ${status} without a readable record` }) as const
   const track = {
     id: "u1",
     audioUrl: "https://cdn.example/u1.mp3",
@@ -113,27 +123,46 @@ describe("a generation's record-info answer", () => {
   const done = (tracks: ReadonlyArray<unknown>) => ({
     code: 200,
     msg: "success",
-    data: { taskId: "t1", status: "SUCCESS", response: { taskId: "t1", sunoData: tracks }, errorCode: null, errorMessage: null }
+    data: {
+      taskId: "t1",
+      status: "SUCCESS",
+      response: { taskId: "t1", sunoData: tracks },
+      errorCode: null,
+      errorMessage: null
+    }
   })
   const succeeded: PollOutcome = {
     _tag: "Succeeded",
-    tracks: [{
-      providerTrackId: "u1",
-      audioUrl: "https://cdn.example/u1.mp3",
-      imageUrl: "https://cdn.example/u1.png",
-      lyrics: "[Verse] la la",
-      title: "Song",
-      tags: "synthwave",
-      duration: 123.4
-    }]
+    tracks: [
+      {
+        providerTrackId: "u1",
+        audioUrl: "https://cdn.example/u1.mp3",
+        imageUrl: "https://cdn.example/u1.png",
+        lyrics: "[Verse] la la",
+        title: "Song",
+        tags: "synthwave",
+        duration: 123.4
+      }
+    ]
   }
 
   it("gives the finished tracks, in either spelling, a track without an id or audio left out", () => {
     assert.deepStrictEqual(read(done([track])), succeeded)
     assert.deepStrictEqual(read(done([track, { ...track, id: null }, { ...track, audioUrl: "" }])), succeeded)
-    const snake = { id: "u1", audio_url: track.audioUrl, image_url: track.imageUrl, prompt: track.prompt, title: "Song", tags: "synthwave", duration: 123.4 }
+    const snake = {
+      id: "u1",
+      audio_url: track.audioUrl,
+      image_url: track.imageUrl,
+      prompt: track.prompt,
+      title: "Song",
+      tags: "synthwave",
+      duration: 123.4
+    }
     const body = done([])
-    assert.deepStrictEqual(read({ ...body, data: { ...body.data, response: { sunoData: null, suno_data: [snake] } } }), succeeded)
+    assert.deepStrictEqual(
+      read({ ...body, data: { ...body.data, response: { sunoData: null, suno_data: [snake] } } }),
+      succeeded
+    )
   })
 
   it("is pending, failed or unknown by the status table", () => {
@@ -153,12 +182,18 @@ describe("a generation's record-info answer", () => {
       code: "content_policy",
       message: "The request was refused by the content policy"
     })
-    assert.deepStrictEqual(read({ code: 200, data: { status: "LATER" } }), { _tag: "Unknown", message: "Upstream reported an unknown status LATER" })
+    assert.deepStrictEqual(read({ code: 200, data: { status: "LATER" } }), {
+      _tag: "Unknown",
+      message: "Upstream reported an unknown status LATER"
+    })
     assert.deepStrictEqual(read({ code: 404, msg: "no such task", data: null }), {
       _tag: "Unknown",
       message: "Upstream record-info answered code 404: no such task"
     })
-    assert.deepStrictEqual(read({ code: 200, data: {} }), { _tag: "Unknown", message: "Upstream record-info answered code 200" })
+    assert.deepStrictEqual(read({ code: 200, data: {} }), {
+      _tag: "Unknown",
+      message: "Upstream record-info answered code 200"
+    })
   })
 
   it("is unreadable when it breaks the lenient rules anywhere, one track included", () => {
@@ -195,16 +230,22 @@ describe("a generation's record-info answer", () => {
     tags: maybe(Schema.String),
     duration: maybe(Schema.Number)
   })
-  const readableBySchema = Schema.decodeUnknownOption(Schema.Struct({
-    code: Schema.Number,
-    msg: maybe(Schema.String),
-    data: maybe(Schema.Struct({
-      status: maybe(Schema.String),
-      response: maybe(Schema.Struct({ sunoData: maybe(Schema.Array(SchemaTrack)), suno_data: maybe(Schema.Array(SchemaTrack)) })),
-      errorMessage: maybe(Schema.String),
-      error_message: maybe(Schema.String)
-    }))
-  }))
+  const readableBySchema = Schema.decodeUnknownOption(
+    Schema.Struct({
+      code: Schema.Number,
+      msg: maybe(Schema.String),
+      data: maybe(
+        Schema.Struct({
+          status: maybe(Schema.String),
+          response: maybe(
+            Schema.Struct({ sunoData: maybe(Schema.Array(SchemaTrack)), suno_data: maybe(Schema.Array(SchemaTrack)) })
+          ),
+          errorMessage: maybe(Schema.String),
+          error_message: maybe(Schema.String)
+        })
+      )
+    })
+  )
 
   it("is readable exactly when the schema it replaced read it", () => {
     const values: ReadonlyArray<unknown> = [undefined, null, "text", "", 0, 200, 1.5, true, {}, [], [{}], ["x"]]
@@ -258,14 +299,18 @@ describe("an upstream callback", () => {
   // The schemas callbacks were decoded with until decision 0119: the hand-written reader is held
   // to what they gave, at every field, with every kind of JSON value there.
   const taskIds = { task_id: Schema.optional(Schema.String), taskId: Schema.optional(Schema.String) }
-  const generation = Schema.decodeUnknownOption(Schema.Struct({
-    data: Schema.Struct({ callbackType: Schema.Literals(["text", "first", "complete", "error"]), ...taskIds })
-  }))
-  const tool = Schema.decodeUnknownOption(Schema.Struct({
-    code: Schema.Number,
-    ...taskIds,
-    data: Schema.optional(Schema.NullOr(Schema.Struct(taskIds)))
-  }))
+  const generation = Schema.decodeUnknownOption(
+    Schema.Struct({
+      data: Schema.Struct({ callbackType: Schema.Literals(["text", "first", "complete", "error"]), ...taskIds })
+    })
+  )
+  const tool = Schema.decodeUnknownOption(
+    Schema.Struct({
+      code: Schema.Number,
+      ...taskIds,
+      data: Schema.optional(Schema.NullOr(Schema.Struct(taskIds)))
+    })
+  )
   const bySchemas = (body: unknown) => {
     const read = generation(body)
     if (Option.isSome(read)) {
@@ -279,14 +324,34 @@ describe("an upstream callback", () => {
     return providerTaskId ? { providerTaskId, stage: code === 200 ? "complete" : "error" } : null
   }
   const bodies: ReadonlyArray<unknown> = [
-    { code: 200, msg: "All generated successfully.", data: { callbackType: "complete", task_id: "t1", data: [{ id: "u1" }] } },
+    {
+      code: 200,
+      msg: "All generated successfully.",
+      data: { callbackType: "complete", task_id: "t1", data: [{ id: "u1" }] }
+    },
     { code: 200, msg: "ok", data: { callbackType: "text", taskId: "t2", data: null } },
     { code: 200, msg: "ok", data: { audioWavUrl: "https://cdn.example/a.wav", task_id: "w1" } },
     { code: 500, msg: "failed", data: { task_id: "s1", vocal_removal_info: null } },
     { task_id: "m1", code: 200, msg: "ok", data: { state: "complete", instruments: [] } },
     { code: 200, taskId: "m2", data: null }
   ]
-  const values: ReadonlyArray<unknown> = [undefined, null, "", "t9", 0, 200, 430, true, {}, [], "text", "first", "complete", "error", "done"]
+  const values: ReadonlyArray<unknown> = [
+    undefined,
+    null,
+    "",
+    "t9",
+    0,
+    200,
+    430,
+    true,
+    {},
+    [],
+    "text",
+    "first",
+    "complete",
+    "error",
+    "done"
+  ]
   const fields = ["code", "msg", "task_id", "taskId", "data"]
   const dataFields = ["callbackType", "task_id", "taskId", "data", "audioWavUrl"]
 
@@ -326,7 +391,11 @@ describe("export ids", () => {
       { stage: "wav", upstreamTaskId: "abc123" },
       { stage: "stems", upstreamTaskId: "abc123" },
       { stage: "midi", upstreamTaskId: "m:1" },
-      { stage: "midi-separation", upstreamTaskId: "sep1", callbackUrl: "http://127.0.0.1:8080/cb/exp_1?token=a:b&x=%20" },
+      {
+        stage: "midi-separation",
+        upstreamTaskId: "sep1",
+        callbackUrl: "http://127.0.0.1:8080/cb/exp_1?token=a:b&x=%20"
+      },
       { stage: "midi-separation", upstreamTaskId: "sep1", callbackUrl: null },
       { stage: "lyrics", taskId: "task1", audioId: "e231-8cad" }
     ] as const
@@ -345,10 +414,19 @@ describe("the upstream's transcription as MIDI tracks", () => {
     const note = { pitch: 60, start: 0, end: 0.5, velocity: 0.5 }
     const tracks = tracksOf([
       { name: "Drums", notes: [note] },
-      ...Array.from({ length: 10 }, (_, index) => ({ name: index === 0 ? "electric bass finger" : "Mystery Horn", notes: [note] }))
+      ...Array.from({ length: 10 }, (_, index) => ({
+        name: index === 0 ? "electric bass finger" : "Mystery Horn",
+        notes: [note]
+      }))
     ])
-    assert.deepStrictEqual(tracks.map((track) => track.channel), [9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 10])
-    assert.deepStrictEqual(tracks.slice(0, 3).map((track) => track.program), [0, 33, 0])
+    assert.deepStrictEqual(
+      tracks.map((track) => track.channel),
+      [9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 10]
+    )
+    assert.deepStrictEqual(
+      tracks.slice(0, 3).map((track) => track.program),
+      [0, 33, 0]
+    )
     assert.strictEqual(tracks[1]?.notes[0]?.velocity, 64)
     assert.strictEqual(gmProgramOf("Acoustic Grand Piano").program, 0)
     assert.strictEqual(gmProgramOf("Gunshot").program, 127)
@@ -356,7 +434,12 @@ describe("the upstream's transcription as MIDI tracks", () => {
 
   it("estimates the key the pitched notes suggest, ignoring the drums", () => {
     const scale = (tonic: number, steps: ReadonlyArray<number>) =>
-      steps.map((step, index) => ({ pitch: tonic + step, start: index, end: index + (step === 0 || step === 7 ? 2 : 1), velocity: 90 }))
+      steps.map((step, index) => ({
+        pitch: tonic + step,
+        start: index,
+        end: index + (step === 0 || step === 7 ? 2 : 1),
+        velocity: 90
+      }))
     const major = [0, 2, 4, 5, 7, 9, 11, 0, 7, 4, 0]
     const minor = [0, 2, 3, 5, 7, 8, 10, 0, 7, 3, 0]
     assert.strictEqual(estimateKey([{ name: "p", program: 0, channel: 0, notes: scale(60, major) }]), "C major")
@@ -369,42 +452,73 @@ describe("record-info answers of the song tools", () => {
   const answer = (body: unknown) => ({ status: 200, text: JSON.stringify(body) })
 
   it("MIDI notes with times as strings (as the callbacks write them) are read as numbers", () => {
-    const outcome = interpretMidiRecordInfo(answer({
-      code: 200,
-      data: { successFlag: 1, midiData: { instruments: [{ name: "Drums", notes: [{ pitch: 36, start: "0.25", end: "0.5", velocity: 1 }] }] } }
-    }))
-    assert.deepStrictEqual(outcome, { _tag: "Transcribed", instruments: [{ name: "Drums", notes: [{ pitch: 36, start: 0.25, end: 0.5, velocity: 1 }] }] })
+    const outcome = interpretMidiRecordInfo(
+      answer({
+        code: 200,
+        data: {
+          successFlag: 1,
+          midiData: { instruments: [{ name: "Drums", notes: [{ pitch: 36, start: "0.25", end: "0.5", velocity: 1 }] }] }
+        }
+      })
+    )
+    assert.deepStrictEqual(outcome, {
+      _tag: "Transcribed",
+      instruments: [{ name: "Drums", notes: [{ pitch: 36, start: 0.25, end: 0.5, velocity: 1 }] }]
+    })
   })
 
   it("a finished transcription without notes is Failed; an unknown flag Unknown", () => {
-    assert.deepInclude(interpretMidiRecordInfo(answer({ code: 200, data: { successFlag: 1, midiData: { instruments: [] } } })), { _tag: "Failed" })
+    assert.deepInclude(
+      interpretMidiRecordInfo(answer({ code: 200, data: { successFlag: 1, midiData: { instruments: [] } } })),
+      { _tag: "Failed" }
+    )
     assert.strictEqual(interpretMidiRecordInfo(answer({ code: 200, data: { successFlag: 7 } }))._tag, "Unknown")
   })
 
   it("split_stem parts are read by their fields, the mix itself is not a stem", () => {
-    const outcome = interpretSeparationRecordInfo(answer({
-      code: 200,
-      data: { successFlag: "SUCCESS", response: { originUrl: "http://u/mix.mp3", vocalUrl: "http://u/v.mp3", drumsUrl: "http://u/d.mp3", bass_url: "http://u/b.mp3", guitarUrl: null } }
-    }))
-    assert.deepStrictEqual(outcome._tag === "Succeeded" ? outcome.files.map((file) => file.stem) : [], ["vocals", "drums", "bass"])
+    const outcome = interpretSeparationRecordInfo(
+      answer({
+        code: 200,
+        data: {
+          successFlag: "SUCCESS",
+          response: {
+            originUrl: "http://u/mix.mp3",
+            vocalUrl: "http://u/v.mp3",
+            drumsUrl: "http://u/d.mp3",
+            bass_url: "http://u/b.mp3",
+            guitarUrl: null
+          }
+        }
+      })
+    )
+    assert.deepStrictEqual(outcome._tag === "Succeeded" ? outcome.files.map((file) => file.stem) : [], [
+      "vocals",
+      "drums",
+      "bass"
+    ])
   })
 
   it("section tags glued to words are dropped, and times never run backwards", () => {
-    const outcome = interpretTimestampedLyrics(answer({
-      code: 200,
-      data: {
-        alignedWords: [
-          { word: "[Verse]\nWaggin'", startS: 1.36, endS: 1.79 },
-          { word: "[Chorus]", startS: 2, endS: 2.1 },
-          { word: "tail ", startS: 1.2, endS: 1.1 },
-          { word: "no time" }
-        ]
-      }
-    }))
+    const outcome = interpretTimestampedLyrics(
+      answer({
+        code: 200,
+        data: {
+          alignedWords: [
+            { word: "[Verse]\nWaggin'", startS: 1.36, endS: 1.79 },
+            { word: "[Chorus]", startS: 2, endS: 2.1 },
+            { word: "tail ", startS: 1.2, endS: 1.1 },
+            { word: "no time" }
+          ]
+        }
+      })
+    )
     assert.deepStrictEqual(outcome, {
       _tag: "Succeeded",
       files: [],
-      timedLyrics: [{ text: "Waggin'", start: 1.36, end: 1.79 }, { text: "tail", start: 1.36, end: 1.36 }]
+      timedLyrics: [
+        { text: "Waggin'", start: 1.36, end: 1.79 },
+        { text: "tail", start: 1.36, end: 1.36 }
+      ]
     })
   })
 })

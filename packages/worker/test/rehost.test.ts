@@ -12,7 +12,11 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { Effect, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { destroyUpstreamAgents, makeUpstreamAgents, UPSTREAM_SOCKETS_PER_ORIGIN } from "../src/provider/upstreamAgents.ts"
+import {
+  destroyUpstreamAgents,
+  makeUpstreamAgents,
+  UPSTREAM_SOCKETS_PER_ORIGIN
+} from "../src/provider/upstreamAgents.ts"
 import { rehostTracks } from "../src/rehost.ts"
 import { Storage } from "../src/storage/Storage.ts"
 
@@ -30,7 +34,9 @@ afterAll(async () => {
 })
 
 const run = <A, E>(effect: Effect.Effect<A, E, Storage | Ids>) =>
-  Effect.runPromiseExit(effect.pipe(Effect.provide(Layer.merge(Storage.layerFiles(join(directory, "files")), Ids.layer))))
+  Effect.runPromiseExit(
+    effect.pipe(Effect.provide(Layer.merge(Storage.layerFiles(join(directory, "files")), Ids.layer)))
+  )
 
 const track = (audioUrl: string, imageUrl: string | null): ProviderTrack => ({
   providerTrackId: "t",
@@ -53,7 +59,13 @@ describe("rehostTracks", () => {
     }).then((res) => res.json() as Promise<{ data: { taskId: string } }>)
     const view = upstream.control.task(fetched.data.taskId)
     const ids = view?.trackIds ?? []
-    const exit = await run(rehostTracks("gen_a", ids.map((id) => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`)), options))
+    const exit = await run(
+      rehostTracks(
+        "gen_a",
+        ids.map((id) => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`)),
+        options
+      )
+    )
     expect(Exit.isSuccess(exit)).toBe(true)
     if (!Exit.isSuccess(exit)) return
     expect(exit.value.map(({ track: t }) => [t.index, t.audio_url, t.image_url])).toEqual([
@@ -74,19 +86,25 @@ describe("rehostTracks", () => {
   })
 
   it("a missing audio file is a definite failure; a missing cover only leaves image_url null", async () => {
-    const gone = await run(rehostTracks("gen_c", [track(`${upstream.url}/files/00000000-0000-0000-0000-000000000000.mp3`, null)], options))
-    expect(Exit.isFailure(gone) && JSON.stringify(gone.cause)).toContain("\"definite\":true")
+    const gone = await run(
+      rehostTracks("gen_c", [track(`${upstream.url}/files/00000000-0000-0000-0000-000000000000.mp3`, null)], options)
+    )
+    expect(Exit.isFailure(gone) && JSON.stringify(gone.cause)).toContain('"definite":true')
     const audio = join(directory, "ok.mp3")
     writeFileSync(audio, Buffer.alloc(10))
-    const coverless = await run(rehostTracks("gen_d", [
-      track(pathToFileURL(audio).toString(), `${upstream.url}/files/00000000-0000-0000-0000-000000000000.png`)
-    ], options))
+    const coverless = await run(
+      rehostTracks(
+        "gen_d",
+        [track(pathToFileURL(audio).toString(), `${upstream.url}/files/00000000-0000-0000-0000-000000000000.png`)],
+        options
+      )
+    )
     expect(Exit.isSuccess(coverless) && coverless.value[0]?.track.image_url).toBe(null)
   })
 
   it("an unreachable host is not definite (retried until the deadline)", async () => {
     const exit = await run(rehostTracks("gen_e", [track("http://127.0.0.1:9/x.mp3", null)], options))
-    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("\"definite\":false")
+    expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain('"definite":false')
   })
 
   it("the time limit covers connect to last byte: a download that stalls midway fails, not definite, and leaves no file", async () => {
@@ -103,7 +121,7 @@ describe("rehostTracks", () => {
       for (const path of ["/slow-body.mp3", "/slow-head.mp3"]) {
         const started = Date.now()
         const exit = await run(rehostTracks("gen_f", [track(`${base}${path}`, null)], { ...options, timeoutMs: 300 }))
-        expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("\"definite\":false")
+        expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain('"definite":false')
         expect(Date.now() - started).toBeLessThan(3_000)
       }
       expect(readdirSync(join(directory, "files/gen_f"))).toEqual([])
@@ -121,7 +139,9 @@ describe("rehostTracks", () => {
       body: JSON.stringify({ customMode: true, instrumental: true, model: "V4_5", style: "pop", title: "Many" })
     }).then((res) => res.json() as Promise<{ data: { taskId: string } }>)
     const [id] = upstream.control.task(created.data.taskId)?.trackIds ?? []
-    const tracks = Array.from({ length: 100 }, () => track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`))
+    const tracks = Array.from({ length: 100 }, () =>
+      track(`${upstream.url}/files/${id}.mp3`, `${upstream.url}/files/${id}.png`)
+    )
     upstream.control.reset()
     // The test's own fetch keeps its connection open.
     const already = upstream.control.mostConnections()

@@ -29,7 +29,8 @@ afterAll(async () => {
 })
 
 /** Bytes whose every position is recognisable, so a misplaced slice shows. */
-const patterned = (size: number) => Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 31 + (i >> 16)) & 0xff))
+const patterned = (size: number) =>
+  Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 31 + (i >> 16)) & 0xff))
 
 const chunksOf = (bytes: Buffer, size: number) =>
   Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size))
@@ -70,7 +71,8 @@ describe.each(implementations)("the storage port on %s", (_name, layer) => {
   })
   afterAll(() => runtime?.dispose())
 
-  const put = (key: string, body: Readable | Uint8Array) => runtime.runPromiseExit(Storage.use((storage) => storage.put(key, body)))
+  const put = (key: string, body: Readable | Uint8Array) =>
+    runtime.runPromiseExit(Storage.use((storage) => storage.put(key, body)))
   const stat = (key: string) => runtime.runPromise(Storage.use((storage) => storage.stat(key)))
   const read = (key: string, start: number, end: number) =>
     runtime.runPromise(Storage.use((storage) => Effect.sync(() => storage.read(key, { start, end }))))

@@ -20,9 +20,11 @@ beforeAll(async () => {
 afterAll(() => s3?.close())
 
 const withStorage = <A, E>(options: S3StorageOptions, effect: Effect.Effect<A, E, Storage>) =>
-  Effect.runPromiseExit(Effect.scoped(Layer.build(Storage.layerS3(options)).pipe(
-    Effect.flatMap((context) => Effect.provide(effect, context))
-  )))
+  Effect.runPromiseExit(
+    Effect.scoped(
+      Layer.build(Storage.layerS3(options)).pipe(Effect.flatMap((context) => Effect.provide(effect, context)))
+    )
+  )
 
 const failureOf = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
@@ -31,7 +33,10 @@ const failureOf = (exit: Exit.Exit<unknown, unknown>): string => {
 
 describe("the bucket's start check", () => {
   it("refuses a wrong secret, naming AWS_SECRET_ACCESS_KEY", async () => {
-    const exit = await withStorage(s3.options({ credentials: { ...s3Credentials, secretAccessKey: "not-the-secret" } }), Effect.void)
+    const exit = await withStorage(
+      s3.options({ credentials: { ...s3Credentials, secretAccessKey: "not-the-secret" } }),
+      Effect.void
+    )
     const message = failureOf(exit)
     expect(message).toContain("StorageError")
     expect(message).toContain("SignatureDoesNotMatch")
@@ -39,7 +44,10 @@ describe("the bucket's start check", () => {
   })
 
   it("refuses an unknown access key, naming AWS_ACCESS_KEY_ID", async () => {
-    const exit = await withStorage(s3.options({ credentials: { ...s3Credentials, accessKeyId: "NOBODY" } }), Effect.void)
+    const exit = await withStorage(
+      s3.options({ credentials: { ...s3Credentials, accessKeyId: "NOBODY" } }),
+      Effect.void
+    )
     expect(failureOf(exit)).toContain("InvalidAccessKeyId): check AWS_ACCESS_KEY_ID")
   })
 
@@ -57,9 +65,15 @@ describe("the bucket's start check", () => {
     })
     const options = s3.options({ endpoint: `http://127.0.0.1:${closed}` })
     expect(Exit.isSuccess(await withStorage(options, Effect.void))).toBe(true)
-    const put = await withStorage(options, Storage.use((storage) => storage.put("gen_far/0.mp3", Buffer.from("x"))))
+    const put = await withStorage(
+      options,
+      Storage.use((storage) => storage.put("gen_far/0.mp3", Buffer.from("x")))
+    )
     expect(failureOf(put)).toContain("Could not store gen_far/0.mp3")
-    const stat = await withStorage(options, Storage.use((storage) => storage.stat("gen_far/0.mp3")))
+    const stat = await withStorage(
+      options,
+      Storage.use((storage) => storage.stat("gen_far/0.mp3"))
+    )
     expect(Exit.isFailure(stat) && Cause.hasDies(stat.cause)).toBe(true)
     expect(failureOf(stat)).toContain("Could not look up gen_far/0.mp3")
   })
@@ -72,7 +86,12 @@ describe("keys under the prefix", () => {
       Storage.use((storage) => storage.put("gen_p/0.mp3", Buffer.from("prefixed")))
     )
     expect(Exit.isSuccess(stored)).toBe(true)
-    const client = new S3Client({ endpoint: s3.endpoint, region: "us-east-1", forcePathStyle: true, credentials: s3Credentials })
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+      credentials: s3Credentials
+    })
     try {
       const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: "team-a/gen_p/0.mp3" }))
       expect(head.ContentLength).toBe(8)
@@ -80,7 +99,10 @@ describe("keys under the prefix", () => {
     } finally {
       client.destroy()
     }
-    const elsewhere = await withStorage(s3.options({ prefix: "team-b/" }), Storage.use((storage) => storage.stat("gen_p/0.mp3")))
+    const elsewhere = await withStorage(
+      s3.options({ prefix: "team-b/" }),
+      Storage.use((storage) => storage.stat("gen_p/0.mp3"))
+    )
     expect(Exit.isSuccess(elsewhere) && elsewhere.value).toBeNull()
   })
 })

@@ -24,7 +24,8 @@ const run = <A, E>(effect: Effect.Effect<A, E, Storage>) =>
   Effect.runPromise(effect.pipe(Effect.provide(Storage.layerFiles(directory))))
 
 /** Bytes whose every position is recognisable, so a misplaced slice shows. */
-const patterned = (size: number) => Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 31 + (i >> 16)) & 0xff))
+const patterned = (size: number) =>
+  Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 31 + (i >> 16)) & 0xff))
 
 describe("FileStorage.put", () => {
   it("writes an object larger than one slice whole, from bytes or from a stream", async () => {
@@ -46,7 +47,13 @@ describe("FileStorage.put", () => {
     expect(readdirSync(join(directory, "gen_again"))).toEqual(["0-cover.png"])
     const stored = await run(Storage.use((storage) => storage.stat("gen_again/0-cover.png")))
     expect(stored).toEqual({ size: 6, contentType: "image/png" })
-    expect(await text(await run(Storage.use((storage) => Effect.sync(() => storage.read("gen_again/0-cover.png", { start: 1, end: 3 })))))).toBe("eco")
+    expect(
+      await text(
+        await run(
+          Storage.use((storage) => Effect.sync(() => storage.read("gen_again/0-cover.png", { start: 1, end: 3 })))
+        )
+      )
+    ).toBe("eco")
   })
 
   it("a body that fails midway leaves neither the object nor a temporary file", async () => {
@@ -57,7 +64,9 @@ describe("FileStorage.put", () => {
       }
     })
     const exit = await Effect.runPromiseExit(
-      Storage.use((storage) => storage.put("gen_cut/0.mp3", failing)).pipe(Effect.provide(Storage.layerFiles(directory)))
+      Storage.use((storage) => storage.put("gen_cut/0.mp3", failing)).pipe(
+        Effect.provide(Storage.layerFiles(directory))
+      )
     )
     expect(exit._tag).toBe("Failure")
     expect(readdirSync(join(directory, "gen_cut"))).toEqual([])
@@ -71,7 +80,9 @@ describe("FileStorage.put", () => {
       }
     })
     const exit = await Effect.runPromiseExit(
-      Storage.use((storage) => storage.put("gen_aborted/0.mp3", aborted)).pipe(Effect.provide(Storage.layerFiles(directory)))
+      Storage.use((storage) => storage.put("gen_aborted/0.mp3", aborted)).pipe(
+        Effect.provide(Storage.layerFiles(directory))
+      )
     )
     expect(exit._tag).toBe("Failure")
     expect(String(exit)).toContain("the body closed before its end")
@@ -80,7 +91,9 @@ describe("FileStorage.put", () => {
 
   it("refuses keys outside the storage shape", async () => {
     const refused = await Effect.runPromiseExit(
-      Storage.use((storage) => storage.put("../escape.mp3", Buffer.from("x"))).pipe(Effect.provide(Storage.layerFiles(directory)))
+      Storage.use((storage) => storage.put("../escape.mp3", Buffer.from("x"))).pipe(
+        Effect.provide(Storage.layerFiles(directory))
+      )
     )
     expect(refused._tag).toBe("Failure")
   })

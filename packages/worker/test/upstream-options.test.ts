@@ -6,7 +6,13 @@ import { requestOptionsOf } from "../src/provider/upstreamAgents.ts"
 /** The fields of node's own `urlToHttpOptions` that node:http reads to send a request. */
 const nodeTarget = (url: URL) => {
   const options = urlToHttpOptions(url)
-  return { protocol: options.protocol, hostname: options.hostname, port: options.port, path: options.path, auth: options.auth }
+  return {
+    protocol: options.protocol,
+    hostname: options.hostname,
+    port: options.port,
+    path: options.path,
+    auth: options.auth
+  }
 }
 
 describe("an upstream request's options", () => {
@@ -22,8 +28,13 @@ describe("an upstream request's options", () => {
   ])("reads %s as node's urlToHttpOptions does", (text) => {
     const url = new URL(text)
     const options = requestOptionsOf(url, agent, "GET")
-    expect({ protocol: options.protocol, hostname: options.hostname, port: options.port, path: options.path, auth: options.auth })
-      .toEqual(nodeTarget(url))
+    expect({
+      protocol: options.protocol,
+      hostname: options.hostname,
+      port: options.port,
+      path: options.path,
+      auth: options.auth
+    }).toEqual(nodeTarget(url))
   })
 
   it("carries the method, the agent and the headers, and no field of the URL node does not read", () => {

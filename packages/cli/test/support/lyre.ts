@@ -38,8 +38,17 @@ export const lyreHome = (): LyreHome => {
     run: (args, options = {}) =>
       new Promise((resolve, reject) => {
         // Nothing from the test's own environment that the CLI reads leaks in.
-        const env: Record<string, string> = { PATH: process.env["PATH"] ?? "", HOME: home, XDG_CONFIG_HOME: configDir, ...options.env }
-        const child = spawn(process.execPath, [main, ...args], { env, cwd: options.cwd ?? home, stdio: ["pipe", "pipe", "pipe"] })
+        const env: Record<string, string> = {
+          PATH: process.env["PATH"] ?? "",
+          HOME: home,
+          XDG_CONFIG_HOME: configDir,
+          ...options.env
+        }
+        const child = spawn(process.execPath, [main, ...args], {
+          env,
+          cwd: options.cwd ?? home,
+          stdio: ["pipe", "pipe", "pipe"]
+        })
         let stdout = ""
         let stderr = ""
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))

@@ -48,26 +48,29 @@ export interface VerifiedClaims {
   readonly expiresAtMillis: number
 }
 
-export class AccessTokens extends Context.Service<AccessTokens, {
-  readonly issue: (input: {
-    readonly accountId: string
-    readonly clientId: string
-    readonly scopes: ReadonlyArray<string>
-    readonly resource: string
-    readonly grantId: string
-  }) => Effect.Effect<IssuedAccessToken>
-  /** The caller behind a token sent to `audience`; 401 for the token, then 403 for the plan. */
-  readonly authenticate: (
-    token: string,
-    audience: string
-  ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
-  /** Signature, type, issuer and expiry, any audience: for revocation. */
-  readonly inspect: (token: string) => Effect.Effect<VerifiedClaims | undefined>
-  readonly deny: (jti: string, expiresAtMillis: number) => Effect.Effect<void>
-}>()("lyre/core/credentials/AccessTokens") {
+export class AccessTokens extends Context.Service<
+  AccessTokens,
+  {
+    readonly issue: (input: {
+      readonly accountId: string
+      readonly clientId: string
+      readonly scopes: ReadonlyArray<string>
+      readonly resource: string
+      readonly grantId: string
+    }) => Effect.Effect<IssuedAccessToken>
+    /** The caller behind a token sent to `audience`; 401 for the token, then 403 for the plan. */
+    readonly authenticate: (
+      token: string,
+      audience: string
+    ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
+    /** Signature, type, issuer and expiry, any audience: for revocation. */
+    readonly inspect: (token: string) => Effect.Effect<VerifiedClaims | undefined>
+    readonly deny: (jti: string, expiresAtMillis: number) => Effect.Effect<void>
+  }
+>()("lyre/core/credentials/AccessTokens") {
   static readonly layer = Layer.effect(
     AccessTokens,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const settings = yield* Settings
       const keys = yield* SigningKeys
@@ -87,7 +90,7 @@ export class AccessTokens extends Context.Service<AccessTokens, {
         verified.set(token, claims)
       }
 
-      const issue = Effect.fn("AccessTokens.issue")(function*(input: {
+      const issue = Effect.fn("AccessTokens.issue")(function* (input: {
         readonly accountId: string
         readonly clientId: string
         readonly scopes: ReadonlyArray<string>
@@ -118,7 +121,7 @@ export class AccessTokens extends Context.Service<AccessTokens, {
 
       /** Verifies signature and claims; a failure is the 401 to answer. */
       const verify = (token: string, audience: string | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const invalid = () => new InvalidCredential({ message: "The access token is not valid." })
           const kid = yield* Effect.try({ try: () => decodeProtectedHeader(token), catch: invalid }).pipe(
             Effect.map((header) => header.kid)
@@ -140,11 +143,16 @@ export class AccessTokens extends Context.Service<AccessTokens, {
               cause instanceof errors.JWTExpired
                 ? new CredentialExpired({ message: "The access token has expired." })
                 : cause instanceof errors.JWTClaimValidationFailed && cause.claim === "aud"
-                ? new InvalidCredential({ message: `The access token is not for ${audience ?? "this resource"}.` })
-                : invalid()
+                  ? new InvalidCredential({ message: `The access token is not for ${audience ?? "this resource"}.` })
+                  : invalid()
           })
           const { jti, sub, exp, client_id: clientId, scope } = payload
-          if (typeof jti !== "string" || typeof sub !== "string" || typeof exp !== "number" || typeof clientId !== "string") {
+          if (
+            typeof jti !== "string" ||
+            typeof sub !== "string" ||
+            typeof exp !== "number" ||
+            typeof clientId !== "string"
+          ) {
             return yield* invalid()
           }
           const claims: VerifiedClaims = {
@@ -158,7 +166,7 @@ export class AccessTokens extends Context.Service<AccessTokens, {
         })
 
       /** A verified token's claims, from the cache while it is still within its life and for this audience. */
-      const claimsOf = Effect.fnUntraced(function*(token: string, audience: string) {
+      const claimsOf = Effect.fnUntraced(function* (token: string, audience: string) {
         const known = verified.get(token)
         if (known !== undefined) {
           const now = yield* Clock.currentTimeMillis
@@ -169,35 +177,43 @@ export class AccessTokens extends Context.Service<AccessTokens, {
         return claims
       })
 
-      const authenticate = Effect.fnUntraced(function*(token: string, audience: string) {
+      const authenticate = Effect.fnUntraced(function* (token: string, audience: string) {
         const claims = yield* claimsOf(token, audience)
         // Made only when answered: an error captures a stack, which costs more than the lookups.
         const revoked = () => new CredentialRevoked({ message: "The access token has been revoked." })
         const grantId = claims.jti.split(".")[0] ?? ""
-        if (!hasIdShape("grant", grantId)) return yield* new InvalidCredential({ message: "The access token is not valid." })
+        if (!hasIdShape("grant", grantId))
+          return yield* new InvalidCredential({ message: "The access token is not valid." })
         // The deny-list (Redis) and the database are asked at once.
-        const [denied, rows] = yield* Effect.all([
-          denyList.has(claims.jti),
-          sql<TokenRow>`
+        const [denied, rows] = yield* Effect.all(
+          [
+            denyList.has(claims.jti),
+            sql<TokenRow>`
             select a.id as account_id, a.plan, a.subscription_credits, a.onetime_credits, a.concurrency_limit,
                    a.requests_per_minute, g.revoked_at
             from oauth_grants g join accounts a on a.id = g.account_id
             where g.id = ${grantId} and g.client_id = ${claims.clientId}`.pipe(Effect.orDie)
-        ], { concurrency: 2 })
+          ],
+          { concurrency: 2 }
+        )
         if (denied) return yield* revoked()
         const row = rows[0]
         // No row: its client was deleted (and its grants with it).
         if (row === undefined || row.revoked_at !== null || row.account_id !== claims.sub) return yield* revoked()
         yield* requireAccessTier(row.plan)
-        return principalOf(row.account_id, row, {
-          scopes: claims.scopes,
-          credential: { kind: "oauth", clientId: claims.clientId },
-          subject: oauthSubject(row.account_id, claims.clientId)
-        }, settings.requestsPerMinute)
+        return principalOf(
+          row.account_id,
+          row,
+          {
+            scopes: claims.scopes,
+            credential: { kind: "oauth", clientId: claims.clientId },
+            subject: oauthSubject(row.account_id, claims.clientId)
+          },
+          settings.requestsPerMinute
+        )
       })
 
-      const inspect = (token: string) =>
-        verify(token, undefined).pipe(Effect.catch(() => Effect.succeed(undefined)))
+      const inspect = (token: string) => verify(token, undefined).pipe(Effect.catch(() => Effect.succeed(undefined)))
 
       return AccessTokens.of({ issue, authenticate, inspect, deny: denyList.add })
     })

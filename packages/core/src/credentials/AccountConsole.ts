@@ -66,35 +66,41 @@ export const csrfMatches = (expected: string, given: string | undefined): boolea
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-export const requireCsrf = (signedIn: ConsoleSession, given: string | undefined): Effect.Effect<void, CsrfTokenInvalid> =>
+export const requireCsrf = (
+  signedIn: ConsoleSession,
+  given: string | undefined
+): Effect.Effect<void, CsrfTokenInvalid> =>
   csrfMatches(signedIn.csrfToken, given)
     ? Effect.void
     : Effect.fail(new CsrfTokenInvalid({ message: "This change needs the session's CSRF token (x-csrf-token)." }))
 
-export class AccountConsole extends Context.Service<AccountConsole, {
-  /** The signed-in account behind a session cookie: 401 without one, or for an unknown or expired one. */
-  readonly signedIn: (
-    sessionToken: string | undefined
-  ) => Effect.Effect<ConsoleSession, MissingCredential | InvalidCredential>
-  readonly creditAlertArmed: (accountId: string) => Effect.Effect<boolean>
-  readonly keys: (accountId: string) => Effect.Effect<ReadonlyArray<ApiKeyView>>
-  /** Fails with 404 unless the key, endpoint or delivery belongs to the account. */
-  readonly ownKey: (accountId: string, keyId: string) => Effect.Effect<void, ResourceNotFound>
-  readonly ownEndpoint: (accountId: string, endpointId: string) => Effect.Effect<void, ResourceNotFound>
-  readonly ownDelivery: (accountId: string, deliveryId: string) => Effect.Effect<void, ResourceNotFound>
-  /** The endpoint's current signing secret, for the account holder who asks to see it. */
-  readonly endpointSecret: (accountId: string, endpointId: string) => Effect.Effect<string, ResourceNotFound>
-  /** The overview's chart: the last 30 days' spending by model and song tool, and generations' outcomes. */
-  readonly usage: (accountId: string) => Effect.Effect<Usage>
-}>()("lyre/core/credentials/AccountConsole") {
+export class AccountConsole extends Context.Service<
+  AccountConsole,
+  {
+    /** The signed-in account behind a session cookie: 401 without one, or for an unknown or expired one. */
+    readonly signedIn: (
+      sessionToken: string | undefined
+    ) => Effect.Effect<ConsoleSession, MissingCredential | InvalidCredential>
+    readonly creditAlertArmed: (accountId: string) => Effect.Effect<boolean>
+    readonly keys: (accountId: string) => Effect.Effect<ReadonlyArray<ApiKeyView>>
+    /** Fails with 404 unless the key, endpoint or delivery belongs to the account. */
+    readonly ownKey: (accountId: string, keyId: string) => Effect.Effect<void, ResourceNotFound>
+    readonly ownEndpoint: (accountId: string, endpointId: string) => Effect.Effect<void, ResourceNotFound>
+    readonly ownDelivery: (accountId: string, deliveryId: string) => Effect.Effect<void, ResourceNotFound>
+    /** The endpoint's current signing secret, for the account holder who asks to see it. */
+    readonly endpointSecret: (accountId: string, endpointId: string) => Effect.Effect<string, ResourceNotFound>
+    /** The overview's chart: the last 30 days' spending by model and song tool, and generations' outcomes. */
+    readonly usage: (accountId: string) => Effect.Effect<Usage>
+  }
+>()("lyre/core/credentials/AccountConsole") {
   static readonly layer = Layer.effect(
     AccountConsole,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const sessions = yield* Sessions
       const settings = yield* Settings
 
-      const signedIn = Effect.fn("AccountConsole.signedIn")(function*(sessionToken: string | undefined) {
+      const signedIn = Effect.fn("AccountConsole.signedIn")(function* (sessionToken: string | undefined) {
         if (sessionToken === undefined || sessionToken === "") {
           return yield* new MissingCredential({ message: "Sign in to use the dashboard." })
         }
@@ -109,11 +115,16 @@ export class AccountConsole extends Context.Service<AccountConsole, {
           from accounts where id = ${accountId}`.pipe(Effect.orDie)
         if (row === undefined) return yield* new InvalidCredential({ message: "The session has ended; sign in again." })
         // Limits are counted per account and client, as for every OAuth client.
-        const principal = principalOf(row.id, row, {
-          scopes: dashboardScopes,
-          credential: { kind: "oauth", clientId: dashboardClientId },
-          subject: oauthSubject(row.id, dashboardClientId)
-        }, settings.requestsPerMinute)
+        const principal = principalOf(
+          row.id,
+          row,
+          {
+            scopes: dashboardScopes,
+            credential: { kind: "oauth", clientId: dashboardClientId },
+            subject: oauthSubject(row.id, dashboardClientId)
+          },
+          settings.requestsPerMinute
+        )
         return { principal, email: row.email, csrfToken }
       })
 
@@ -130,21 +141,23 @@ export class AccountConsole extends Context.Service<AccountConsole, {
           order by created_at desc, id desc`.pipe(
           Effect.orDie,
           Effect.map((rows) =>
-            rows.map((row): ApiKeyView => ({
-              id: row.id,
-              name: row.name,
-              prefix: row.prefix,
-              scopes: row.scopes,
-              created_at: isoOfDate(row.created_at),
-              last_used_at: isoOrNull(row.last_used_at),
-              expires_at: isoOrNull(row.expires_at),
-              revoked_at: isoOrNull(row.revoked_at)
-            }))
+            rows.map(
+              (row): ApiKeyView => ({
+                id: row.id,
+                name: row.name,
+                prefix: row.prefix,
+                scopes: row.scopes,
+                created_at: isoOfDate(row.created_at),
+                last_used_at: isoOrNull(row.last_used_at),
+                expires_at: isoOrNull(row.expires_at),
+                revoked_at: isoOrNull(row.revoked_at)
+              })
+            )
           )
         )
 
       const owned = (table: "api_keys" | "webhook_endpoints", kind: "apiKey" | "webhookEndpoint", what: string) =>
-        Effect.fnUntraced(function*(accountId: string, id: string) {
+        Effect.fnUntraced(function* (accountId: string, id: string) {
           const notFound = () => new ResourceNotFound({ message: `No ${what} ${id}.` })
           if (!hasIdShape(kind, id)) return yield* notFound()
           const rows = yield* sql`
@@ -152,7 +165,7 @@ export class AccountConsole extends Context.Service<AccountConsole, {
           if (rows.length === 0) return yield* notFound()
         })
 
-      const ownDelivery = Effect.fnUntraced(function*(accountId: string, deliveryId: string) {
+      const ownDelivery = Effect.fnUntraced(function* (accountId: string, deliveryId: string) {
         const notFound = () => new ResourceNotFound({ message: `No webhook delivery ${deliveryId}.` })
         if (!hasIdShape("delivery", deliveryId)) return yield* notFound()
         const rows = yield* sql`
@@ -163,7 +176,7 @@ export class AccountConsole extends Context.Service<AccountConsole, {
 
       const ownEndpoint = owned("webhook_endpoints", "webhookEndpoint", "webhook endpoint")
 
-      const endpointSecret = Effect.fnUntraced(function*(accountId: string, endpointId: string) {
+      const endpointSecret = Effect.fnUntraced(function* (accountId: string, endpointId: string) {
         yield* ownEndpoint(accountId, endpointId)
         const [row] = yield* sql<{ secret: string }>`
           select secret from webhook_endpoints where id = ${endpointId}`.pipe(Effect.orDie)
@@ -171,7 +184,7 @@ export class AccountConsole extends Context.Service<AccountConsole, {
         return row.secret
       })
 
-      const usage = Effect.fn("AccountConsole.usage")(function*(accountId: string) {
+      const usage = Effect.fn("AccountConsole.usage")(function* (accountId: string) {
         const days = daysEnding(yield* Clock.currentTimeMillis)
         const since = `${days[0]}T00:00:00Z`
         // A debit and its refund share the day their task or export was created (domain/usage.ts).

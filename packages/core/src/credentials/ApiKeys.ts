@@ -63,22 +63,25 @@ interface CredentialRow extends AccountStanding {
   readonly account_id: string
 }
 
-export class ApiKeys extends Context.Service<ApiKeys, {
-  readonly create: (accountId: string, key: NewApiKey) => Effect.Effect<CreatedApiKey, ResourceNotFound>
-  readonly revoke: (keyId: string) => Effect.Effect<void, ResourceNotFound>
-  /**
-   * Resolves `Authorization` (an API key or an OAuth access token) to a principal: 401 for the
-   * credential, then 403 for the plan. `resource` is what the surface serves, the audience an
-   * access token must name; absent means base_url.
-   */
-  readonly authenticate: (
-    authorization: string | undefined,
-    resource?: string | undefined
-  ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
-}>()("lyre/core/credentials/ApiKeys") {
+export class ApiKeys extends Context.Service<
+  ApiKeys,
+  {
+    readonly create: (accountId: string, key: NewApiKey) => Effect.Effect<CreatedApiKey, ResourceNotFound>
+    readonly revoke: (keyId: string) => Effect.Effect<void, ResourceNotFound>
+    /**
+     * Resolves `Authorization` (an API key or an OAuth access token) to a principal: 401 for the
+     * credential, then 403 for the plan. `resource` is what the surface serves, the audience an
+     * access token must name; absent means base_url.
+     */
+    readonly authenticate: (
+      authorization: string | undefined,
+      resource?: string | undefined
+    ) => Effect.Effect<Principal, AuthenticationError | TierInsufficient>
+  }
+>()("lyre/core/credentials/ApiKeys") {
   static readonly layer = Layer.effect(
     ApiKeys,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
@@ -88,13 +91,15 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       const hmacKey = createSecretKey(Buffer.from(settings.secretKey, "utf8"))
       const hashKey = (key: string) => createHmac("sha256", hmacKey).update(key).digest("hex")
 
-      const create = Effect.fn("ApiKeys.create")(function*(accountId: string, input: NewApiKey) {
+      const create = Effect.fn("ApiKeys.create")(function* (accountId: string, input: NewApiKey) {
         const id = yield* ids.make("apiKey")
         const key = apiKeyPrefix + randomBase62(32)
         const now = new Date(yield* Clock.currentTimeMillis)
         const eventId = yield* ids.make("event")
         // A key made with less than a day to live is already expiring: its one event goes with it.
-        const expiring = input.expiresAt !== null && input.expiresAt.getTime() > now.getTime() &&
+        const expiring =
+          input.expiresAt !== null &&
+          input.expiresAt.getTime() > now.getTime() &&
           input.expiresAt.getTime() - now.getTime() <= expiringWithinMillis
         const rows = yield* sql<{ created_at: Date }>`
           with made as (
@@ -128,7 +133,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         }
       })
 
-      const revoke = Effect.fn("ApiKeys.revoke")(function*(keyId: string) {
+      const revoke = Effect.fn("ApiKeys.revoke")(function* (keyId: string) {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql<{ id: string }>`
           update api_keys set revoked_at = coalesce(revoked_at, ${isoOfDate(now)}::timestamptz)
@@ -147,7 +152,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         )
       }
 
-      const authenticate = Effect.fnUntraced(function*(authorization: string | undefined, resource?: string) {
+      const authenticate = Effect.fnUntraced(function* (authorization: string | undefined, resource?: string) {
         const match = authorization === undefined ? null : /^Bearer +(\S+) *$/i.exec(authorization)
         const credential = match?.[1]
         if (credential === undefined) {
@@ -180,17 +185,24 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         if (row.last_used_at === null || now - row.last_used_at.getTime() >= lastUsedResolutionMillis) {
           yield* noteUse(row.key_id, now)
         }
-        return principalOf(row.account_id, row, {
-          scopes: row.scopes,
-          credential: { kind: "api_key", keyId: row.key_id, name: row.key_name, expiresAt: row.expires_at },
-          subject: row.key_id
-        }, settings.requestsPerMinute)
+        return principalOf(
+          row.account_id,
+          row,
+          {
+            scopes: row.scopes,
+            credential: { kind: "api_key", keyId: row.key_id, name: row.key_name, expiresAt: row.expires_at },
+            subject: row.key_id
+          },
+          settings.requestsPerMinute
+        )
       })
 
       return ApiKeys.of({
         create,
         revoke: (keyId) =>
-          hasIdShape("apiKey", keyId) ? revoke(keyId) : Effect.fail(new ResourceNotFound({ message: `No API key ${keyId}` })),
+          hasIdShape("apiKey", keyId)
+            ? revoke(keyId)
+            : Effect.fail(new ResourceNotFound({ message: `No API key ${keyId}` })),
         authenticate
       })
     })

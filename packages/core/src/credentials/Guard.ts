@@ -21,29 +21,32 @@ export interface Admission {
 
 export type AdmissionError = AuthenticationError | TierInsufficient | InsufficientScope | RpmExceeded
 
-export class Guard extends Context.Service<Guard, {
-  /** `resource` is the URL the calling surface serves (an access token's audience); absent: base_url. */
-  readonly admit: (
-    authorization: string | undefined,
-    requiredScope: Scope | undefined,
-    resource?: string | undefined
-  ) => Effect.Effect<Admission, AdmissionError>
-  /**
-   * The same checks after the credential for a principal already identified another way (a
-   * signed-in dashboard session): plan, scope, requests per minute.
-   */
-  readonly admitPrincipal: (
-    principal: Principal,
-    requiredScope: Scope | undefined
-  ) => Effect.Effect<Admission, TierInsufficient | InsufficientScope | RpmExceeded>
-}>()("lyre/core/credentials/Guard") {
+export class Guard extends Context.Service<
+  Guard,
+  {
+    /** `resource` is the URL the calling surface serves (an access token's audience); absent: base_url. */
+    readonly admit: (
+      authorization: string | undefined,
+      requiredScope: Scope | undefined,
+      resource?: string | undefined
+    ) => Effect.Effect<Admission, AdmissionError>
+    /**
+     * The same checks after the credential for a principal already identified another way (a
+     * signed-in dashboard session): plan, scope, requests per minute.
+     */
+    readonly admitPrincipal: (
+      principal: Principal,
+      requiredScope: Scope | undefined
+    ) => Effect.Effect<Admission, TierInsufficient | InsufficientScope | RpmExceeded>
+  }
+>()("lyre/core/credentials/Guard") {
   static readonly layer = Layer.effect(
     Guard,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const apiKeys = yield* ApiKeys
       const limiter = yield* RateLimiter
       /** Scope, then requests per minute: what follows the plan check for every credential. */
-      const limit = Effect.fnUntraced(function*(principal: Principal, requiredScope: Scope | undefined) {
+      const limit = Effect.fnUntraced(function* (principal: Principal, requiredScope: Scope | undefined) {
         if (requiredScope !== undefined && !hasScope(principal, requiredScope)) {
           return yield* new InsufficientScope({
             message: `This credential lacks the ${requiredScope} scope.`,
@@ -61,7 +64,7 @@ export class Guard extends Context.Service<Guard, {
         }
         return { principal, rateLimit }
       })
-      const admit = Effect.fnUntraced(function*(
+      const admit = Effect.fnUntraced(function* (
         authorization: string | undefined,
         requiredScope: Scope | undefined,
         resource?: string | undefined
@@ -70,7 +73,7 @@ export class Guard extends Context.Service<Guard, {
         const principal = yield* apiKeys.authenticate(authorization, resource)
         return yield* limit(principal, requiredScope)
       })
-      const admitPrincipal = Effect.fnUntraced(function*(principal: Principal, requiredScope: Scope | undefined) {
+      const admitPrincipal = Effect.fnUntraced(function* (principal: Principal, requiredScope: Scope | undefined) {
         yield* requireAccessTier(principal.plan)
         return yield* limit(principal, requiredScope)
       })

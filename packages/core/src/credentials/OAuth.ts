@@ -94,32 +94,35 @@ interface RefreshRow {
 
 const fail = (error: OAuthErrorCode, description: string) => Effect.fail(new OAuthProtocolError({ error, description }))
 
-export class OAuth extends Context.Service<OAuth, {
-  readonly createClient: (body: CreateOAuthClientBody) => Effect.Effect<OAuthClient, AlreadyExists>
-  readonly listClients: Effect.Effect<ReadonlyArray<OAuthClient>>
-  readonly getClient: (clientId: string) => Effect.Effect<OAuthClient, ResourceNotFound>
-  /** Deletes the client; every grant, code and token of it dies with it. */
-  readonly deleteClient: (clientId: string) => Effect.Effect<void, ResourceNotFound>
-  readonly issueCode: (request: CodeRequest) => Effect.Effect<string>
-  readonly exchangeCode: (input: {
-    readonly clientId: string
-    readonly code: string
-    readonly redirectUri: string
-    readonly codeVerifier: string
-    readonly resource: string | undefined
-  }) => Effect.Effect<TokenResponse, OAuthProtocolError>
-  readonly refresh: (input: {
-    readonly clientId: string
-    readonly refreshToken: string
-    readonly scope: string | undefined
-    readonly resource: string | undefined
-  }) => Effect.Effect<TokenResponse, OAuthProtocolError>
-  /** RFC 7009: revokes a token of this client; an unknown token, or another client's, is ignored. */
-  readonly revoke: (clientId: string, token: string) => Effect.Effect<void>
-}>()("lyre/core/credentials/OAuth") {
+export class OAuth extends Context.Service<
+  OAuth,
+  {
+    readonly createClient: (body: CreateOAuthClientBody) => Effect.Effect<OAuthClient, AlreadyExists>
+    readonly listClients: Effect.Effect<ReadonlyArray<OAuthClient>>
+    readonly getClient: (clientId: string) => Effect.Effect<OAuthClient, ResourceNotFound>
+    /** Deletes the client; every grant, code and token of it dies with it. */
+    readonly deleteClient: (clientId: string) => Effect.Effect<void, ResourceNotFound>
+    readonly issueCode: (request: CodeRequest) => Effect.Effect<string>
+    readonly exchangeCode: (input: {
+      readonly clientId: string
+      readonly code: string
+      readonly redirectUri: string
+      readonly codeVerifier: string
+      readonly resource: string | undefined
+    }) => Effect.Effect<TokenResponse, OAuthProtocolError>
+    readonly refresh: (input: {
+      readonly clientId: string
+      readonly refreshToken: string
+      readonly scope: string | undefined
+      readonly resource: string | undefined
+    }) => Effect.Effect<TokenResponse, OAuthProtocolError>
+    /** RFC 7009: revokes a token of this client; an unknown token, or another client's, is ignored. */
+    readonly revoke: (clientId: string, token: string) => Effect.Effect<void>
+  }
+>()("lyre/core/credentials/OAuth") {
   static readonly layer = Layer.effect(
     OAuth,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
@@ -134,9 +137,10 @@ export class OAuth extends Context.Service<OAuth, {
           ? sql<ClientRow>`
               select client_id, name, redirect_uris, refresh_tokens, created_at from oauth_clients
               where client_id = ${clientId}`.pipe(Effect.orDie)
-          : Effect.succeed([])).pipe(Effect.map((rows) => rows[0]))
+          : Effect.succeed([])
+        ).pipe(Effect.map((rows) => rows[0]))
 
-      const createClient = Effect.fn("OAuth.createClient")(function*(body: CreateOAuthClientBody) {
+      const createClient = Effect.fn("OAuth.createClient")(function* (body: CreateOAuthClientBody) {
         const at = yield* nowIso
         const rows = yield* sql<ClientRow>`
           insert into oauth_clients (client_id, name, redirect_uris, refresh_tokens, created_at)
@@ -151,7 +155,7 @@ export class OAuth extends Context.Service<OAuth, {
         return clientView(row)
       })
 
-      const getClient = Effect.fn("OAuth.getClient")(function*(clientId: string) {
+      const getClient = Effect.fn("OAuth.getClient")(function* (clientId: string) {
         const row = yield* findClient(clientId)
         if (row === undefined) return yield* new ResourceNotFound({ message: `No OAuth client ${clientId}` })
         return clientView(row)
@@ -162,22 +166,23 @@ export class OAuth extends Context.Service<OAuth, {
        * next request on, by every process (each request reads its grant's row).
        */
       const revokeGrants = (grantIds: ReadonlyArray<string>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (grantIds.length === 0) return
           const at = yield* nowIso
           yield* sql`update oauth_grants set revoked_at = coalesce(revoked_at, ${at}::timestamptz)
                      where id in ${sql.in(grantIds)}`.pipe(Effect.orDie)
         })
 
-      const deleteClient = Effect.fn("OAuth.deleteClient")(function*(clientId: string) {
+      const deleteClient = Effect.fn("OAuth.deleteClient")(function* (clientId: string) {
         yield* getClient(clientId)
-        const grants = yield* sql<{ id: string }>`select id from oauth_grants where client_id = ${clientId}`
-          .pipe(Effect.orDie)
+        const grants = yield* sql<{ id: string }>`select id from oauth_grants where client_id = ${clientId}`.pipe(
+          Effect.orDie
+        )
         yield* revokeGrants(grants.map((grant) => grant.id))
         yield* sql`delete from oauth_clients where client_id = ${clientId}`.pipe(Effect.orDie)
       })
 
-      const issueCode = Effect.fn("OAuth.issueCode")(function*(request: CodeRequest) {
+      const issueCode = Effect.fn("OAuth.issueCode")(function* (request: CodeRequest) {
         const code = randomBase62(43)
         const now = yield* Clock.currentTimeMillis
         yield* sql`
@@ -188,8 +193,9 @@ export class OAuth extends Context.Service<OAuth, {
                   ${isoTimestamp(now + codeLifetimeSeconds * 1000)}::timestamptz,
                   ${isoTimestamp(now)}::timestamptz)`.pipe(Effect.orDie)
         // Spent and expired codes are swept by new ones.
-        yield* sql`delete from oauth_codes where expires_at < ${isoTimestamp(now - 3_600_000)}::timestamptz`
-          .pipe(Effect.orDie)
+        yield* sql`delete from oauth_codes where expires_at < ${isoTimestamp(now - 3_600_000)}::timestamptz`.pipe(
+          Effect.orDie
+        )
         return code
       })
 
@@ -202,7 +208,7 @@ export class OAuth extends Context.Service<OAuth, {
         readonly resource: string
         readonly withRefresh: boolean
       }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const issued = yield* accessTokens.issue({
             accountId: grant.accountId,
             clientId: grant.clientId,
@@ -238,13 +244,13 @@ export class OAuth extends Context.Service<OAuth, {
         requested === undefined || requested === bound
           ? Effect.void
           : fail(
-            "invalid_target",
-            resources.includes(requested)
-              ? "The resource differs from the one authorized."
-              : `The resource must be one of ${resources.join(", ")}.`
-          )
+              "invalid_target",
+              resources.includes(requested)
+                ? "The resource differs from the one authorized."
+                : `The resource must be one of ${resources.join(", ")}.`
+            )
 
-      const exchangeCode = Effect.fn("OAuth.exchangeCode")(function*(input: {
+      const exchangeCode = Effect.fn("OAuth.exchangeCode")(function* (input: {
         readonly clientId: string
         readonly code: string
         readonly redirectUri: string
@@ -258,18 +264,21 @@ export class OAuth extends Context.Service<OAuth, {
         const claimed = yield* sql<CodeRow>`
           update oauth_codes set used_at = ${at}::timestamptz
           where code_hash = ${hash} and used_at is null
-          returning client_id, account_id, redirect_uri, code_challenge, scopes, resource, expires_at, used_at, grant_id`
-          .pipe(Effect.orDie)
+          returning client_id, account_id, redirect_uri, code_challenge, scopes, resource, expires_at, used_at, grant_id`.pipe(
+          Effect.orDie
+        )
         const code = claimed[0]
         if (code === undefined) {
           // Replayed: whatever the first exchange issued is revoked (RFC 6749 section 4.1.2).
-          const spent = yield* sql<{ grant_id: string | null }>`select grant_id from oauth_codes where code_hash = ${hash}`
-            .pipe(Effect.orDie)
+          const spent = yield* sql<{
+            grant_id: string | null
+          }>`select grant_id from oauth_codes where code_hash = ${hash}`.pipe(Effect.orDie)
           const grantId = spent[0]?.grant_id
           if (grantId !== undefined && grantId !== null) yield* revokeGrants([grantId])
           return yield* fail("invalid_grant", "The authorization code is not valid, expired or already used.")
         }
-        if (code.client_id !== input.clientId) return yield* fail("invalid_grant", "The code was issued to another client.")
+        if (code.client_id !== input.clientId)
+          return yield* fail("invalid_grant", "The code was issued to another client.")
         if (isoOfDate(code.expires_at) <= at) return yield* fail("invalid_grant", "The authorization code has expired.")
         if (code.redirect_uri !== input.redirectUri) {
           return yield* fail("invalid_grant", "redirect_uri differs from the authorization request's.")
@@ -297,7 +306,7 @@ export class OAuth extends Context.Service<OAuth, {
         })
       })
 
-      const refresh = Effect.fn("OAuth.refresh")(function*(input: {
+      const refresh = Effect.fn("OAuth.refresh")(function* (input: {
         readonly clientId: string
         readonly refreshToken: string
         readonly scope: string | undefined
@@ -316,10 +325,11 @@ export class OAuth extends Context.Service<OAuth, {
           where r.token_hash = ${hash}`.pipe(Effect.orDie)
         const row = rows[0]
         const invalid = fail("invalid_grant", "The refresh token is not valid, expired or revoked.")
-        if (row === undefined || row.client_id !== input.clientId || row.grant_revoked_at !== null) return yield* invalid
+        if (row === undefined || row.client_id !== input.clientId || row.grant_revoked_at !== null)
+          return yield* invalid
         const now = yield* Clock.currentTimeMillis
         const at = isoTimestamp(now)
-        const replayed = Effect.gen(function*() {
+        const replayed = Effect.gen(function* () {
           yield* revokeGrants([row.grant_id])
           return yield* fail("invalid_grant", "The refresh token was already used; its grant is revoked.")
         })
@@ -337,7 +347,9 @@ export class OAuth extends Context.Service<OAuth, {
           return yield* fail("invalid_scope", "The scope asked for exceeds what was granted.")
         }
         yield* checkResource(input.resource, row.resource)
-        yield* sql`update oauth_grants set last_used_at = ${at}::timestamptz where id = ${row.grant_id}`.pipe(Effect.orDie)
+        yield* sql`update oauth_grants set last_used_at = ${at}::timestamptz where id = ${row.grant_id}`.pipe(
+          Effect.orDie
+        )
         return yield* tokensFor({
           id: row.grant_id,
           clientId: row.client_id,
@@ -348,7 +360,7 @@ export class OAuth extends Context.Service<OAuth, {
         })
       })
 
-      const revoke = Effect.fn("OAuth.revoke")(function*(clientId: string, token: string) {
+      const revoke = Effect.fn("OAuth.revoke")(function* (clientId: string, token: string) {
         if (jwtShape.test(token)) {
           const claims = yield* accessTokens.inspect(token)
           if (claims !== undefined && claims.clientId === clientId) {
@@ -367,7 +379,10 @@ export class OAuth extends Context.Service<OAuth, {
         createClient,
         listClients: sql<ClientRow>`
           select client_id, name, redirect_uris, refresh_tokens, created_at from oauth_clients
-          order by created_at, client_id`.pipe(Effect.orDie, Effect.map((rows) => rows.map(clientView))),
+          order by created_at, client_id`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.map(clientView))
+        ),
         getClient,
         deleteClient,
         issueCode,

@@ -64,38 +64,46 @@ export const throttleWaitSeconds = (failures: number, free: number, last: number
   return Math.max(0, Math.ceil((last + wait - now) / 1000))
 }
 
-export class Sessions extends Context.Service<Sessions, {
-  readonly signIn: (
-    email: string,
-    password: string,
-    clientAddress: string
-  ) => Effect.Effect<SignedIn, SignInFailure>
-  readonly resolve: (sessionToken: string) => Effect.Effect<Option.Option<ActiveSession>>
-  readonly signOut: (sessionToken: string) => Effect.Effect<void>
-}>()("lyre/core/credentials/Sessions") {
+export class Sessions extends Context.Service<
+  Sessions,
+  {
+    readonly signIn: (email: string, password: string, clientAddress: string) => Effect.Effect<SignedIn, SignInFailure>
+    readonly resolve: (sessionToken: string) => Effect.Effect<Option.Option<ActiveSession>>
+    readonly signOut: (sessionToken: string) => Effect.Effect<void>
+  }
+>()("lyre/core/credentials/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
       const hashToken = (token: string) =>
         createHmac("sha256", settings.secretKey).update(`session:${token}`).digest("hex")
 
-      const keysFor = (email: string, address: string) =>
-        [{ key: `email:${email}`, free: freeFailures.email }, { key: `address:${address}`, free: freeFailures.address }]
+      const keysFor = (email: string, address: string) => [
+        { key: `email:${email}`, free: freeFailures.email },
+        { key: `address:${address}`, free: freeFailures.address }
+      ]
 
-      const signIn = Effect.fn("Sessions.signIn")(function*(rawEmail: string, password: string, clientAddress: string) {
+      const signIn = Effect.fn("Sessions.signIn")(function* (
+        rawEmail: string,
+        password: string,
+        clientAddress: string
+      ) {
         const email = rawEmail.trim().toLowerCase()
         const keys = keysFor(email, clientAddress)
         const now = yield* Clock.currentTimeMillis
         const throttles = yield* sql<ThrottleRow>`
           select key, failures, last_failure_at from signin_throttle
           where key in (${keys[0]?.key ?? ""}, ${keys[1]?.key ?? ""})`.pipe(Effect.orDie)
-        const wait = Math.max(0, ...keys.map(({ key, free }) => {
-          const row = throttles.find((r) => r.key === key)
-          return row === undefined ? 0 : throttleWaitSeconds(row.failures, free, row.last_failure_at.getTime(), now)
-        }))
+        const wait = Math.max(
+          0,
+          ...keys.map(({ key, free }) => {
+            const row = throttles.find((r) => r.key === key)
+            return row === undefined ? 0 : throttleWaitSeconds(row.failures, free, row.last_failure_at.getTime(), now)
+          })
+        )
         if (wait > 0) {
           return yield* new SignInThrottled({
             message: `Too many failed sign-ins. Try again in ${wait} seconds.`,
@@ -118,8 +126,9 @@ export class Sessions extends Context.Service<Sessions, {
                 last_failure_at = excluded.last_failure_at`.pipe(Effect.orDie)
           }
           // Forgotten failures are swept by new ones.
-          yield* sql`delete from signin_throttle where last_failure_at <= ${at}::timestamptz - interval '15 minutes'`
-            .pipe(Effect.orDie)
+          yield* sql`delete from signin_throttle where last_failure_at <= ${at}::timestamptz - interval '15 minutes'`.pipe(
+            Effect.orDie
+          )
           return yield* new BadCredentials({ message: "The email or password is not correct." })
         }
         yield* sql`delete from signin_throttle where key = ${keys[0]?.key ?? ""}`.pipe(Effect.orDie)
@@ -136,20 +145,26 @@ export class Sessions extends Context.Service<Sessions, {
         return { sessionToken, csrfToken, accountId: account.id, expiresAt }
       })
 
-      const resolve = Effect.fn("Sessions.resolve")(function*(sessionToken: string) {
+      const resolve = Effect.fn("Sessions.resolve")(function* (sessionToken: string) {
         if (!/^[0-9A-Za-z]{43}$/.test(sessionToken)) return Option.none<ActiveSession>()
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<{ id: string; account_id: string; csrf_token: string; expires_at: Date }>`
           select id, account_id, csrf_token, expires_at from sessions
-          where token_hash = ${hashToken(sessionToken)} and expires_at > ${isoTimestamp(now)}::timestamptz`
-          .pipe(Effect.orDie)
+          where token_hash = ${hashToken(sessionToken)} and expires_at > ${isoTimestamp(now)}::timestamptz`.pipe(
+          Effect.orDie
+        )
         const row = rows[0]
         return row === undefined
           ? Option.none<ActiveSession>()
-          : Option.some({ sessionId: row.id, accountId: row.account_id, csrfToken: row.csrf_token, expiresAt: row.expires_at })
+          : Option.some({
+              sessionId: row.id,
+              accountId: row.account_id,
+              csrfToken: row.csrf_token,
+              expiresAt: row.expires_at
+            })
       })
 
-      const signOut = Effect.fn("Sessions.signOut")(function*(sessionToken: string) {
+      const signOut = Effect.fn("Sessions.signOut")(function* (sessionToken: string) {
         yield* sql`delete from sessions where token_hash = ${hashToken(sessionToken)}`.pipe(Effect.orDie)
       })
 

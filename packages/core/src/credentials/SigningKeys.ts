@@ -4,7 +4,15 @@
  * accepted) until every token it signed has expired. Private keys are stored encrypted with
  * AES-256-GCM under a key derived from SECRET_KEY, so a database dump alone signs nothing.
  */
-import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes } from "node:crypto"
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes
+} from "node:crypto"
 import type { JsonWebKey, KeyObject } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -48,7 +56,9 @@ const seal = (secretKey: string, plain: Buffer): string => {
   const iv = randomBytes(12)
   const cipher = createCipheriv("aes-256-gcm", encryptionKey(secretKey), iv)
   const body = Buffer.concat([cipher.update(plain), cipher.final()])
-  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(".")
+  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(
+    "."
+  )
 }
 
 const unseal = (secretKey: string, sealed: string): Buffer => {
@@ -58,19 +68,22 @@ const unseal = (secretKey: string, sealed: string): Buffer => {
   return Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()])
 }
 
-export class SigningKeys extends Context.Service<SigningKeys, {
-  /** The key new tokens are signed with. */
-  readonly active: Effect.Effect<{ readonly kid: string; readonly key: KeyObject }>
-  /** The public key of `kid` if it is published (active, or retired and not yet past its tokens). */
-  readonly publicKey: (kid: string) => Effect.Effect<KeyObject | undefined>
-  /** `/.well-known/jwks.json`. */
-  readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<PublicJwk> }>
-  /** Retires the active key and makes a new one; answers the new key's id. */
-  readonly rotate: Effect.Effect<{ readonly kid: string }>
-}>()("lyre/core/credentials/SigningKeys") {
+export class SigningKeys extends Context.Service<
+  SigningKeys,
+  {
+    /** The key new tokens are signed with. */
+    readonly active: Effect.Effect<{ readonly kid: string; readonly key: KeyObject }>
+    /** The public key of `kid` if it is published (active, or retired and not yet past its tokens). */
+    readonly publicKey: (kid: string) => Effect.Effect<KeyObject | undefined>
+    /** `/.well-known/jwks.json`. */
+    readonly jwks: Effect.Effect<{ readonly keys: ReadonlyArray<PublicJwk> }>
+    /** Retires the active key and makes a new one; answers the new key's id. */
+    readonly rotate: Effect.Effect<{ readonly kid: string }>
+  }
+>()("lyre/core/credentials/SigningKeys") {
   static readonly layer = Layer.effect(
     SigningKeys,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const settings = yield* Settings
 
@@ -82,11 +95,13 @@ export class SigningKeys extends Context.Service<SigningKeys, {
         return sql`
           insert into signing_keys (kid, public_jwk, private_key, created_at)
           select ${kid}, ${jwk}::jsonb, ${sealed}, ${isoOfDate(now)}::timestamptz
-          where not ${onlyIfNoneActive}::boolean or not exists (select 1 from signing_keys where retired_at is null)`
-          .pipe(Effect.orDie, Effect.as(kid))
+          where not ${onlyIfNoneActive}::boolean or not exists (select 1 from signing_keys where retired_at is null)`.pipe(
+          Effect.orDie,
+          Effect.as(kid)
+        )
       }
 
-      const load = Effect.fnUntraced(function*() {
+      const load = Effect.fnUntraced(function* () {
         const now = yield* Clock.currentTimeMillis
         const oldest = isoTimestamp(now - publishedAfterRetirementMillis)
         const rows = yield* sql<KeyRow>`
@@ -101,7 +116,11 @@ export class SigningKeys extends Context.Service<SigningKeys, {
           publics.set(row.kid, createPublicKey({ key: row.public_jwk, format: "jwk" }))
           keys.push({ ...row.public_jwk, kid: row.kid, alg: "ES256", use: "sig" })
         }
-        const key = createPrivateKey({ key: unseal(settings.secretKey, activeRow.private_key), format: "der", type: "pkcs8" })
+        const key = createPrivateKey({
+          key: unseal(settings.secretKey, activeRow.private_key),
+          format: "der",
+          type: "pkcs8"
+        })
         const loaded: Loaded = { at: now, active: { kid: activeRow.kid, key }, publics, jwks: { keys } }
         return loaded
       })
@@ -114,9 +133,10 @@ export class SigningKeys extends Context.Service<SigningKeys, {
           now - current.at < maxAgeMillis
             ? Effect.succeed(current)
             : Effect.map(load(), (loaded) => {
-              current = loaded
-              return loaded
-            }))
+                current = loaded
+                return loaded
+              })
+        )
 
       const publicKey = (kid: string) =>
         Effect.flatMap(fresh(reloadAfterMillis), (loaded) => {
@@ -126,10 +146,11 @@ export class SigningKeys extends Context.Service<SigningKeys, {
             : Effect.map(fresh(unknownKidReloadMillis), (again) => again.publics.get(kid))
         })
 
-      const rotate = Effect.gen(function*() {
+      const rotate = Effect.gen(function* () {
         const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql`update signing_keys set retired_at = ${isoOfDate(now)}::timestamptz where retired_at is null`
-          .pipe(Effect.orDie)
+        yield* sql`update signing_keys set retired_at = ${isoOfDate(now)}::timestamptz where retired_at is null`.pipe(
+          Effect.orDie
+        )
         const kid = yield* insertKey(now, false)
         current = yield* load()
         return { kid }

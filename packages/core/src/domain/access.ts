@@ -8,5 +8,5 @@ export const requireAccessTier = (plan: Plan): Effect.Effect<void, TierInsuffici
   planAllowsAccess(plan)
     ? Effect.void
     : Effect.fail(
-      new TierInsufficient({ message: `API access requires the Pro plan or higher; this account is on ${plan}.` })
-    )
+        new TierInsufficient({ message: `API access requires the Pro plan or higher; this account is on ${plan}.` })
+      )

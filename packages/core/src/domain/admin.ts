@@ -6,7 +6,10 @@ import { Plan, Scope } from "./models.ts"
 export const clientIdShape = /^[A-Za-z0-9._-]{3,64}$/
 
 const nonNegativeInt = z.int().min(0)
-const email = z.string().regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").max(320)
+const email = z
+  .string()
+  .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address")
+  .max(320)
 
 export const CreateAccountBody = z.strictObject({
   email,
@@ -73,7 +76,11 @@ export const UpdateWebhookEndpointBody = z.strictObject({
 
 /** How long the replaced secret keeps signing next to the new one (default one day, at most a week). */
 export const RotateWebhookSecretBody = z.strictObject({
-  grace_period_seconds: z.int().min(0).max(7 * 86_400).optional()
+  grace_period_seconds: z
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .optional()
 })
 
 export const RedeliverEventBody = z.strictObject({
@@ -85,13 +92,16 @@ export const SetPasswordBody = z.strictObject({
 })
 
 /** An exact redirect URI: absolute, no fragment; http only for loopback (RFC 8252 section 7.3). */
-const redirectUri = z.string().max(2000).refine((value) => {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  if (url.hash !== "" || value.includes("#")) return false
-  if (url.protocol === "http:") return ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)
-  return url.protocol !== "javascript:" && url.protocol !== "data:"
-}, "must be an absolute URI without a fragment; http only on loopback")
+const redirectUri = z
+  .string()
+  .max(2000)
+  .refine((value) => {
+    if (!URL.canParse(value)) return false
+    const url = new URL(value)
+    if (url.hash !== "" || value.includes("#")) return false
+    if (url.protocol === "http:") return ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)
+    return url.protocol !== "javascript:" && url.protocol !== "data:"
+  }, "must be an absolute URI without a fragment; http only on loopback")
 
 export const CreateOAuthClientBody = z.strictObject({
   client_id: z.string().regex(clientIdShape, "3 to 64 letters, digits, '.', '_' or '-'"),

@@ -134,10 +134,10 @@ export class RpmExceeded extends Schema.TaggedError<RpmExceeded>()("RpmExceeded"
   limit: Schema.Number,
   resetAtSeconds: Schema.Number
 }) {}
-export class ConcurrentLimitExceeded extends Schema.TaggedError<ConcurrentLimitExceeded>()(
-  "ConcurrentLimitExceeded",
-  { message: Schema.String, retryAfterSeconds: Schema.Number }
-) {}
+export class ConcurrentLimitExceeded extends Schema.TaggedError<ConcurrentLimitExceeded>()("ConcurrentLimitExceeded", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
 
 // 500 api_error
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", { message: Schema.String }) {}

@@ -67,8 +67,10 @@ const lrcTime = (seconds: number): string => {
 /** `hh:mm:ss.ttt`, WebVTT's timestamp. */
 const vttTime = (seconds: number): string => {
   const millis = Math.max(0, Math.round(seconds * 1000))
-  return `${pad(Math.floor(millis / 3_600_000), 2)}:${pad(Math.floor(millis / 60_000) % 60, 2)}:` +
+  return (
+    `${pad(Math.floor(millis / 3_600_000), 2)}:${pad(Math.floor(millis / 60_000) % 60, 2)}:` +
     `${pad(Math.floor(millis / 1000) % 60, 2)}.${pad(millis % 1000, 3)}`
+  )
 }
 
 /**
@@ -100,11 +102,13 @@ export const toLrc = (words: ReadonlyArray<TimedWord>): string =>
 export const toWebVtt = (words: ReadonlyArray<TimedWord>): string =>
   "WEBVTT\n\n" +
   lyricLines(words)
-    .map((line, index) =>
-      `${index + 1}\n${vttTime(line[0]?.start ?? 0)} --> ${vttTime(line[line.length - 1]?.end ?? 0)}\n` +
-      line.map((w) => w.text).join(" ")
+    .map(
+      (line, index) =>
+        `${index + 1}\n${vttTime(line[0]?.start ?? 0)} --> ${vttTime(line[line.length - 1]?.end ?? 0)}\n` +
+        line.map((w) => w.text).join(" ")
     )
-    .join("\n\n") + "\n"
+    .join("\n\n") +
+  "\n"
 
 /** The files of a `timed_lyrics` export, written by the service from the words. */
 export const timedLyricsFiles = (

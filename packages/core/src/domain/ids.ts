@@ -59,8 +59,7 @@ const shapes = new Map<string, RegExp>(
   Object.values(idPrefixes).map((prefix) => [prefix, new RegExp(`^${prefix}_[0-9A-Za-z]{24}$`)])
 )
 
-export const hasIdShape = (kind: IdKind, value: string): boolean =>
-  shapes.get(idPrefixes[kind])?.test(value) ?? false
+export const hasIdShape = (kind: IdKind, value: string): boolean => shapes.get(idPrefixes[kind])?.test(value) ?? false
 
 /**
  * An export's id by its prefix alone: how the agent surfaces tell an export they were handed
@@ -71,9 +70,12 @@ export const isExportId = (value: string): boolean => value.startsWith(`${idPref
 /** An upload's id (`upl_...`) by its prefix alone, as isExportId: the agents follow uploads as tasks too. */
 export const isUploadId = (value: string): boolean => value.startsWith(`${idPrefixes.upload}_`)
 
-export class Ids extends Context.Service<Ids, {
-  readonly make: (kind: IdKind) => Effect.Effect<string>
-}>()("lyre/core/domain/Ids") {
+export class Ids extends Context.Service<
+  Ids,
+  {
+    readonly make: (kind: IdKind) => Effect.Effect<string>
+  }
+>()("lyre/core/domain/Ids") {
   static readonly layer = Layer.succeed(Ids)(
     Ids.of({ make: (kind) => Effect.sync(() => `${idPrefixes[kind]}_${randomBase62(24)}`) })
   )

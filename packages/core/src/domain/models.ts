@@ -52,19 +52,22 @@ const countCharacters = (s: string): number => {
 }
 
 export const text = (min: number, max: number) =>
-  z.string().check((ctx) => {
-    // A string's characters number between half its UTF-16 length and all of it: within both
-    // bounds either way, there is nothing to count.
-    if (ctx.value.length <= max && ctx.value.length >= 2 * min) return
-    const n = countCharacters(ctx.value)
-    if (n < min || n > max) {
-      ctx.issues.push({
-        code: "custom",
-        input: ctx.value,
-        message: min > 0 ? `must be ${min} to ${max} characters long` : `must be at most ${max} characters long`
-      })
-    }
-  }).meta(min > 0 ? { minLength: min, maxLength: max } : { maxLength: max })
+  z
+    .string()
+    .check((ctx) => {
+      // A string's characters number between half its UTF-16 length and all of it: within both
+      // bounds either way, there is nothing to count.
+      if (ctx.value.length <= max && ctx.value.length >= 2 * min) return
+      const n = countCharacters(ctx.value)
+      if (n < min || n > max) {
+        ctx.issues.push({
+          code: "custom",
+          input: ctx.value,
+          message: min > 0 ? `must be ${min} to ${max} characters long` : `must be at most ${max} characters long`
+        })
+      }
+    })
+    .meta(min > 0 ? { minLength: min, maxLength: max } : { maxLength: max })
 
 const unitInterval = z.number().min(0).max(1)
 
@@ -78,9 +81,9 @@ export const maxIdempotencyKeyLength = 255
 export const GenerateRequestFields = z.strictObject({
   style: text(1, 1000).describe("Style description (genre, vocal type, tempo, mood)."),
   title: text(1, 200).describe("Song title."),
-  lyrics: text(0, 5000).optional().describe(
-    "Lyrics to sing. Required, with at least one non-whitespace character, unless `instrumental` is true."
-  ),
+  lyrics: text(0, 5000)
+    .optional()
+    .describe("Lyrics to sing. Required, with at least one non-whitespace character, unless `instrumental` is true."),
   instrumental: z.boolean().default(false).describe("Omit vocals. Default false."),
   model: ModelName.default("aether").describe(
     "`aether` (50 credits), `echo` (100) or `nocturne` (180; deprecated, kept for backward compatibility)."
@@ -90,9 +93,10 @@ export const GenerateRequestFields = z.strictObject({
   style_weight: unitInterval.optional().describe("0 to 1. Aether only."),
   weirdness_constraint: unitInterval.optional().describe("0 to 1. Aether only."),
   audio_weight: unitInterval.optional().describe("0 to 1. Aether only."),
-  persona_id: z.string().optional().describe(
-    "A persona of this account (`per_...`): the voice and arrangement palette of its track. Aether only."
-  )
+  persona_id: z
+    .string()
+    .optional()
+    .describe("A persona of this account (`per_...`): the voice and arrangement palette of its track. Aether only.")
 })
 
 /** The request body of `POST /v1/music/generations`, cross-field rules 1, 2 and 4 included. */
@@ -101,9 +105,10 @@ export const GenerateRequest = GenerateRequestFields.superRefine((request, ctx) 
     ctx.addIssue({
       code: "custom",
       path: ["lyrics"],
-      message: request.lyrics === undefined
-        ? "lyrics is required unless instrumental is true"
-        : "lyrics must contain a non-whitespace character unless instrumental is true",
+      message:
+        request.lyrics === undefined
+          ? "lyrics is required unless instrumental is true"
+          : "lyrics must contain a non-whitespace character unless instrumental is true",
       params: { lyre: request.lyrics === undefined ? "missing_parameter" : "invalid_parameter" }
     })
   }
@@ -178,9 +183,13 @@ export const TrackRequestFields = GenerateRequestFields.extend({
 
 export const ExtendRequest = TrackRequestFields.extend({
   track_id: z.string().describe("The track to extend (`trk_...`), of a ready task of this account."),
-  continue_at: z.number().positive().optional().describe(
-    "Seconds into the track where the continuation begins: above 0 and below the track's duration. Default: its duration."
-  )
+  continue_at: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "Seconds into the track where the continuation begins: above 0 and below the track's duration. Default: its duration."
+    )
 })
 export type ExtendRequest = z.infer<typeof ExtendRequest>
 
@@ -217,7 +226,10 @@ export const Export = z.object({
   credits_refunded: z.int(),
   error: TaskError.nullable(),
   files: z.array(ExportFile),
-  timed_lyrics: z.array(TimedWord).nullable().describe("One entry per sung word, in seconds; null except for `timed_lyrics`."),
+  timed_lyrics: z
+    .array(TimedWord)
+    .nullable()
+    .describe("One entry per sung word, in seconds; null except for `timed_lyrics`."),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime()
 })

@@ -17,7 +17,10 @@ const derive = (password: string, salt: Buffer) =>
 
 export const hashPassword = (password: string): Effect.Effect<string> => {
   const salt = randomBytes(16)
-  return Effect.map(derive(password, salt), (derived) => `scrypt$${salt.toString("base64")}$${derived.toString("base64")}`)
+  return Effect.map(
+    derive(password, salt),
+    (derived) => `scrypt$${salt.toString("base64")}$${derived.toString("base64")}`
+  )
 }
 
 /** A hash of another shape never matches, as a missing hash (no password set) does not. */

@@ -18,7 +18,7 @@ const tenThousandYears = 253_402_300_800_000
 
 const zero = 48
 const tens = (n: number): number => zero + Math.floor(n / 10)
-const units = (n: number): number => zero + n % 10
+const units = (n: number): number => zero + (n % 10)
 
 /** `new Date(millis).toISOString()`. */
 export const isoTimestamp = (millis: number): string => {
@@ -48,13 +48,30 @@ export const isoTimestamp = (millis: number): string => {
   // One string made from its character codes: joining the fields' strings cost more than the
   // arithmetic above.
   return String.fromCharCode(
-    tens(century), units(century), tens(year % 100), units(year % 100), 45, // -
-    tens(month), units(month), 45,
-    tens(day), units(day), 84, // T
-    tens(hours), units(hours), 58, // :
-    tens(minutes), units(minutes), 58,
-    tens(seconds), units(seconds), 46, // .
-    zero + Math.floor(milliseconds / 100), tens(milliseconds % 100), units(milliseconds), 90 // Z
+    tens(century),
+    units(century),
+    tens(year % 100),
+    units(year % 100),
+    45, // -
+    tens(month),
+    units(month),
+    45,
+    tens(day),
+    units(day),
+    84, // T
+    tens(hours),
+    units(hours),
+    58, // :
+    tens(minutes),
+    units(minutes),
+    58,
+    tens(seconds),
+    units(seconds),
+    46, // .
+    zero + Math.floor(milliseconds / 100),
+    tens(milliseconds % 100),
+    units(milliseconds),
+    90 // Z
   )
 }
 

@@ -28,9 +28,10 @@ export const isDatabaseUnavailable = (u: unknown): boolean => {
 }
 
 export const causeIsDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean =>
-  cause.reasons.some((reason) =>
-    (reason._tag === "Die" && isDatabaseUnavailable(reason.defect)) ||
-    (reason._tag === "Fail" && isDatabaseUnavailable(reason.error))
+  cause.reasons.some(
+    (reason) =>
+      (reason._tag === "Die" && isDatabaseUnavailable(reason.defect)) ||
+      (reason._tag === "Fail" && isDatabaseUnavailable(reason.error))
   )
 
 /**
@@ -48,7 +49,7 @@ export const onDatabaseOutage = <A, E, R, B, R2>(
   effect: Effect.Effect<A, E, R>,
   onOutage: Effect.Effect<B, never, R2>
 ): Effect.Effect<A | B, E, R | R2> =>
-  Effect.catchCause(effect, (cause) => causeIsDatabaseUnavailable(cause) ? onOutage : Effect.failCause(cause))
+  Effect.catchCause(effect, (cause) => (causeIsDatabaseUnavailable(cause) ? onOutage : Effect.failCause(cause)))
 
 /** Seconds a client is told to wait: a restart or a fail-over takes a few. */
 export const databaseRetryAfterSeconds = 2
@@ -67,7 +68,10 @@ export const databaseUnavailable = (): ServiceUnavailable =>
  * where they left off: its own are released or expire, and are claimed again. Any other failure
  * is a fault and is logged every time, as before.
  */
-export const makeOutageBackoff = (label: string, options: { readonly baseMillis: number; readonly maxMillis: number }) => {
+export const makeOutageBackoff = (
+  label: string,
+  options: { readonly baseMillis: number; readonly maxMillis: number }
+) => {
   let failures = 0
   const recovered = Effect.suspend(() => {
     if (failures === 0) return Effect.void
@@ -81,7 +85,8 @@ export const makeOutageBackoff = (label: string, options: { readonly baseMillis:
         Effect.tap(() => recovered),
         Effect.catchCause((cause) =>
           Effect.suspend(() => {
-            if (!causeIsDatabaseUnavailable(cause)) return Effect.as(Effect.logError(`${label}: ${what} failed`, cause), orElse)
+            if (!causeIsDatabaseUnavailable(cause))
+              return Effect.as(Effect.logError(`${label}: ${what} failed`, cause), orElse)
             failures++
             return Effect.as(
               failures === 1
@@ -93,6 +98,6 @@ export const makeOutageBackoff = (label: string, options: { readonly baseMillis:
         )
       ),
     /** How long to wait before the next round while the database is out of reach; 0 otherwise. */
-    delayMillis: (): number => failures === 0 ? 0 : doubled(options.baseMillis, options.maxMillis, failures - 1)
+    delayMillis: (): number => (failures === 0 ? 0 : doubled(options.baseMillis, options.maxMillis, failures - 1))
   }
 }

@@ -29,7 +29,11 @@ export interface Usage {
   /** `YYYY-MM-DD`, oldest first, ending today (UTC). */
   readonly days: ReadonlyArray<string>
   /** Only the series with some spending in the window; `credits` is aligned with `days`. */
-  readonly spent: ReadonlyArray<{ readonly series: UsageSeries; readonly kind: "model" | "tool"; readonly credits: ReadonlyArray<number> }>
+  readonly spent: ReadonlyArray<{
+    readonly series: UsageSeries
+    readonly kind: "model" | "tool"
+    readonly credits: ReadonlyArray<number>
+  }>
   readonly generations: { readonly ready: ReadonlyArray<number>; readonly failed: ReadonlyArray<number> }
 }
 
@@ -70,7 +74,13 @@ export const foldUsage = (
     spent: usageSeries.flatMap((series) => {
       const credits = perSeries.get(series)
       if (credits === undefined || credits.every((c) => c === 0)) return []
-      return [{ series, kind: (modelNames as ReadonlyArray<string>).includes(series) ? "model" as const : "tool" as const, credits }]
+      return [
+        {
+          series,
+          kind: (modelNames as ReadonlyArray<string>).includes(series) ? ("model" as const) : ("tool" as const),
+          credits
+        }
+      ]
     }),
     generations: { ready, failed }
   }

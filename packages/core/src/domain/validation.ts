@@ -4,12 +4,7 @@
  * always names the field at fault.
  */
 import { Predicate } from "effect"
-import {
-  InvalidParameter,
-  MissingParameter,
-  ParameterNotSupportedForModel,
-  UnknownParameter
-} from "./errors.ts"
+import { InvalidParameter, MissingParameter, ParameterNotSupportedForModel, UnknownParameter } from "./errors.ts"
 import { GenerateRequest } from "./models.ts"
 
 export interface SchemaIssue {
@@ -20,12 +15,13 @@ export interface SchemaIssue {
   readonly params?: Readonly<Record<string, unknown>>
 }
 
-export type RequestValidationError = MissingParameter | InvalidParameter | UnknownParameter | ParameterNotSupportedForModel
+export type RequestValidationError =
+  | MissingParameter
+  | InvalidParameter
+  | UnknownParameter
+  | ParameterNotSupportedForModel
 
-export const validationErrorFrom = (
-  issues: ReadonlyArray<SchemaIssue>,
-  rawInput: unknown
-): RequestValidationError => {
+export const validationErrorFrom = (issues: ReadonlyArray<SchemaIssue>, rawInput: unknown): RequestValidationError => {
   // Unknown properties first: a misspelt field is the likeliest cause of every other issue.
   const unknown = issues.find((issue) => issue.code === "unrecognized_keys")
   if (unknown !== undefined) {
@@ -43,8 +39,10 @@ export const validationErrorFrom = (
     return new ParameterNotSupportedForModel({ message: issue.message, param })
   }
   const top = String(issue.path[0])
-  const absent = lyreCode === "missing_parameter" ||
-    (issue.path.length === 1 && (issue.code === "invalid_type" || issue.code === "invalid_value") &&
+  const absent =
+    lyreCode === "missing_parameter" ||
+    (issue.path.length === 1 &&
+      (issue.code === "invalid_type" || issue.code === "invalid_value") &&
       (!Predicate.isObject(rawInput) || !(top in rawInput)))
   if (absent) return new MissingParameter({ message: `Missing required parameter: ${param}.`, param })
   const detail = lyreCode === undefined ? `${param}: ${issue.message}` : issue.message
@@ -54,7 +52,9 @@ export const validationErrorFrom = (
 /** A create request checked as the service checks it: the value with its defaults, or the 400 it would answer. */
 export const validateGenerateRequest = (
   input: unknown
-): { readonly ok: true; readonly value: GenerateRequest } | { readonly ok: false; readonly error: RequestValidationError } => {
+):
+  | { readonly ok: true; readonly value: GenerateRequest }
+  | { readonly ok: false; readonly error: RequestValidationError } => {
   const parsed = GenerateRequest.safeParse(input)
   return parsed.success
     ? { ok: true, value: parsed.data }

@@ -17,16 +17,19 @@ export const circuitPolicy = {
   openSeconds: 60
 } as const
 
-export class Circuits extends Context.Service<Circuits, {
-  /** Counts one provider failure for the model; true when this one opened its circuit. */
-  readonly recordFailure: (model: string) => Effect.Effect<boolean>
-}>()("lyre/core/generation/Circuits") {
+export class Circuits extends Context.Service<
+  Circuits,
+  {
+    /** Counts one provider failure for the model; true when this one opened its circuit. */
+    readonly recordFailure: (model: string) => Effect.Effect<boolean>
+  }
+>()("lyre/core/generation/Circuits") {
   static readonly layer = Layer.effect(
     Circuits,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const metrics = yield* Metrics
-      const recordFailure = Effect.fn("Circuits.recordFailure")(function*(model: string) {
+      const recordFailure = Effect.fn("Circuits.recordFailure")(function* (model: string) {
         const now = yield* Clock.currentTimeMillis
         const nowIso = isoTimestamp(now)
         const cutoff = isoTimestamp(now - circuitPolicy.windowSeconds * 1000)

@@ -58,9 +58,10 @@ export interface FinishedTrack {
  */
 export const providerFailure = (code: string, detail: string): TaskFailure => ({
   code,
-  message: code === "content_policy"
-    ? "The request was refused by the content policy; its credits were refunded."
-    : "The music provider could not generate this task; its credits were refunded.",
+  message:
+    code === "content_policy"
+      ? "The request was refused by the content policy; its credits were refunded."
+      : "The music provider could not generate this task; its credits were refunded.",
   detail
 })
 
@@ -100,38 +101,42 @@ const submissionOf = (
 /** What an idempotency key's hash covers: a task made from a track covers its track and span too. */
 const hashedRequest = (request: GenerateRequest, origin: TaskOrigin | undefined): unknown => {
   if (origin === undefined) return request
-  if ("extend" in origin) return { extend: origin.extend.source.trackId, continue_at: origin.extend.continueAt, request }
+  if ("extend" in origin)
+    return { extend: origin.extend.source.trackId, continue_at: origin.extend.continueAt, request }
   const span = origin.derive.kind === "edit" ? { start: origin.derive.start, end: origin.derive.end } : {}
   return { derive: origin.derive.kind, track: origin.derive.source.trackId, ...span, request }
 }
 
-export class Generations extends Context.Service<Generations, {
-  /** A generation; with `origin`, one made from a track (its request already merged). */
-  readonly create: (
-    principal: Principal,
-    request: GenerateRequest,
-    idempotencyKey: string | undefined,
-    origin?: TaskOrigin | undefined
-  ) => Effect.Effect<CreateOutcome, CreateError>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
-  readonly list: (
-    principal: Principal,
-    page: { readonly limit: number; readonly startingAfter: string | undefined }
-  ) => Effect.Effect<GenerationTaskList, InvalidParameter>
-  /**
-   * pending -> ready with its tracks (and their rows, with the provider's ids) and its
-   * `job.completed` event, in one statement; false when the task was not pending (applied once).
-   */
-  readonly markReady: (taskId: string, tracks: ReadonlyArray<FinishedTrack>) => Effect.Effect<boolean>
-  /**
-   * pending -> failed, refunding the debited buckets and writing `job.failed` in the same
-   * statement; false when not pending.
-   */
-  readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
-}>()("lyre/core/generation/Generations") {
+export class Generations extends Context.Service<
+  Generations,
+  {
+    /** A generation; with `origin`, one made from a track (its request already merged). */
+    readonly create: (
+      principal: Principal,
+      request: GenerateRequest,
+      idempotencyKey: string | undefined,
+      origin?: TaskOrigin | undefined
+    ) => Effect.Effect<CreateOutcome, CreateError>
+    readonly get: (principal: Principal, id: string) => Effect.Effect<GenerationTask, TaskNotFound>
+    readonly list: (
+      principal: Principal,
+      page: { readonly limit: number; readonly startingAfter: string | undefined }
+    ) => Effect.Effect<GenerationTaskList, InvalidParameter>
+    /**
+     * pending -> ready with its tracks (and their rows, with the provider's ids) and its
+     * `job.completed` event, in one statement; false when the task was not pending (applied once).
+     */
+    readonly markReady: (taskId: string, tracks: ReadonlyArray<FinishedTrack>) => Effect.Effect<boolean>
+    /**
+     * pending -> failed, refunding the debited buckets and writing `job.failed` in the same
+     * statement; false when not pending.
+     */
+    readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
+  }
+>()("lyre/core/generation/Generations") {
   static readonly layer = Layer.effect(
     Generations,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const writes = yield* WriteSql
       const ids = yield* Ids
@@ -152,15 +157,19 @@ export class Generations extends Context.Service<Generations, {
         markFailed: (id, failure) => markFailed(id, failure)
       }
 
-      const create = fnTracedWhen(traced, "Generations.create")(function*(
+      const create = fnTracedWhen(
+        traced,
+        "Generations.create"
+      )(function* (
         principal: Principal,
         request: GenerateRequest,
         idempotencyKey: string | undefined,
         origin?: TaskOrigin | undefined
       ) {
-        const persona = request.persona_id === undefined
-          ? undefined
-          : yield* sources.findPersona(principal.accountId, request.persona_id)
+        const persona =
+          request.persona_id === undefined
+            ? undefined
+            : yield* sources.findPersona(principal.accountId, request.persona_id)
         const now = yield* Clock.currentTimeMillis
         const taskId = yield* ids.make("task")
         const ledgerId = yield* ids.make("ledgerEntry")
@@ -172,9 +181,12 @@ export class Generations extends Context.Service<Generations, {
         const traceContext = traced ? yield* currentTraceContext : null
 
         // A key on a track covers the track too: the same body for another track is another request.
-        const requestHash = idempotencyKey === undefined
-          ? ""
-          : createHash("sha256").update(canonicalJson(hashedRequest(request, origin))).digest("hex")
+        const requestHash =
+          idempotencyKey === undefined
+            ? ""
+            : createHash("sha256")
+                .update(canonicalJson(hashedRequest(request, origin)))
+                .digest("hex")
         const extension = origin !== undefined && "extend" in origin ? origin.extend : undefined
         const derivation = origin !== undefined && "derive" in origin ? origin.derive : undefined
         const body = renderTask({
@@ -230,7 +242,7 @@ export class Generations extends Context.Service<Generations, {
         return created
       })
 
-      const get = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const get = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("task", id)) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
         const [row] = yield* sql<TaskRow>`
           select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
@@ -240,16 +252,18 @@ export class Generations extends Context.Service<Generations, {
         return renderTask(row)
       })
 
-      const list = Effect.fn("Generations.list")(function*(
+      const list = Effect.fn("Generations.list")(function* (
         principal: Principal,
         page: { readonly limit: number; readonly startingAfter: string | undefined }
       ) {
         const cursor = page.startingAfter
         if (cursor !== undefined) {
-          const [found] = cursor !== undefined && hasIdShape("task", cursor)
-            ? yield* sql`select 1 from generation_tasks where id = ${cursor} and account_id = ${principal.accountId}`
-              .pipe(Effect.orDie)
-            : []
+          const [found] =
+            cursor !== undefined && hasIdShape("task", cursor)
+              ? yield* sql`select 1 from generation_tasks where id = ${cursor} and account_id = ${principal.accountId}`.pipe(
+                  Effect.orDie
+                )
+              : []
           if (found === undefined) {
             return yield* new InvalidParameter({
               message: `starting_after: no generation task ${cursor}.`,
@@ -263,10 +277,10 @@ export class Generations extends Context.Service<Generations, {
           from generation_tasks t
           where t.account_id = ${principal.accountId}
           ${
-          cursor === undefined
-            ? sql``
-            : sql`and (t.created_at, t.id) < (select created_at, id from generation_tasks where id = ${cursor})`
-        }
+            cursor === undefined
+              ? sql``
+              : sql`and (t.created_at, t.id) < (select created_at, id from generation_tasks where id = ${cursor})`
+          }
           order by t.created_at desc, t.id desc
           limit ${page.limit + 1}`.pipe(Effect.orDie)
         return {
@@ -275,7 +289,7 @@ export class Generations extends Context.Service<Generations, {
         }
       })
 
-      const markReady = Effect.fnUntraced(function*(taskId: string, finished: ReadonlyArray<FinishedTrack>) {
+      const markReady = Effect.fnUntraced(function* (taskId: string, finished: ReadonlyArray<FinishedTrack>) {
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const eventId = yield* ids.make("event")
         const tracks = finished.map((f) => f.track)
@@ -319,7 +333,7 @@ export class Generations extends Context.Service<Generations, {
         return true
       })
 
-      const markFailed = Effect.fnUntraced(function*(taskId: string, error: TaskFailure) {
+      const markFailed = Effect.fnUntraced(function* (taskId: string, error: TaskFailure) {
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")

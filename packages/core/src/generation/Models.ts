@@ -15,17 +15,20 @@ export interface ModelAvailabilityView {
 
 const defaultRetryAfterSeconds = 60
 
-export class Models extends Context.Service<Models, {
-  readonly setAvailability: (
-    model: string,
-    change: { readonly available: boolean; readonly retry_after_seconds?: number | undefined }
-  ) => Effect.Effect<ModelAvailabilityView, ResourceNotFound>
-}>()("lyre/core/generation/Models") {
+export class Models extends Context.Service<
+  Models,
+  {
+    readonly setAvailability: (
+      model: string,
+      change: { readonly available: boolean; readonly retry_after_seconds?: number | undefined }
+    ) => Effect.Effect<ModelAvailabilityView, ResourceNotFound>
+  }
+>()("lyre/core/generation/Models") {
   static readonly layer = Layer.effect(
     Models,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
-      const setAvailability = Effect.fn("Models.setAvailability")(function*(
+      const setAvailability = Effect.fn("Models.setAvailability")(function* (
         model: string,
         change: { readonly available: boolean; readonly retry_after_seconds?: number | undefined }
       ) {

@@ -57,38 +57,45 @@ export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics
 
 export type { FoundTrack } from "../generation/sources.ts"
 
-export class SongTools extends Context.Service<SongTools, {
-  /** `POST /v1/music/tracks/{track_id}/extensions`: 202 a GenerationTask. */
-  readonly extend: (
-    principal: Principal,
-    input: ExtendRequest,
-    idempotencyKey: string | undefined
-  ) => Effect.Effect<CreateOutcome, ExtendError>
-  /** `POST /v1/music/tracks/{track_id}/exports`: 202 a new Export, or 200 the account's ready one, free. */
-  readonly createExport: (
-    principal: Principal,
-    input: ExportRequest,
-    idempotencyKey: string | undefined
-  ) => Effect.Effect<Charged<Export>, ExportError>
-  readonly getExport: (principal: Principal, id: string) => Effect.Effect<Export, ExportNotFound>
-  readonly listExports: (
-    principal: Principal,
-    query: { readonly trackId: string | undefined; readonly limit: number; readonly startingAfter: string | undefined }
-  ) => Effect.Effect<ExportList, InvalidParameter>
-  /** Every export of an account, newest first (the admin API). */
-  readonly exportsOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Export>>
-  /** pending -> ready with its files and `export.completed`; false when not pending. */
-  readonly markExportReady: (
-    exportId: string,
-    files: ReadonlyArray<ExportFile>,
-    timedLyrics: ReadonlyArray<TimedWord> | null
-  ) => Effect.Effect<boolean>
-  /** pending -> failed, refunded once, with `export.failed`; false when not pending. */
-  readonly markExportFailed: (exportId: string, error: TaskFailure) => Effect.Effect<boolean>
-}>()("lyre/core/generation/SongTools") {
+export class SongTools extends Context.Service<
+  SongTools,
+  {
+    /** `POST /v1/music/tracks/{track_id}/extensions`: 202 a GenerationTask. */
+    readonly extend: (
+      principal: Principal,
+      input: ExtendRequest,
+      idempotencyKey: string | undefined
+    ) => Effect.Effect<CreateOutcome, ExtendError>
+    /** `POST /v1/music/tracks/{track_id}/exports`: 202 a new Export, or 200 the account's ready one, free. */
+    readonly createExport: (
+      principal: Principal,
+      input: ExportRequest,
+      idempotencyKey: string | undefined
+    ) => Effect.Effect<Charged<Export>, ExportError>
+    readonly getExport: (principal: Principal, id: string) => Effect.Effect<Export, ExportNotFound>
+    readonly listExports: (
+      principal: Principal,
+      query: {
+        readonly trackId: string | undefined
+        readonly limit: number
+        readonly startingAfter: string | undefined
+      }
+    ) => Effect.Effect<ExportList, InvalidParameter>
+    /** Every export of an account, newest first (the admin API). */
+    readonly exportsOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Export>>
+    /** pending -> ready with its files and `export.completed`; false when not pending. */
+    readonly markExportReady: (
+      exportId: string,
+      files: ReadonlyArray<ExportFile>,
+      timedLyrics: ReadonlyArray<TimedWord> | null
+    ) => Effect.Effect<boolean>
+    /** pending -> failed, refunded once, with `export.failed`; false when not pending. */
+    readonly markExportFailed: (exportId: string, error: TaskFailure) => Effect.Effect<boolean>
+  }
+>()("lyre/core/generation/SongTools") {
   static readonly layer = Layer.effect(
     SongTools,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const writes = yield* WriteSql
       const ids = yield* Ids
@@ -109,7 +116,7 @@ export class SongTools extends Context.Service<SongTools, {
 
       const { findTrack } = yield* trackSources
 
-      const extend = Effect.fn("SongTools.extend")(function*(
+      const extend = Effect.fn("SongTools.extend")(function* (
         principal: Principal,
         input: ExtendRequest,
         idempotencyKey: string | undefined
@@ -131,7 +138,9 @@ export class SongTools extends Context.Service<SongTools, {
         const continueAt = input.continue_at ?? duration ?? 0
         const { track_id: _track, continue_at: _at, ...given } = input
         const request = yield* mergedRequest(found.request, given, input)
-        return yield* generations.create(principal, request, idempotencyKey, { extend: { source: found.source, continueAt } })
+        return yield* generations.create(principal, request, idempotencyKey, {
+          extend: { source: found.source, continueAt }
+        })
       })
 
       const exportNotFound = (id: string) => new ExportNotFound({ message: `No export ${id}.`, param: "id" })
@@ -142,26 +151,40 @@ export class SongTools extends Context.Service<SongTools, {
           where account_id = ${accountId} and track_id = ${trackId} and format = ${format} and status = 'ready'
           order by created_at desc, id desc limit 1`.pipe(Effect.orDie)
 
-      const createExport = Effect.fn("SongTools.createExport")(function*(
+      const createExport = Effect.fn("SongTools.createExport")(function* (
         principal: Principal,
         input: ExportRequest,
         idempotencyKey: string | undefined
       ) {
         const found = yield* findTrack(principal.accountId, input.track_id)
-        if (input.format === "timed_lyrics" && (found.request.instrumental || (found.request.lyrics ?? "").trim() === "")) {
+        if (
+          input.format === "timed_lyrics" &&
+          (found.request.instrumental || (found.request.lyrics ?? "").trim() === "")
+        ) {
           return yield* new TrackHasNoLyrics({
             message: "This track is instrumental: it has no lyrics to time.",
             param: "format"
           })
         }
         const now = yield* Clock.currentTimeMillis
-        const idempotency = idempotencyKey === undefined ? undefined : {
-          key: idempotencyKey,
-          requestHash: createHash("sha256").update(canonicalJson({ export: input })).digest("hex")
-        }
+        const idempotency =
+          idempotencyKey === undefined
+            ? undefined
+            : {
+                key: idempotencyKey,
+                requestHash: createHash("sha256")
+                  .update(canonicalJson({ export: input }))
+                  .digest("hex")
+              }
         // A key already used answers what it answered, before anything else is decided.
         if (idempotency !== undefined) {
-          const held = yield* heldAnswer<Export>(writes, principal.accountId, idempotency.key, idempotency.requestHash, now)
+          const held = yield* heldAnswer<Export>(
+            writes,
+            principal.accountId,
+            idempotency.key,
+            idempotency.requestHash,
+            now
+          )
           if (held !== undefined) return held
         }
         const [ready] = yield* readyExport(principal.accountId, input.track_id, input.format)
@@ -231,7 +254,7 @@ export class SongTools extends Context.Service<SongTools, {
         return created
       })
 
-      const getExport = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const getExport = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("export", id)) return yield* exportNotFound(id)
         const [row] = yield* sql<ExportRow>`
           select ${sql.literal(exportColumns)} from exports
@@ -240,17 +263,26 @@ export class SongTools extends Context.Service<SongTools, {
         return renderExport(row)
       })
 
-      const listExports = Effect.fn("SongTools.listExports")(function*(
+      const listExports = Effect.fn("SongTools.listExports")(function* (
         principal: Principal,
-        query: { readonly trackId: string | undefined; readonly limit: number; readonly startingAfter: string | undefined }
+        query: {
+          readonly trackId: string | undefined
+          readonly limit: number
+          readonly startingAfter: string | undefined
+        }
       ) {
         const cursor = query.startingAfter
         if (cursor !== undefined) {
           const [found] = hasIdShape("export", cursor)
-            ? yield* sql`select 1 from exports where id = ${cursor} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
+            ? yield* sql`select 1 from exports where id = ${cursor} and account_id = ${principal.accountId}`.pipe(
+                Effect.orDie
+              )
             : []
           if (found === undefined) {
-            return yield* new InvalidParameter({ message: `starting_after: no export ${cursor}.`, param: "starting_after" })
+            return yield* new InvalidParameter({
+              message: `starting_after: no export ${cursor}.`,
+              param: "starting_after"
+            })
           }
         }
         const rows = yield* sql<ExportRow>`
@@ -258,16 +290,16 @@ export class SongTools extends Context.Service<SongTools, {
           where e.account_id = ${principal.accountId}
           ${query.trackId === undefined ? sql`` : sql`and e.track_id = ${query.trackId}`}
           ${
-          cursor === undefined
-            ? sql``
-            : sql`and (e.created_at, e.id) < (select created_at, id from exports where id = ${cursor})`
-        }
+            cursor === undefined
+              ? sql``
+              : sql`and (e.created_at, e.id) < (select created_at, id from exports where id = ${cursor})`
+          }
           order by e.created_at desc, e.id desc
           limit ${query.limit + 1}`.pipe(Effect.orDie)
         return { data: rows.slice(0, query.limit).map(renderExport), has_more: rows.length > query.limit }
       })
 
-      const exportsOfAccount = Effect.fnUntraced(function*(accountId: string, limit: number) {
+      const exportsOfAccount = Effect.fnUntraced(function* (accountId: string, limit: number) {
         const rows = yield* sql<ExportRow>`
           select ${sql.literal(exportColumns)} from exports where account_id = ${accountId}
           order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)
@@ -275,7 +307,7 @@ export class SongTools extends Context.Service<SongTools, {
       })
 
       /** The event of a transition, in the transaction that made it: its data is the Export. */
-      const writeEvent = Effect.fnUntraced(function*(
+      const writeEvent = Effect.fnUntraced(function* (
         accountId: string,
         type: "export.completed" | "export.failed",
         row: ExportRow,
@@ -287,14 +319,16 @@ export class SongTools extends Context.Service<SongTools, {
           values (${eventId}, ${accountId}, ${type}, ${JSON.stringify(renderExport(row))}::jsonb, ${nowIso}::timestamptz)`
       })
 
-      const markExportReady = Effect.fnUntraced(function*(
+      const markExportReady = Effect.fnUntraced(function* (
         exportId: string,
         files: ReadonlyArray<ExportFile>,
         timedLyrics: ReadonlyArray<TimedWord> | null
       ) {
         const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
-        const done = yield* writes.withTransaction(Effect.gen(function*() {
-          const [row] = yield* writes<ExportRow & { account_id: string }>`
+        const done = yield* writes
+          .withTransaction(
+            Effect.gen(function* () {
+              const [row] = yield* writes<ExportRow & { account_id: string }>`
             with done as (
               update exports
               set status = 'ready', files = ${JSON.stringify(files)}::jsonb,
@@ -308,21 +342,25 @@ export class SongTools extends Context.Service<SongTools, {
               from done where c.subject = done.credential_subject
             )
             select * from done`
-          if (row === undefined) return null
-          yield* writeEvent(row.account_id, "export.completed", row, nowIso)
-          return row.format
-        })).pipe(Effect.orDie)
+              if (row === undefined) return null
+              yield* writeEvent(row.account_id, "export.completed", row, nowIso)
+              return row.format
+            })
+          )
+          .pipe(Effect.orDie)
         if (done === null) return false
         metrics.exportReady(done)
         yield* signal.notify
         return true
       })
 
-      const markExportFailed = Effect.fnUntraced(function*(exportId: string, error: TaskFailure) {
+      const markExportFailed = Effect.fnUntraced(function* (exportId: string, error: TaskFailure) {
         const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const ledgerId = yield* ids.make("ledgerEntry")
-        const done = yield* writes.withTransaction(Effect.gen(function*() {
-          const [row] = yield* writes<ExportRow & { account_id: string }>`
+        const done = yield* writes
+          .withTransaction(
+            Effect.gen(function* () {
+              const [row] = yield* writes<ExportRow & { account_id: string }>`
             with failed as (
               update exports
               set status = 'failed', error_code = ${error.code}, error_message = ${error.message},
@@ -357,10 +395,12 @@ export class SongTools extends Context.Service<SongTools, {
               from refunded
             )
             select * from failed`
-          if (row === undefined) return null
-          yield* writeEvent(row.account_id, "export.failed", row, nowIso)
-          return row.format
-        })).pipe(Effect.orDie)
+              if (row === undefined) return null
+              yield* writeEvent(row.account_id, "export.failed", row, nowIso)
+              return row.format
+            })
+          )
+          .pipe(Effect.orDie)
         if (done === null) return false
         metrics.exportFailed(done, error.code)
         yield* signal.notify
@@ -383,7 +423,8 @@ export class SongTools extends Context.Service<SongTools, {
 /** An export's failure as clients see it; the provider's words stay in `detail`. */
 export const exportFailure = (code: string, detail: string): TaskFailure => ({
   ...providerFailure(code, detail),
-  message: code === "content_policy"
-    ? "The export was refused by the content policy; its credits were refunded."
-    : "The music provider could not make this export; its credits were refunded."
+  message:
+    code === "content_policy"
+      ? "The export was refused by the content policy; its credits were refunded."
+      : "The music provider could not make this export; its credits were refunded."
 })

@@ -64,16 +64,19 @@ interface OutageTally {
 
 const freshTally = (): OutageTally => ({ recorded: 0, pastDeadline: 0, turnedAway: 0, failed: 0 })
 
-export class SubmissionBacklog extends Context.Service<SubmissionBacklog, {
-  /** Keeps an outcome to record when the database answers; false when the cap turned it away. */
-  readonly keep: (outcome: KeptOutcome) => Effect.Effect<boolean>
-  /** How many outcomes are kept now. */
-  readonly size: Effect.Effect<number>
-}>()("lyre/core/generation/SubmissionBacklog") {
+export class SubmissionBacklog extends Context.Service<
+  SubmissionBacklog,
+  {
+    /** Keeps an outcome to record when the database answers; false when the cap turned it away. */
+    readonly keep: (outcome: KeptOutcome) => Effect.Effect<boolean>
+    /** How many outcomes are kept now. */
+    readonly size: Effect.Effect<number>
+  }
+>()("lyre/core/generation/SubmissionBacklog") {
   static readonly layer = (policy: BacklogPolicy = backlogPolicy) => Layer.effect(SubmissionBacklog, make(policy))
 }
 
-const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
+const make = Effect.fnUntraced(function* (policy: BacklogPolicy) {
   const metrics = yield* Metrics
   const kept = new Map<string, KeptOutcome>()
   const signal = makeLocalSignal()
@@ -88,32 +91,32 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
   const keep = (outcome: KeptOutcome): Effect.Effect<boolean> =>
     Effect.suspend(() => {
       const first = outage === null
-      const tally: OutageTally = outage ??= freshTally()
+      const tally: OutageTally = (outage ??= freshTally())
       const annotations = { [`${outcome.noun}_id`]: outcome.id }
       if (kept.size >= policy.maxKept && !kept.has(outcome.id)) {
         tally.turnedAway++
         counted("turned_away")
         return tally.turnedAway === 1
           ? Effect.logWarning(
-            `submissions: ${policy.maxKept} outcomes kept, the most this process holds; ` +
-              "the rest are left to their callbacks and deadlines"
-          ).pipe(Effect.annotateLogs(annotations), Effect.as(false))
+              `submissions: ${policy.maxKept} outcomes kept, the most this process holds; ` +
+                "the rest are left to their callbacks and deadlines"
+            ).pipe(Effect.annotateLogs(annotations), Effect.as(false))
           : Effect.succeed(false)
       }
       kept.set(outcome.id, outcome)
       counted("kept")
       const announce = first
         ? Effect.logWarning(
-          "submissions: the database is out of reach; keeping what it did not record, to record when it answers"
-        ).pipe(Effect.annotateLogs(annotations))
+            "submissions: the database is out of reach; keeping what it did not record, to record when it answers"
+          ).pipe(Effect.annotateLogs(annotations))
         : Effect.void
       return Effect.andThen(announce, Effect.as(signal.notify, true))
     })
 
   /** One attempt at every kept outcome, oldest first; false when the database is still away. */
-  const round = Effect.gen(function*() {
+  const round = Effect.gen(function* () {
     for (const [id, outcome] of [...kept]) {
-      const tally = outage ??= freshTally()
+      const tally = (outage ??= freshTally())
       // Only this outcome is let go or removed: a newer one kept for the same work stays.
       const settled = () => kept.get(id) === outcome && kept.delete(id)
       if ((yield* Clock.currentTimeMillis) >= outcome.until) {
@@ -140,18 +143,20 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
     const ended = outage
     if (kept.size === 0 && ended !== null) {
       outage = null
-      yield* Effect.logWarning("submissions: every kept outcome is settled").pipe(Effect.annotateLogs({
-        recorded: ended.recorded,
-        past_deadline: ended.pastDeadline,
-        turned_away: ended.turnedAway,
-        failed: ended.failed
-      }))
+      yield* Effect.logWarning("submissions: every kept outcome is settled").pipe(
+        Effect.annotateLogs({
+          recorded: ended.recorded,
+          past_deadline: ended.pastDeadline,
+          turned_away: ended.turnedAway,
+          failed: ended.failed
+        })
+      )
     }
     return true
   })
 
   /** Rounds while anything is kept, waiting longer after each the database refused. */
-  const drain = Effect.gen(function*() {
+  const drain = Effect.gen(function* () {
     let wait = policy.retryMillis
     while (true) {
       if (kept.size === 0) {
@@ -166,12 +171,13 @@ const make = Effect.fnUntraced(function*(policy: BacklogPolicy) {
   // Added before the drain is forked, so it runs after the drain is interrupted: a stopping
   // process gives what it keeps one bounded last round, and says what it leaves behind.
   yield* Effect.addFinalizer(() =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (kept.size === 0) return
       yield* round.pipe(Effect.timeoutOption(policy.lastRoundMillis), Effect.ignore)
       if (kept.size === 0) return
-      yield* Effect.logWarning("submissions: stopping with outcomes unrecorded; their callbacks and deadlines settle them")
-        .pipe(Effect.annotateLogs({ unrecorded: kept.size }))
+      yield* Effect.logWarning(
+        "submissions: stopping with outcomes unrecorded; their callbacks and deadlines settle them"
+      ).pipe(Effect.annotateLogs({ unrecorded: kept.size }))
     })
   )
   yield* Effect.forkScoped(drain)

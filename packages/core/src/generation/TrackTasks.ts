@@ -55,9 +55,12 @@ export const editSpanSeconds = { min: 2, max: 60 } as const
 export const EditRequest = TrackRequestFields.extend({
   track_id: trackId,
   start: z.number().min(0).describe("Seconds into the track where the span begins."),
-  end: z.number().positive().describe(
-    `Seconds into the track where the span ends: ${editSpanSeconds.min} to ${editSpanSeconds.max} after start, within the track.`
-  ),
+  end: z
+    .number()
+    .positive()
+    .describe(
+      `Seconds into the track where the span ends: ${editSpanSeconds.min} to ${editSpanSeconds.max} after start, within the track.`
+    ),
   lyrics: lyrics.describe("New words for the span; absent: the span is made again with the source's.")
 })
 export type EditRequest = z.infer<typeof EditRequest>
@@ -93,16 +96,20 @@ const spanOf = (found: FoundTrack, input: EditRequest): Effect.Effect<TrackDeriv
   const length = input.end - input.start
   const duration = found.source.duration
   if (length < editSpanSeconds.min || length > editSpanSeconds.max) {
-    return Effect.fail(new InvalidParameter({
-      message: `end must be ${editSpanSeconds.min} to ${editSpanSeconds.max} seconds after start.`,
-      param: "end"
-    }))
+    return Effect.fail(
+      new InvalidParameter({
+        message: `end must be ${editSpanSeconds.min} to ${editSpanSeconds.max} seconds after start.`,
+        param: "end"
+      })
+    )
   }
   if (duration !== null && input.end > duration) {
-    return Effect.fail(new InvalidParameter({
-      message: `end must be within the track (${duration} seconds).`,
-      param: "end"
-    }))
+    return Effect.fail(
+      new InvalidParameter({
+        message: `end must be within the track (${duration} seconds).`,
+        param: "end"
+      })
+    )
   }
   return Effect.succeed({ kind: "edit", source: found.source, start: input.start, end: input.end })
 }
@@ -122,10 +129,12 @@ const kinds: { readonly [K in DerivationKind]: TrackTaskKind<TrackTaskInputs[K]>
     derive: (found) =>
       sings(found)
         ? Effect.succeed({ kind: "instrumental", source: found.source })
-        : Effect.fail(new TrackHasNoLyrics({
-          message: "This track has no sung melody to accompany: add vocals to it instead.",
-          param: "track_id"
-        }))
+        : Effect.fail(
+            new TrackHasNoLyrics({
+              message: "This track has no sung melody to accompany: add vocals to it instead.",
+              param: "track_id"
+            })
+          )
   },
   edit: {
     given: (input) => ({
@@ -136,22 +145,25 @@ const kinds: { readonly [K in DerivationKind]: TrackTaskKind<TrackTaskInputs[K]>
   }
 }
 
-export class TrackTasks extends Context.Service<TrackTasks, {
-  /** `POST /v1/music/tracks/{track_id}/{covers|vocals|instrumentals|edits}`: 202 a GenerationTask. */
-  readonly create: <K extends DerivationKind>(
-    kind: K,
-    principal: Principal,
-    input: TrackTaskInputs[K],
-    idempotencyKey: string | undefined
-  ) => Effect.Effect<CreateOutcome, TrackTaskError>
-}>()("lyre/core/generation/TrackTasks") {
+export class TrackTasks extends Context.Service<
+  TrackTasks,
+  {
+    /** `POST /v1/music/tracks/{track_id}/{covers|vocals|instrumentals|edits}`: 202 a GenerationTask. */
+    readonly create: <K extends DerivationKind>(
+      kind: K,
+      principal: Principal,
+      input: TrackTaskInputs[K],
+      idempotencyKey: string | undefined
+    ) => Effect.Effect<CreateOutcome, TrackTaskError>
+  }
+>()("lyre/core/generation/TrackTasks") {
   static readonly layer = Layer.effect(
     TrackTasks,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const generations = yield* Generations
       const { findTrack } = yield* trackSources
 
-      const create = Effect.fn("TrackTasks.create")(function*<K extends DerivationKind>(
+      const create = Effect.fn("TrackTasks.create")(function* <K extends DerivationKind>(
         kind: K,
         principal: Principal,
         input: TrackTaskInputs[K],

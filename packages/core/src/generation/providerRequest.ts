@@ -7,7 +7,7 @@ export const providerRequestOf = (request: GenerateRequest): SourceTrack["reques
   model: request.model,
   style: request.style,
   title: request.title,
-  lyrics: request.instrumental ? null : request.lyrics ?? null,
+  lyrics: request.instrumental ? null : (request.lyrics ?? null),
   instrumental: request.instrumental,
   vocal_gender: request.vocal_gender,
   negative_tags: request.negative_tags,

@@ -19,7 +19,7 @@ const signatureOf = (secret: string, key: string, expires: number): string =>
 export const signFileUrl = (url: string, publicUrl: string, secret: string, expires: number): string => {
   const prefix = `${publicUrl}/files/`
   if (!url.startsWith(prefix)) return url
-  const key = (url.slice(prefix.length).split("?")[0] ?? "")
+  const key = url.slice(prefix.length).split("?")[0] ?? ""
   return `${prefix}${key}?expires=${expires}&signature=${signatureOf(secret, decodeURIComponent(key), expires)}`
 }
 

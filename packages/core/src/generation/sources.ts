@@ -65,11 +65,12 @@ export const personaNotFound = (personaId: string, param = "persona_id") =>
   new PersonaNotFound({ message: `No persona ${personaId}.`, param })
 
 /** Built in a service's layer: `const sources = yield* trackSources`. */
-export const trackSources = Effect.gen(function*() {
+export const trackSources = Effect.gen(function* () {
   const sql = yield* SqlClient
   const { publicUrl } = yield* Settings
   // A chain may begin at an upload's track rather than at a task's.
-  const uploadTrack = (trackId: string, accountId: string | null) => uploadTrackOf(sql, trackId, accountId, providerRequestOf, publicUrl)
+  const uploadTrack = (trackId: string, accountId: string | null) =>
+    uploadTrackOf(sql, trackId, accountId, providerRequestOf, publicUrl)
 
   const sourceRow = (trackId: string) =>
     sql<SourceRow>`
@@ -82,34 +83,37 @@ export const trackSources = Effect.gen(function*() {
 
   /** A persona as its provider needs it; a deleted one still renders the tracks made with it. */
   const personaOf = (row: PersonaRow, depth: number): Effect.Effect<PersonaSource | undefined> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [track] = yield* sourceRow(row.track_id)
       // A persona made from an upload's track keeps that voice as a task's track's is kept.
-      const source = track !== undefined ? yield* sourceOf(track, depth + 1) : (yield* uploadTrack(row.track_id, null))?.source
+      const source =
+        track !== undefined ? yield* sourceOf(track, depth + 1) : (yield* uploadTrack(row.track_id, null))?.source
       if (source === undefined) return undefined
       return { personaId: row.id, providerPersonaId: row.provider_persona_id, source }
     })
 
   /** The SourceTrack of a row, following what it was made from back to the first song. */
   const sourceOf = (row: SourceRow, depth: number): Effect.Effect<SourceTrack> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let parent: SourceTrack | null = null
       if (row.source_track_id !== null && depth < maxChain) {
         const [found] = yield* sourceRow(row.source_track_id)
-        parent = found !== undefined
-          ? yield* sourceOf(found, depth + 1)
-          : (yield* uploadTrack(row.source_track_id, null))?.source ?? null
+        parent =
+          found !== undefined
+            ? yield* sourceOf(found, depth + 1)
+            : ((yield* uploadTrack(row.source_track_id, null))?.source ?? null)
       }
       let persona: PersonaSource | undefined
       if (row.persona_id !== null && depth < maxChain) {
         const [found] = yield* personaRow(row.persona_id)
         if (found !== undefined) persona = yield* personaOf(found, depth)
       }
-      const derives: TrackDerivation | null = parent === null || row.derivation === null
-        ? null
-        : row.derivation === "edit"
-        ? { kind: "edit", source: parent, start: row.span_start ?? 0, end: row.span_end ?? 0 }
-        : { kind: row.derivation, source: parent }
+      const derives: TrackDerivation | null =
+        parent === null || row.derivation === null
+          ? null
+          : row.derivation === "edit"
+            ? { kind: "edit", source: parent, start: row.span_start ?? 0, end: row.span_end ?? 0 }
+            : { kind: row.derivation, source: parent }
       return {
         trackId: row.track_id,
         providerTrackId: row.provider_track_id ?? "",
@@ -119,13 +123,14 @@ export const trackSources = Effect.gen(function*() {
         duration: row.duration,
         audioUrl: row.audio_url,
         request: { ...providerRequestOf(row.request), persona },
-        extends: parent !== null && row.derivation === null ? { source: parent, continueAt: row.continue_at ?? 0 } : null,
+        extends:
+          parent !== null && row.derivation === null ? { source: parent, continueAt: row.continue_at ?? 0 } : null,
         derives
       }
     })
 
   /** A track of a ready task of this account, or 404 naming it (`param`: its field). */
-  const findTrack = Effect.fnUntraced(function*(accountId: string, trackId: string, param = "track_id") {
+  const findTrack = Effect.fnUntraced(function* (accountId: string, trackId: string, param = "track_id") {
     if (!hasIdShape("track", trackId)) return yield* trackNotFound(trackId, param)
     const [row] = yield* sql<SourceRow>`
       select ${sql.literal(sourceColumns)}
@@ -136,11 +141,16 @@ export const trackSources = Effect.gen(function*() {
       if (uploaded === null) return yield* trackNotFound(trackId, param)
       return { ...uploaded, tags: null } satisfies FoundTrack
     }
-    return { source: yield* sourceOf(row, 0), model: row.model, request: row.request, tags: row.tags } satisfies FoundTrack
+    return {
+      source: yield* sourceOf(row, 0),
+      model: row.model,
+      request: row.request,
+      tags: row.tags
+    } satisfies FoundTrack
   })
 
   /** A live persona of this account as a provider needs it, or 404 naming `persona_id`. */
-  const findPersona = Effect.fnUntraced(function*(accountId: string, personaId: string) {
+  const findPersona = Effect.fnUntraced(function* (accountId: string, personaId: string) {
     if (!hasIdShape("persona", personaId)) return yield* personaNotFound(personaId)
     const [row] = yield* sql<PersonaRow>`
       select id, track_id, provider_persona_id from personas

@@ -111,7 +111,7 @@ export const submissionRecorder: Effect.Effect<
   SubmissionRecorder,
   never,
   WriteSql | Circuits | SubmissionBacklog | Settings
-> = Effect.gen(function*() {
+> = Effect.gen(function* () {
   const writes = yield* WriteSql
   const circuits = yield* Circuits
   const backlog = yield* SubmissionBacklog
@@ -120,7 +120,8 @@ export const submissionRecorder: Effect.Effect<
   /** Keeps `record` for when the database answers, until the work's deadline settles it instead. */
   const keep = (kind: SubmittedKind, id: string, record: Effect.Effect<void>) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      backlog.keep({ noun: kind.noun, id, until: now + generationTimeoutSeconds * 1000, record }))
+      backlog.keep({ noun: kind.noun, id, until: now + generationTimeoutSeconds * 1000, record })
+    )
 
   /** Runs `record`; with the database out of reach, keeps it. */
   const recordOrKeep = (kind: SubmittedKind, id: string, record: Effect.Effect<void>) =>
@@ -149,7 +150,7 @@ export const submissionRecorder: Effect.Effect<
     return pieces
   }
 
-  const record = Effect.fnUntraced(function*(
+  const record = Effect.fnUntraced(function* (
     kind: SubmittedKind,
     id: string,
     model: string,
@@ -160,7 +161,7 @@ export const submissionRecorder: Effect.Effect<
     switch (outcome._tag) {
       case "Accepted": {
         // The first poll counts from when the record commits, which may be after an outage.
-        const accepted = Effect.gen(function*() {
+        const accepted = Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           const firstPoll = isoTimestamp(now + providerPollSeconds * 1000)
           yield* writes`
@@ -189,15 +190,19 @@ export const submissionRecorder: Effect.Effect<
         yield* recordOrKeep(
           kind,
           id,
-          writes.withTransaction(Effect.gen(function*() {
-            yield* kind.markFailed(id, failure)
-            if (idempotency !== undefined) {
-              yield* writes`
+          writes
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* kind.markFailed(id, failure)
+                if (idempotency !== undefined) {
+                  yield* writes`
                 update idempotency_keys
                 set response_status = 500, response_body = ${JSON.stringify(renderError(error).body)}::json
                 where account_id = ${idempotency.accountId} and key = ${idempotency.key}`
-            }
-          })).pipe(Effect.asVoid, Effect.orDie)
+                }
+              })
+            )
+            .pipe(Effect.asVoid, Effect.orDie)
         )
         if (outcome.countsTowardCircuit) yield* countFailure(model)
         return yield* error
@@ -207,7 +212,7 @@ export const submissionRecorder: Effect.Effect<
 
   /** Runs once the database answers; only ever sends work whose row says nobody sent it. */
   const settleUnsureCharge = (work: ChargedWork): Effect.Effect<void> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [row] = yield* writes<ChargedRow>`
         select status, submission_state from ${piecesOf(work.kind).table} where id = ${work.id}`.pipe(Effect.orDie)
       if (row === undefined || row.status !== "pending" || row.submission_state !== "submitting") return
@@ -225,7 +230,8 @@ export const submissionRecorder: Effect.Effect<
     Effect.catchCause(charging, (cause) =>
       causeMayHaveCommitted(cause)
         ? Effect.andThen(keep(work.kind, work.id, settleUnsureCharge(work)), Effect.failCause(cause))
-        : Effect.failCause(cause))
+        : Effect.failCause(cause)
+    )
 
   return { record, charged }
 })
@@ -233,6 +239,7 @@ export const submissionRecorder: Effect.Effect<
 /** A charge that committed while its call answered 503, undone because no key can find it. */
 export const lostChargeFailure = (noun: "task" | "export"): TaskFailure => ({
   code: "service_unavailable",
-  message: `The service lost its database while accepting this ${noun}, before it reached the provider; ` +
+  message:
+    `The service lost its database while accepting this ${noun}, before it reached the provider; ` +
     "its credits were refunded."
 })

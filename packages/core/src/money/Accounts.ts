@@ -76,21 +76,24 @@ interface AccountRow {
 /** A grant or adjustment: `prev` is the locked row with the buckets after the change (`s2`, `o2`). */
 const changeAlert = { before: "prev.s + prev.o", after: "prev.s2 + prev.o2", threshold: "prev.t", armed: "prev.armed" }
 
-export class Accounts extends Context.Service<Accounts, {
-  readonly create: (input: NewAccount) => Effect.Effect<AdminAccountView, AlreadyExists>
-  readonly get: (id: string) => Effect.Effect<AdminAccountView, ResourceNotFound>
-  readonly update: (id: string, patch: AccountPatch) => Effect.Effect<AdminAccountView, ResourceNotFound>
-  /** Sets the sign-in password; the account's browser sessions end with the old one. */
-  readonly setPassword: (id: string, password: string) => Effect.Effect<void, ResourceNotFound>
-  readonly changeCredits: (
-    id: string,
-    change: CreditChange
-  ) => Effect.Effect<AdminAccountView, ResourceNotFound | InvalidParameter>
-  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<LedgerEntry>, ResourceNotFound>
-}>()("lyre/core/money/Accounts") {
+export class Accounts extends Context.Service<
+  Accounts,
+  {
+    readonly create: (input: NewAccount) => Effect.Effect<AdminAccountView, AlreadyExists>
+    readonly get: (id: string) => Effect.Effect<AdminAccountView, ResourceNotFound>
+    readonly update: (id: string, patch: AccountPatch) => Effect.Effect<AdminAccountView, ResourceNotFound>
+    /** Sets the sign-in password; the account's browser sessions end with the old one. */
+    readonly setPassword: (id: string, password: string) => Effect.Effect<void, ResourceNotFound>
+    readonly changeCredits: (
+      id: string,
+      change: CreditChange
+    ) => Effect.Effect<AdminAccountView, ResourceNotFound | InvalidParameter>
+    readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<LedgerEntry>, ResourceNotFound>
+  }
+>()("lyre/core/money/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
@@ -111,7 +114,7 @@ export class Accounts extends Context.Service<Accounts, {
 
       const notFound = (id: string) => new ResourceNotFound({ message: `No account ${id}.` })
 
-      const find = Effect.fnUntraced(function*(id: string) {
+      const find = Effect.fnUntraced(function* (id: string) {
         if (!hasIdShape("account", id)) return yield* notFound(id)
         const [row] = yield* sql<AccountRow>`select * from accounts where id = ${id}`.pipe(Effect.orDie)
         if (row === undefined) return yield* notFound(id)
@@ -122,7 +125,7 @@ export class Accounts extends Context.Service<Accounts, {
        * Applies a balance change, its ledger row and any `credits.low` it causes in one statement;
        * none when it would go below zero.
        */
-      const applyCredits = Effect.fnUntraced(function*(
+      const applyCredits = Effect.fnUntraced(function* (
         id: string,
         kind: "grant" | "adjustment",
         subscription: number,
@@ -164,7 +167,7 @@ export class Accounts extends Context.Service<Accounts, {
           select * from changed`.pipe(Effect.orDie)
       })
 
-      const create = Effect.fn("Accounts.create")(function*(input: NewAccount) {
+      const create = Effect.fn("Accounts.create")(function* (input: NewAccount) {
         const id = yield* ids.make("account")
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const passwordHash = input.password === undefined ? null : yield* hashPassword(input.password)
@@ -185,27 +188,29 @@ export class Accounts extends Context.Service<Accounts, {
         return view(yield* find(id).pipe(Effect.orDie))
       })
 
-      const update = Effect.fn("Accounts.update")(function*(id: string, patch: AccountPatch) {
+      const update = Effect.fn("Accounts.update")(function* (id: string, patch: AccountPatch) {
         yield* find(id)
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const [row] = yield* sql<AccountRow>`
           update accounts set
             plan = ${patch.plan === undefined ? sql`plan` : sql`${patch.plan}`},
             credit_alert_threshold = ${
-          patch.credit_alert_threshold === undefined ? sql`credit_alert_threshold` : sql`${patch.credit_alert_threshold}`
-        },
+              patch.credit_alert_threshold === undefined
+                ? sql`credit_alert_threshold`
+                : sql`${patch.credit_alert_threshold}`
+            },
             concurrency_limit = ${
-          patch.concurrency_limit === undefined ? sql`concurrency_limit` : sql`${patch.concurrency_limit}`
-        },
+              patch.concurrency_limit === undefined ? sql`concurrency_limit` : sql`${patch.concurrency_limit}`
+            },
             requests_per_minute = ${
-          patch.requests_per_minute === undefined ? sql`requests_per_minute` : sql`${patch.requests_per_minute}`
-        },
+              patch.requests_per_minute === undefined ? sql`requests_per_minute` : sql`${patch.requests_per_minute}`
+            },
             credit_alert_armed = ${
-          patch.credit_alert_threshold === undefined
-            ? sql`credit_alert_armed`
-            : sql`(${patch.credit_alert_threshold}::int is null
+              patch.credit_alert_threshold === undefined
+                ? sql`credit_alert_armed`
+                : sql`(${patch.credit_alert_threshold}::int is null
                    or subscription_credits + onetime_credits >= ${patch.credit_alert_threshold}::int)`
-        },
+            },
             updated_at = ${now}::timestamptz
           where id = ${id}
           returning *`.pipe(Effect.orDie)
@@ -213,7 +218,7 @@ export class Accounts extends Context.Service<Accounts, {
         return view(row)
       })
 
-      const changeCredits = Effect.fn("Accounts.changeCredits")(function*(id: string, change: CreditChange) {
+      const changeCredits = Effect.fn("Accounts.changeCredits")(function* (id: string, change: CreditChange) {
         yield* find(id)
         const subscription = change.subscription ?? 0
         const onetime = change.onetime ?? 0
@@ -228,7 +233,7 @@ export class Accounts extends Context.Service<Accounts, {
         return view(row)
       })
 
-      const ledger = Effect.fn("Accounts.ledger")(function*(id: string) {
+      const ledger = Effect.fn("Accounts.ledger")(function* (id: string) {
         yield* find(id)
         const rows = yield* sql<Omit<LedgerEntry, "created_at"> & { created_at: Date }>`
           select id, kind, task_id, export_id, subscription_delta, onetime_delta, subscription_after, onetime_after, reason,
@@ -237,16 +242,24 @@ export class Accounts extends Context.Service<Accounts, {
         return rows.map((row) => ({ ...row, created_at: isoOfDate(row.created_at) }))
       })
 
-      const setPassword = Effect.fn("Accounts.setPassword")(function*(id: string, password: string) {
+      const setPassword = Effect.fn("Accounts.setPassword")(function* (id: string, password: string) {
         yield* find(id)
         const hash = yield* hashPassword(password)
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
-        yield* sql`update accounts set password_hash = ${hash}, updated_at = ${now}::timestamptz where id = ${id}`
-          .pipe(Effect.orDie)
+        yield* sql`update accounts set password_hash = ${hash}, updated_at = ${now}::timestamptz where id = ${id}`.pipe(
+          Effect.orDie
+        )
         yield* sql`delete from sessions where account_id = ${id}`.pipe(Effect.orDie)
       })
 
-      return Accounts.of({ create, get: (id) => Effect.map(find(id), view), update, setPassword, changeCredits, ledger })
+      return Accounts.of({
+        create,
+        get: (id) => Effect.map(find(id), view),
+        update,
+        setPassword,
+        changeCredits,
+        ledger
+      })
     })
   )
 }

@@ -62,7 +62,8 @@ export const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v)
+      : v
+  )
 
 /** The message of a stored error envelope (an idempotent 500 replayed). */
 const storedErrorMessage = (body: unknown): string => {
@@ -108,7 +109,7 @@ export const heldAnswer = <B>(
   requestHash: string,
   now: number
 ): Effect.Effect<Charged<B> | undefined, IdempotencyKeyReused | ProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const expiredBefore = new Date(now - idempotencyWindowMillis)
     const [held] = yield* writes<{
       request_hash: string
@@ -132,7 +133,8 @@ export const heldAnswer = <B>(
         message: "This Idempotency-Key was already used with a different request body."
       })
     }
-    if (held.response_status === 500) return yield* new ProviderError({ message: storedErrorMessage(held.response_body) })
+    if (held.response_status === 500)
+      return yield* new ProviderError({ message: storedErrorMessage(held.response_body) })
     return { status: held.response_status, body: held.response_body, replayed: true }
   })
 
@@ -148,7 +150,7 @@ export const claimKeyWithAnswer = <B>(
   body: B,
   now: number
 ): Effect.Effect<Charged<B>, IdempotencyKeyReused | ProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const inserted = yield* writes`
       insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
       values (${accountId}, ${idempotency.key}, ${idempotency.requestHash}, ${status}, ${JSON.stringify(body)}::json,
@@ -171,9 +173,10 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
    * nothing is charged; a concurrent request with the key waits for the first to commit and
    * then meets that violation.
    */
-  const claim = idempotency === undefined
-    ? writes``
-    : writes`,
+  const claim =
+    idempotency === undefined
+      ? writes``
+      : writes`,
       claim as (
         insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
         select ${principal.accountId}, ${idempotency.key}, ${idempotency.requestHash}, 202,
@@ -257,22 +260,28 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
   /** What a charge's outcome answers: the 202, or why nothing was charged, in the check order. */
   const answerOf = (outcome: ChargeOutcome | undefined): Effect.Effect<Charged<B>, ChargeError> => {
     if (outcome === undefined || !outcome.available) {
-      return Effect.fail(new ModelUnavailable({
-        message: `The ${model} model is temporarily unavailable. Retry later or choose another model.`,
-        model,
-        retryAfterSeconds: outcome?.retry_after_seconds ?? 60
-      }))
+      return Effect.fail(
+        new ModelUnavailable({
+          message: `The ${model} model is temporarily unavailable. Retry later or choose another model.`,
+          model,
+          retryAfterSeconds: outcome?.retry_after_seconds ?? 60
+        })
+      )
     }
     if (!outcome.debited && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
-      return Effect.fail(new ConcurrentLimitExceeded({
-        message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
-        retryAfterSeconds: concurrencyRetryAfterSeconds
-      }))
+      return Effect.fail(
+        new ConcurrentLimitExceeded({
+          message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,
+          retryAfterSeconds: concurrencyRetryAfterSeconds
+        })
+      )
     }
     if (!outcome.debited) {
-      return Effect.fail(new InsufficientCredits({
-        message: `${request.priceText} ${price} credits; the balance is ${outcome.balance}.`
-      }))
+      return Effect.fail(
+        new InsufficientCredits({
+          message: `${request.priceText} ${price} credits; the balance is ${outcome.balance}.`
+        })
+      )
     }
     return Effect.succeed({ status: 202, body: request.body, replayed: false })
   }
@@ -285,9 +294,8 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
   if (idempotency === undefined) {
     const unkeyed = (tries: number): Effect.Effect<Charged<B>, ChargeError> =>
       Effect.flatMap(Effect.orDie(statement), ([outcome]) =>
-        tries < 3 && slotMissing(outcome)
-          ? Effect.andThen(ensureSlot, unkeyed(tries + 1))
-          : answerOf(outcome))
+        tries < 3 && slotMissing(outcome) ? Effect.andThen(ensureSlot, unkeyed(tries + 1)) : answerOf(outcome)
+      )
     return unkeyed(1)
   }
 
@@ -305,7 +313,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
    * At most three charges: after a counter row is made, and after a key past its window is
    * removed. A held key answers first, whatever this request would have met.
    */
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     for (let tries = 1; ; tries++) {
       const { held, outcome } = yield* attempt
       if (idempotency !== undefined && (held || outcome?.debited !== true)) {

@@ -62,9 +62,16 @@ export class CountedCounter<Label extends string> extends Counter<Label> {
    * which its own counter's `get` does not give either.
    */
   override get(): ReturnType<Counter<Label>["get"]> {
-    const values = [...this.#series.values()].filter((series) => series.counted)
+    const values = [...this.#series.values()]
+      .filter((series) => series.counted)
       .map((series) => ({ value: series.value, labels: series.labels }))
-    const rendered: RenderedCounter<Label> = { name: this.#name, help: this.#help, type: "counter", values, aggregator: "sum" }
+    const rendered: RenderedCounter<Label> = {
+      name: this.#name,
+      help: this.#help,
+      type: "counter",
+      values,
+      aggregator: "sum"
+    }
     return Promise.resolve(rendered as unknown as Awaited<ReturnType<Counter<Label>["get"]>>)
   }
 

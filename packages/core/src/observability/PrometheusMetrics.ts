@@ -24,7 +24,7 @@ const cached1 = <C>(make: (a: string) => C) => {
   const children = new Map<string, C>()
   return (a: string): C => {
     let child = children.get(a)
-    if (child === undefined) children.set(a, child = make(a))
+    if (child === undefined) children.set(a, (child = make(a)))
     return child
   }
 }
@@ -33,7 +33,7 @@ const cached2 = <C>(make: (a: string, b: string) => C) => {
   const children = new Map<string, (b: string) => C>()
   return (a: string, b: string): C => {
     let inner = children.get(a)
-    if (inner === undefined) children.set(a, inner = cached1((value) => make(a, value)))
+    if (inner === undefined) children.set(a, (inner = cached1((value) => make(a, value))))
     return inner(b)
   }
 }
@@ -56,7 +56,7 @@ export interface PrometheusMetrics extends MetricsShape {
 }
 
 /** A fresh registry with every Lyre metric and the process's default metrics. */
-export const makePrometheusMetrics = Effect.gen(function*() {
+export const makePrometheusMetrics = Effect.gen(function* () {
   const sql = yield* SqlClient
   const settings = yield* Settings
   const registry = new Registry()
@@ -173,7 +173,11 @@ export const makePrometheusMetrics = Effect.gen(function*() {
     buckets: latencyBuckets,
     registers
   })
-  const pending = new Gauge({ name: "lyre_tasks_pending", help: "Tasks pending in the whole service (read from the database at scrape).", registers })
+  const pending = new Gauge({
+    name: "lyre_tasks_pending",
+    help: "Tasks pending in the whole service (read from the database at scrape).",
+    registers
+  })
   const exportsPending = new Gauge({
     name: "lyre_exports_pending",
     help: "Exports pending in the whole service (read from the database at scrape).",
@@ -222,14 +226,18 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   keptSubmissions.set(0)
   const keptSubmissionResults = new CountedCounter({
     name: "lyre_kept_submissions_total",
-    help: "Submission outcomes the database did not take, by what became of them " +
+    help:
+      "Submission outcomes the database did not take, by what became of them " +
       "(kept, recorded, past_deadline, turned_away at the cap, failed).",
     labelNames: ["result"] as const,
     registers
   })
   const keptResult = cached1((result) => keptSubmissionResults.series({ result }))
 
-  const created = cached1((model) => ({ task: tasksCreated.series({ model }), credits: creditsDebited.series({ model }) }))
+  const created = cached1((model) => ({
+    task: tasksCreated.series({ model }),
+    credits: creditsDebited.series({ model })
+  }))
   const ready = cached1((model) => tasksReady.series({ model }))
   const failed = cached2((model, code) => tasksFailed.series({ model, code }))
   const refunded = cached1((model) => creditsRefunded.series({ model }))
@@ -256,13 +264,15 @@ export const makePrometheusMetrics = Effect.gen(function*() {
       (select json_agg(json_build_array(model, coalesce(open_until > now(), false)) order by model) from model_circuits)
         as circuits`
 
-  const render = Effect.gen(function*() {
+  const render = Effect.gen(function* () {
     const [gauges] = yield* readGauges.pipe(Effect.orElseSucceed(() => []))
     if (gauges !== undefined) {
       pending.set(gauges.pending)
       exportsPending.set(gauges.exports_pending)
       pendingAge.set(
-        gauges.oldest_deadline_in === null ? 0 : Math.max(0, settings.generationTimeoutSeconds - gauges.oldest_deadline_in)
+        gauges.oldest_deadline_in === null
+          ? 0
+          : Math.max(0, settings.generationTimeoutSeconds - gauges.oldest_deadline_in)
       )
       backlog.set(gauges.backlog)
       backlogAge.set(Math.max(0, gauges.oldest_due_for ?? 0))
@@ -274,7 +284,8 @@ export const makePrometheusMetrics = Effect.gen(function*() {
   const metrics: PrometheusMetrics = {
     enabled: true,
     registry,
-    httpRequest: (surface, route, method, status, seconds) => httpDuration.record(surface, route, method, status, seconds),
+    httpRequest: (surface, route, method, status, seconds) =>
+      httpDuration.record(surface, route, method, status, seconds),
     taskCreated: (model, credits) => {
       const child = created(model)
       child.task.inc()

@@ -13,11 +13,12 @@ export class RequestDurations extends CountedHistogram<Label> {
   /** Counts one request of `seconds`; its surface follows from its route, so the series are found by route. */
   record(surface: string, route: string, method: string, status: number, seconds: number): void {
     let byMethod = this.#byRoute.get(route)
-    if (byMethod === undefined) this.#byRoute.set(route, byMethod = new Map())
+    if (byMethod === undefined) this.#byRoute.set(route, (byMethod = new Map()))
     let byStatus = byMethod.get(method)
-    if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()))
     let series = byStatus.get(status)
-    if (series === undefined) byStatus.set(status, series = this.series({ surface, route, method, status: String(status) }))
+    if (series === undefined)
+      byStatus.set(status, (series = this.series({ surface, route, method, status: String(status) })))
     series.observe(seconds)
   }
 }

@@ -16,7 +16,7 @@ export class SeriesByLabels<Label extends string, Series> {
   of(labels: Readonly<Record<Label, string>>, make: () => Series): Series {
     const key = this.#labelNames.map((name) => labels[name]).join("\u0000")
     let series = this.#series.get(key)
-    if (series === undefined) this.#series.set(key, series = make())
+    if (series === undefined) this.#series.set(key, (series = make()))
     return series
   }
 

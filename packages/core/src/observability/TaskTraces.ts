@@ -7,7 +7,9 @@
 import { Context, Effect, Option, Tracer } from "effect"
 
 /** True when the composition root exports traces. */
-export const TaskTraces = Context.Reference<boolean>("lyre/core/observability/TaskTraces", { defaultValue: () => false })
+export const TaskTraces = Context.Reference<boolean>("lyre/core/observability/TaskTraces", {
+  defaultValue: () => false
+})
 
 const separator = " "
 

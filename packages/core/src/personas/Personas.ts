@@ -79,31 +79,34 @@ export const vocalGenderOf = (found: FoundTrack): "m" | "f" | null => {
   return null
 }
 
-export class Personas extends Context.Service<Personas, {
-  /** `POST /v1/personas`: 201 the Persona. */
-  readonly create: (
-    principal: Principal,
-    input: PersonaRequest
-  ) => Effect.Effect<Persona, TrackNotFound | ProviderError>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<Persona, PersonaNotFound>
-  readonly list: (
-    principal: Principal,
-    page: { readonly limit: number; readonly startingAfter: string | undefined }
-  ) => Effect.Effect<PersonaList, InvalidParameter>
-  readonly remove: (principal: Principal, id: string) => Effect.Effect<DeletedPersona, PersonaNotFound>
-  /** Every live persona of an account, newest first (the admin API). */
-  readonly personasOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Persona>>
-}>()("lyre/core/personas/Personas") {
+export class Personas extends Context.Service<
+  Personas,
+  {
+    /** `POST /v1/personas`: 201 the Persona. */
+    readonly create: (
+      principal: Principal,
+      input: PersonaRequest
+    ) => Effect.Effect<Persona, TrackNotFound | ProviderError>
+    readonly get: (principal: Principal, id: string) => Effect.Effect<Persona, PersonaNotFound>
+    readonly list: (
+      principal: Principal,
+      page: { readonly limit: number; readonly startingAfter: string | undefined }
+    ) => Effect.Effect<PersonaList, InvalidParameter>
+    readonly remove: (principal: Principal, id: string) => Effect.Effect<DeletedPersona, PersonaNotFound>
+    /** Every live persona of an account, newest first (the admin API). */
+    readonly personasOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Persona>>
+  }
+>()("lyre/core/personas/Personas") {
   static readonly layer = Layer.effect(
     Personas,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const writes = yield* WriteSql
       const ids = yield* Ids
       const provider = yield* Provider
       const { findTrack } = yield* trackSources
 
-      const create = Effect.fn("Personas.create")(function*(principal: Principal, input: PersonaRequest) {
+      const create = Effect.fn("Personas.create")(function* (principal: Principal, input: PersonaRequest) {
         const found = yield* findTrack(principal.accountId, input.track_id)
         const id = yield* ids.make("persona")
         const outcome = yield* provider.createPersona({
@@ -126,7 +129,7 @@ export class Personas extends Context.Service<Personas, {
         return renderPersona(row)
       })
 
-      const get = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const get = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("persona", id)) return yield* personaNotFound(id, "id")
         const [row] = yield* sql<PersonaRow>`
           select ${sql.literal(personaColumns)} from personas
@@ -135,33 +138,38 @@ export class Personas extends Context.Service<Personas, {
         return renderPersona(row)
       })
 
-      const list = Effect.fn("Personas.list")(function*(
+      const list = Effect.fn("Personas.list")(function* (
         principal: Principal,
         page: { readonly limit: number; readonly startingAfter: string | undefined }
       ) {
         const cursor = page.startingAfter
         if (cursor !== undefined) {
           const [found] = hasIdShape("persona", cursor)
-            ? yield* sql`select 1 from personas where id = ${cursor} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
+            ? yield* sql`select 1 from personas where id = ${cursor} and account_id = ${principal.accountId}`.pipe(
+                Effect.orDie
+              )
             : []
           if (found === undefined) {
-            return yield* new InvalidParameter({ message: `starting_after: no persona ${cursor}.`, param: "starting_after" })
+            return yield* new InvalidParameter({
+              message: `starting_after: no persona ${cursor}.`,
+              param: "starting_after"
+            })
           }
         }
         const rows = yield* sql<PersonaRow>`
           select ${sql.literal(personaColumns)} from personas p
           where p.account_id = ${principal.accountId} and p.deleted_at is null
           ${
-          cursor === undefined
-            ? sql``
-            : sql`and (p.created_at, p.id) < (select created_at, id from personas where id = ${cursor})`
-        }
+            cursor === undefined
+              ? sql``
+              : sql`and (p.created_at, p.id) < (select created_at, id from personas where id = ${cursor})`
+          }
           order by p.created_at desc, p.id desc
           limit ${page.limit + 1}`.pipe(Effect.orDie)
         return { data: rows.slice(0, page.limit).map(renderPersona), has_more: rows.length > page.limit }
       })
 
-      const remove = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const remove = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("persona", id)) return yield* personaNotFound(id, "id")
         const now = isoTimestamp(yield* Clock.currentTimeMillis)
         const rows = yield* writes<{ id: string }>`
@@ -172,7 +180,7 @@ export class Personas extends Context.Service<Personas, {
         return { id, deleted: true as const }
       })
 
-      const personasOfAccount = Effect.fnUntraced(function*(accountId: string, limit: number) {
+      const personasOfAccount = Effect.fnUntraced(function* (accountId: string, limit: number) {
         const rows = yield* sql<PersonaRow>`
           select ${sql.literal(personaColumns)} from personas where account_id = ${accountId} and deleted_at is null
           order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)

@@ -35,4 +35,3 @@ export const makeIdleRest = (firstMillis: number, maxMillis: number = defaultMax
     }
   }
 }
-

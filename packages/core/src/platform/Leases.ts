@@ -12,7 +12,12 @@ import { Clock, Context, Effect, Layer } from "effect"
 export type LeaseKind = "task" | "export" | "upload" | "delivery"
 
 /** The kinds as the drain's log line names them. */
-const plural = { task: "tasks", export: "exports", upload: "uploads", delivery: "deliveries" } as const satisfies Record<LeaseKind, string>
+const plural = {
+  task: "tasks",
+  export: "exports",
+  upload: "uploads",
+  delivery: "deliveries"
+} as const satisfies Record<LeaseKind, string>
 
 export interface LeaseBook {
   readonly hold: (kind: LeaseKind, ids: ReadonlyArray<string>) => void
@@ -30,7 +35,12 @@ export interface LeaseBook {
 }
 
 export const makeLeaseBook = (): LeaseBook => {
-  const books: Record<LeaseKind, Set<string>> = { task: new Set(), export: new Set(), upload: new Set(), delivery: new Set() }
+  const books: Record<LeaseKind, Set<string>> = {
+    task: new Set(),
+    export: new Set(),
+    upload: new Set(),
+    delivery: new Set()
+  }
   let deadline: number | null = null
   let reported = false
   return {
@@ -72,10 +82,16 @@ export class Leases extends Context.Service<Leases, LeaseBook>()("lyre/core/serv
  * failed or the drain's time ran out (the statement may still land; the lease is then named
  * as not handed back, the safe side). Outside a drain it is given as long as it takes.
  */
-export const handBackWithin = <A, E, R>(book: LeaseBook, handBack: Effect.Effect<A, E, R>): Effect.Effect<boolean, never, R> =>
-  Effect.gen(function*() {
+export const handBackWithin = <A, E, R>(
+  book: LeaseBook,
+  handBack: Effect.Effect<A, E, R>
+): Effect.Effect<boolean, never, R> =>
+  Effect.gen(function* () {
     const deadline = book.deadline()
-    const attempt = handBack.pipe(Effect.as(true), Effect.catchCause(() => Effect.succeed(false)))
+    const attempt = handBack.pipe(
+      Effect.as(true),
+      Effect.catchCause(() => Effect.succeed(false))
+    )
     if (deadline === null) return yield* attempt
     const left = deadline - (yield* Clock.currentTimeMillis)
     if (left <= 0) return false

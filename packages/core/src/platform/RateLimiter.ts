@@ -39,12 +39,13 @@ const isNoScript = (error: unknown): boolean => error instanceof Error && error.
 /** Runs `script` by its SHA1 when the client can, falling back to the whole script once Redis has lost it. */
 const scriptRunner = (redis: RedisScripting, script: string) => {
   const evalsha = redis.evalsha
-  if (evalsha === undefined) return (numKeys: number, ...args: Array<string | number>) => redis.eval(script, numKeys, ...args)
+  if (evalsha === undefined)
+    return (numKeys: number, ...args: Array<string | number>) => redis.eval(script, numKeys, ...args)
   const sha1 = createHash("sha1").update(script).digest("hex")
   return (numKeys: number, ...args: Array<string | number>) =>
-    evalsha.call(redis, sha1, numKeys, ...args).catch((error: unknown) =>
-      isNoScript(error) ? redis.eval(script, numKeys, ...args) : Promise.reject(error)
-    )
+    evalsha
+      .call(redis, sha1, numKeys, ...args)
+      .catch((error: unknown) => (isNoScript(error) ? redis.eval(script, numKeys, ...args) : Promise.reject(error)))
 }
 
 /**
@@ -85,9 +86,12 @@ const makeWindows = () => {
   }
 }
 
-export class RateLimiter extends Context.Service<RateLimiter, {
-  readonly hit: (subject: string, limit: number) => Effect.Effect<RateLimitDecision>
-}>()("lyre/core/platform/RateLimiter") {
+export class RateLimiter extends Context.Service<
+  RateLimiter,
+  {
+    readonly hit: (subject: string, limit: number) => Effect.Effect<RateLimitDecision>
+  }
+>()("lyre/core/platform/RateLimiter") {
   static readonly layerMemory = Layer.sync(RateLimiter)(() => {
     const windows = makeWindows()
     return RateLimiter.of({
@@ -101,25 +105,28 @@ export class RateLimiter extends Context.Service<RateLimiter, {
    * Redis, at the price of each process allowing the limit by itself during the outage.
    */
   static readonly layerRedis = (redis: RedisScripting, keyPrefix = "lyre:rpm:") =>
-    Layer.effect(RateLimiter)(Effect.gen(function*() {
-      const gate = yield* RedisGate
-      const windows = makeWindows()
-      const slidingWindow = scriptRunner(redis, slidingWindowScript)
-      return RateLimiter.of({
-        hit: (subject, limit) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            gate.run(
-              "rate_limit",
-              async () => {
-                const member = randomBase62(12)
-                const reply = await slidingWindow(1, keyPrefix + subject, windowMillis, limit, member)
-                const [allowed, count, oldest, redisNow] = reply as [number, number, number, number]
-                return decide(allowed === 1, limit, count, oldest, redisNow)
-              },
-              () => windows(subject, limit, now)
-            ))
+    Layer.effect(RateLimiter)(
+      Effect.gen(function* () {
+        const gate = yield* RedisGate
+        const windows = makeWindows()
+        const slidingWindow = scriptRunner(redis, slidingWindowScript)
+        return RateLimiter.of({
+          hit: (subject, limit) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              gate.run(
+                "rate_limit",
+                async () => {
+                  const member = randomBase62(12)
+                  const reply = await slidingWindow(1, keyPrefix + subject, windowMillis, limit, member)
+                  const [allowed, count, oldest, redisNow] = reply as [number, number, number, number]
+                  return decide(allowed === 1, limit, count, oldest, redisNow)
+                },
+                () => windows(subject, limit, now)
+              )
+            )
+        })
       })
-    }))
+    )
 }
 
 const decide = (allowed: boolean, limit: number, count: number, oldest: number, now: number): RateLimitDecision => {

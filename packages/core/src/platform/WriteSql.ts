@@ -16,7 +16,7 @@ export class WriteSql extends Context.Service<WriteSql, SqlClient>()("lyre/core/
   /** The one client there is, for both. */
   static readonly sameClient: Layer.Layer<WriteSql, never, SqlClient> = Layer.effect(
     WriteSql,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       return yield* SqlClient
     })
   )

@@ -8,13 +8,13 @@ import type { ExportFormat, TimedWord } from "../domain/models.ts"
 export type SubmitOutcome =
   | { readonly _tag: "Accepted"; readonly providerTaskId: string }
   | {
-    readonly _tag: "Rejected"
-    /** Our error code for the task: `provider_error` or `content_policy`. */
-    readonly code: string
-    readonly message: string
-    /** Upstream said "too frequent" or "maintenance": the model's circuit should hear of it. */
-    readonly countsTowardCircuit: boolean
-  }
+      readonly _tag: "Rejected"
+      /** Our error code for the task: `provider_error` or `content_policy`. */
+      readonly code: string
+      readonly message: string
+      /** Upstream said "too frequent" or "maintenance": the model's circuit should hear of it. */
+      readonly countsTowardCircuit: boolean
+    }
   | { readonly _tag: "Unknown"; readonly message: string }
 
 /** One finished track as the provider describes it, before we re-host its files. */
@@ -111,14 +111,22 @@ export interface UploadSource {
     readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
   }
   readonly transcription: {
-    readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+    readonly notes: ReadonlyArray<{
+      readonly pitch: number
+      readonly start: number
+      readonly end: number
+      readonly velocity: number
+    }>
     /** The voice heard along its top line, for a persona of the upload's track. */
-    readonly voice?: {
-      readonly register: "m" | "f"
-      readonly centre: number
-      readonly brightness: number
-      readonly vibrato: { readonly rate: number; readonly depth: number }
-    } | null | undefined
+    readonly voice?:
+      | {
+          readonly register: "m" | "f"
+          readonly centre: number
+          readonly brightness: number
+          readonly vibrato: { readonly rate: number; readonly depth: number }
+        }
+      | null
+      | undefined
   }
 }
 
@@ -178,7 +186,9 @@ export interface ProviderExportFile {
   readonly contentType: string
   /** The part of a stems export (`vocals`, `drums`, `instrumental`, ...); null otherwise. */
   readonly stem: string | null
-  readonly content: { readonly _tag: "Url"; readonly url: string } | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
+  readonly content:
+    | { readonly _tag: "Url"; readonly url: string }
+    | { readonly _tag: "Bytes"; readonly bytes: Uint8Array }
 }
 
 /**
@@ -187,18 +197,18 @@ export interface ProviderExportFile {
  */
 export type ExportPollOutcome =
   | {
-    readonly _tag: "Pending"
-    /**
-     * Set when the provider moved the export on to a task of its own: poll it under this id from
-     * now on. The upstream's MIDI is two tasks (a stem separation, then a transcription of it),
-     * and the second exists only once the first is done.
-     */
-    readonly providerExportId?: string | undefined
-  }
+      readonly _tag: "Pending"
+      /**
+       * Set when the provider moved the export on to a task of its own: poll it under this id from
+       * now on. The upstream's MIDI is two tasks (a stem separation, then a transcription of it),
+       * and the second exists only once the first is done.
+       */
+      readonly providerExportId?: string | undefined
+    }
   | {
-    readonly _tag: "Succeeded"
-    readonly files: ReadonlyArray<ProviderExportFile>
-    readonly timedLyrics: ReadonlyArray<TimedWord> | null
-  }
+      readonly _tag: "Succeeded"
+      readonly files: ReadonlyArray<ProviderExportFile>
+      readonly timedLyrics: ReadonlyArray<TimedWord> | null
+    }
   | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
   | { readonly _tag: "Unknown"; readonly message: string }

@@ -35,7 +35,8 @@ const parameter = Symbol("parameter")
  */
 const templateKey = Symbol("lyre/fixedText/template")
 
-const templateOf = (value: object): Template | undefined => (value as { readonly [templateKey]?: Template })[templateKey]
+const templateOf = (value: object): Template | undefined =>
+  (value as { readonly [templateKey]?: Template })[templateKey]
 
 /** One shape a template has taken, and its text. */
 interface Variant {
@@ -120,10 +121,13 @@ export const fixedTextClient = <Client extends Constructor>(client: Client): Cli
 
   /** The call as the client makes it, with nested statements of this client rebuilt the client's way. */
   const asClientWould = (template: Template): Statement<object> =>
-    client(template.strings, ...template.values.map((value) => {
-      const nested = typeof value === "object" && value !== null ? templateOf(value) : undefined
-      return nested === undefined ? value : asClientWould(nested)
-    }))
+    client(
+      template.strings,
+      ...template.values.map((value) => {
+        const nested = typeof value === "object" && value !== null ? templateOf(value) : undefined
+        return nested === undefined ? value : asClientWould(nested)
+      })
+    )
 
   /** The statement of `text` and `params`, knowing the template it came from. */
   const made = (text: string, params: ReadonlyArray<unknown>, template: Template): Statement<object> => {
@@ -144,10 +148,13 @@ export const fixedTextClient = <Client extends Constructor>(client: Client): Cli
     if (typeof strings === "string") return client(strings)
     const template: Template = { strings, values }
     let known = texts.get(strings)
-    if (known === undefined) texts.set(strings, known = { plain: undefined, shaped: [] })
+    if (known === undefined) texts.set(strings, (known = { plain: undefined, shaped: [] }))
     // Values that are all parameters are the parameters, in order: no walk, no copy.
     if (allParameters(values)) {
-      known.plain ??= textOf(strings, values.map(() => parameter))
+      known.plain ??= textOf(
+        strings,
+        values.map(() => parameter)
+      )
       return made(known.plain, values, template)
     }
     const shape: Array<ShapePart> = []

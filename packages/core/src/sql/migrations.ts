@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { Migrator } from "effect/sql"
 import { SqlClient } from "effect/sql/SqlClient"
 
-const m0001_foundation = Effect.gen(function*() {
+const m0001_foundation = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table accounts (
@@ -97,7 +97,7 @@ const m0001_foundation = Effect.gen(function*() {
  * Worker state on the task (what was submitted, how to reach it, who holds it and when to look
  * again), the outbox of task events, and the provider circuit per model.
  */
-const m0002_worker = Effect.gen(function*() {
+const m0002_worker = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     alter table generation_tasks
@@ -146,7 +146,7 @@ const m0002_worker = Effect.gen(function*() {
  * says whether it was fanned out; accounts carry the `credits.low` arming flag, and keys
  * remember their `key.expiring` event.
  */
-const m0003_webhooks = Effect.gen(function*() {
+const m0003_webhooks = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`alter table accounts add column credit_alert_armed boolean not null default true`
   yield* sql`alter table api_keys add column expiring_notified_at timestamptz`
@@ -209,7 +209,7 @@ const m0003_webhooks = Effect.gen(function*() {
  * (+1) and move it out of `pending` (-1), so a create needs no transaction or lock of its own
  * (docs/decisions/0006-concurrency-counter.md). Existing pending tasks seed the counters.
  */
-const m0004_inflight_counter = Effect.gen(function*() {
+const m0004_inflight_counter = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table credential_inflight (
@@ -232,7 +232,7 @@ const m0004_inflight_counter = Effect.gen(function*() {
  * refresh tokens) are kept only as keyed hashes; a grant is the family of tokens one code began,
  * revoked as a whole; signing keys keep their private half encrypted with SECRET_KEY.
  */
-const m0005_oauth = Effect.gen(function*() {
+const m0005_oauth = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table oauth_clients (
@@ -306,13 +306,13 @@ const m0005_oauth = Effect.gen(function*() {
 })
 
 /** The dashboard's key list shows when each key was last used (written at most once a minute). */
-const m0006_dashboard = Effect.gen(function*() {
+const m0006_dashboard = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`alter table api_keys add column last_used_at timestamptz`
 })
 
 /** The trace a task was created in, when traces are exported (see observability/TaskTraces.ts). */
-const m0007_task_trace = Effect.gen(function*() {
+const m0007_task_trace = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`alter table generation_tasks add column trace_context text`
 })
@@ -325,7 +325,7 @@ const m0007_task_trace = Effect.gen(function*() {
  * polled and refunded as a generation task is, in the same in-flight counter; its ledger rows
  * and events are once per export as a task's are once per task.
  */
-const m0008_song_tools = Effect.gen(function*() {
+const m0008_song_tools = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table tracks (
@@ -400,7 +400,7 @@ const m0008_song_tools = Effect.gen(function*() {
  * track is a row of `tracks` whose root is the upload rather than a task. A deleted upload keeps
  * its row (tracks made from it point at it) without its file.
  */
-const m0009_uploads = Effect.gen(function*() {
+const m0009_uploads = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table uploads (
@@ -455,7 +455,7 @@ const m0009_uploads = Effect.gen(function*() {
  * does) and what it derives (`derivation`, with the edited span). Personas are a voice kept from
  * a track; one deleted is only marked so, since the tracks made with it are rendered again from it.
  */
-const m0010_track_tasks = Effect.gen(function*() {
+const m0010_track_tasks = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`
     create table personas (
@@ -483,7 +483,7 @@ const m0010_track_tasks = Effect.gen(function*() {
  * order, where `jsonb` reorders them (shortest first). Answers go out as rendered, unparsed
  * (decision 0109), so the stored one must keep the order it was rendered in.
  */
-const m0011_replays_as_sent = Effect.gen(function*() {
+const m0011_replays_as_sent = Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`alter table idempotency_keys alter column response_body type json using response_body::json`
 })

@@ -22,7 +22,7 @@ const defaultGraceSeconds = 86_400
 const signedIn = t.procedure.use(async ({ ctx, next, type }) => {
   const session = await runProcedure(
     ctx,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const found = yield* AccountConsole.use((console) => console.signedIn(ctx.sessionToken))
       if (type !== "query") yield* requireCsrf(found, ctx.csrfToken)
       return found
@@ -42,7 +42,7 @@ export const accountRouter = t.router({
   overview: signedIn.query(({ ctx }) =>
     runProcedure(
       ctx,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const account = yield* Accounts.use((accounts) => accounts.get(ctx.accountId))
         const armed = yield* AccountConsole.use((console) => console.creditAlertArmed(ctx.accountId))
         const refusal = yield* requireAccessTier(account.plan).pipe(
@@ -67,24 +67,37 @@ export const accountRouter = t.router({
   ),
 
   /** The overview's chart: credits spent per day by model and song tool, generations ready and failed. */
-  usage: signedIn.query(({ ctx }) => runProcedure(ctx, AccountConsole.use((console) => console.usage(ctx.accountId)))),
+  usage: signedIn.query(({ ctx }) =>
+    runProcedure(
+      ctx,
+      AccountConsole.use((console) => console.usage(ctx.accountId))
+    )
+  ),
 
   /** Every grant, debit, refund and adjustment, newest first. */
   ledger: signedIn.query(({ ctx }) =>
     runProcedure(
       ctx,
-      Effect.map(Accounts.use((accounts) => accounts.ledger(ctx.accountId)), (entries) => [...entries].reverse())
+      Effect.map(
+        Accounts.use((accounts) => accounts.ledger(ctx.accountId)),
+        (entries) => [...entries].reverse()
+      )
     )
   ),
 
   keys: t.router({
-    list: signedIn.query(({ ctx }) => runProcedure(ctx, AccountConsole.use((console) => console.keys(ctx.accountId)))),
+    list: signedIn.query(({ ctx }) =>
+      runProcedure(
+        ctx,
+        AccountConsole.use((console) => console.keys(ctx.accountId))
+      )
+    ),
 
     /** Keys need the Pro plan or higher, as every use of them does. The full key is in this answer only. */
     create: signedIn.input(CreateKeyBody).mutation(({ ctx, input }) =>
       runProcedure(
         ctx,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* requireAccessTier(ctx.session.principal.plan)
           const expiresAt = input.expires_at == null ? null : new Date(input.expires_at)
           if (expiresAt !== null && expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) {
@@ -100,7 +113,7 @@ export const accountRouter = t.router({
     revoke: signedIn.input(ById).mutation(({ ctx, input }) =>
       runProcedure(
         ctx,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* AccountConsole.use((console) => console.ownKey(ctx.accountId, input.id))
           yield* ApiKeys.use((keys) => keys.revoke(input.id))
           return { id: input.id, revoked: true }
@@ -111,11 +124,17 @@ export const accountRouter = t.router({
 
   webhooks: t.router({
     list: signedIn.query(({ ctx }) =>
-      runProcedure(ctx, Webhooks.use((webhooks) => webhooks.listEndpoints(ctx.accountId)))
+      runProcedure(
+        ctx,
+        Webhooks.use((webhooks) => webhooks.listEndpoints(ctx.accountId))
+      )
     ),
 
     create: signedIn.input(CreateWebhookEndpointBody).mutation(({ ctx, input }) =>
-      runProcedure(ctx, Webhooks.use((webhooks) => webhooks.createEndpoint(ctx.accountId, input)))
+      runProcedure(
+        ctx,
+        Webhooks.use((webhooks) => webhooks.createEndpoint(ctx.accountId, input))
+      )
     ),
 
     update: signedIn.input(UpdateWebhookEndpointInput).mutation(({ ctx, input }) => {
@@ -134,7 +153,10 @@ export const accountRouter = t.router({
         ctx,
         Effect.andThen(
           AccountConsole.use((console) => console.ownEndpoint(ctx.accountId, input.id)),
-          Effect.as(Webhooks.use((webhooks) => webhooks.deleteEndpoint(input.id)), { id: input.id, deleted: true })
+          Effect.as(
+            Webhooks.use((webhooks) => webhooks.deleteEndpoint(input.id)),
+            { id: input.id, deleted: true }
+          )
         )
       )
     ),
@@ -205,7 +227,7 @@ export const accountRouter = t.router({
   setCreditAlert: signedIn.input(SetCreditAlertInput).mutation(({ ctx, input }) =>
     runProcedure(
       ctx,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const account = yield* Accounts.use((accounts) =>
           accounts.update(ctx.accountId, { credit_alert_threshold: input.credit_alert_threshold })
         )

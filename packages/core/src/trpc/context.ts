@@ -126,10 +126,8 @@ const valueOrThrow = <A>(exit: Exit.Exit<A, unknown>): A => {
  * an async function awaiting `runToResult`: every request's admission passes here, and each
  * async layer is a promise and a turn of the microtask queue more.
  */
-export const runProcedure = <A>(
-  ctx: CallContext,
-  program: Effect.Effect<A, ApiError, CoreServices>
-): Promise<A> => ctx.runtime.runPromiseExit(program).then(valueOrThrow)
+export const runProcedure = <A>(ctx: CallContext, program: Effect.Effect<A, ApiError, CoreServices>): Promise<A> =>
+  ctx.runtime.runPromiseExit(program).then(valueOrThrow)
 
 /**
  * Runs a paid call (a generation, an extension, an export): its status is the charge's (202,

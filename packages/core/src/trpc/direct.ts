@@ -102,10 +102,19 @@ export const directProcedure = (
   const stage = first === undefined ? undefined : stageOf(first)
   const [inputParser, ...moreInputs] = parts.inputs
   if (
-    stage === undefined || input?._type !== "input" || output?._type !== "output" || resolve === undefined ||
-    resolve._type !== undefined || more.length > 0 || moreInputs.length > 0 || inputParser === undefined ||
-    parts.output === undefined || parts.resolver === undefined || (parts.type !== "query" && parts.type !== "mutation")
-  ) return null
+    stage === undefined ||
+    input?._type !== "input" ||
+    output?._type !== "output" ||
+    resolve === undefined ||
+    resolve._type !== undefined ||
+    more.length > 0 ||
+    moreInputs.length > 0 ||
+    inputParser === undefined ||
+    parts.output === undefined ||
+    parts.resolver === undefined ||
+    (parts.type !== "query" && parts.type !== "mutation")
+  )
+    return null
   return {
     path,
     type: parts.type,

@@ -1,6 +1,13 @@
 import type { TRPCError } from "@trpc/server"
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc"
-import { errorTable, InternalError, InvalidContentType, InvalidJson, isApiError, RouteNotFound } from "../domain/errors.ts"
+import {
+  errorTable,
+  InternalError,
+  InvalidContentType,
+  InvalidJson,
+  isApiError,
+  RouteNotFound
+} from "../domain/errors.ts"
 import type { ApiError } from "../domain/errors.ts"
 import { validationErrorFrom } from "../domain/validation.ts"
 import type { SchemaIssue } from "../domain/validation.ts"

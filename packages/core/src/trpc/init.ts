@@ -36,13 +36,20 @@ export interface LyreMeta {
  * tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape;
  * `isDev: false` keeps stacks out of every answer.
  */
-export const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({
-  isDev: false,
-  errorFormatter: ({ shape, error, input }) => {
-    const rendered = renderError(apiErrorFromTrpc(error, input))
-    return { ...shape, message: rendered.body.error.message, data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error } }
-  }
-})
+export const t = initTRPC
+  .context<CallContext>()
+  .meta<LyreMeta>()
+  .create({
+    isDev: false,
+    errorFormatter: ({ shape, error, input }) => {
+      const rendered = renderError(apiErrorFromTrpc(error, input))
+      return {
+        ...shape,
+        message: rendered.body.error.message,
+        data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error }
+      }
+    }
+  })
 
 /**
  * A bearer credential when one is sent; otherwise a signed-in dashboard session (its cookie,
@@ -51,11 +58,11 @@ export const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({
  */
 const admission = (ctx: CallContext, scope: Scope | undefined, type: "query" | "mutation" | "subscription") =>
   ctx.authorization === undefined && ctx.sessionToken !== undefined
-    ? Effect.gen(function*() {
-      const signedIn = yield* AccountConsole.use((console) => console.signedIn(ctx.sessionToken))
-      if (type !== "query") yield* requireCsrf(signedIn, ctx.csrfToken)
-      return yield* Guard.use((guard) => guard.admitPrincipal(signedIn.principal, scope))
-    })
+    ? Effect.gen(function* () {
+        const signedIn = yield* AccountConsole.use((console) => console.signedIn(ctx.sessionToken))
+        if (type !== "query") yield* requireCsrf(signedIn, ctx.csrfToken)
+        return yield* Guard.use((guard) => guard.admitPrincipal(signedIn.principal, scope))
+      })
     : Guard.use((guard) => guard.admit(ctx.authorization, scope, ctx.resource))
 
 /**

@@ -53,13 +53,14 @@ const renderAccount = (principal: Principal): Account => ({
   auth: {
     kind: principal.credential.kind,
     scopes: [...principal.scopes],
-    key: principal.credential.kind === "api_key"
-      ? {
-        id: principal.credential.keyId,
-        name: principal.credential.name,
-        expires_at: principal.credential.expiresAt === null ? null : isoOfDate(principal.credential.expiresAt)
-      }
-      : null
+    key:
+      principal.credential.kind === "api_key"
+        ? {
+            id: principal.credential.keyId,
+            name: principal.credential.name,
+            expires_at: principal.credential.expiresAt === null ? null : isoOfDate(principal.credential.expiresAt)
+          }
+        : null
   }
 })
 
@@ -75,7 +76,8 @@ const trackTask = (route: { readonly segment: string; readonly summary: string; 
       method: "POST",
       path: `/v1/music/tracks/{track_id}/${route.segment}`,
       summary: route.summary,
-      description: `${route.description} Any GenerateRequest field may be given (absent: the source's); priced and ` +
+      description:
+        `${route.description} Any GenerateRequest field may be given (absent: the source's); priced and ` +
         "listed as a generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header " +
         "to retry safely.",
       tags: ["track tasks"],
@@ -111,7 +113,8 @@ export const appRouter = t.router({
           method: "POST",
           path: "/v1/music/generations",
           summary: "Generate music",
-          description: "Deducts the model's credits and enqueues the task. Answers 202 with the pending task. " +
+          description:
+            "Deducts the model's credits and enqueues the task. Answers 202 with the pending task. " +
             "Send an `Idempotency-Key` header to retry safely.",
           tags: ["generations"],
           protect: true,
@@ -123,7 +126,10 @@ export const appRouter = t.router({
       .input(GenerateRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, Generations.use((generations) => generations.create(ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          Generations.use((generations) => generations.create(ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
 
     get: admitted
@@ -140,7 +146,10 @@ export const appRouter = t.router({
       .input(GetGenerationParams)
       .output(GenerationTask)
       .query(({ ctx, input }) =>
-        runProcedure(ctx, Generations.use((generations) => generations.get(ctx.principal, input.id)))
+        runProcedure(
+          ctx,
+          Generations.use((generations) => generations.get(ctx.principal, input.id))
+        )
       ),
 
     list: admitted
@@ -175,7 +184,8 @@ export const appRouter = t.router({
           method: "POST",
           path: "/v1/music/tracks/{track_id}/extensions",
           summary: "Extend a track",
-          description: "A generation that continues a track of a ready task: the source up to `continue_at`, then " +
+          description:
+            "A generation that continues a track of a ready task: the source up to `continue_at`, then " +
             "the continuation. Any GenerateRequest field may be given (absent: the source's); priced and listed as a " +
             "generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header to retry safely.",
           tags: ["song tools"],
@@ -188,7 +198,10 @@ export const appRouter = t.router({
       .input(ExtendRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
 
     export: withBody
@@ -197,7 +210,8 @@ export const appRouter = t.router({
           method: "POST",
           path: "/v1/music/tracks/{track_id}/exports",
           summary: "Export a track",
-          description: "WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5) of a track of a ready task. " +
+          description:
+            "WAV (5 credits), MIDI (5), stems (20) or timed lyrics (5) of a track of a ready task. " +
             "Answers 202 with the pending export, or 200 with the account's ready export of that track and format, " +
             "charged nothing. Send an `Idempotency-Key` header to retry safely.",
           tags: ["song tools"],
@@ -210,51 +224,70 @@ export const appRouter = t.router({
       .input(ExportRequest)
       .output(Export)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
 
     cover: trackTask({
       segment: "covers",
       summary: "Cover a track",
-      description: "The same song (melody, harmony, form, words) in the new `style`; `audio_weight` moves it between " +
+      description:
+        "The same song (melody, harmony, form, words) in the new `style`; `audio_weight` moves it between " +
         "the source's rhythm (1) and the new style's (0)."
     })
       .input(CoverRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("cover", ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          TrackTasks.use((tasks) => tasks.create("cover", ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
     vocals: trackTask({
       segment: "vocals",
       summary: "Add vocals to a track",
-      description: "The source with `lyrics` sung over it on a melody composed for its chords, in its key and on its beat."
+      description:
+        "The source with `lyrics` sung over it on a melody composed for its chords, in its key and on its beat."
     })
       .input(VocalsRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("vocals", ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          TrackTasks.use((tasks) => tasks.create("vocals", ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
     instrumental: trackTask({
       segment: "instrumentals",
       summary: "Add an accompaniment to a track",
-      description: "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
+      description:
+        "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
         "A track made without vocals is 400 `track_has_no_lyrics`; an upload is accompanied as heard (it may be a voice alone)."
     })
       .input(InstrumentalRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("instrumental", ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          TrackTasks.use((tasks) => tasks.create("instrumental", ctx.principal, input, ctx.idempotencyKey))
+        )
       ),
     edit: trackTask({
       segment: "edits",
       summary: "Edit a span of a track",
-      description: "The span from `start` to `end` (seconds, 2 to 60 apart, within the track) composed again, with " +
+      description:
+        "The span from `start` to `end` (seconds, 2 to 60 apart, within the track) composed again, with " +
         "new `lyrics` when given; outside it, the source sample for sample."
     })
       .input(EditRequest)
       .output(GenerationTask)
       .mutation(({ ctx, input }) =>
-        runPaid(ctx, TrackTasks.use((tasks) => tasks.create("edit", ctx.principal, input, ctx.idempotencyKey)))
+        runPaid(
+          ctx,
+          TrackTasks.use((tasks) => tasks.create("edit", ctx.principal, input, ctx.idempotencyKey))
+        )
       )
   }),
 
@@ -267,7 +300,8 @@ export const appRouter = t.router({
           method: "POST",
           path: "/v1/personas",
           summary: "Make a persona",
-          description: "Keeps the voice (timbre, range, vibrato) and arrangement palette of a track of this account, " +
+          description:
+            "Keeps the voice (timbre, range, vibrato) and arrangement palette of a track of this account, " +
             "to name later as `persona_id` (aether). Free. Answers 201.",
           tags: ["personas"],
           protect: true,
@@ -279,17 +313,31 @@ export const appRouter = t.router({
       .input(PersonaRequest)
       .output(Persona)
       .mutation(({ ctx, input }) =>
-        runProcedure(ctx, Personas.use((personas) => personas.create(ctx.principal, input)))
+        runProcedure(
+          ctx,
+          Personas.use((personas) => personas.create(ctx.principal, input))
+        )
       ),
 
     get: admitted
       .meta({
-        openapi: { method: "GET", path: "/v1/personas/{id}", summary: "Get a persona", tags: ["personas"], protect: true },
+        openapi: {
+          method: "GET",
+          path: "/v1/personas/{id}",
+          summary: "Get a persona",
+          tags: ["personas"],
+          protect: true
+        },
         scope: "music:generate"
       })
       .input(GetPersonaParams)
       .output(Persona)
-      .query(({ ctx, input }) => runProcedure(ctx, Personas.use((personas) => personas.get(ctx.principal, input.id)))),
+      .query(({ ctx, input }) =>
+        runProcedure(
+          ctx,
+          Personas.use((personas) => personas.get(ctx.principal, input.id))
+        )
+      ),
 
     list: admitted
       .meta({
@@ -308,7 +356,9 @@ export const appRouter = t.router({
       .query(({ ctx, input }) =>
         runProcedure(
           ctx,
-          Personas.use((personas) => personas.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after }))
+          Personas.use((personas) =>
+            personas.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
+          )
         )
       ),
 
@@ -326,7 +376,12 @@ export const appRouter = t.router({
       })
       .input(GetPersonaParams)
       .output(DeletedPersona)
-      .mutation(({ ctx, input }) => runProcedure(ctx, Personas.use((personas) => personas.remove(ctx.principal, input.id))))
+      .mutation(({ ctx, input }) =>
+        runProcedure(
+          ctx,
+          Personas.use((personas) => personas.remove(ctx.principal, input.id))
+        )
+      )
   }),
 
   exports: t.router({
@@ -343,7 +398,12 @@ export const appRouter = t.router({
       })
       .input(GetExportParams)
       .output(Export)
-      .query(({ ctx, input }) => runProcedure(ctx, SongTools.use((tools) => tools.getExport(ctx.principal, input.id)))),
+      .query(({ ctx, input }) =>
+        runProcedure(
+          ctx,
+          SongTools.use((tools) => tools.getExport(ctx.principal, input.id))
+        )
+      ),
 
     list: admitted
       .meta({
@@ -351,7 +411,8 @@ export const appRouter = t.router({
           method: "GET",
           path: "/v1/music/exports",
           summary: "List exports",
-          description: "The account's exports, newest first, of one track when `track_id` is given. " +
+          description:
+            "The account's exports, newest first, of one track when `track_id` is given. " +
             "Page with `starting_after` set to the last id seen.",
           tags: ["song tools"],
           protect: true
@@ -379,4 +440,3 @@ export type AppRouter = typeof appRouter
 export type RouterInputs = inferRouterInputs<AppRouter>
 export type RouterOutputs = inferRouterOutputs<AppRouter>
 export const createCaller = t.createCallerFactory(appRouter)
-

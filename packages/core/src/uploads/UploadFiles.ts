@@ -48,17 +48,20 @@ export interface ReceivedAudio {
   readonly duration: number
 }
 
-export class UploadFiles extends Context.Service<UploadFiles, {
-  /**
-   * Streams the file to a staging place, counting its bytes (cut one past `maxUploadBytes`),
-   * decodes it whole with a kept decoder of its type and checks it (not silent, 5 s to 8 min);
-   * only then keeps it under `key` in storage. On any failure nothing is kept.
-   */
-  readonly receive: (
-    key: string,
-    file: AudioFile,
-    type: UploadContentType
-  ) => Effect.Effect<ReceivedAudio, InvalidAudio | UploadTooLarge>
-  /** Removes a kept file; one already gone is no error. */
-  readonly remove: (key: string) => Effect.Effect<void>
-}>()("lyre/core/uploads/UploadFiles") {}
+export class UploadFiles extends Context.Service<
+  UploadFiles,
+  {
+    /**
+     * Streams the file to a staging place, counting its bytes (cut one past `maxUploadBytes`),
+     * decodes it whole with a kept decoder of its type and checks it (not silent, 5 s to 8 min);
+     * only then keeps it under `key` in storage. On any failure nothing is kept.
+     */
+    readonly receive: (
+      key: string,
+      file: AudioFile,
+      type: UploadContentType
+    ) => Effect.Effect<ReceivedAudio, InvalidAudio | UploadTooLarge>
+    /** Removes a kept file; one already gone is no error. */
+    readonly remove: (key: string) => Effect.Effect<void>
+  }
+>()("lyre/core/uploads/UploadFiles") {}

@@ -33,12 +33,7 @@ import { UploadFiles } from "./UploadFiles.ts"
 import type { IncomingAudio } from "./UploadFiles.ts"
 import { isoTimestamp } from "../domain/timestamps.ts"
 
-export type CreateUploadError =
-  | ValidationError
-  | MissingParameter
-  | InvalidAudio
-  | UploadTooLarge
-  | UploadQuotaExceeded
+export type CreateUploadError = ValidationError | MissingParameter | InvalidAudio | UploadTooLarge | UploadQuotaExceeded
 
 /** Why listening gave up on an upload, as its `error` shows it. */
 export interface UploadFailure {
@@ -46,32 +41,35 @@ export interface UploadFailure {
   readonly message: string
 }
 
-export class Uploads extends Context.Service<Uploads, {
-  /** `POST /v1/music/uploads`: 202 the pending Upload. */
-  readonly create: (
-    principal: Principal,
-    input: { readonly title?: string | undefined },
-    audio: IncomingAudio
-  ) => Effect.Effect<Upload, CreateUploadError>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<Upload, UploadNotFound>
-  readonly list: (
-    principal: Principal,
-    query: { readonly limit: number; readonly startingAfter: string | undefined }
-  ) => Effect.Effect<UploadList, InvalidParameter>
-  /** `DELETE`: the file goes (tracks made from it stay); the upload is then not found. */
-  readonly remove: (principal: Principal, id: string) => Effect.Effect<DeletedUpload, UploadNotFound>
-  /** Every kept upload of an account, newest first (the admin API). */
-  readonly uploadsOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Upload>>
-  /** The stored file and type of a pending upload, for listening; null when it is no longer pending. */
-  readonly pendingFile: (id: string) => Effect.Effect<{ readonly key: string; readonly contentType: string } | null>
-  /** pending -> ready with its analysis, transcription and track, and `upload.ready`; false when not pending. */
-  readonly markReady: (id: string, analysis: UploadAnalysis, transcription: Transcription) => Effect.Effect<boolean>
-  /** pending -> failed with `upload.failed`; false when not pending. */
-  readonly markFailed: (id: string, failure: UploadFailure) => Effect.Effect<boolean>
-}>()("lyre/core/uploads/Uploads") {
+export class Uploads extends Context.Service<
+  Uploads,
+  {
+    /** `POST /v1/music/uploads`: 202 the pending Upload. */
+    readonly create: (
+      principal: Principal,
+      input: { readonly title?: string | undefined },
+      audio: IncomingAudio
+    ) => Effect.Effect<Upload, CreateUploadError>
+    readonly get: (principal: Principal, id: string) => Effect.Effect<Upload, UploadNotFound>
+    readonly list: (
+      principal: Principal,
+      query: { readonly limit: number; readonly startingAfter: string | undefined }
+    ) => Effect.Effect<UploadList, InvalidParameter>
+    /** `DELETE`: the file goes (tracks made from it stay); the upload is then not found. */
+    readonly remove: (principal: Principal, id: string) => Effect.Effect<DeletedUpload, UploadNotFound>
+    /** Every kept upload of an account, newest first (the admin API). */
+    readonly uploadsOfAccount: (accountId: string, limit: number) => Effect.Effect<ReadonlyArray<Upload>>
+    /** The stored file and type of a pending upload, for listening; null when it is no longer pending. */
+    readonly pendingFile: (id: string) => Effect.Effect<{ readonly key: string; readonly contentType: string } | null>
+    /** pending -> ready with its analysis, transcription and track, and `upload.ready`; false when not pending. */
+    readonly markReady: (id: string, analysis: UploadAnalysis, transcription: Transcription) => Effect.Effect<boolean>
+    /** pending -> failed with `upload.failed`; false when not pending. */
+    readonly markFailed: (id: string, failure: UploadFailure) => Effect.Effect<boolean>
+  }
+>()("lyre/core/uploads/Uploads") {
   static readonly layer = Layer.effect(
     Uploads,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const writes = yield* WriteSql
       const ids = yield* Ids
@@ -94,7 +92,7 @@ export class Uploads extends Context.Service<Uploads, {
           Effect.orDie
         )
 
-      const create = Effect.fn("Uploads.create")(function*(
+      const create = Effect.fn("Uploads.create")(function* (
         principal: Principal,
         input: { readonly title?: string | undefined },
         audio: IncomingAudio
@@ -127,13 +125,15 @@ export class Uploads extends Context.Service<Uploads, {
         const now = yield* Clock.currentTimeMillis
         // One upload at a time per account past this point: the account row's lock makes the
         // allowance exact however many arrive together.
-        const row = yield* writes.withTransaction(Effect.gen(function*() {
-          yield* writes`select id from accounts where id = ${principal.accountId} for update`
-          const [counted] = yield* writes<{ n: number }>`
+        const row = yield* writes
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* writes`select id from accounts where id = ${principal.accountId} for update`
+              const [counted] = yield* writes<{ n: number }>`
             select count(*)::int as n from uploads
             where account_id = ${principal.accountId} and deleted_at is null and status <> 'failed'`
-          if ((counted?.n ?? 0) >= allowed) return null
-          const [inserted] = yield* writes<UploadRow>`
+              if ((counted?.n ?? 0) >= allowed) return null
+              const [inserted] = yield* writes<UploadRow>`
             insert into uploads (id, account_id, credential_subject, status, title, content_type, bytes, duration,
               storage_key, next_poll_at, deadline_at, created_at, updated_at)
             values (${id}, ${principal.accountId}, ${principal.subject}, 'pending', ${title ?? null}, ${type},
@@ -141,8 +141,10 @@ export class Uploads extends Context.Service<Uploads, {
               ${isoTimestamp(now + settings.generationTimeoutSeconds * 1000)}::timestamptz, ${isoTimestamp(now)}::timestamptz,
               ${isoTimestamp(now)}::timestamptz)
             returning ${writes.literal(uploadColumns)}`
-          return inserted ?? null
-        })).pipe(Effect.orDie)
+              return inserted ?? null
+            })
+          )
+          .pipe(Effect.orDie)
         if (row === null) {
           yield* files.remove(key)
           return yield* quotaExceeded(allowed)
@@ -150,7 +152,7 @@ export class Uploads extends Context.Service<Uploads, {
         return renderUpload(row)
       })
 
-      const get = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const get = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("upload", id)) return yield* notFound(id)
         const [row] = yield* sql<UploadRow>`
           select ${sql.literal(uploadColumns)} from uploads
@@ -159,33 +161,38 @@ export class Uploads extends Context.Service<Uploads, {
         return renderUpload(row)
       })
 
-      const list = Effect.fn("Uploads.list")(function*(
+      const list = Effect.fn("Uploads.list")(function* (
         principal: Principal,
         query: { readonly limit: number; readonly startingAfter: string | undefined }
       ) {
         const cursor = query.startingAfter
         if (cursor !== undefined) {
           const [found] = hasIdShape("upload", cursor)
-            ? yield* sql`select 1 from uploads where id = ${cursor} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
+            ? yield* sql`select 1 from uploads where id = ${cursor} and account_id = ${principal.accountId}`.pipe(
+                Effect.orDie
+              )
             : []
           if (found === undefined) {
-            return yield* new InvalidParameter({ message: `starting_after: no upload ${cursor}.`, param: "starting_after" })
+            return yield* new InvalidParameter({
+              message: `starting_after: no upload ${cursor}.`,
+              param: "starting_after"
+            })
           }
         }
         const rows = yield* sql<UploadRow>`
           select ${sql.literal(uploadColumns)} from uploads u
           where u.account_id = ${principal.accountId} and u.deleted_at is null
           ${
-          cursor === undefined
-            ? sql``
-            : sql`and (u.created_at, u.id) < (select created_at, id from uploads where id = ${cursor})`
-        }
+            cursor === undefined
+              ? sql``
+              : sql`and (u.created_at, u.id) < (select created_at, id from uploads where id = ${cursor})`
+          }
           order by u.created_at desc, u.id desc
           limit ${query.limit + 1}`.pipe(Effect.orDie)
         return { data: rows.slice(0, query.limit).map(renderUpload), has_more: rows.length > query.limit }
       })
 
-      const remove = Effect.fn("Uploads.remove")(function*(principal: Principal, id: string) {
+      const remove = Effect.fn("Uploads.remove")(function* (principal: Principal, id: string) {
         if (!hasIdShape("upload", id)) return yield* notFound(id)
         const [row] = yield* sql<{ storage_key: string }>`
           select storage_key from uploads
@@ -202,21 +209,21 @@ export class Uploads extends Context.Service<Uploads, {
         return { id, deleted: true as const }
       })
 
-      const uploadsOfAccount = Effect.fnUntraced(function*(accountId: string, limit: number) {
+      const uploadsOfAccount = Effect.fnUntraced(function* (accountId: string, limit: number) {
         const rows = yield* sql<UploadRow>`
           select ${sql.literal(uploadColumns)} from uploads where account_id = ${accountId} and deleted_at is null
           order by created_at desc, id desc limit ${limit}`.pipe(Effect.orDie)
         return rows.map(renderUpload)
       })
 
-      const pendingFile = Effect.fnUntraced(function*(id: string) {
+      const pendingFile = Effect.fnUntraced(function* (id: string) {
         const [row] = yield* sql<{ storage_key: string; content_type: string }>`
           select storage_key, content_type from uploads
           where id = ${id} and ${sql.literal(stillPending())} and deleted_at is null`.pipe(Effect.orDie)
         return row === undefined ? null : { key: row.storage_key, contentType: row.content_type }
       })
 
-      const writeEvent = Effect.fnUntraced(function*(
+      const writeEvent = Effect.fnUntraced(function* (
         accountId: string,
         type: "upload.ready" | "upload.failed",
         row: UploadRow,
@@ -228,11 +235,17 @@ export class Uploads extends Context.Service<Uploads, {
           values (${eventId}, ${accountId}, ${type}, ${JSON.stringify(renderUpload(row))}::jsonb, ${nowIso}::timestamptz)`
       })
 
-      const markReady = Effect.fnUntraced(function*(id: string, analysis: UploadAnalysis, transcription: Transcription) {
+      const markReady = Effect.fnUntraced(function* (
+        id: string,
+        analysis: UploadAnalysis,
+        transcription: Transcription
+      ) {
         const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
         const trackId = yield* ids.make("track")
-        const done = yield* writes.withTransaction(Effect.gen(function*() {
-          const [row] = yield* writes<UploadRow & { account_id: string }>`
+        const done = yield* writes
+          .withTransaction(
+            Effect.gen(function* () {
+              const [row] = yield* writes<UploadRow & { account_id: string }>`
             with done as (
               update uploads
               set status = 'ready', analysis = ${JSON.stringify(analysis)}::jsonb,
@@ -246,27 +259,33 @@ export class Uploads extends Context.Service<Uploads, {
               select ${trackId}, null, done.id, done.account_id, 0, null, done.duration, ${nowIso}::timestamptz from done
             )
             select * from done`
-          if (row === undefined) return false
-          yield* writeEvent(row.account_id, "upload.ready", row, nowIso)
-          return true
-        })).pipe(Effect.orDie)
+              if (row === undefined) return false
+              yield* writeEvent(row.account_id, "upload.ready", row, nowIso)
+              return true
+            })
+          )
+          .pipe(Effect.orDie)
         if (done) yield* signal.notify
         return done
       })
 
-      const markFailed = Effect.fnUntraced(function*(id: string, failure: UploadFailure) {
+      const markFailed = Effect.fnUntraced(function* (id: string, failure: UploadFailure) {
         const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
-        const done = yield* writes.withTransaction(Effect.gen(function*() {
-          const [row] = yield* writes<UploadRow & { account_id: string }>`
+        const done = yield* writes
+          .withTransaction(
+            Effect.gen(function* () {
+              const [row] = yield* writes<UploadRow & { account_id: string }>`
             update uploads
             set status = 'failed', error_code = ${failure.code}, error_message = ${failure.message},
                 updated_at = ${nowIso}::timestamptz, lease_owner = null, lease_expires_at = null, next_poll_at = null
             where id = ${id} and ${writes.literal(stillPending())} and deleted_at is null
             returning ${writes.literal(uploadColumns)}, account_id`
-          if (row === undefined) return false
-          yield* writeEvent(row.account_id, "upload.failed", row, nowIso)
-          return true
-        })).pipe(Effect.orDie)
+              if (row === undefined) return false
+              yield* writeEvent(row.account_id, "upload.failed", row, nowIso)
+              return true
+            })
+          )
+          .pipe(Effect.orDie)
         if (done) yield* signal.notify
         return done
       })

@@ -34,7 +34,11 @@ export const uploadContentTypeOf = (mediaType: string): UploadContentType | null
 }
 
 /** Other extensions the same files go by. */
-const extensionAliases: Readonly<Record<string, UploadContentType>> = { wave: "audio/wav", oga: "audio/ogg", opus: "audio/ogg" }
+const extensionAliases: Readonly<Record<string, UploadContentType>> = {
+  wave: "audio/wav",
+  oga: "audio/ogg",
+  opus: "audio/ogg"
+}
 
 /**
  * The upload type a file name's extension names (`song.wav`: `audio/wav`), or null: what a

@@ -74,7 +74,8 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
     const hop = (target: string, redirectsLeft: number): void => {
       const checked = outboundTarget(target, rules.allowPrivate, "are fetched")
       if (!checked.ok) {
-        const suffix = checked.refusal.code === "private_address" ? "; uploads are fetched from public addresses only." : "."
+        const suffix =
+          checked.refusal.code === "private_address" ? "; uploads are fetched from public addresses only." : "."
         return settle({ ok: false, error: refuse(`${checked.refusal.message}${suffix}`) })
       }
       const { url, transport, options } = checked.target
@@ -89,7 +90,8 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
       const location = res.headers.location
       if (status >= 300 && status < 400 && location !== undefined) {
         res.resume()
-        if (redirectsLeft === 0) return settle({ ok: false, error: refuse(`more than ${rules.maxRedirects} redirects.`) })
+        if (redirectsLeft === 0)
+          return settle({ ok: false, error: refuse(`more than ${rules.maxRedirects} redirects.`) })
         return hop(new URL(location, url).href, redirectsLeft - 1)
       }
       if (status < 200 || status >= 300) {
@@ -99,7 +101,12 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
       const declared = Number(res.headers["content-length"] ?? Number.NaN)
       if (declared > rules.maxBytes) {
         res.destroy()
-        return settle({ ok: false, error: new UploadTooLarge({ message: `An upload is at most ${rules.maxBytes} bytes; url serves ${declared}.` }) })
+        return settle({
+          ok: false,
+          error: new UploadTooLarge({
+            message: `An upload is at most ${rules.maxBytes} bytes; url serves ${declared}.`
+          })
+        })
       }
       // Counted on the way through (a listener of its own would start the flow before the receive
       // reads): past the cap the download stops there rather than running on to the time-out,
@@ -117,10 +124,12 @@ export const fetchAudio = (raw: string, contentType: string | undefined, rules: 
         clearTimeout(timer)
         if (!res.complete) counted.destroy(new Error("the server closed the connection before the end of the file"))
       })
-      current = { destroy: (error) => {
-        res.destroy()
-        counted.destroy(error)
-      } }
+      current = {
+        destroy: (error) => {
+          res.destroy()
+          counted.destroy(error)
+        }
+      }
       res.pipe(counted)
       settle({
         ok: true,

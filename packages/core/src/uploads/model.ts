@@ -12,7 +12,12 @@ export const maxUploadBytes = 50 * 1024 * 1024
 export const minUploadSeconds = 5
 export const maxUploadSeconds = 8 * 60
 
-export { uploadContentTypeOf, uploadContentTypeOfFileName, uploadContentTypes, uploadExtensionOf } from "./contentTypes.ts"
+export {
+  uploadContentTypeOf,
+  uploadContentTypeOfFileName,
+  uploadContentTypes,
+  uploadExtensionOf
+} from "./contentTypes.ts"
 export const UploadContentType = z.enum(uploadContentTypes)
 export type UploadContentType = z.infer<typeof UploadContentType>
 
@@ -37,7 +42,12 @@ export type UploadAnalysis = z.infer<typeof UploadAnalysis>
 
 /** The note transcription kept with an upload (not public): what later tasks compose from. */
 export interface Transcription {
-  readonly notes: ReadonlyArray<{ readonly pitch: number; readonly start: number; readonly end: number; readonly velocity: number }>
+  readonly notes: ReadonlyArray<{
+    readonly pitch: number
+    readonly start: number
+    readonly end: number
+    readonly velocity: number
+  }>
   /** The voice heard along its top line (register, centre, brightness, vibrato): what a persona of the upload's track sings with. */
   readonly voice?: HeardVoice | null | undefined
 }

@@ -15,7 +15,8 @@ export const uploadsRouter = t.router({
         method: "POST",
         path: "/v1/music/uploads",
         summary: "Upload audio",
-        description: "Your own audio, to extend, export or cover like any track: the file as the body " +
+        description:
+          "Your own audio, to extend, export or cover like any track: the file as the body " +
           "(`audio/mpeg`, `audio/wav`, `audio/flac`, `audio/ogg`) or a `multipart/form-data` form with `file` and an " +
           "optional `title`. At most 50 MB, and 5 s to 8 min once decoded. Free of credits; each plan keeps a number of " +
           "uploads. Answers 202 with the pending upload; it becomes `ready` once listened to (`upload.ready`).",
@@ -52,7 +53,7 @@ export const uploadsRouter = t.router({
     .mutation(({ ctx, input }) =>
       runProcedure(
         ctx,
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { webhookAllowPrivate } = yield* Settings
           const audio = audioFrom(input, webhookAllowPrivate)
           return yield* Uploads.use((uploads) => uploads.create(ctx.principal, { title: input.title }, audio))
@@ -62,12 +63,23 @@ export const uploadsRouter = t.router({
 
   get: admitted
     .meta({
-      openapi: { method: "GET", path: "/v1/music/uploads/{id}", summary: "Get an upload", tags: ["uploads"], protect: true },
+      openapi: {
+        method: "GET",
+        path: "/v1/music/uploads/{id}",
+        summary: "Get an upload",
+        tags: ["uploads"],
+        protect: true
+      },
       scope: "music:generate"
     })
     .input(UploadIdParams)
     .output(Upload)
-    .query(({ ctx, input }) => runProcedure(ctx, Uploads.use((uploads) => uploads.get(ctx.principal, input.id)))),
+    .query(({ ctx, input }) =>
+      runProcedure(
+        ctx,
+        Uploads.use((uploads) => uploads.get(ctx.principal, input.id))
+      )
+    ),
 
   list: admitted
     .meta({
@@ -86,7 +98,9 @@ export const uploadsRouter = t.router({
     .query(({ ctx, input }) =>
       runProcedure(
         ctx,
-        Uploads.use((uploads) => uploads.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after }))
+        Uploads.use((uploads) =>
+          uploads.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
+        )
       )
     ),
 
@@ -104,5 +118,10 @@ export const uploadsRouter = t.router({
     })
     .input(UploadIdParams)
     .output(DeletedUpload)
-    .mutation(({ ctx, input }) => runProcedure(ctx, Uploads.use((uploads) => uploads.remove(ctx.principal, input.id))))
+    .mutation(({ ctx, input }) =>
+      runProcedure(
+        ctx,
+        Uploads.use((uploads) => uploads.remove(ctx.principal, input.id))
+      )
+    )
 })

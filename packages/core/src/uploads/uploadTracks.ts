@@ -37,7 +37,7 @@ export const uploadTrackOf = (
   providerRequestOf: (request: GenerateRequest) => SourceTrack["request"],
   publicUrl: string
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const [row] = yield* sql<UploadTrackRow>`
       select t.id as track_id, u.id as upload_id, u.title, u.content_type, u.duration, u.storage_key, u.analysis,
              u.transcription

@@ -60,10 +60,13 @@ export const envelopeOf = (delivery: ClaimedDelivery): string =>
     data: delivery.payload
   })
 
-export class WebhookWorker extends Context.Service<WebhookWorker, {
-  /** Fans out, delivers, records and sweeps until interrupted. */
-  readonly run: Effect.Effect<never>
-}>()("lyre/core/webhooks/WebhookWorker") {
+export class WebhookWorker extends Context.Service<
+  WebhookWorker,
+  {
+    /** Fans out, delivers, records and sweeps until interrupted. */
+    readonly run: Effect.Effect<never>
+  }
+>()("lyre/core/webhooks/WebhookWorker") {
   static readonly layer = (options: WebhookWorkerOptions) => Layer.effect(WebhookWorker, make(options))
 }
 
@@ -72,7 +75,7 @@ interface Pending {
   readonly done: (exit: Exit.Exit<void>) => void
 }
 
-const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
+const make = Effect.fnUntraced(function* (options: WebhookWorkerOptions) {
   const webhooks = yield* Webhooks
   const settings = yield* Settings
   const signal = yield* WebhookSignal
@@ -97,7 +100,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       wakeRecorder = null
       wake?.()
     })
-  const recorder = Effect.gen(function*() {
+  const recorder = Effect.gen(function* () {
     while (true) {
       if (queue.length === 0) {
         yield* Effect.callback<void>((resume) => {
@@ -109,9 +112,18 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       }
       const batch = queue.slice(0, recordBatch)
       queue = queue.slice(batch.length)
-      const exit = yield* Effect.exit(webhooks.record(options.workerId, batch.map((pending) => pending.outcome)))
+      const exit = yield* Effect.exit(
+        webhooks.record(
+          options.workerId,
+          batch.map((pending) => pending.outcome)
+        )
+      )
       // Recorded, the deliveries have moved on (or their lease was lost): none is held any more.
-      if (Exit.isSuccess(exit)) book.free("delivery", batch.map((pending) => pending.outcome.delivery.id))
+      if (Exit.isSuccess(exit))
+        book.free(
+          "delivery",
+          batch.map((pending) => pending.outcome.delivery.id)
+        )
       for (const pending of batch) pending.done(exit)
     }
   })
@@ -125,7 +137,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   yield* Effect.addFinalizer(() => Effect.suspend(() => handBackWithin(book, release(book.held("delivery")))))
 
   const attempt = (delivery: ClaimedDelivery) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const attemptedAt = yield* Clock.currentTimeMillis
       const rawBody = envelopeOf(delivery)
       const signature = signWebhook(rawBody, delivery.secrets, Math.floor(attemptedAt / 1000))
@@ -143,12 +155,16 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       // Handed back at once when the worker stops; one that fails stays in the book for the drain.
       Effect.onInterrupt(() => handBackWithin(book, release([delivery.id]))),
       Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? Effect.void :
-        // In an outage the loop has said so once; the release fails too, and the lease expires.
-        (causeIsDatabaseUnavailable(cause) ? Effect.void : Effect.logError("webhooks: delivery failed", cause)).pipe(
-          Effect.annotateLogs({ delivery_id: delivery.id }),
-          Effect.andThen(release([delivery.id]).pipe(Effect.catchCause(() => Effect.void)))
-        )
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.void
+          : // In an outage the loop has said so once; the release fails too, and the lease expires.
+            (causeIsDatabaseUnavailable(cause)
+              ? Effect.void
+              : Effect.logError("webhooks: delivery failed", cause)
+            ).pipe(
+              Effect.annotateLogs({ delivery_id: delivery.id }),
+              Effect.andThen(release([delivery.id]).pipe(Effect.catchCause(() => Effect.void)))
+            )
       ),
       Effect.withSpan("WebhookWorker.attempt", { attributes: { deliveryId: delivery.id } })
     )
@@ -156,7 +172,14 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   /** Not interrupted once sent: its rows are leased whether or not anyone reads the answer. */
   const claim = (limit: number) =>
     webhooks.claim(options.workerId, options.leaseSeconds, limit).pipe(
-      Effect.tap((claimed) => Effect.sync(() => book.hold("delivery", claimed.map((delivery) => delivery.id)))),
+      Effect.tap((claimed) =>
+        Effect.sync(() =>
+          book.hold(
+            "delivery",
+            claimed.map((delivery) => delivery.id)
+          )
+        )
+      ),
       Effect.uninterruptible
     )
 
@@ -164,7 +187,7 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
   const idle = makeIdleRest(idleMillis, options.maxIdleMillis)
   const fanOut = outage.guard(webhooks.fanOut(fanOutBatch), "fan-out", 0)
 
-  const run = Effect.gen(function*() {
+  const run = Effect.gen(function* () {
     yield* Effect.forkChild(recorder)
     let inFlight = 0
     let lastSweep = 0
@@ -182,21 +205,24 @@ const make = Effect.fnUntraced(function*(options: WebhookWorkerOptions) {
       }
       const fanned = yield* fanOut
       const free = concurrency - inFlight
-      const claimed = free >= refillAt || inFlight === 0
-        ? yield* outage.guard(claim(free), "claim", [])
-        : []
+      const claimed = free >= refillAt || inFlight === 0 ? yield* outage.guard(claim(free), "claim", []) : []
       for (const delivery of claimed) {
         inFlight++
-        yield* Effect.forkChild(attempt(delivery).pipe(
-          Effect.ensuring(Effect.suspend(() => {
-            inFlight--
-            return concurrency - inFlight === refillAt ? signal.notify : Effect.void
-          }))
-        ))
+        yield* Effect.forkChild(
+          attempt(delivery).pipe(
+            Effect.ensuring(
+              Effect.suspend(() => {
+                inFlight--
+                return concurrency - inFlight === refillAt ? signal.notify : Effect.void
+              })
+            )
+          )
+        )
       }
       // More may be due at once (a full fan-out batch, or a claim that took every free slot but
       // slots are still free); otherwise rest until a new event, a freed quarter or the idle rest ends.
-      const maybeMore = fanned === fanOutBatch || (claimed.length > 0 && claimed.length === free && concurrency - inFlight >= refillAt)
+      const maybeMore =
+        fanned === fanOutBatch || (claimed.length > 0 && claimed.length === free && concurrency - inFlight >= refillAt)
       if (fanned > 0 || claimed.length > 0) idle.reset()
       const backoff = outage.delayMillis()
       if (backoff > 0) yield* Effect.sleep(backoff)

@@ -141,48 +141,58 @@ const lookupTimeoutMillis = 2_000
 /** Names resolved with a time limit; an unresolvable name is judged again at each delivery. */
 const resolve = (hostname: string): Promise<ReadonlyArray<string>> =>
   Promise.race([
-    lookup(hostname, { all: true }).then((found) => found.map((entry) => entry.address), () => []),
+    lookup(hostname, { all: true }).then(
+      (found) => found.map((entry) => entry.address),
+      () => []
+    ),
     new Promise<ReadonlyArray<string>>((done) => setTimeout(() => done([]), lookupTimeoutMillis).unref())
   ])
 
-export class Webhooks extends Context.Service<Webhooks, {
-  readonly createEndpoint: (
-    accountId: string,
-    input: { readonly url: string; readonly events?: ReadonlyArray<WebhookEventType> | undefined }
-  ) => Effect.Effect<WebhookEndpointWithSecret, ResourceNotFound | InvalidParameter>
-  readonly listEndpoints: (accountId: string) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, ResourceNotFound>
-  readonly updateEndpoint: (
-    id: string,
-    patch: EndpointPatch
-  ) => Effect.Effect<WebhookEndpointView, ResourceNotFound | InvalidParameter>
-  readonly deleteEndpoint: (id: string) => Effect.Effect<void, ResourceNotFound>
-  /** A new secret; the old one keeps signing (next to it) for `graceSeconds`. */
-  readonly rotateSecret: (id: string, graceSeconds: number) => Effect.Effect<RotatedWebhookSecret, ResourceNotFound>
-  /** The endpoint's deliveries, newest first (at most 100). */
-  readonly deliveries: (endpointId: string) => Effect.Effect<ReadonlyArray<DeliveryView>, ResourceNotFound>
-  readonly attempts: (deliveryId: string) => Effect.Effect<ReadonlyArray<AttemptView>, ResourceNotFound>
-  /** A new delivery of the delivery's event to its endpoint, due now, on a fresh retry schedule. */
-  readonly redeliver: (deliveryId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
-  /** A new delivery of any of the account's events to this endpoint. */
-  readonly redeliverEvent: (endpointId: string, eventId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
-  /** A `ping` event delivered to this endpoint only. */
-  readonly ping: (endpointId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
-  /** Makes the deliveries of up to `limit` new events; answers how many events it took. */
-  readonly fanOut: (limit: number) => Effect.Effect<number>
-  readonly claim: (workerId: string, leaseSeconds: number, limit: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
-  /**
-   * Logs attempts and moves their deliveries on (succeeded, retry later, dead), all in one
-   * statement; an attempt whose lease was lost is not recorded.
-   */
-  readonly record: (workerId: string, attempts: ReadonlyArray<AttemptOutcome>) => Effect.Effect<void>
-  /** Hands claimed deliveries back untried (a worker stopping), those still leased to `workerId`. */
-  readonly release: (workerId: string, deliveryIds: ReadonlyArray<string>) => Effect.Effect<void>
-  /** `key.expiring` for every live key that came within 24 hours of its expiry; answers how many. */
-  readonly sweepExpiringKeys: Effect.Effect<number>
-}>()("lyre/core/webhooks/Webhooks") {
+export class Webhooks extends Context.Service<
+  Webhooks,
+  {
+    readonly createEndpoint: (
+      accountId: string,
+      input: { readonly url: string; readonly events?: ReadonlyArray<WebhookEventType> | undefined }
+    ) => Effect.Effect<WebhookEndpointWithSecret, ResourceNotFound | InvalidParameter>
+    readonly listEndpoints: (accountId: string) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, ResourceNotFound>
+    readonly updateEndpoint: (
+      id: string,
+      patch: EndpointPatch
+    ) => Effect.Effect<WebhookEndpointView, ResourceNotFound | InvalidParameter>
+    readonly deleteEndpoint: (id: string) => Effect.Effect<void, ResourceNotFound>
+    /** A new secret; the old one keeps signing (next to it) for `graceSeconds`. */
+    readonly rotateSecret: (id: string, graceSeconds: number) => Effect.Effect<RotatedWebhookSecret, ResourceNotFound>
+    /** The endpoint's deliveries, newest first (at most 100). */
+    readonly deliveries: (endpointId: string) => Effect.Effect<ReadonlyArray<DeliveryView>, ResourceNotFound>
+    readonly attempts: (deliveryId: string) => Effect.Effect<ReadonlyArray<AttemptView>, ResourceNotFound>
+    /** A new delivery of the delivery's event to its endpoint, due now, on a fresh retry schedule. */
+    readonly redeliver: (deliveryId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
+    /** A new delivery of any of the account's events to this endpoint. */
+    readonly redeliverEvent: (endpointId: string, eventId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
+    /** A `ping` event delivered to this endpoint only. */
+    readonly ping: (endpointId: string) => Effect.Effect<DeliveryView, ResourceNotFound>
+    /** Makes the deliveries of up to `limit` new events; answers how many events it took. */
+    readonly fanOut: (limit: number) => Effect.Effect<number>
+    readonly claim: (
+      workerId: string,
+      leaseSeconds: number,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+    /**
+     * Logs attempts and moves their deliveries on (succeeded, retry later, dead), all in one
+     * statement; an attempt whose lease was lost is not recorded.
+     */
+    readonly record: (workerId: string, attempts: ReadonlyArray<AttemptOutcome>) => Effect.Effect<void>
+    /** Hands claimed deliveries back untried (a worker stopping), those still leased to `workerId`. */
+    readonly release: (workerId: string, deliveryIds: ReadonlyArray<string>) => Effect.Effect<void>
+    /** `key.expiring` for every live key that came within 24 hours of its expiry; answers how many. */
+    readonly sweepExpiringKeys: Effect.Effect<number>
+  }
+>()("lyre/core/webhooks/Webhooks") {
   static readonly layer = Layer.effect(
     Webhooks,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const ids = yield* Ids
       const settings = yield* Settings
@@ -195,13 +205,14 @@ export class Webhooks extends Context.Service<Webhooks, {
       const deliveryNotFound = (id: string) => new ResourceNotFound({ message: `No webhook delivery ${id}.` })
 
       /** Refuses URLs that name or resolve to non-public addresses, unless the operator allows them. */
-      const checkUrl = Effect.fnUntraced(function*(url: string) {
+      const checkUrl = Effect.fnUntraced(function* (url: string) {
         if (settings.webhookAllowPrivate) return
         const hostname = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
-        const refuse = () => new InvalidParameter({
-          message: `url: ${hostname} is a private, loopback or link-local address; webhooks go to public addresses.`,
-          param: "url"
-        })
+        const refuse = () =>
+          new InvalidParameter({
+            message: `url: ${hostname} is a private, loopback or link-local address; webhooks go to public addresses.`,
+            param: "url"
+          })
         if (isIP(hostname) !== 0) {
           if (isPrivateAddress(hostname)) return yield* refuse()
           return
@@ -211,7 +222,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         if (addresses.length > 0 && addresses.every(isPrivateAddress)) return yield* refuse()
       })
 
-      const findEndpoint = Effect.fnUntraced(function*(id: string) {
+      const findEndpoint = Effect.fnUntraced(function* (id: string) {
         if (!hasIdShape("webhookEndpoint", id)) return yield* endpointNotFound(id)
         const [row] = yield* sql<EndpointRow & { account_id: string }>`
           select id, account_id, url, events, enabled from webhook_endpoints where id = ${id}`.pipe(Effect.orDie)
@@ -225,11 +236,12 @@ export class Webhooks extends Context.Service<Webhooks, {
           from webhook_deliveries d join outbox_events e on e.id = d.event_id
           where d.id = ${id}`.pipe(Effect.orDie)
 
-      const createEndpoint = Effect.fn("Webhooks.createEndpoint")(function*(
+      const createEndpoint = Effect.fn("Webhooks.createEndpoint")(function* (
         accountId: string,
         input: { readonly url: string; readonly events?: ReadonlyArray<WebhookEventType> | undefined }
       ) {
-        if (!hasIdShape("account", accountId)) return yield* new ResourceNotFound({ message: `No account ${accountId}.` })
+        if (!hasIdShape("account", accountId))
+          return yield* new ResourceNotFound({ message: `No account ${accountId}.` })
         yield* checkUrl(input.url)
         const id = yield* ids.make("webhookEndpoint")
         const secret = generateWebhookSecret()
@@ -246,7 +258,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return { ...endpointView(row), secret }
       })
 
-      const listEndpoints = Effect.fn("Webhooks.listEndpoints")(function*(accountId: string) {
+      const listEndpoints = Effect.fn("Webhooks.listEndpoints")(function* (accountId: string) {
         const [account] = hasIdShape("account", accountId)
           ? yield* sql`select 1 from accounts where id = ${accountId}`.pipe(Effect.orDie)
           : []
@@ -257,7 +269,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return rows.map(endpointView)
       })
 
-      const updateEndpoint = Effect.fn("Webhooks.updateEndpoint")(function*(id: string, patch: EndpointPatch) {
+      const updateEndpoint = Effect.fn("Webhooks.updateEndpoint")(function* (id: string, patch: EndpointPatch) {
         yield* findEndpoint(id)
         if (patch.url !== undefined) yield* checkUrl(patch.url)
         const now = yield* nowIso
@@ -274,13 +286,13 @@ export class Webhooks extends Context.Service<Webhooks, {
         return endpointView(row)
       })
 
-      const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function*(id: string) {
+      const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function* (id: string) {
         if (!hasIdShape("webhookEndpoint", id)) return yield* endpointNotFound(id)
         const rows = yield* sql`delete from webhook_endpoints where id = ${id} returning id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* endpointNotFound(id)
       })
 
-      const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: string, graceSeconds: number) {
+      const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function* (id: string, graceSeconds: number) {
         yield* findEndpoint(id)
         const now = yield* Clock.currentTimeMillis
         const secret = generateWebhookSecret()
@@ -296,7 +308,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return { ...endpointView(row), secret, previous_secret_expires_at: graceUntil }
       })
 
-      const deliveries = Effect.fn("Webhooks.deliveries")(function*(endpointId: string) {
+      const deliveries = Effect.fn("Webhooks.deliveries")(function* (endpointId: string) {
         yield* findEndpoint(endpointId)
         const rows = yield* sql<DeliveryRow>`
           select d.id, d.event_id, e.type as event_type, d.status, d.attempts, d.last_status_code, d.next_attempt_at
@@ -307,7 +319,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return rows.map(deliveryView)
       })
 
-      const attempts = Effect.fn("Webhooks.attempts")(function*(deliveryId: string) {
+      const attempts = Effect.fn("Webhooks.attempts")(function* (deliveryId: string) {
         if (!hasIdShape("delivery", deliveryId)) return yield* deliveryNotFound(deliveryId)
         const [found] = yield* sql`select 1 from webhook_deliveries where id = ${deliveryId}`.pipe(Effect.orDie)
         if (found === undefined) return yield* deliveryNotFound(deliveryId)
@@ -318,7 +330,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       /** One more delivery of an event of the endpoint's account, due now. */
-      const deliverAgain = Effect.fnUntraced(function*(endpointId: string, eventId: string) {
+      const deliverAgain = Effect.fnUntraced(function* (endpointId: string, eventId: string) {
         const id = yield* ids.make("delivery")
         const now = yield* nowIso
         const made = yield* sql`
@@ -335,7 +347,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return deliveryView(row)
       })
 
-      const redeliver = Effect.fn("Webhooks.redeliver")(function*(deliveryId: string) {
+      const redeliver = Effect.fn("Webhooks.redeliver")(function* (deliveryId: string) {
         if (!hasIdShape("delivery", deliveryId)) return yield* deliveryNotFound(deliveryId)
         const [row] = yield* sql<{ event_id: string; endpoint_id: string }>`
           select event_id, endpoint_id from webhook_deliveries where id = ${deliveryId}`.pipe(Effect.orDie)
@@ -343,13 +355,13 @@ export class Webhooks extends Context.Service<Webhooks, {
         return yield* deliverAgain(row.endpoint_id, row.event_id)
       })
 
-      const redeliverEvent = Effect.fn("Webhooks.redeliverEvent")(function*(endpointId: string, eventId: string) {
+      const redeliverEvent = Effect.fn("Webhooks.redeliverEvent")(function* (endpointId: string, eventId: string) {
         yield* findEndpoint(endpointId)
         if (!hasIdShape("event", eventId)) return yield* new ResourceNotFound({ message: `No event ${eventId}.` })
         return yield* deliverAgain(endpointId, eventId)
       })
 
-      const ping = Effect.fn("Webhooks.ping")(function*(endpointId: string) {
+      const ping = Effect.fn("Webhooks.ping")(function* (endpointId: string) {
         const endpoint = yield* findEndpoint(endpointId)
         const eventId = yield* ids.make("event")
         const deliveryId = yield* ids.make("delivery")
@@ -372,7 +384,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return deliveryView(row)
       })
 
-      const fanOut = Effect.fn("Webhooks.fanOut")(function*(limit: number) {
+      const fanOut = Effect.fn("Webhooks.fanOut")(function* (limit: number) {
         const now = yield* nowIso
         const [counted] = yield* sql<{ events: number }>`
           with events as (
@@ -396,7 +408,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         return counted?.events ?? 0
       })
 
-      const claim = Effect.fn("Webhooks.claim")(function*(workerId: string, leaseSeconds: number, limit: number) {
+      const claim = Effect.fn("Webhooks.claim")(function* (workerId: string, leaseSeconds: number, limit: number) {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<ClaimRow>`
           update webhook_deliveries d
@@ -414,19 +426,24 @@ export class Webhooks extends Context.Service<Webhooks, {
                     floor(extract(epoch from e.created_at))::int as event_created, e.payload, w.url, w.secret,
                     case when w.previous_secret_expires_at > ${isoTimestamp(now)}::timestamptz then w.previous_secret end
                       as previous_secret`.pipe(Effect.orDie)
-        return rows.map((row): ClaimedDelivery => ({
-          id: row.id,
-          attempts: row.attempts,
-          event_id: row.event_id,
-          event_type: row.event_type,
-          event_created: row.event_created,
-          payload: row.payload,
-          url: row.url,
-          secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret]
-        }))
+        return rows.map(
+          (row): ClaimedDelivery => ({
+            id: row.id,
+            attempts: row.attempts,
+            event_id: row.event_id,
+            event_type: row.event_type,
+            event_created: row.event_created,
+            payload: row.payload,
+            url: row.url,
+            secrets: row.previous_secret === null ? [row.secret] : [row.secret, row.previous_secret]
+          })
+        )
       })
 
-      const record = Effect.fn("Webhooks.record")(function*(workerId: string, outcomes: ReadonlyArray<AttemptOutcome>) {
+      const record = Effect.fn("Webhooks.record")(function* (
+        workerId: string,
+        outcomes: ReadonlyArray<AttemptOutcome>
+      ) {
         if (outcomes.length === 0) return
         const now = yield* Clock.currentTimeMillis
         const rows = outcomes.map(({ attemptedAt, delivery, result }) => {
@@ -437,7 +454,8 @@ export class Webhooks extends Context.Service<Webhooks, {
             id: delivery.id,
             attempts: delivery.attempts,
             status,
-            next_attempt_at: status === "pending" && retryDelay !== undefined ? isoTimestamp(now + retryDelay * 1000) : null,
+            next_attempt_at:
+              status === "pending" && retryDelay !== undefined ? isoTimestamp(now + retryDelay * 1000) : null,
             status_code: result.statusCode,
             error: result.error?.message ?? null,
             attempted_at: isoTimestamp(attemptedAt),
@@ -464,17 +482,19 @@ export class Webhooks extends Context.Service<Webhooks, {
           )
           insert into webhook_attempts (delivery_id, attempt, attempted_at, status_code, latency_ms, response_snippet,
             error)
-          select id, attempt, attempted_at, status_code, latency_ms, response_snippet, error from moved`.pipe(Effect.orDie)
+          select id, attempt, attempted_at, status_code, latency_ms, response_snippet, error from moved`.pipe(
+          Effect.orDie
+        )
       })
 
-      const release = Effect.fn("Webhooks.release")(function*(workerId: string, deliveryIds: ReadonlyArray<string>) {
+      const release = Effect.fn("Webhooks.release")(function* (workerId: string, deliveryIds: ReadonlyArray<string>) {
         if (deliveryIds.length === 0) return
         yield* sql`
           update webhook_deliveries set lease_owner = null, lease_expires_at = null
           where id in ${sql.in(deliveryIds)} and lease_owner = ${workerId}`.pipe(Effect.orDie)
       })
 
-      const sweepExpiringKeys = Effect.gen(function*() {
+      const sweepExpiringKeys = Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const due = yield* sql<{ id: string }>`
           select id from api_keys
@@ -521,4 +541,3 @@ export class Webhooks extends Context.Service<Webhooks, {
     })
   )
 }
-

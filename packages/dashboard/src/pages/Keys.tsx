@@ -45,7 +45,8 @@ const CreateKey = (props: { readonly onCreated: (created: Created) => void }) =>
               value={scope}
               checked={scopes.includes(scope)}
               onChange={(e) =>
-                setScopes(e.currentTarget.checked ? [...scopes, scope] : scopes.filter((s) => s !== scope))}
+                setScopes(e.currentTarget.checked ? [...scopes, scope] : scopes.filter((s) => s !== scope))
+              }
             />
             {scope}
           </label>
@@ -60,7 +61,9 @@ const CreateKey = (props: { readonly onCreated: (created: Created) => void }) =>
           onInput={(e) => setExpiry(e.currentTarget.value)}
         />
       </label>
-      <button type="submit" class="primary">Create key</button>
+      <button type="submit" class="primary">
+        Create key
+      </button>
       <Problem problem={problem} />
     </form>
   )
@@ -70,8 +73,8 @@ const statusOf = (key: KeyRow): string =>
   key.revoked_at !== null
     ? "revoked"
     : key.expires_at !== null && new Date(key.expires_at).getTime() <= Date.now()
-    ? "expired"
-    : "active"
+      ? "expired"
+      : "active"
 
 export const Keys = () => {
   const [overview] = useQuery(() => api.account.overview.query())
@@ -91,30 +94,33 @@ export const Keys = () => {
     <>
       <Show loaded={overview}>
         {(data) =>
-          data.api_access_refusal !== null
-            ? (
-              <p class="notice" role="note" data-testid="keys-refused">
-                {data.api_access_refusal} Upgrade to Pro to create API keys.
-              </p>
-            )
-            : (
-              <CreateKey
-                onCreated={(made) => {
-                  setCreated(made)
-                  reload()
-                }}
-              />
-            )}
+          data.api_access_refusal !== null ? (
+            <p class="notice" role="note" data-testid="keys-refused">
+              {data.api_access_refusal} Upgrade to Pro to create API keys.
+            </p>
+          ) : (
+            <CreateKey
+              onCreated={(made) => {
+                setCreated(made)
+                reload()
+              }}
+            />
+          )
+        }
       </Show>
       {created !== null && (
         <section class="card reveal" aria-labelledby="new-key-title">
           <h2 id="new-key-title">Your new key “{created.name}”</h2>
           <p>Copy it now: it is shown only once.</p>
           <p class="row">
-            <code data-testid="new-key" class="secret">{created.key}</code>
+            <code data-testid="new-key" class="secret">
+              {created.key}
+            </code>
             <CopyButton text={created.key} label="Copy key" />
           </p>
-          <button type="button" onClick={() => setCreated(null)}>Done</button>
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
         </section>
       )}
       <Problem problem={problem} />
@@ -122,7 +128,9 @@ export const Keys = () => {
         <h2 id="keys-title">Your keys</h2>
         <Show loaded={keys}>
           {(list) =>
-            list.length === 0 ? <p class="muted">No keys yet.</p> : (
+            list.length === 0 ? (
+              <p class="muted">No keys yet.</p>
+            ) : (
               <ScrollRegion label="Your keys">
                 <table>
                   <thead>
@@ -134,14 +142,18 @@ export const Keys = () => {
                       <th scope="col">Last used</th>
                       <th scope="col">Expires</th>
                       <th scope="col">Status</th>
-                      <th scope="col"><span class="sr-only">Actions</span></th>
+                      <th scope="col">
+                        <span class="sr-only">Actions</span>
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
                     {list.map((key) => (
                       <tr key={key.id} data-key-id={key.id}>
                         <td>{key.name}</td>
-                        <td><code>{key.prefix}…</code></td>
+                        <td>
+                          <code>{key.prefix}…</code>
+                        </td>
                         <td>{key.scopes.join(", ")}</td>
                         <td>{formatDate(key.created_at)}</td>
                         <td>{formatDate(key.last_used_at)}</td>
@@ -159,7 +171,8 @@ export const Keys = () => {
                   </tbody>
                 </table>
               </ScrollRegion>
-            )}
+            )
+          }
         </Show>
       </section>
       <Confirm
@@ -170,8 +183,8 @@ export const Keys = () => {
         onCancel={() => setRevoking(null)}
       >
         <p>
-          Every request made with <code>{revoking?.prefix}…</code> ({revoking?.name}) is refused from now on. This cannot be
-          undone.
+          Every request made with <code>{revoking?.prefix}…</code> ({revoking?.name}) is refused from now on. This
+          cannot be undone.
         </p>
       </Confirm>
     </>

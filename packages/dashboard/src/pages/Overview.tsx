@@ -32,8 +32,8 @@ const CreditAlert = (props: { readonly overview: OverviewData; readonly onChange
           {alert.threshold === null
             ? "No threshold is set."
             : alert.armed
-            ? `Armed: it fires when the balance drops below ${alert.threshold}.`
-            : `Fired: it re-arms once the balance is back at ${alert.threshold} or more.`}
+              ? `Armed: it fires when the balance drops below ${alert.threshold}.`
+              : `Fired: it re-arms once the balance is back at ${alert.threshold} or more.`}
         </span>
       </p>
       <form onSubmit={save} class="row">
@@ -64,7 +64,9 @@ const RecentSongs = () => {
       <h2 id="recent-title">Recent generations</h2>
       <Show loaded={songs}>
         {(list) =>
-          list.data.length === 0 ? <p class="muted">No songs yet.</p> : (
+          list.data.length === 0 ? (
+            <p class="muted">No songs yet.</p>
+          ) : (
             <ul class="plain">
               {list.data.map((task) => (
                 <li key={task.id}>
@@ -73,7 +75,8 @@ const RecentSongs = () => {
                 </li>
               ))}
             </ul>
-          )}
+          )
+        }
       </Show>
     </section>
   )
@@ -107,7 +110,13 @@ const Ledger = () => {
                     <td class="num">{entry.subscription_delta}</td>
                     <td class="num">{entry.onetime_delta}</td>
                     <td class="num">{entry.subscription_after + entry.onetime_after}</td>
-                    <td>{(entry.task_id ?? entry.export_id) === null ? entry.reason ?? "" : <code>{entry.task_id ?? entry.export_id}</code>}</td>
+                    <td>
+                      {(entry.task_id ?? entry.export_id) === null ? (
+                        (entry.reason ?? "")
+                      ) : (
+                        <code>{entry.task_id ?? entry.export_id}</code>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -134,7 +143,9 @@ export const Overview = () => {
           <div class="grid">
             <section aria-labelledby="plan-title" class="card">
               <h2 id="plan-title">Plan</h2>
-              <p class="big" data-testid="plan">{data.plan}</p>
+              <p class="big" data-testid="plan">
+                {data.plan}
+              </p>
               <p class="muted">{data.email}</p>
             </section>
             <section aria-labelledby="credits-title" class="card">

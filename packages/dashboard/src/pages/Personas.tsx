@@ -17,13 +17,20 @@ interface TrackChoice {
 
 /** The account's ready tracks to choose from: its songs' and its uploads'. */
 const loadTracks = async (): Promise<ReadonlyArray<TrackChoice>> => {
-  const [songs, uploads] = await Promise.all([api.generations.list.query({ limit: 50 }), api.uploads.list.query({ limit: 50 })])
+  const [songs, uploads] = await Promise.all([
+    api.generations.list.query({ limit: 50 }),
+    api.uploads.list.query({ limit: 50 })
+  ])
   return [
-    ...songs.data.filter((task) => task.status === "ready").flatMap((task) =>
-      task.tracks.map((track) => ({ id: track.id, label: `${track.title ?? "Untitled"} ${track.index + 1}` }))
-    ),
+    ...songs.data
+      .filter((task) => task.status === "ready")
+      .flatMap((task) =>
+        task.tracks.map((track) => ({ id: track.id, label: `${track.title ?? "Untitled"} ${track.index + 1}` }))
+      ),
     ...uploads.data.flatMap((upload) =>
-      upload.status === "ready" && upload.track_id !== null ? [{ id: upload.track_id, label: `${upload.title ?? "Upload"} (upload)` }] : []
+      upload.status === "ready" && upload.track_id !== null
+        ? [{ id: upload.track_id, label: `${upload.title ?? "Upload"} (upload)` }]
+        : []
     )
   ]
 }
@@ -44,7 +51,8 @@ const PersonaForm = (props: { readonly onCreated: () => void }) => {
       props.onCreated()
     }
   }
-  const invalid = (param: string) => (problem?.param === param ? { "aria-invalid": true, "aria-describedby": "persona-problem" } : {})
+  const invalid = (param: string) =>
+    problem?.param === param ? { "aria-invalid": true, "aria-describedby": "persona-problem" } : {}
   return (
     <form class="card" onSubmit={submit} aria-labelledby="persona-form-title" noValidate>
       <h2 id="persona-form-title">Make a persona</h2>
@@ -53,22 +61,44 @@ const PersonaForm = (props: { readonly onCreated: () => void }) => {
         {(choices) => (
           <label>
             From the track
-            <select name="track_id" value={draft.track_id} onChange={(e) => setDraft({ ...draft, track_id: e.currentTarget.value })} {...invalid("track_id")}>
+            <select
+              name="track_id"
+              value={draft.track_id}
+              onChange={(e) => setDraft({ ...draft, track_id: e.currentTarget.value })}
+              {...invalid("track_id")}
+            >
               <option value="">choose a track</option>
-              {choices.map((choice) => <option key={choice.id} value={choice.id}>{choice.label}</option>)}
+              {choices.map((choice) => (
+                <option key={choice.id} value={choice.id}>
+                  {choice.label}
+                </option>
+              ))}
             </select>
           </label>
         )}
       </Show>
       <label>
         Name
-        <input name="name" value={draft.name} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} {...invalid("name")} />
+        <input
+          name="name"
+          value={draft.name}
+          onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+          {...invalid("name")}
+        />
       </label>
       <label>
         Description
-        <textarea name="description" rows={2} value={draft.description} onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })} {...invalid("description")} />
+        <textarea
+          name="description"
+          rows={2}
+          value={draft.description}
+          onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
+          {...invalid("description")}
+        />
       </label>
-      <button type="submit" class="primary" disabled={busy}>Make the persona</button>
+      <button type="submit" class="primary" disabled={busy}>
+        Make the persona
+      </button>
       <Problem problem={problem} id="persona-problem" />
     </form>
   )
@@ -93,32 +123,37 @@ export const Personas = () => {
         <Problem problem={problem} />
         <Show loaded={list}>
           {(found) =>
-            found.data.length === 0
-              ? <p class="muted">No personas yet.</p>
-              : (
-                <ul class="plain">
-                  {found.data.map((persona) => (
-                    <li key={persona.id} class="persona" data-persona-id={persona.id}>
-                      <p>
-                        <strong>{persona.name}</strong>{" "}
-                        <span class="muted">
-                          {persona.vocal_gender === null ? "no voice" : persona.vocal_gender === "f" ? "female voice" : "male voice"} ·
-                          {" "}from <code>{persona.track_id}</code> · {formatDate(persona.created_at)}
-                        </span>
-                      </p>
-                      <p>{persona.description}</p>
-                      <div class="row">
-                        <a href={`/dashboard/songs?persona=${encodeURIComponent(persona.id)}`}>
-                          Generate with {persona.name}
-                        </a>
-                        <button type="button" class="danger" onClick={() => setDeleting(persona)}>
-                          Delete<span class="sr-only"> {persona.name}</span>
-                        </button>
-                      </div>
-                    </li>
-                  ))}
-                </ul>
-              )}
+            found.data.length === 0 ? (
+              <p class="muted">No personas yet.</p>
+            ) : (
+              <ul class="plain">
+                {found.data.map((persona) => (
+                  <li key={persona.id} class="persona" data-persona-id={persona.id}>
+                    <p>
+                      <strong>{persona.name}</strong>{" "}
+                      <span class="muted">
+                        {persona.vocal_gender === null
+                          ? "no voice"
+                          : persona.vocal_gender === "f"
+                            ? "female voice"
+                            : "male voice"}{" "}
+                        · from <code>{persona.track_id}</code> · {formatDate(persona.created_at)}
+                      </span>
+                    </p>
+                    <p>{persona.description}</p>
+                    <div class="row">
+                      <a href={`/dashboard/songs?persona=${encodeURIComponent(persona.id)}`}>
+                        Generate with {persona.name}
+                      </a>
+                      <button type="button" class="danger" onClick={() => setDeleting(persona)}>
+                        Delete<span class="sr-only"> {persona.name}</span>
+                      </button>
+                    </div>
+                  </li>
+                ))}
+              </ul>
+            )
+          }
         </Show>
       </section>
       <Confirm

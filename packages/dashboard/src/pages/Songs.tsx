@@ -66,25 +66,48 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated(result.value)
   }
-  const invalid = (param: string) => (problem?.param === param ? { "aria-invalid": true, "aria-describedby": "generate-problem" } : {})
+  const invalid = (param: string) =>
+    problem?.param === param ? { "aria-invalid": true, "aria-describedby": "generate-problem" } : {}
   return (
     <form class="card" onSubmit={submit} aria-labelledby="generate-title" noValidate>
       <h2 id="generate-title">Generate a song</h2>
       <label>
         Style
-        <textarea name="style" rows={2} value={draft.style} onInput={(e) => set("style", e.currentTarget.value)} {...invalid("style")} />
+        <textarea
+          name="style"
+          rows={2}
+          value={draft.style}
+          onInput={(e) => set("style", e.currentTarget.value)}
+          {...invalid("style")}
+        />
       </label>
       <label>
         Title
-        <input name="title" value={draft.title} onInput={(e) => set("title", e.currentTarget.value)} {...invalid("title")} />
+        <input
+          name="title"
+          value={draft.title}
+          onInput={(e) => set("title", e.currentTarget.value)}
+          {...invalid("title")}
+        />
       </label>
       <label class="check">
-        <input type="checkbox" name="instrumental" checked={draft.instrumental} onChange={(e) => set("instrumental", e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          name="instrumental"
+          checked={draft.instrumental}
+          onChange={(e) => set("instrumental", e.currentTarget.checked)}
+        />
         Instrumental
       </label>
       <label>
         Lyrics
-        <textarea name="lyrics" rows={5} value={draft.lyrics} onInput={(e) => set("lyrics", e.currentTarget.value)} {...invalid("lyrics")} />
+        <textarea
+          name="lyrics"
+          rows={5}
+          value={draft.lyrics}
+          onInput={(e) => set("lyrics", e.currentTarget.value)}
+          {...invalid("lyrics")}
+        />
       </label>
       <label>
         Model
@@ -97,11 +120,18 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
         </select>
       </label>
       {deprecatedModels.includes(draft.model) && (
-        <p class="notice" role="note">{draft.model} is deprecated: it stays for backward compatibility and is not recommended.</p>
+        <p class="notice" role="note">
+          {draft.model} is deprecated: it stays for backward compatibility and is not recommended.
+        </p>
       )}
       <label>
         Vocal gender (aether only)
-        <select name="vocal_gender" value={draft.vocal_gender} onChange={(e) => set("vocal_gender", e.currentTarget.value as Draft["vocal_gender"])} {...invalid("vocal_gender")}>
+        <select
+          name="vocal_gender"
+          value={draft.vocal_gender}
+          onChange={(e) => set("vocal_gender", e.currentTarget.value as Draft["vocal_gender"])}
+          {...invalid("vocal_gender")}
+        >
           <option value="">any</option>
           <option value="f">f</option>
           <option value="m">m</option>
@@ -109,15 +139,27 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
       </label>
       <label>
         Persona (aether only)
-        <select name="persona_id" value={draft.persona_id} onChange={(e) => set("persona_id", e.currentTarget.value)} {...invalid("persona_id")}>
+        <select
+          name="persona_id"
+          value={draft.persona_id}
+          onChange={(e) => set("persona_id", e.currentTarget.value)}
+          {...invalid("persona_id")}
+        >
           <option value="">none</option>
-          {draft.persona_id !== "" && personas.state !== "ok" && <option value={draft.persona_id}>{draft.persona_id}</option>}
-          {personas.state === "ok" && personas.value.data.map((persona) => (
-            <option key={persona.id} value={persona.id}>{persona.name}</option>
-          ))}
+          {draft.persona_id !== "" && personas.state !== "ok" && (
+            <option value={draft.persona_id}>{draft.persona_id}</option>
+          )}
+          {personas.state === "ok" &&
+            personas.value.data.map((persona) => (
+              <option key={persona.id} value={persona.id}>
+                {persona.name}
+              </option>
+            ))}
         </select>
       </label>
-      <button type="submit" class="primary" disabled={busy}>Generate for {priceOf[draft.model]} credits</button>
+      <button type="submit" class="primary" disabled={busy}>
+        Generate for {priceOf[draft.model]} credits
+      </button>
       <Problem problem={problem} id="generate-problem" />
     </form>
   )
@@ -139,13 +181,18 @@ export const Songs = () => {
         <h2 id="history-title">History</h2>
         <Show loaded={history}>
           {(list) =>
-            list.data.length === 0
-              ? <p class="muted">No songs yet.</p>
-              : (
-                <ul class="plain">
-                  {list.data.map((task) => <li key={task.id}><TaskView task={task} onCreated={onCreated} /></li>)}
-                </ul>
-              )}
+            list.data.length === 0 ? (
+              <p class="muted">No songs yet.</p>
+            ) : (
+              <ul class="plain">
+                {list.data.map((task) => (
+                  <li key={task.id}>
+                    <TaskView task={task} onCreated={onCreated} />
+                  </li>
+                ))}
+              </ul>
+            )
+          }
         </Show>
       </section>
     </>

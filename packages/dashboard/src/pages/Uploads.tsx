@@ -24,7 +24,11 @@ const sizeOf = (bytes: number): string =>
 
 const UploadForm = (props: { readonly onSent: () => void }) => {
   const [title, setTitle] = useState("")
-  const [sending, setSending] = useState<{ readonly name: string; readonly sent: number; readonly total: number } | null>(null)
+  const [sending, setSending] = useState<{
+    readonly name: string
+    readonly sent: number
+    readonly total: number
+  } | null>(null)
   const [problem, setProblem] = useState<ApiProblem | null>(null)
   const [over, setOver] = useState(false)
   const send = async (file: File | undefined) => {
@@ -45,7 +49,12 @@ const UploadForm = (props: { readonly onSent: () => void }) => {
       <p class="muted">MP3, WAV, FLAC or Ogg, 5 seconds to 8 minutes, at most 50 MB. Free of credits.</p>
       <label>
         Title (optional)
-        <input name="title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} {...(problem?.param === "title" ? { "aria-invalid": true } : {})} />
+        <input
+          name="title"
+          value={title}
+          onInput={(e) => setTitle(e.currentTarget.value)}
+          {...(problem?.param === "title" ? { "aria-invalid": true } : {})}
+        />
       </label>
       <div
         class={over ? "dropzone over" : "dropzone"}
@@ -119,7 +128,10 @@ const Analysis = (props: { readonly upload: Upload; readonly trackId: string }) 
         <ol class="plain" data-testid="chords">
           {chords.map((span) => (
             <li key={span.start}>
-              <strong>{span.chord}</strong> <span class="muted">{span.start.toFixed(1)}–{span.end.toFixed(1)} s</span>
+              <strong>{span.chord}</strong>{" "}
+              <span class="muted">
+                {span.start.toFixed(1)}–{span.end.toFixed(1)} s
+              </span>
             </li>
           ))}
         </ol>
@@ -136,7 +148,12 @@ const UploadView = (props: {
 }) => {
   const { upload } = props
   return (
-    <article class="upload" data-upload-id={upload.id} data-status={upload.status} aria-labelledby={`${upload.id}-title`}>
+    <article
+      class="upload"
+      data-upload-id={upload.id}
+      data-status={upload.status}
+      aria-labelledby={`${upload.id}-title`}
+    >
       <p>
         <strong id={`${upload.id}-title`}>{upload.title ?? "Upload"}</strong>{" "}
         <span class={`status ${upload.status}`}>{upload.status}</span>{" "}
@@ -144,8 +161,16 @@ const UploadView = (props: {
           {upload.duration.toFixed(1)} s · {sizeOf(upload.bytes)} · {formatDate(upload.created_at)}
         </span>
       </p>
-      {upload.status === "pending" && <p class="muted" aria-busy="true">Listening: tempo, key, chords…</p>}
-      {upload.error !== null && <p class="problem">{upload.error.message} <code>{upload.error.code}</code></p>}
+      {upload.status === "pending" && (
+        <p class="muted" aria-busy="true">
+          Listening: tempo, key, chords…
+        </p>
+      )}
+      {upload.error !== null && (
+        <p class="problem">
+          {upload.error.message} <code>{upload.error.code}</code>
+        </p>
+      )}
       {upload.status === "ready" && upload.track_id !== null && (
         <>
           <Analysis upload={upload} trackId={upload.track_id} />
@@ -189,13 +214,18 @@ export const Uploads = () => {
         <Problem problem={problem} />
         <Show loaded={list}>
           {(found) =>
-            found.data.length === 0
-              ? <p class="muted">No uploads yet.</p>
-              : (
-                <ul class="plain">
-                  {found.data.map((upload) => <li key={upload.id}><UploadView upload={upload} onCreated={setFollowing} onDelete={setDeleting} /></li>)}
-                </ul>
-              )}
+            found.data.length === 0 ? (
+              <p class="muted">No uploads yet.</p>
+            ) : (
+              <ul class="plain">
+                {found.data.map((upload) => (
+                  <li key={upload.id}>
+                    <UploadView upload={upload} onCreated={setFollowing} onDelete={setDeleting} />
+                  </li>
+                ))}
+              </ul>
+            )
+          }
         </Show>
       </section>
       <Confirm

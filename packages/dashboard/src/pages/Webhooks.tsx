@@ -31,7 +31,8 @@ const EventChoices = (props: {
           value={type}
           checked={props.chosen.includes(type)}
           onChange={(e) =>
-            props.onChange(e.currentTarget.checked ? [...props.chosen, type] : props.chosen.filter((t) => t !== type))}
+            props.onChange(e.currentTarget.checked ? [...props.chosen, type] : props.chosen.filter((t) => t !== type))
+          }
         />
         {type}
       </label>
@@ -44,7 +45,9 @@ const Attempts = (props: { readonly delivery: Delivery }) => {
   return (
     <Show loaded={attempts}>
       {(list) =>
-        list.length === 0 ? <p class="muted">Not attempted yet.</p> : (
+        list.length === 0 ? (
+          <p class="muted">Not attempted yet.</p>
+        ) : (
           <table class="attempts">
             <thead>
               <tr>
@@ -62,12 +65,15 @@ const Attempts = (props: { readonly delivery: Delivery }) => {
                   <td>{formatDate(row.attempted_at)}</td>
                   <td>{row.status_code ?? row.error ?? "—"}</td>
                   <td class="num">{row.latency_ms} ms</td>
-                  <td><code class="snippet">{row.response_snippet}</code></td>
+                  <td>
+                    <code class="snippet">{row.response_snippet}</code>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
-        )}
+        )
+      }
     </Show>
   )
 }
@@ -87,29 +93,36 @@ const Deliveries = (props: { readonly endpoint: Endpoint; readonly version: numb
     <section aria-label={`Deliveries to ${props.endpoint.url}`}>
       <div class="row">
         <h3>Delivery log</h3>
-        <button type="button" onClick={reload}>Refresh log</button>
+        <button type="button" onClick={reload}>
+          Refresh log
+        </button>
       </div>
       <Problem problem={problem} />
       <Show loaded={deliveries}>
         {(list) =>
-          list.length === 0 ? <p class="muted">No deliveries yet.</p> : (
+          list.length === 0 ? (
+            <p class="muted">No deliveries yet.</p>
+          ) : (
             <ul class="plain deliveries">
               {list.map((delivery) => (
                 <li key={delivery.id} data-delivery-id={delivery.id}>
                   <details>
                     <summary>
-                      <code>{delivery.event_type}</code> <span class={`status ${delivery.status}`}>{delivery.status}</span>
-                      {" "}
-                      {delivery.attempts} attempt{delivery.attempts === 1 ? "" : "s"}
+                      <code>{delivery.event_type}</code>{" "}
+                      <span class={`status ${delivery.status}`}>{delivery.status}</span> {delivery.attempts} attempt
+                      {delivery.attempts === 1 ? "" : "s"}
                       {delivery.last_status_code !== null && `, last HTTP ${delivery.last_status_code}`}
                     </summary>
                     <Attempts delivery={delivery} />
-                    <button type="button" onClick={() => void redeliver(delivery)}>Redeliver</button>
+                    <button type="button" onClick={() => void redeliver(delivery)}>
+                      Redeliver
+                    </button>
                   </details>
                 </li>
               ))}
             </ul>
-          )}
+          )
+        }
       </Show>
     </section>
   )
@@ -130,20 +143,27 @@ const EndpointCard = (props: { readonly endpoint: Endpoint; readonly onChange: (
   }
   return (
     <article class="card" aria-labelledby={`endpoint-${endpoint.id}`} data-endpoint-id={endpoint.id}>
-      <h2 id={`endpoint-${endpoint.id}`} class="url">{endpoint.url}</h2>
+      <h2 id={`endpoint-${endpoint.id}`} class="url">
+        {endpoint.url}
+      </h2>
       <p>
-        <span class={`status ${endpoint.enabled ? "ready" : "failed"}`}>{endpoint.enabled ? "enabled" : "disabled"}</span>
-        {" "}
+        <span class={`status ${endpoint.enabled ? "ready" : "failed"}`}>
+          {endpoint.enabled ? "enabled" : "disabled"}
+        </span>{" "}
         {endpoint.events.join(", ")}
       </p>
       <div class="row wrap">
         <button
           type="button"
           onClick={() =>
-            void run(() => api.account.webhooks.ping.mutate({ id: endpoint.id }), () => {
-              setNote("Test event sent.")
-              setVersion(version + 1)
-            })}
+            void run(
+              () => api.account.webhooks.ping.mutate({ id: endpoint.id }),
+              () => {
+                setNote("Test event sent.")
+                setVersion(version + 1)
+              }
+            )
+          }
         >
           Send test event
         </button>
@@ -153,18 +173,25 @@ const EndpointCard = (props: { readonly endpoint: Endpoint; readonly onChange: (
             void run(
               () => api.account.webhooks.update.mutate({ id: endpoint.id, enabled: !endpoint.enabled }),
               props.onChange
-            )}
+            )
+          }
         >
           {endpoint.enabled ? "Disable" : "Enable"}
         </button>
         <button
           type="button"
           onClick={() =>
-            void run(() => api.account.webhooks.revealSecret.mutate({ id: endpoint.id }), (v) => setSecret(v.secret))}
+            void run(
+              () => api.account.webhooks.revealSecret.mutate({ id: endpoint.id }),
+              (v) => setSecret(v.secret)
+            )
+          }
         >
           Reveal signing secret
         </button>
-        <button type="button" class="danger" onClick={() => setDeleting(true)}>Delete</button>
+        <button type="button" class="danger" onClick={() => setDeleting(true)}>
+          Delete
+        </button>
       </div>
       <form
         class="row wrap"
@@ -186,14 +213,20 @@ const EndpointCard = (props: { readonly endpoint: Endpoint; readonly onChange: (
         <label>
           Grace period for the old secret
           <select value={grace} onChange={(e) => setGrace(Number(e.currentTarget.value))}>
-            {graceChoices.map((choice) => <option key={choice.seconds} value={choice.seconds}>{choice.label}</option>)}
+            {graceChoices.map((choice) => (
+              <option key={choice.seconds} value={choice.seconds}>
+                {choice.label}
+              </option>
+            ))}
           </select>
         </label>
         <button type="submit">Rotate secret</button>
       </form>
       {secret !== null && (
         <p class="row">
-          <code class="secret" data-testid="endpoint-secret">{secret}</code>
+          <code class="secret" data-testid="endpoint-secret">
+            {secret}
+          </code>
           <CopyButton text={secret} label="Copy secret" />
         </p>
       )}
@@ -241,7 +274,9 @@ export const Webhooks = () => {
           <input name="url" type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
         </label>
         <EventChoices name="events" chosen={events} onChange={setEvents} />
-        <button type="submit" class="primary">Add endpoint</button>
+        <button type="submit" class="primary">
+          Add endpoint
+        </button>
         <Problem problem={problem} />
         {created !== null && (
           <p class="row">
@@ -251,9 +286,12 @@ export const Webhooks = () => {
       </form>
       <Show loaded={endpoints}>
         {(list) =>
-          list.length === 0
-            ? <p class="muted">No endpoints yet.</p>
-            : list.map((endpoint) => <EndpointCard key={endpoint.id} endpoint={endpoint} onChange={reload} />)}
+          list.length === 0 ? (
+            <p class="muted">No endpoints yet.</p>
+          ) : (
+            list.map((endpoint) => <EndpointCard key={endpoint.id} endpoint={endpoint} onChange={reload} />)
+          )
+        }
       </Show>
     </>
   )

@@ -46,7 +46,9 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
   const length = buffers === null ? 0 : Math.max(buffers.A.duration, buffers.B.duration)
   const now = (): number => {
     const ctx = context.current
-    return ctx === null ? started.current.offset : Math.min(length, started.current.offset + ctx.currentTime - started.current.at)
+    return ctx === null
+      ? started.current.offset
+      : Math.min(length, started.current.offset + ctx.currentTime - started.current.at)
   }
 
   useEffect(() => {
@@ -107,11 +109,17 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
     const ctx = context.current
     if (ctx === null) return
     // A short ramp, so the switch makes no click; both keep running, so the moment is the same.
-    for (const other of ["A", "B"] as const) nodes.current[other]?.gain.gain.setTargetAtTime(other === side ? 1 : 0, ctx.currentTime, 0.005)
+    for (const other of ["A", "B"] as const)
+      nodes.current[other]?.gain.gain.setTargetAtTime(other === side ? 1 : 0, ctx.currentTime, 0.005)
   }
 
   if (failed !== null) return <p class="problem">The two versions could not be loaded: {failed}</p>
-  if (buffers === null) return <p class="muted" aria-busy="true">Loading both versions…</p>
+  if (buffers === null)
+    return (
+      <p class="muted" aria-busy="true">
+        Loading both versions…
+      </p>
+    )
   return (
     <div class="ab" data-testid="ab-player" data-heard={heard} data-position={position.toFixed(2)}>
       <div class="row">
@@ -126,7 +134,8 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
             } else void play()
           }}
         >
-          {playing ? "Pause" : "Play"}<span class="sr-only"> both versions</span>
+          {playing ? "Pause" : "Play"}
+          <span class="sr-only"> both versions</span>
         </button>
         <div role="group" aria-label="Hear" class="row">
           {[props.a, props.b].map((side) => (
@@ -135,7 +144,9 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
             </button>
           ))}
         </div>
-        <span class="muted" data-testid="ab-position">{position.toFixed(1)} s of {length.toFixed(1)} s</span>
+        <span class="muted" data-testid="ab-position">
+          {position.toFixed(1)} s of {length.toFixed(1)} s
+        </span>
       </div>
       <div class="row">
         {[props.a, props.b].map((side) => (

@@ -16,7 +16,11 @@ export const formatLabel: Readonly<Record<ExportFormat, string>> = {
 const sizeOf = (bytes: number): string =>
   bytes < 1024 * 1024 ? `${Math.max(1, Math.round(bytes / 1024))} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
-export const ExportPanel = (props: { readonly trackTitle: string; readonly hasLyrics: boolean; readonly exports: TrackExports }) => {
+export const ExportPanel = (props: {
+  readonly trackTitle: string
+  readonly hasLyrics: boolean
+  readonly exports: TrackExports
+}) => {
   const [busy, setBusy] = useState<ExportFormat | null>(null)
   const formats = exportFormats.filter((format) => format !== "timed_lyrics" || props.hasLyrics)
   return (
@@ -29,23 +33,26 @@ export const ExportPanel = (props: { readonly trackTitle: string; readonly hasLy
             <li key={format} class="export" data-format={format} data-status={found?.status ?? "none"}>
               <div class="row">
                 <strong>{formatLabel[format]}</strong>
-                {found === undefined
-                  ? (
-                    <button
-                      type="button"
-                      disabled={busy !== null || props.exports.exports === undefined}
-                      onClick={async () => {
-                        setBusy(format)
-                        await props.exports.create(format)
-                        setBusy(null)
-                      }}
-                    >
-                      Export {formatLabel[format]}<span class="sr-only"> of {props.trackTitle}</span> for {exportPriceOf[format]} credits
-                    </button>
-                  )
-                  : <span class={`status ${found.status}`}>{found.status}</span>}
+                {found === undefined ? (
+                  <button
+                    type="button"
+                    disabled={busy !== null || props.exports.exports === undefined}
+                    onClick={async () => {
+                      setBusy(format)
+                      await props.exports.create(format)
+                      setBusy(null)
+                    }}
+                  >
+                    Export {formatLabel[format]}
+                    <span class="sr-only"> of {props.trackTitle}</span> for {exportPriceOf[format]} credits
+                  </button>
+                ) : (
+                  <span class={`status ${found.status}`}>{found.status}</span>
+                )}
                 {found === undefined && failed?.status === "failed" && (
-                  <span class="problem">The last one failed: {failed.error?.message} ({failed.credits_refunded} credits refunded)</span>
+                  <span class="problem">
+                    The last one failed: {failed.error?.message} ({failed.credits_refunded} credits refunded)
+                  </span>
                 )}
               </div>
               {found?.status === "ready" && found.files.length > 0 && (
@@ -54,7 +61,10 @@ export const ExportPanel = (props: { readonly trackTitle: string; readonly hasLy
                     <li key={file.url}>
                       <a href={file.url} download={file.name}>
                         {file.stem ?? file.name}
-                        <span class="sr-only"> ({formatLabel[format]} of {props.trackTitle})</span>
+                        <span class="sr-only">
+                          {" "}
+                          ({formatLabel[format]} of {props.trackTitle})
+                        </span>
                       </a>{" "}
                       <span class="muted">{sizeOf(file.bytes)}</span>
                     </li>

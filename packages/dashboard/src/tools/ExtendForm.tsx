@@ -59,7 +59,8 @@ export const ExtendForm = (props: { readonly source: SourceTrack; readonly onCre
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated(result.value)
   }
-  const invalid = (param: string) => (problem?.param === param ? { "aria-invalid": true, "aria-describedby": `${idBase}-problem` } : {})
+  const invalid = (param: string) =>
+    problem?.param === param ? { "aria-invalid": true, "aria-describedby": `${idBase}-problem` } : {}
   return (
     <form class="extend" onSubmit={submit} noValidate aria-label={`Extend ${props.source.name}`}>
       <Waveform
@@ -97,26 +98,52 @@ export const ExtendForm = (props: { readonly source: SourceTrack; readonly onCre
       </div>
       <label>
         New lyrics for the continuation (empty: the track's)
-        <textarea name="lyrics" rows={3} value={draft.lyrics} onInput={(e) => set("lyrics", e.currentTarget.value)} {...invalid("lyrics")} />
+        <textarea
+          name="lyrics"
+          rows={3}
+          value={draft.lyrics}
+          onInput={(e) => set("lyrics", e.currentTarget.value)}
+          {...invalid("lyrics")}
+        />
       </label>
       <div class="row">
         <label class="grow">
           Title (empty: the track's)
-          <input name="title" value={draft.title} onInput={(e) => set("title", e.currentTarget.value)} {...invalid("title")} />
+          <input
+            name="title"
+            value={draft.title}
+            onInput={(e) => set("title", e.currentTarget.value)}
+            {...invalid("title")}
+          />
         </label>
         <label class="grow">
           Style (empty: the track's)
-          <input name="style" value={draft.style} onInput={(e) => set("style", e.currentTarget.value)} {...invalid("style")} />
+          <input
+            name="style"
+            value={draft.style}
+            onInput={(e) => set("style", e.currentTarget.value)}
+            {...invalid("style")}
+          />
         </label>
         <label>
           Model
-          <select name="model" value={draft.model} onChange={(e) => set("model", e.currentTarget.value as Draft["model"])}>
+          <select
+            name="model"
+            value={draft.model}
+            onChange={(e) => set("model", e.currentTarget.value as Draft["model"])}
+          >
             <option value="">the track's ({props.source.model})</option>
-            {modelNames.map((name) => <option key={name} value={name}>{name} — {priceOf[name]} credits</option>)}
+            {modelNames.map((name) => (
+              <option key={name} value={name}>
+                {name} — {priceOf[name]} credits
+              </option>
+            ))}
           </select>
         </label>
       </div>
-      <button type="submit" class="primary" disabled={busy}>Extend for {priceOf[model]} credits</button>
+      <button type="submit" class="primary" disabled={busy}>
+        Extend for {priceOf[model]} credits
+      </button>
       <Problem problem={problem} id={`${idBase}-problem`} />
     </form>
   )

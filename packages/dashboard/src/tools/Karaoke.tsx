@@ -35,7 +35,10 @@ const lastStarted = (words: ReadonlyArray<TimedWord>, time: number): number => {
  * The words sung by `time` and the one being sung now: the last one started, until the next
  * begins or, in an instrumental passage, a little after its end (then none is lit).
  */
-export const wordAt = (words: ReadonlyArray<TimedWord>, time: number): { readonly reached: number; readonly now: number } => {
+export const wordAt = (
+  words: ReadonlyArray<TimedWord>,
+  time: number
+): { readonly reached: number; readonly now: number } => {
   const reached = lastStarted(words, time)
   const word = words[reached]
   return { reached, now: word !== undefined && time <= word.end + holdSeconds ? reached : -1 }
@@ -93,7 +96,13 @@ const Lyrics = (props: { readonly track: Track; readonly words: ReadonlyArray<Ti
   }, [position.now])
   return (
     <div class="karaoke">
-      <audio ref={audio} controls preload="metadata" src={props.track.audio_url} aria-label={`Play ${props.track.title ?? "the track"} with its lyrics`} />
+      <audio
+        ref={audio}
+        controls
+        preload="metadata"
+        src={props.track.audio_url}
+        aria-label={`Play ${props.track.title ?? "the track"} with its lyrics`}
+      />
       <div class="lyrics" ref={box} data-testid="karaoke-lyrics" role="region" aria-label="Lyrics" tabIndex={0}>
         {lines.map((line) => (
           <p key={line[0]?.index}>
@@ -128,6 +137,11 @@ export const Karaoke = (props: { readonly track: Track; readonly exports: TrackE
       </p>
     )
   }
-  if (found.status === "pending") return <p class="muted" aria-busy="true">Timing the lyrics…</p>
+  if (found.status === "pending")
+    return (
+      <p class="muted" aria-busy="true">
+        Timing the lyrics…
+      </p>
+    )
   return <Lyrics track={props.track} words={found.timed_lyrics ?? []} />
 }

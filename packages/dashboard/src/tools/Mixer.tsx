@@ -39,7 +39,10 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
   useEffect(() => {
     const controller = new AbortController()
     Promise.all(
-      props.stems.files.map(async (file) => ({ name: file.stem ?? file.name, buffer: await decodeUrl(file.url, controller.signal) }))
+      props.stems.files.map(async (file) => ({
+        name: file.stem ?? file.name,
+        buffer: await decodeUrl(file.url, controller.signal)
+      }))
     ).then(
       (decoded) => {
         setChannels(decoded)
@@ -75,7 +78,8 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
 
   const stop = (): number => {
     const ctx = context.current
-    const reached = ctx === null ? started.current.offset : started.current.offset + ctx.currentTime - started.current.at
+    const reached =
+      ctx === null ? started.current.offset : started.current.offset + ctx.currentTime - started.current.at
     stopSources(sources.current)
     setMeters({})
     return Math.min(length, reached)
@@ -118,11 +122,17 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
   const setLevel = (name: string, level: Level) => {
     setLevels({ ...levels, [name]: level })
     const node = gains.current.get(name)
-    if (node !== undefined && context.current !== null) node.gain.gain.setTargetAtTime(gainOf(level), context.current.currentTime, 0.01)
+    if (node !== undefined && context.current !== null)
+      node.gain.gain.setTargetAtTime(gainOf(level), context.current.currentTime, 0.01)
   }
 
   if (failed !== null) return <p class="problem">The stems could not be loaded: {failed}</p>
-  if (channels === null) return <p class="muted" aria-busy="true">Loading the stems…</p>
+  if (channels === null)
+    return (
+      <p class="muted" aria-busy="true">
+        Loading the stems…
+      </p>
+    )
   return (
     <div class="mixer" data-testid="mixer">
       <div class="row">
@@ -136,9 +146,12 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
             } else void play()
           }}
         >
-          {playing ? "Pause" : "Play"}<span class="sr-only"> the stems of {props.title}</span>
+          {playing ? "Pause" : "Play"}
+          <span class="sr-only"> the stems of {props.title}</span>
         </button>
-        <span class="muted" role="timer" data-testid="mixer-position">{position.toFixed(1)} s of {length.toFixed(1)} s</span>
+        <span class="muted" role="timer" data-testid="mixer-position">
+          {position.toFixed(1)} s of {length.toFixed(1)} s
+        </span>
       </div>
       <ul class="plain">
         {channels.map((channel) => {
@@ -157,7 +170,11 @@ const Desk = (props: { readonly stems: Export; readonly title: string }) => {
                   onInput={(e) => setLevel(channel.name, { ...level, volume: Number(e.currentTarget.value) })}
                 />
               </label>
-              <button type="button" aria-pressed={level.muted} onClick={() => setLevel(channel.name, { ...level, muted: !level.muted })}>
+              <button
+                type="button"
+                aria-pressed={level.muted}
+                onClick={() => setLevel(channel.name, { ...level, muted: !level.muted })}
+              >
                 Mute<span class="sr-only"> {channel.name}</span>
               </button>
             </li>
@@ -175,10 +192,17 @@ export const Mixer = (props: { readonly title: string; readonly exports: TrackEx
     return (
       <p>
         The mixer needs the track's stems.{" "}
-        <button type="button" onClick={() => void props.exports.create("stems")}>Make the stems for {exportPriceOf.stems} credits</button>
+        <button type="button" onClick={() => void props.exports.create("stems")}>
+          Make the stems for {exportPriceOf.stems} credits
+        </button>
       </p>
     )
   }
-  if (found.status === "pending") return <p class="muted" aria-busy="true">Rendering the stems…</p>
+  if (found.status === "pending")
+    return (
+      <p class="muted" aria-busy="true">
+        Rendering the stems…
+      </p>
+    )
   return <Desk stems={found} title={props.title} />
 }

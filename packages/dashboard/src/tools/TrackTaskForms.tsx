@@ -52,7 +52,8 @@ const TaskForm = (props: {
     setProblem(result.ok ? null : result.problem)
     if (result.ok) props.onCreated({ task: result.value, source: props.source, kind: props.kind })
   }
-  const invalid = (param: string) => (problem?.param === param ? { "aria-invalid": true, "aria-describedby": `${idBase}-problem` } : {})
+  const invalid = (param: string) =>
+    problem?.param === param ? { "aria-invalid": true, "aria-describedby": `${idBase}-problem` } : {}
   return (
     <form class="track-task" onSubmit={submit} noValidate aria-label={`${props.verb} ${props.source.name}`}>
       {props.children(invalid)}
@@ -60,10 +61,16 @@ const TaskForm = (props: {
         Model
         <select name="model" value={model} onChange={(e) => setModel(e.currentTarget.value as "" | ModelName)}>
           <option value="">the track's ({props.source.model})</option>
-          {modelNames.map((name) => <option key={name} value={name}>{name} — {priceOf[name]} credits</option>)}
+          {modelNames.map((name) => (
+            <option key={name} value={name}>
+              {name} — {priceOf[name]} credits
+            </option>
+          ))}
         </select>
       </label>
-      <button type="submit" class="primary" disabled={busy}>{props.verb} for {price} credits</button>
+      <button type="submit" class="primary" disabled={busy}>
+        {props.verb} for {price} credits
+      </button>
       <Problem problem={problem} id={`${idBase}-problem`} />
     </form>
   )
@@ -91,7 +98,8 @@ export const CoverForm = (props: FormProps) => {
           ...(given(title) ? { title } : {}),
           ...(weight === "" ? {} : { audio_weight: Number(weight) }),
           ...model
-        })}
+        })
+      }
     >
       {(invalid) => (
         <>
@@ -102,11 +110,25 @@ export const CoverForm = (props: FormProps) => {
           <div class="row">
             <label class="grow">
               Title (empty: the track's)
-              <input name="title" value={title} onInput={(e) => setTitle(e.currentTarget.value)} {...invalid("title")} />
+              <input
+                name="title"
+                value={title}
+                onInput={(e) => setTitle(e.currentTarget.value)}
+                {...invalid("title")}
+              />
             </label>
             <label>
               Follow the source's rhythm (0 to 1, empty: default)
-              <input type="number" name="audio_weight" min={0} max={1} step={0.1} value={weight} onInput={(e) => setWeight(e.currentTarget.value)} {...invalid("audio_weight")} />
+              <input
+                type="number"
+                name="audio_weight"
+                min={0}
+                max={1}
+                step={0.1}
+                value={weight}
+                onInput={(e) => setWeight(e.currentTarget.value)}
+                {...invalid("audio_weight")}
+              />
             </label>
           </div>
         </>
@@ -132,22 +154,39 @@ export const VocalsForm = (props: FormProps) => {
           ...(given(style) ? { style } : {}),
           ...(gender === "" ? {} : { vocal_gender: gender }),
           ...model
-        })}
+        })
+      }
     >
       {(invalid) => (
         <>
           <label>
             Lyrics to sing
-            <textarea name="lyrics" rows={3} value={lyrics} onInput={(e) => setLyrics(e.currentTarget.value)} {...invalid("lyrics")} />
+            <textarea
+              name="lyrics"
+              rows={3}
+              value={lyrics}
+              onInput={(e) => setLyrics(e.currentTarget.value)}
+              {...invalid("lyrics")}
+            />
           </label>
           <div class="row">
             <label class="grow">
               Style (empty: the track's)
-              <input name="style" value={style} onInput={(e) => setStyle(e.currentTarget.value)} {...invalid("style")} />
+              <input
+                name="style"
+                value={style}
+                onInput={(e) => setStyle(e.currentTarget.value)}
+                {...invalid("style")}
+              />
             </label>
             <label>
               Vocal gender
-              <select name="vocal_gender" value={gender} onChange={(e) => setGender(e.currentTarget.value as "" | "m" | "f")} {...invalid("vocal_gender")}>
+              <select
+                name="vocal_gender"
+                value={gender}
+                onChange={(e) => setGender(e.currentTarget.value as "" | "m" | "f")}
+                {...invalid("vocal_gender")}
+              >
                 <option value="">any</option>
                 <option value="f">f</option>
                 <option value="m">m</option>
@@ -194,7 +233,11 @@ export const EditForm = (props: FormProps) => {
   const [lyrics, setLyrics] = useState("")
   const [style, setStyle] = useState("")
   const pick = (seconds: number) =>
-    setSpan((now) => (Math.abs(seconds - now.start) <= Math.abs(seconds - now.end) ? { ...now, start: seconds } : { ...now, end: seconds }))
+    setSpan((now) =>
+      Math.abs(seconds - now.start) <= Math.abs(seconds - now.end)
+        ? { ...now, start: seconds }
+        : { ...now, end: seconds }
+    )
   const edge = (name: "start" | "end", label: string, invalid: (param: string) => Record<string, unknown>) => (
     <div class="row">
       <label class="grow">
@@ -238,7 +281,8 @@ export const EditForm = (props: FormProps) => {
           ...(given(lyrics) ? { lyrics } : {}),
           ...(given(style) ? { style } : {}),
           ...model
-        })}
+        })
+      }
     >
       {(invalid) => (
         <>
@@ -253,7 +297,13 @@ export const EditForm = (props: FormProps) => {
           {edge("end", "End", invalid)}
           <label>
             New words for the section (empty: the track's)
-            <textarea name="lyrics" rows={2} value={lyrics} onInput={(e) => setLyrics(e.currentTarget.value)} {...invalid("lyrics")} />
+            <textarea
+              name="lyrics"
+              rows={2}
+              value={lyrics}
+              onInput={(e) => setLyrics(e.currentTarget.value)}
+              {...invalid("lyrics")}
+            />
           </label>
           <label>
             Style (empty: the track's)

@@ -25,7 +25,10 @@ const Tool = (props: {
   readonly children: () => ComponentChildren
 }) => (
   <details class="tool" open={props.open} onToggle={(event) => props.onToggle(event.currentTarget.open)}>
-    <summary>{props.label}<span class="sr-only"> {props.what}</span></summary>
+    <summary>
+      {props.label}
+      <span class="sr-only"> {props.what}</span>
+    </summary>
     {props.open && <div class="tool-body">{props.children()}</div>}
   </details>
 )
@@ -38,18 +41,34 @@ export const TrackTools = (props: { readonly source: SourceTrack; readonly onCre
   const what = source.name
   const toggle = (name: ToolName) => (value: boolean) => setOpen((now) => ({ ...now, [name]: value }))
   const tool = (name: ToolName, label: string, body: () => ComponentChildren) => (
-    <Tool label={label} what={what} open={open[name] === true} onToggle={toggle(name)}>{body}</Tool>
+    <Tool label={label} what={what} open={open[name] === true} onToggle={toggle(name)}>
+      {body}
+    </Tool>
   )
   return (
     <div class="track-tools">
-      {tool("extend", "Extend", () => <ExtendForm source={source} onCreated={(task) => props.onCreated({ task, source, kind: "extend" })} />)}
-      {tool("cover", "Cover", () => <CoverForm source={source} onCreated={props.onCreated} />)}
-      {tool("vocals", "Add vocals", () => <VocalsForm source={source} onCreated={props.onCreated} />)}
-      {tool("instrumental", "Add accompaniment", () => <AccompanimentForm source={source} onCreated={props.onCreated} />)}
-      {tool("edit", "Edit a section", () => <EditForm source={source} onCreated={props.onCreated} />)}
-      {tool("export", "Export", () => <ExportPanel trackTitle={what} hasLyrics={source.hasLyrics} exports={exports} />)}
+      {tool("extend", "Extend", () => (
+        <ExtendForm source={source} onCreated={(task) => props.onCreated({ task, source, kind: "extend" })} />
+      ))}
+      {tool("cover", "Cover", () => (
+        <CoverForm source={source} onCreated={props.onCreated} />
+      ))}
+      {tool("vocals", "Add vocals", () => (
+        <VocalsForm source={source} onCreated={props.onCreated} />
+      ))}
+      {tool("instrumental", "Add accompaniment", () => (
+        <AccompanimentForm source={source} onCreated={props.onCreated} />
+      ))}
+      {tool("edit", "Edit a section", () => (
+        <EditForm source={source} onCreated={props.onCreated} />
+      ))}
+      {tool("export", "Export", () => (
+        <ExportPanel trackTitle={what} hasLyrics={source.hasLyrics} exports={exports} />
+      ))}
       {source.hasLyrics && tool("karaoke", "Karaoke", () => <Karaoke track={source.track} exports={exports} />)}
-      {tool("mixer", "Stems mixer", () => <Mixer title={what} exports={exports} />)}
+      {tool("mixer", "Stems mixer", () => (
+        <Mixer title={what} exports={exports} />
+      ))}
     </div>
   )
 }

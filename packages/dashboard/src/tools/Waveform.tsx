@@ -12,7 +12,10 @@ const bars = 160
 export type Mark =
   | { readonly kind: "point"; readonly at: number }
   | { readonly kind: "span"; readonly start: number; readonly end: number }
-  | { readonly kind: "chords"; readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }> }
+  | {
+      readonly kind: "chords"
+      readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
+    }
 
 const colour = (element: Element, name: string, fallback: string): string =>
   getComputedStyle(element).getPropertyValue(name).trim() || fallback
@@ -44,7 +47,8 @@ const draw = (element: HTMLCanvasElement, peaks: ReadonlyArray<number> | null, d
   context.fillStyle = "#b3261e"
   if (mark.kind === "point") context.fillRect(Math.min(width - 2, Math.max(0, x(mark.at) - 1)), 0, 2, height)
   if (mark.kind === "span") {
-    for (const edge of [mark.start, mark.end]) context.fillRect(Math.min(width - 2, Math.max(0, x(edge) - 1)), 0, 2, height)
+    for (const edge of [mark.start, mark.end])
+      context.fillRect(Math.min(width - 2, Math.max(0, x(edge) - 1)), 0, 2, height)
   }
   if (mark.kind === "chords") {
     context.font = "12px system-ui, sans-serif"
@@ -99,11 +103,15 @@ export const Waveform = (props: {
       data-testid="waveform"
       data-loaded={peaks !== null ? "true" : failed ? "failed" : "false"}
       aria-label={props.label}
-      onClick={pick === undefined ? undefined : (event) => {
-        const box = event.currentTarget.getBoundingClientRect()
-        const share = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width))
-        pick(Math.round(share * props.duration * 2) / 2)
-      }}
+      onClick={
+        pick === undefined
+          ? undefined
+          : (event) => {
+              const box = event.currentTarget.getBoundingClientRect()
+              const share = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width))
+              pick(Math.round(share * props.duration * 2) / 2)
+            }
+      }
     />
   )
 }

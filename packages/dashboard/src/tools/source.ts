@@ -29,7 +29,8 @@ export const sourceOfTaskTrack = (task: Task, track: Track): SourceTrack => ({
   hasLyrics: track.lyrics !== null && track.lyrics.trim() !== ""
 })
 
-export const uploadFileUrl = (upload: Upload): string => `/files/${uploadKeyOf(upload.id, uploadExtensionOf[upload.content_type])}`
+export const uploadFileUrl = (upload: Upload): string =>
+  `/files/${uploadKeyOf(upload.id, uploadExtensionOf[upload.content_type])}`
 
 /** A ready upload's track (its `track_id` is set once listened to); tasks on it are priced as aether's. */
 export const sourceOfUpload = (upload: Upload, trackId: string): SourceTrack => ({

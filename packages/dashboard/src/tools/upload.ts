@@ -23,7 +23,8 @@ const answerOf = (status: number, text: string): Sent => {
   }
   if (typeof body === "object" && body !== null && "result" in body) {
     const result: unknown = body.result
-    if (typeof result === "object" && result !== null && "data" in result) return { ok: true, value: result.data as Upload }
+    if (typeof result === "object" && result !== null && "data" in result)
+      return { ok: true, value: result.data as Upload }
   }
   const error: unknown = typeof body === "object" && body !== null && "error" in body ? body.error : undefined
   const data: unknown = typeof error === "object" && error !== null && "data" in error ? error.data : undefined

@@ -35,7 +35,13 @@ function linePhrases(plan: ReadonlyArray<SectionPlan>): Phrase[] {
   const out: Phrase[] = []
   let at = 0
   for (const s of plan) {
-    s.lines.forEach((line, li) => out.push({ bar: at + li * s.barsPerLine, bars: Math.max(1, Math.min(s.barsPerLine, s.bars - li * s.barsPerLine)), key: `line:${s.kind}:${line}` }))
+    s.lines.forEach((line, li) =>
+      out.push({
+        bar: at + li * s.barsPerLine,
+        bars: Math.max(1, Math.min(s.barsPerLine, s.bars - li * s.barsPerLine)),
+        key: `line:${s.kind}:${line}`
+      })
+    )
     at += s.bars
   }
   return out
@@ -43,7 +49,11 @@ function linePhrases(plan: ReadonlyArray<SectionPlan>): Phrase[] {
 
 /** Two-bar phrases from bar 0 over `bars` bars. */
 function spanPhrases(bars: number): Phrase[] {
-  return Array.from({ length: Math.ceil(bars / 2) }, (_, i) => ({ bar: 2 * i, bars: Math.min(2, bars - 2 * i), key: `span:${i}` }))
+  return Array.from({ length: Math.ceil(bars / 2) }, (_, i) => ({
+    bar: 2 * i,
+    bars: Math.min(2, bars - 2 * i),
+    key: `span:${i}`
+  }))
 }
 
 export interface RhythmContext {
@@ -59,7 +69,12 @@ export interface RhythmContext {
 const EPS = 1e-6
 
 /** New onsets and lengths for `notes` (in the cover's time), keyed by each moved note's old start. */
-function retimed<N extends NoteEvent>(notes: ReadonlyArray<N>, phrases: ReadonlyArray<Phrase>, context: RhythmContext, wordEnd: (note: N) => boolean): Map<N, { readonly start: number; readonly dur: number }> {
+function retimed<N extends NoteEvent>(
+  notes: ReadonlyArray<N>,
+  phrases: ReadonlyArray<Phrase>,
+  context: RhythmContext,
+  wordEnd: (note: N) => boolean
+): Map<N, { readonly start: number; readonly dur: number }> {
   const share = newRhythmShare(context.audioWeight)
   const moved = new Map<N, { readonly start: number; readonly dur: number }>()
   if (share <= 0) return moved
@@ -70,7 +85,12 @@ function retimed<N extends NoteEvent>(notes: ReadonlyArray<N>, phrases: Readonly
     const until = (phrase.bar + phrase.bars) * context.bar - EPS
     const own = notes.filter((n) => n.start >= from && n.start < until)
     if (own.length === 0) continue
-    const rhythm = phraseRhythm(own.length, phrase.bars, new Rng(`${context.seed}|rhythm|${phrase.key}`), own.map(wordEnd))
+    const rhythm = phraseRhythm(
+      own.length,
+      phrase.bars,
+      new Rng(`${context.seed}|rhythm|${phrase.key}`),
+      own.map(wordEnd)
+    )
     if (rhythm.offs.length < own.length) continue
     own.forEach((note, k) => {
       const off = rhythm.offs[k] ?? 0
@@ -87,7 +107,12 @@ const byStart = <N extends NoteEvent>(a: N, b: N): number => a.start - b.start
  * The sung tune (and the harmony voice, which moves with the note it doubles) in the rhythm
  * `audio_weight` asks for; `plan` is the form whose lines are sung.
  */
-export function coverVocal(vocal: ReadonlyArray<VocalNote>, harmony: ReadonlyArray<VocalNote>, plan: ReadonlyArray<SectionPlan>, context: RhythmContext): { readonly vocal: VocalNote[]; readonly harmony: VocalNote[] } {
+export function coverVocal(
+  vocal: ReadonlyArray<VocalNote>,
+  harmony: ReadonlyArray<VocalNote>,
+  plan: ReadonlyArray<SectionPlan>,
+  context: RhythmContext
+): { readonly vocal: VocalNote[]; readonly harmony: VocalNote[] } {
   const moved = retimed(vocal, linePhrases(plan), context, (n) => n.syllable.wordEnd)
   if (moved.size === 0) return { vocal: [...vocal], harmony: [...harmony] }
   const byOldStart = new Map<number, { readonly start: number; readonly dur: number }>()

@@ -9,7 +9,14 @@ import type { SectionPlan } from "../form.ts"
 import { parseLyrics } from "../lyrics.ts"
 import { knobs, mixTake, requestKey, type Take } from "../render.ts"
 import { Rng } from "../rng.ts"
-import { CROSSFADE_SECONDS, spliceStems, spliceStereo, type NamedStereo, type Segment, type TrackReader } from "../splice.ts"
+import {
+  CROSSFADE_SECONDS,
+  spliceStems,
+  spliceStereo,
+  type NamedStereo,
+  type Segment,
+  type TrackReader
+} from "../splice.ts"
 import type { PcmCacheOptions } from "../pcm-cache.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { SR } from "../synth/dsp.ts"
@@ -29,16 +36,27 @@ interface EditTake {
 type Edit = Extract<NonNullable<TrackSource["derives"]>, { readonly kind: "edit" }>
 
 /** The form cut at the span's bar lines: inside, the span's words (new ones, or the source's lines that fall in it). */
-function spanPlan(plan: ReadonlyArray<SectionPlan>, first: number, last: number, words: ReturnType<typeof parseLyrics> | null): SectionPlan[] {
+function spanPlan(
+  plan: ReadonlyArray<SectionPlan>,
+  first: number,
+  last: number,
+  words: ReturnType<typeof parseLyrics> | null
+): SectionPlan[] {
   const out: SectionPlan[] = []
   let at = 0
   for (const s of plan) {
     const a = at
     const b = at + s.bars
     at = b
-    for (const [from, to, inside] of [[a, Math.min(b, first), false], [Math.max(a, first), Math.min(b, last), true], [Math.max(a, last), b, false]] as const) {
+    for (const [from, to, inside] of [
+      [a, Math.min(b, first), false],
+      [Math.max(a, first), Math.min(b, last), true],
+      [Math.max(a, last), b, false]
+    ] as const) {
       if (to <= from) continue
-      const lines = inside ? s.lines.filter((_, li) => a + li * s.barsPerLine >= from && a + (li + 1) * s.barsPerLine <= to) : []
+      const lines = inside
+        ? s.lines.filter((_, li) => a + li * s.barsPerLine >= from && a + (li + 1) * s.barsPerLine <= to)
+        : []
       out.push({ ...s, bars: to - from, lines })
     }
   }
@@ -50,7 +68,11 @@ function spanPlan(plan: ReadonlyArray<SectionPlan>, first: number, last: number,
     bar += s.bars
     return a >= first && a < last
   })
-  const sung = withLines(out.filter((_, i) => inside[i]), words, true)
+  const sung = withLines(
+    out.filter((_, i) => inside[i]),
+    words,
+    true
+  )
   let k = 0
   return out.map((s, i) => (inside[i] ? (sung[k++] as SectionPlan) : { ...s, lines: [] }))
 }
@@ -62,20 +84,27 @@ function editTake(source: TrackSource, edit: Edit, options: RenderOptions, track
   const first = Math.min(bars - 1, Math.max(0, Math.floor((edit.start - sheet.start) / sheet.bar + 1e-6)))
   const last = Math.min(bars, Math.max(first + 1, Math.ceil((edit.end - sheet.start) / sheet.bar - 1e-6)))
   const request = source.request
-  const given = !request.instrumental && request.lyrics !== null && request.lyrics.trim() !== "" && request.lyrics !== edit.source.request.lyrics
+  const given =
+    !request.instrumental &&
+    request.lyrics !== null &&
+    request.lyrics.trim() !== "" &&
+    request.lyrics !== edit.source.request.lyrics
   const plan = spanPlan(sheet.plan, first, last, given ? parseLyrics(request.lyrics) : null)
   const k = knobs(request)
   const rng = new Rng(`edit|${source.index}|${source.taskId}|${requestKey(request)}|${edit.start}|${edit.end}`)
-  const score: Score = compose({
-    spec: sheet.spec,
-    lyrics: request.lyrics,
-    instrumental: request.instrumental && !given,
-    model: request.model,
-    voice: sheet.voice,
-    ...k,
-    plan,
-    chords: sheet.chords
-  }, rng)
+  const score: Score = compose(
+    {
+      spec: sheet.spec,
+      lyrics: request.lyrics,
+      instrumental: request.instrumental && !given,
+      model: request.model,
+      voice: sheet.voice,
+      ...k,
+      plan,
+      chords: sheet.chords
+    },
+    rng
+  )
   return {
     take: { spec: sheet.spec, score, weirdness: k.weirdness, rng },
     offset: sheet.start,
@@ -85,7 +114,9 @@ function editTake(source: TrackSource, edit: Edit, options: RenderOptions, track
 }
 
 function clip(segments: ReadonlyArray<Segment>, from: number, until: number): Segment[] {
-  return segments.filter((s) => s.from < until && s.until > from).map((s) => ({ ...s, from: Math.max(s.from, from), until: Math.min(s.until, until) }))
+  return segments
+    .filter((s) => s.from < until && s.until > from)
+    .map((s) => ({ ...s, from: Math.max(s.from, from), until: Math.min(s.until, until) }))
 }
 
 /** The takes an edited track is made of: the source's before the span, the new take, the source's again. */
@@ -103,7 +134,12 @@ export function editSegments(source: TrackSource, options: RenderOptions, tracks
 }
 
 /** The edited track's PCM: the source's own 16-bit PCM outside the span, so it is exact there. */
-export async function editPcm(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null, tracks: TrackReader): Promise<Int16Array> {
+export async function editPcm(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null,
+  tracks: TrackReader
+): Promise<Int16Array> {
   const edit = source.derives as Edit
   const head = dequantize(wavSamples(await tracks.trackWav(edit.source, options, cache)))
   const end = head.left.length / SR
@@ -118,7 +154,12 @@ export async function editPcm(source: TrackSource, options: RenderOptions, cache
  * The edited track's stems, made as its PCM is: the source's stems outside the span, the new
  * take's inside, spliced at the same places, so they add up to the edited mix.
  */
-export function editStems(source: TrackSource, options: RenderOptions, parent: ReadonlyArray<NamedStereo>, tracks: TrackReader): ReadonlyArray<NamedStereo> {
+export function editStems(
+  source: TrackSource,
+  options: RenderOptions,
+  parent: ReadonlyArray<NamedStereo>,
+  tracks: TrackReader
+): ReadonlyArray<NamedStereo> {
   const edit = source.derives as Edit
   const end = (parent[0]?.left.length ?? 0) / SR
   const { take, offset, from, until } = editTake(source, edit, options, tracks)

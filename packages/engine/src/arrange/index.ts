@@ -24,7 +24,10 @@ export const isArranged = (source: TrackSource): boolean => source.derives !== u
 /** The one take of a track that is not an extension nor an edit. */
 export function sourceTake(source: TrackSource, options: RenderOptions, tracks: TrackReader): Take {
   const derived = source.derives
-  if (derived === undefined) return source.persona === undefined ? composeTake(source.request, source.taskId, source.index) : personaTake(source, options, tracks)
+  if (derived === undefined)
+    return source.persona === undefined
+      ? composeTake(source.request, source.taskId, source.index)
+      : personaTake(source, options, tracks)
   switch (derived.kind) {
     case "cover":
     case "instrumental":
@@ -37,7 +40,11 @@ export function sourceTake(source: TrackSource, options: RenderOptions, tracks: 
 }
 
 /** The key, tempo, instruments and voice a track's continuation keeps: those of the take it starts with. */
-export function identityOf(root: TrackSource, options: RenderOptions, tracks: TrackReader): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
+export function identityOf(
+  root: TrackSource,
+  options: RenderOptions,
+  tracks: TrackReader
+): { readonly spec: StyleSpec; readonly voice: "m" | "f" } {
   if (!isArranged(root)) return songIdentity(root.request, root.taskId)
   const take = (tracks.segmentsOf(root, options)[0] as Segment).take
   return { spec: take.spec, voice: take.score.voice }
@@ -49,12 +56,19 @@ function lyricsOf(request: EngineRequest): string | null {
 }
 
 /** Renders one take of a cover, vocals, an instrumental, an edit or a persona's song, and leaves its PCM in the cache. */
-export async function renderArranged(source: TrackSource, options: RenderOptions, cache: PcmCacheOptions | null, tracks: TrackReader): Promise<EngineTrack> {
+export async function renderArranged(
+  source: TrackSource,
+  options: RenderOptions,
+  cache: PcmCacheOptions | null,
+  tracks: TrackReader
+): Promise<EngineTrack> {
   const mix = dequantize(wavSamples(await tracks.trackWav(source, options, cache)))
   const segments = tracks.segmentsOf(source, options)
   const first = (segments[0] as Segment).take
   const mp3 = await encodeMp3(mix.left, mix.right, first.score.richness < 0.5 ? 128 : 192)
-  const sung = segments.some((s) => s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until))
+  const sung = segments.some((s) =>
+    s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until)
+  )
   const voice = segments.find((s) => s.take.score.vocal.length > 0)?.take.score.voice ?? first.score.voice
   const vocalTag = sung ? [`${voice === "f" ? "female" : "male"} vocals`] : []
   return {

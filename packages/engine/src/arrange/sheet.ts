@@ -40,7 +40,10 @@ export interface Sheet {
 const EPS = 1e-6
 
 /** The section of a plan that local bar `b` falls in, with its index. */
-function sectionAt(plan: ReadonlyArray<SectionPlan>, b: number): { readonly section: SectionPlan; readonly index: number } | null {
+function sectionAt(
+  plan: ReadonlyArray<SectionPlan>,
+  b: number
+): { readonly section: SectionPlan; readonly index: number } | null {
   let at = 0
   for (const [index, section] of plan.entries()) {
     if (b < at + section.bars) return { section, index }
@@ -65,7 +68,15 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
 
   const chords: Chord[] = []
   const plan: SectionPlan[] = []
-  let open: { key: string; kind: SectionPlan["kind"]; bars: number; lines: ReadonlyArray<string>; barsPerLine: number; energy: number; whole: number } | null = null
+  let open: {
+    key: string
+    kind: SectionPlan["kind"]
+    bars: number
+    lines: ReadonlyArray<string>
+    barsPerLine: number
+    energy: number
+    whole: number
+  } | null = null
   const occurrences = new Map<SectionPlan["kind"], number>()
   const close = (): void => {
     if (open === null) return
@@ -73,7 +84,14 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
     occurrences.set(open.kind, occurrence + 1)
     // A section cut short (by the splice of an extension) keeps no words: its lines no longer fit it.
     const lines = open.bars === open.whole ? open.lines : []
-    plan.push({ kind: open.kind, bars: open.bars, lines, barsPerLine: open.barsPerLine, energy: open.energy, occurrence })
+    plan.push({
+      kind: open.kind,
+      bars: open.bars,
+      lines,
+      barsPerLine: open.barsPerLine,
+      energy: open.energy,
+      occurrence
+    })
     open = null
   }
   for (let i = 0; i < bars; i++) {
@@ -87,7 +105,15 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
     if (open === null || open.key !== key) {
       close()
       const section = found?.section
-      open = { key, kind: section?.kind ?? "verse", bars: 0, lines: section?.lines ?? [], barsPerLine: section?.barsPerLine ?? 2, energy: section?.energy ?? 0.6, whole: section?.bars ?? 0 }
+      open = {
+        key,
+        kind: section?.kind ?? "verse",
+        bars: 0,
+        lines: section?.lines ?? [],
+        barsPerLine: section?.barsPerLine ?? 2,
+        energy: section?.energy ?? 0.6,
+        whole: section?.bars ?? 0
+      }
     }
     open.bars++
   }
@@ -109,22 +135,31 @@ export function sheetOf(source: TrackSource, options: RenderOptions, tracks: Tra
       const key = `${k}|${n}`
       const merged = parts.get(key) ?? { ...p, notes: [] }
       parts.set(key, merged)
-      for (const note of p.notes) if (heard(seg, seg.offset + note.start)) merged.notes.push({ ...note, start: seg.offset + note.start })
+      for (const note of p.notes)
+        if (heard(seg, seg.offset + note.start)) merged.notes.push({ ...note, start: seg.offset + note.start })
     }
-    for (const note of score.vocal) if (heard(seg, seg.offset + note.start)) vocal.push({ ...note, start: seg.offset + note.start })
-    for (const note of score.harmony) if (heard(seg, seg.offset + note.start)) harmony.push({ ...note, start: seg.offset + note.start })
-    for (const hit of score.drums) if (heard(seg, seg.offset + hit.time)) drums.push({ ...hit, time: seg.offset + hit.time })
+    for (const note of score.vocal)
+      if (heard(seg, seg.offset + note.start)) vocal.push({ ...note, start: seg.offset + note.start })
+    for (const note of score.harmony)
+      if (heard(seg, seg.offset + note.start)) harmony.push({ ...note, start: seg.offset + note.start })
+    for (const hit of score.drums)
+      if (heard(seg, seg.offset + hit.time)) drums.push({ ...hit, time: seg.offset + hit.time })
     for (const kick of score.kicks) if (heard(seg, seg.offset + kick)) kicks.push(seg.offset + kick)
   }
   // An upload's stand-in take gives its form; its chords and its tune are what was heard in it.
   const upload = source.extends === undefined ? source.upload : undefined
-  if (upload !== undefined) uploadChords(upload, chords.length).forEach((heard, i) => {
-    if (heard !== undefined) chords[i] = heard
-  })
+  if (upload !== undefined)
+    uploadChords(upload, chords.length).forEach((heard, i) => {
+      if (heard !== undefined) chords[i] = heard
+    })
   const allParts = [...parts.values()].filter((p) => p.notes.length > 0)
-  const lead = upload !== undefined
-    ? uploadLead(upload, bar)
-    : allParts.filter((p) => p.role === "lead").flatMap((p) => p.notes).sort((a, b) => a.start - b.start)
+  const lead =
+    upload !== undefined
+      ? uploadLead(upload, bar)
+      : allParts
+          .filter((p) => p.role === "lead")
+          .flatMap((p) => p.notes)
+          .sort((a, b) => a.start - b.start)
   const sections: { kind: SectionPlan["kind"]; start: number; end: number }[] = []
   let at = 0
   for (const s of plan) {

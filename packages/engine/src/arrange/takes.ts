@@ -30,11 +30,21 @@ interface PersonaVoice {
 
 export function personaVoice(persona: TrackSource, options: RenderOptions, tracks: TrackReader): PersonaVoice {
   const take = (tracks.segmentsOf(persona, options)[0] as { readonly take: Take }).take
-  const plain = { voice: take.score.voice, instruments: take.spec.instruments, named: take.spec.named, rng: take.rng, colour: take.voiceColour }
+  const plain = {
+    voice: take.score.voice,
+    instruments: take.spec.instruments,
+    named: take.spec.named,
+    rng: take.rng,
+    colour: take.voiceColour
+  }
   // An upload's track: its stand-in take is never heard; the voice is the one listening heard in it.
-  const heard = isUploadRoot(persona) ? persona.upload?.transcription.voice ?? null : null
+  const heard = isUploadRoot(persona) ? (persona.upload?.transcription.voice ?? null) : null
   if (heard === null) return plain
-  return { ...plain, voice: heard.register, colour: { brightness: heard.brightness, vibratoRate: heard.vibrato.rate, vibratoDepth: heard.vibrato.depth } }
+  return {
+    ...plain,
+    voice: heard.register,
+    colour: { brightness: heard.brightness, vibratoRate: heard.vibrato.rate, vibratoDepth: heard.vibrato.depth }
+  }
 }
 
 /** The spec's tags with its tempo and key as they now are (the tags name both, second and third). */
@@ -58,12 +68,23 @@ export function personaTake(source: TrackSource, options: RenderOptions, tracks:
   const own = withPersona(spec, persona)
   const takeRng = new Rng(`take|${source.index}|${source.taskId}|${requestKey(source.request)}`)
   const k = knobs(source.request)
-  const score = compose({ spec: own, lyrics: source.request.lyrics, instrumental: source.request.instrumental, model: source.request.model, voice: persona.voice, ...k }, takeRng)
+  const score = compose(
+    {
+      spec: own,
+      lyrics: source.request.lyrics,
+      instrumental: source.request.instrumental,
+      model: source.request.model,
+      voice: persona.voice,
+      ...k
+    },
+    takeRng
+  )
   return { spec: own, score, weirdness: k.weirdness, rng: persona.rng, voiceColour: persona.colour }
 }
 
 /** An upload's own track (not an extension of it): its audio is not a take. */
-export const isUploadRoot = (source: TrackSource): boolean => source.extends === undefined && source.upload !== undefined
+export const isUploadRoot = (source: TrackSource): boolean =>
+  source.extends === undefined && source.upload !== undefined
 
 const CENTRE = { m: 55, f: 67 } as const
 
@@ -79,34 +100,81 @@ function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shi
  * a cover's tune moves phrase by phrase to the new style's rhythm (coverRhythm.ts). A cover takes
  * the style's tempo when it names one, and may change voice; an instrumental keeps both.
  */
-export function arrangedTake(source: TrackSource, kind: "cover" | "instrumental", options: RenderOptions, tracks: TrackReader): Take {
+export function arrangedTake(
+  source: TrackSource,
+  kind: "cover" | "instrumental",
+  options: RenderOptions,
+  tracks: TrackReader
+): Take {
   const sheet = sheetOf((source.derives as NonNullable<TrackSource["derives"]>).source, options, tracks)
   const request = source.request
   const k = knobs(request)
   const persona = source.persona === undefined ? null : personaVoice(source.persona, options, tracks)
-  const styled = parseStyle(request.style, request.negative_tags, new Rng(`${kind}|${source.taskId}|${requestKey(request)}`), k.styleWeight)
+  const styled = parseStyle(
+    request.style,
+    request.negative_tags,
+    new Rng(`${kind}|${source.taskId}|${requestKey(request)}`),
+    k.styleWeight
+  )
   const groove = sheet.spec.genre
-  const genre = k.audioWeight >= 0.5 ? { ...styled.genre, drums: groove.drums, swing: groove.swing, bass: groove.bass, comp: groove.comp } : styled.genre
+  const genre =
+    k.audioWeight >= 0.5
+      ? { ...styled.genre, drums: groove.drums, swing: groove.swing, bass: groove.bass, comp: groove.comp }
+      : styled.genre
   const bpm = kind === "cover" && styled.bpmExplicit ? styled.bpm : sheet.spec.bpm
-  const base: StyleSpec = { ...withPersona(styled, persona), genre, bpm, tonic: sheet.spec.tonic, minor: sheet.spec.minor, keyExplicit: true }
+  const base: StyleSpec = {
+    ...withPersona(styled, persona),
+    genre,
+    bpm,
+    tonic: sheet.spec.tonic,
+    minor: sheet.spec.minor,
+    keyExplicit: true
+  }
   const spec: StyleSpec = { ...base, tags: retag(base) }
-  const voice = kind === "instrumental" ? sheet.voice : persona?.voice ?? request.vocal_gender ?? sheet.voice
+  const voice = kind === "instrumental" ? sheet.voice : (persona?.voice ?? request.vocal_gender ?? sheet.voice)
   const takeRng = new Rng(`${kind}|take|${source.index}|${source.taskId}|${requestKey(request)}`)
   const plan: SectionPlan[] = sheet.plan.map((s) => ({ ...s, lines: [] }))
-  const score = compose({ spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
+  const score = compose(
+    { spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords },
+    takeRng
+  )
   const ratio = barSeconds(bpm) / sheet.bar
   const shift = CENTRE[voice] - CENTRE[sheet.voice]
   // A cover's tune takes the rhythm audio_weight asks for (coverRhythm.ts); an instrumental keeps the source's.
-  const rhythm = { bar: barSeconds(bpm), genre: styled.genre, audioWeight: kind === "cover" ? k.audioWeight : 1, seed: `cover|${source.index}|${source.taskId}|${requestKey(request)}` }
+  const rhythm = {
+    bar: barSeconds(bpm),
+    genre: styled.genre,
+    audioWeight: kind === "cover" ? k.audioWeight : 1,
+    seed: `cover|${source.index}|${source.taskId}|${requestKey(request)}`
+  }
   const sung = coverVocal(scaled(sheet.vocal, ratio, shift), scaled(sheet.harmony, ratio, shift), sheet.plan, rhythm)
   const vocal: VocalNote[] = sung.vocal
   const lead = coverLine(scaled(sheet.lead, ratio, 0), sheet.chords.length, rhythm)
   const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
   // An instrumental of an upload is laid under the upload itself (song.ts), which carries its tune.
-  const underUpload = kind === "instrumental" && isUploadRoot((source.derives as NonNullable<TrackSource["derives"]>).source)
-  const leadPart: Part[] = lead.length === 0 || underUpload ? [] : [{ role: "lead", instrument: leadInstrument, notes: lead, pan: 0.1, gain: vocal.length > 0 ? 0.38 : 0.46, send: 0.35 }]
+  const underUpload =
+    kind === "instrumental" && isUploadRoot((source.derives as NonNullable<TrackSource["derives"]>).source)
+  const leadPart: Part[] =
+    lead.length === 0 || underUpload
+      ? []
+      : [
+          {
+            role: "lead",
+            instrument: leadInstrument,
+            notes: lead,
+            pan: 0.1,
+            gain: vocal.length > 0 ? 0.38 : 0.46,
+            send: 0.35
+          }
+        ]
   const parts = [...score.parts.filter((p) => p.role !== "lead"), ...leadPart]
-  return { spec, score: { ...score, parts, vocal, harmony: sung.harmony, voice }, weirdness: k.weirdness, rng: persona?.rng ?? takeRng, voiceColour: kind === "instrumental" ? undefined : persona?.colour }
+  return {
+    spec,
+    score: { ...score, parts, vocal, harmony: sung.harmony, voice },
+    weirdness: k.weirdness,
+    rng: persona?.rng ?? takeRng,
+    voiceColour: kind === "instrumental" ? undefined : persona?.colour
+  }
 }
 
 /**
@@ -127,7 +195,12 @@ export function withLines(plan: ReadonlyArray<SectionPlan>, lyrics: ParsedLyrics
     })
     return { plan: out, placed }
   }
-  const tries: ReadonlyArray<readonly [number, boolean]> = [[long ? 4 : 2, everywhere], [2, everywhere], [1, everywhere], [1, true]]
+  const tries: ReadonlyArray<readonly [number, boolean]> = [
+    [long ? 4 : 2, everywhere],
+    [2, everywhere],
+    [1, everywhere],
+    [1, true]
+  ]
   let best = attempt(1, true)
   for (const [barsPerLine, all] of tries) {
     const tried = attempt(barsPerLine, all)
@@ -146,7 +219,19 @@ export function vocalsTake(source: TrackSource, options: RenderOptions, tracks: 
   const voice = persona?.voice ?? voiceFor(request, new Rng(`vocals|${source.taskId}|${requestKey(request)}`))
   const plan = withLines(sheet.plan, parseLyrics(request.lyrics), false)
   const takeRng = new Rng(`vocals|take|${source.index}|${source.taskId}|${requestKey(request)}`)
-  const sung = compose({ spec: sheet.spec, lyrics: request.lyrics, instrumental: false, model: request.model, voice, ...k, plan, chords: sheet.chords }, takeRng)
+  const sung = compose(
+    {
+      spec: sheet.spec,
+      lyrics: request.lyrics,
+      instrumental: false,
+      model: request.model,
+      voice,
+      ...k,
+      plan,
+      chords: sheet.chords
+    },
+    takeRng
+  )
   // Over an upload the band is the upload's own audio (song.ts lays the voice on it): the take is the voice alone.
   const derived = (source.derives as NonNullable<TrackSource["derives"]>).source
   const band = isUploadRoot(derived) ? { parts: [], drums: [], kicks: [] } : {}

@@ -54,6 +54,11 @@ export function uploadLead(root: UploadRoot, sheetBar: number): Array<NoteEvent>
   return tops.map((n, i) => {
     const next = tops[i + 1]
     const end = next === undefined ? n.end : Math.min(n.end, next.start)
-    return { start: Math.max(0, n.start - grid) * scale, dur: Math.max(0.05, (end - n.start) * scale), pitch: n.pitch, vel: Math.max(0.2, Math.min(1, n.velocity)) }
+    return {
+      start: Math.max(0, n.start - grid) * scale,
+      dur: Math.max(0.05, (end - n.start) * scale),
+      pitch: n.pitch,
+      vel: Math.max(0.2, Math.min(1, n.velocity))
+    }
   })
 }

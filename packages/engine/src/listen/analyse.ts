@@ -29,7 +29,7 @@ function timed<T>(work: () => T): { readonly value: T; readonly ms: number } {
  */
 export function toEngineRate(signal: Float32Array, from: number): Float32Array {
   if (from === SR) return signal
-  const out = new Float32Array(Math.floor(signal.length * SR / from))
+  const out = new Float32Array(Math.floor((signal.length * SR) / from))
   const step = from / SR
   for (let i = 0; i < out.length; i++) {
     const x = i * step
@@ -74,7 +74,10 @@ export async function decodeWhole(bytes: Uint8Array, type: AudioType): Promise<D
 
 /** Integrated loudness in LUFS, to a tenth; a silent file (refused before this) would be -70. */
 function loudnessOf(audio: DecodedUpload): number {
-  const lufs = integratedLoudness(toEngineRate(audio.left, audio.sampleRate), toEngineRate(audio.right, audio.sampleRate))
+  const lufs = integratedLoudness(
+    toEngineRate(audio.left, audio.sampleRate),
+    toEngineRate(audio.right, audio.sampleRate)
+  )
   return Number.isFinite(lufs) ? Math.round(lufs * 10) / 10 : -70
 }
 

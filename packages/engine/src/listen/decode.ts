@@ -29,23 +29,35 @@ interface Decoded {
 }
 
 const deliver = (out: Decoded, sink: PcmSink): number => {
-  if (out.errors.length > 0) throw new UndecodableAudio(`the audio does not decode (${out.errors[0]?.message ?? "error"})`)
-  if (out.samplesDecoded > 0) sink(out.channelData.map((c) => c.subarray(0, out.samplesDecoded)), out.sampleRate)
+  if (out.errors.length > 0)
+    throw new UndecodableAudio(`the audio does not decode (${out.errors[0]?.message ?? "error"})`)
+  if (out.samplesDecoded > 0)
+    sink(
+      out.channelData.map((c) => c.subarray(0, out.samplesDecoded)),
+      out.sampleRate
+    )
   return out.samplesDecoded
 }
 
 /** codec-parser hands back bare iterators; this lets `for ... of` walk them. */
 const walk = <T>(iterator: Iterator<T>): Iterable<T> => ({ [Symbol.iterator]: () => iterator })
 
-interface MpegHeader { readonly bitrate: number; readonly sampleRate: number; readonly framePadding: number; readonly layer: string; readonly mpegVersion: string }
+interface MpegHeader {
+  readonly bitrate: number
+  readonly sampleRate: number
+  readonly framePadding: number
+  readonly layer: string
+  readonly mpegVersion: string
+}
 
 /** A frame's length in bytes as its own header gives it (ISO/IEC 11172-3 and 13818-3). */
 const mpegFrameLength = (h: MpegHeader): number => {
   if (h.bitrate <= 0 || h.sampleRate <= 0) return Number.POSITIVE_INFINITY
   const bits = h.bitrate * 1000
-  if (h.layer.includes("Layer I") && !h.layer.includes("II")) return (Math.floor(12 * bits / h.sampleRate) + h.framePadding) * 4
+  if (h.layer.includes("Layer I") && !h.layer.includes("II"))
+    return (Math.floor((12 * bits) / h.sampleRate) + h.framePadding) * 4
   const perSlot = h.layer.includes("III") && !h.mpegVersion.includes("Version 1 ") ? 72 : 144
-  return Math.floor(perSlot * bits / h.sampleRate) + h.framePadding
+  return Math.floor((perSlot * bits) / h.sampleRate) + h.framePadding
 }
 
 /**
@@ -73,7 +85,8 @@ async function decodeMpeg(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Pro
     }
     for (const frame of walk(parser.flush())) {
       if (!("header" in frame)) continue
-      const short = frame.data.length < mpegFrameLength(frame.header as unknown as MpegHeader) ||
+      const short =
+        frame.data.length < mpegFrameLength(frame.header as unknown as MpegHeader) ||
         (bitrates.size === 1 && frame.data.length < lastLength - 1)
       if (short) throw new UndecodableAudio("the MP3 file ends inside a frame: it is truncated")
     }
@@ -88,9 +101,16 @@ async function decodeMpeg(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Pro
  * requires: 36 bits from its byte 13); 0 when the encoder did not know, or the file is not FLAC.
  */
 const declaredFlacSamples = (head: Uint8Array): number => {
-  if (head.length < 42 || String.fromCharCode(...head.subarray(0, 4)) !== "fLaC" || ((head[4] ?? 0) & 0x7f) !== 0) return 0
+  if (head.length < 42 || String.fromCharCode(...head.subarray(0, 4)) !== "fLaC" || ((head[4] ?? 0) & 0x7f) !== 0)
+    return 0
   const info = head.subarray(8)
-  return ((info[13] ?? 0) & 0x0f) * 2 ** 32 + (((info[14] ?? 0) << 24) >>> 0) + ((info[15] ?? 0) << 16) + ((info[16] ?? 0) << 8) + (info[17] ?? 0)
+  return (
+    ((info[13] ?? 0) & 0x0f) * 2 ** 32 +
+    (((info[14] ?? 0) << 24) >>> 0) +
+    ((info[15] ?? 0) << 16) +
+    ((info[16] ?? 0) << 8) +
+    (info[17] ?? 0)
+  )
 }
 
 /**
@@ -112,7 +132,8 @@ async function decodeFlac(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Pro
     decoder.free()
   }
   const declared = declaredFlacSamples(head)
-  if (declared > 0 && samples < declared) throw new UndecodableAudio("the FLAC file ends before the samples it declares: it is truncated")
+  if (declared > 0 && samples < declared)
+    throw new UndecodableAudio("the FLAC file ends before the samples it declares: it is truncated")
   return samples
 }
 
@@ -140,7 +161,13 @@ async function decodeVorbis(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): P
   return samples
 }
 
-interface WavFormat { readonly numChannels: number; readonly sampleRate: number; readonly bitsPerSample: number; readonly blockAlign: number; readonly audioFormat: number }
+interface WavFormat {
+  readonly numChannels: number
+  readonly sampleRate: number
+  readonly bitsPerSample: number
+  readonly blockAlign: number
+  readonly audioFormat: number
+}
 
 /** Samples per block handed to the sink: a second or so, so no more is ever unpacked at once. */
 const wavBlock = 65_536
@@ -157,13 +184,22 @@ async function decodeWav(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Prom
   try {
     wav.fromBuffer(bytes)
   } catch (cause) {
-    throw new UndecodableAudio(`the WAV file does not parse (${cause instanceof Error ? cause.message : String(cause)})`)
+    throw new UndecodableAudio(
+      `the WAV file does not parse (${cause instanceof Error ? cause.message : String(cause)})`
+    )
   }
   const riff = wav as unknown as { chunkSize: number; fmt: WavFormat; data: { chunkSize: number; samples: Uint8Array } }
   const fmt = riff.fmt
-  if (riff.chunkSize + 8 !== bytes.length) throw new UndecodableAudio("the WAV header's RIFF size does not match the file")
-  if (riff.data.chunkSize !== riff.data.samples.length) throw new UndecodableAudio("the WAV header's data size does not match its samples")
-  if (fmt.numChannels < 1 || fmt.sampleRate < 8000 || fmt.sampleRate > 192_000 || fmt.blockAlign !== fmt.numChannels * fmt.bitsPerSample / 8) {
+  if (riff.chunkSize + 8 !== bytes.length)
+    throw new UndecodableAudio("the WAV header's RIFF size does not match the file")
+  if (riff.data.chunkSize !== riff.data.samples.length)
+    throw new UndecodableAudio("the WAV header's data size does not match its samples")
+  if (
+    fmt.numChannels < 1 ||
+    fmt.sampleRate < 8000 ||
+    fmt.sampleRate > 192_000 ||
+    fmt.blockAlign !== (fmt.numChannels * fmt.bitsPerSample) / 8
+  ) {
     throw new UndecodableAudio("the WAV header's format is not one of PCM audio")
   }
   if (riff.data.samples.length % fmt.blockAlign !== 0) throw new UndecodableAudio("the WAV data ends inside a sample")

@@ -22,7 +22,13 @@ function copy(from: Float32Array, at: number, to: Float32Array, into: number, co
 const size = (shape: ReadonlyArray<number>): number => shape.reduce((a, b) => a * b, 1)
 
 /** Concatenation along `axis` of float32 tensors whose shapes agree elsewhere. */
-function concatInto(backend: BackendWasm, inputs: ReadonlyArray<tf.TensorInfo>, shapes: ReadonlyArray<ReadonlyArray<number>>, axis: number, outShape: number[]): tf.TensorInfo {
+function concatInto(
+  backend: BackendWasm,
+  inputs: ReadonlyArray<tf.TensorInfo>,
+  shapes: ReadonlyArray<ReadonlyArray<number>>,
+  axis: number,
+  outShape: number[]
+): tf.TensorInfo {
   const out = backend.makeOutput(outShape, "float32")
   const outer = size((shapes[0] ?? []).slice(0, axis))
   const inner = shapes.map((s) => size(s.slice(axis)))
@@ -50,8 +56,17 @@ function fastConcat(original: Kernel): Kernel {
     if (nonEmpty.length < 2 || nonEmpty.some((t) => t.dtype !== "float32")) return original(args)
     const first = nonEmpty[0] as tf.TensorInfo
     const axis = tf.util.parseAxisParam((args.attrs as { axis: number }).axis, first.shape)[0] ?? 0
-    const outShape = tf.backend_util.computeOutShape(nonEmpty.map((t) => t.shape), axis)
-    return concatInto(backend, nonEmpty, nonEmpty.map((t) => t.shape), axis, outShape)
+    const outShape = tf.backend_util.computeOutShape(
+      nonEmpty.map((t) => t.shape),
+      axis
+    )
+    return concatInto(
+      backend,
+      nonEmpty,
+      nonEmpty.map((t) => t.shape),
+      axis,
+      outShape
+    )
   }
 }
 
@@ -66,7 +81,13 @@ function fastPack(original: Kernel): Kernel {
     // Stacking is concatenation of the inputs with a new axis of 1 at `axis`.
     const expanded = [...shape.slice(0, axis), 1, ...shape.slice(axis)]
     const outShape = [...shape.slice(0, axis), inputs.length, ...shape.slice(axis)]
-    return concatInto(backend, inputs, inputs.map(() => expanded), axis, outShape)
+    return concatInto(
+      backend,
+      inputs,
+      inputs.map(() => expanded),
+      axis,
+      outShape
+    )
   }
 }
 
@@ -74,12 +95,37 @@ function fastStridedSlice(original: Kernel): Kernel {
   return (args) => {
     const x = (args.inputs as { x: tf.TensorInfo }).x
     const backend = args.backend as BackendWasm
-    const a = args.attrs as { begin: number[]; end: number[]; strides: number[]; beginMask: number; endMask: number; ellipsisMask: number; newAxisMask: number; shrinkAxisMask: number }
+    const a = args.attrs as {
+      begin: number[]
+      end: number[]
+      strides: number[]
+      beginMask: number
+      endMask: number
+      ellipsisMask: number
+      newAxisMask: number
+      shrinkAxisMask: number
+    }
     if (x.dtype !== "float32") return original(args)
-    const info = tf.slice_util.sliceInfo(x.shape, a.begin, a.end, a.strides, a.beginMask, a.endMask, a.ellipsisMask, a.newAxisMask, a.shrinkAxisMask)
+    const info = tf.slice_util.sliceInfo(
+      x.shape,
+      a.begin,
+      a.end,
+      a.strides,
+      a.beginMask,
+      a.endMask,
+      a.ellipsisMask,
+      a.newAxisMask,
+      a.shrinkAxisMask
+    )
     const rank = x.shape.length
     // Only plain slices (every stride 1) in the input's own rank; the rest is the backend's.
-    if (info.isIdentity || info.strides.length !== rank || info.strides.some((s) => s !== 1) || info.finalShapeSparse.length !== rank) return original(args)
+    if (
+      info.isIdentity ||
+      info.strides.length !== rank ||
+      info.strides.some((s) => s !== 1) ||
+      info.finalShapeSparse.length !== rank
+    )
+      return original(args)
     const begin = info.begin
     const extent = info.finalShapeSparse
     if (extent.some((e) => e <= 0)) return original(args)
@@ -100,7 +146,7 @@ function fastStridedSlice(original: Kernel): Kernel {
     for (let r = 0; r < rows; r++) {
       let at = 0
       for (let d = 0; d < axes; d++) at += ((begin[d] ?? 0) + (index[d] ?? 0)) * (strides[d] ?? 0)
-      for (let d = axes; d < rank; d++) at += (begin[d] ?? 0) * (d === rank - 1 ? 1 : strides[d] ?? 0)
+      for (let d = axes; d < rank; d++) at += (begin[d] ?? 0) * (d === rank - 1 ? 1 : (strides[d] ?? 0))
       copy(from, at, to, into, run)
       into += run
       for (let d = axes - 1; d >= 0; d--) {
@@ -133,7 +179,7 @@ function fastPad(original: Kernel): Kernel {
     const run = size(x.shape.slice(axes))
     const rows = size(x.shape.slice(0, axes))
     const index = new Array<number>(axes).fill(0)
-    const lead = (d: number): number => (paddings[d]?.[0] ?? 0) * (d === rank - 1 ? 1 : outStrides[d] ?? 0)
+    const lead = (d: number): number => (paddings[d]?.[0] ?? 0) * (d === rank - 1 ? 1 : (outStrides[d] ?? 0))
     let fixed = 0
     for (let d = axes; d < rank; d++) fixed += lead(d)
     for (let r = 0; r < rows; r++) {
@@ -156,7 +202,12 @@ let installed = false
 export function installFastKernels(): void {
   if (installed) return
   installed = true
-  for (const [name, make] of [["Concat", fastConcat], ["Pack", fastPack], ["StridedSlice", fastStridedSlice], ["PadV2", fastPad]] as const) {
+  for (const [name, make] of [
+    ["Concat", fastConcat],
+    ["Pack", fastPack],
+    ["StridedSlice", fastStridedSlice],
+    ["PadV2", fastPad]
+  ] as const) {
     const config = tf.getKernel(name, "wasm")
     if (config === undefined) continue
     tf.unregisterKernel(name, "wasm")

@@ -45,7 +45,10 @@ export function keyOf(notes: ReadonlyArray<TranscribedNote>): string {
   for (const n of notes) weights[n.pitch % 12] = (weights[n.pitch % 12] ?? 0) + (n.end - n.start) * n.velocity
   let best = { score: -Infinity, tonic: 0, mode: "major" }
   for (let tonic = 0; tonic < 12; tonic++) {
-    for (const [mode, profile] of [["major", majorProfile], ["minor", minorProfile]] as const) {
+    for (const [mode, profile] of [
+      ["major", majorProfile],
+      ["minor", minorProfile]
+    ] as const) {
       const score = correlation(weights, profile, tonic)
       if (score > best.score) best = { score, tonic, mode }
     }
@@ -54,11 +57,15 @@ export function keyOf(notes: ReadonlyArray<TranscribedNote>): string {
 }
 
 // Each triad as the pitch classes it sounds: root, third, fifth.
-const triads: ReadonlyArray<{ readonly name: string; readonly root: number; readonly third: number; readonly fifth: number }> =
-  names.flatMap((root, r) => [
-    { name: root, root: r, third: (r + 4) % 12, fifth: (r + 7) % 12 },
-    { name: `${root}m`, root: r, third: (r + 3) % 12, fifth: (r + 7) % 12 }
-  ])
+const triads: ReadonlyArray<{
+  readonly name: string
+  readonly root: number
+  readonly third: number
+  readonly fifth: number
+}> = names.flatMap((root, r) => [
+  { name: root, root: r, third: (r + 4) % 12, fifth: (r + 7) % 12 },
+  { name: `${root}m`, root: r, third: (r + 3) % 12, fifth: (r + 7) % 12 }
+])
 
 /** The triad the weights sound most: its three classes' mean against the other nine's. */
 function chordOf(weights: Float64Array): string {
@@ -76,7 +83,11 @@ function chordOf(weights: Float64Array): string {
 const ms = (t: number) => Math.round(t * 1000) / 1000
 
 /** One chord between each two beats; neighbours of the same name become one span. */
-export function chordsOn(notes: ReadonlyArray<TranscribedNote>, beats: ReadonlyArray<number>, duration: number): Array<ChordSpan> {
+export function chordsOn(
+  notes: ReadonlyArray<TranscribedNote>,
+  beats: ReadonlyArray<number>,
+  duration: number
+): Array<ChordSpan> {
   if (beats.length < 2 || notes.length === 0) return []
   const byStart = [...notes].sort((a, b) => a.start - b.start)
   const spans: Array<ChordSpan> = []
@@ -99,7 +110,8 @@ export function chordsOn(notes: ReadonlyArray<TranscribedNote>, beats: ReadonlyA
       continue
     }
     // The bass names the root of most chords: of G and Em (two classes shared), it decides.
-    weights[bass.pitch % 12] = (weights[bass.pitch % 12] ?? 0) + (Math.min(bass.end, end) - Math.max(bass.start, start)) * bass.velocity
+    weights[bass.pitch % 12] =
+      (weights[bass.pitch % 12] ?? 0) + (Math.min(bass.end, end) - Math.max(bass.start, start)) * bass.velocity
     const chord = chordOf(weights)
     const last = spans[spans.length - 1]
     if (last !== undefined && last.chord === chord) spans[spans.length - 1] = { ...last, end: ms(end) }

@@ -46,13 +46,15 @@ function scaled(audio: Stereo, scale: number): Stereo {
 function layingOf(root: UploadRoot, bed: Stereo, layer: Stereo): { readonly laying: Laying; readonly sum: Stereo } {
   const bedLufs = integratedLoudness(bed.left, bed.right)
   const layerLufs = integratedLoudness(layer.left, layer.right)
-  const gain = Number.isFinite(bedLufs) && Number.isFinite(layerLufs) ? 10 ** ((bedLufs - layerUnderBedDb - layerLufs) / 20) : 1
+  const gain =
+    Number.isFinite(bedLufs) && Number.isFinite(layerLufs) ? 10 ** ((bedLufs - layerUnderBedDb - layerLufs) / 20) : 1
   // The layer's bar 0 is the upload's first beat.
   const offset = Math.round(uploadGridStart(root) * SR)
   const sum = { left: Float32Array.from(bed.left), right: Float32Array.from(bed.right) }
   addInto(sum, layer, gain, offset)
   let peak = 0
-  for (let i = 0; i < sum.left.length; i++) peak = Math.max(peak, Math.abs(sum.left[i] ?? 0), Math.abs(sum.right[i] ?? 0))
+  for (let i = 0; i < sum.left.length; i++)
+    peak = Math.max(peak, Math.abs(sum.left[i] ?? 0), Math.abs(sum.right[i] ?? 0))
   return { laying: { gain, offset, scale: peak > ceiling ? ceiling / peak : 1 }, sum }
 }
 

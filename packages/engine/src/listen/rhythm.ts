@@ -104,7 +104,10 @@ function meterOf(beats: ReadonlyArray<number>, flux: ReadonlyArray<number>): Met
 
 /** The tempo the beats keep: the median interval between them, steadier than one agent's period. */
 function tempoOf(beats: ReadonlyArray<number>): number {
-  const intervals = beats.slice(1).map((t, i) => t - (beats[i] ?? 0)).sort((a, b) => a - b)
+  const intervals = beats
+    .slice(1)
+    .map((t, i) => t - (beats[i] ?? 0))
+    .sort((a, b) => a - b)
   const median = intervals[Math.floor(intervals.length / 2)]
   return median === undefined || median <= 0 ? 0 : 60 / median
 }
@@ -121,5 +124,9 @@ export function beatsAndTempo(mono: Float32Array): Rhythm {
   const beats = countedBeats(heard, tracked.spectralFlux, tempoOf(heard))
   const bpm = tempoOf(beats)
   if (!Number.isFinite(bpm) || bpm <= 0) return noRhythm
-  return { bpm: Math.round(bpm * 100) / 100, beats: beats.map((t) => Math.round(t * 1000) / 1000), meter: meterOf(beats, tracked.spectralFlux) }
+  return {
+    bpm: Math.round(bpm * 100) / 100,
+    beats: beats.map((t) => Math.round(t * 1000) / 1000),
+    meter: meterOf(beats, tracked.spectralFlux)
+  }
 }

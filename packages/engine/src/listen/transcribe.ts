@@ -25,7 +25,10 @@ interface ModelJson {
   readonly convertedBy?: string | null
   readonly signature?: object
   readonly userDefinedMetadata?: Record<string, object>
-  readonly weightsManifest: ReadonlyArray<{ readonly paths: ReadonlyArray<string>; readonly weights: Array<tf.io.WeightsManifestEntry> }>
+  readonly weightsManifest: ReadonlyArray<{
+    readonly paths: ReadonlyArray<string>
+    readonly weights: Array<tf.io.WeightsManifestEntry>
+  }>
 }
 
 /** The model as the package ships it, from its folder: model.json and its weight shards. */
@@ -34,14 +37,16 @@ function loadModel(): Promise<tf.GraphModel> {
   const json = JSON.parse(readFileSync(join(folder, "model.json"), "utf8")) as ModelJson
   const shards = json.weightsManifest.flatMap((group) => group.paths.map((path) => readFileSync(join(folder, path))))
   const weights = Buffer.concat(shards)
-  return tf.loadGraphModel(tf.io.fromMemory({
-    modelTopology: json.modelTopology,
-    weightSpecs: json.weightsManifest.flatMap((group) => group.weights),
-    weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
-    ...(json.format === undefined ? {} : { format: json.format }),
-    ...(json.generatedBy === undefined ? {} : { generatedBy: json.generatedBy }),
-    ...(json.convertedBy === undefined || json.convertedBy === null ? {} : { convertedBy: json.convertedBy })
-  }))
+  return tf.loadGraphModel(
+    tf.io.fromMemory({
+      modelTopology: json.modelTopology,
+      weightSpecs: json.weightsManifest.flatMap((group) => group.weights),
+      weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
+      ...(json.format === undefined ? {} : { format: json.format }),
+      ...(json.generatedBy === undefined ? {} : { generatedBy: json.generatedBy }),
+      ...(json.convertedBy === undefined || json.convertedBy === null ? {} : { convertedBy: json.convertedBy })
+    })
+  )
 }
 
 let model: Promise<BasicPitch> | null = null
@@ -132,10 +137,14 @@ async function modelOutputs(pitch: BasicPitch, mono: Float32Array) {
   tf.engine().startScope()
   try {
     const windows = windowsOf(mono)
-    const wanted = Math.floor(mono.length * framesPerSecond / modelRate)
+    const wanted = Math.floor((mono.length * framesPerSecond) / modelRate)
     for (let start = 0; start < windows.count && frames.length < wanted; start += windowsPerBatch) {
       const n = Math.min(windowsPerBatch, windows.count - start)
-      const batch = tf.tensor3d(windows.data.subarray(start * windowSamples, (start + n) * windowSamples), [n, windowSamples, 1])
+      const batch = tf.tensor3d(windows.data.subarray(start * windowSamples, (start + n) * windowSamples), [
+        n,
+        windowSamples,
+        1
+      ])
       const [f, o, c] = model.execute(batch, [...outputs]) as Array<tf.Tensor3D>
       unwrapped(f as tf.Tensor3D, frames)
       unwrapped(o as tf.Tensor3D, onsets)
@@ -152,7 +161,9 @@ async function modelOutputs(pitch: BasicPitch, mono: Float32Array) {
 export async function transcribe(audio: DecodedUpload): Promise<Transcription> {
   const pitch = await basicPitch()
   const { frames, onsets, contours } = await modelOutputs(pitch, monoAtModelRate(audio))
-  const events = noteFramesToTime(addPitchBendsToNoteEvents(contours, outputToNotesPoly(frames, onsets, 0.5, 0.3, 5, true, null, null, false)))
+  const events = noteFramesToTime(
+    addPitchBendsToNoteEvents(contours, outputToNotesPoly(frames, onsets, 0.5, 0.3, 5, true, null, null, false))
+  )
   const notes: Array<TranscribedNote> = events
     .map((e) => ({
       pitch: e.pitchMidi,

@@ -41,5 +41,13 @@ export interface Listening {
   /** Seconds. */
   readonly duration: number
   /** CPU milliseconds spent on each part, for the benchmark. */
-  readonly timings: { readonly decode: number; readonly beats: number; readonly key: number; readonly chords: number; readonly loudness: number; readonly transcription: number; readonly voice: number }
+  readonly timings: {
+    readonly decode: number
+    readonly beats: number
+    readonly key: number
+    readonly chords: number
+    readonly loudness: number
+    readonly transcription: number
+    readonly voice: number
+  }
 }

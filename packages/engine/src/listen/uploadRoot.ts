@@ -22,12 +22,19 @@ export function uploadMidi(root: UploadRoot, title: string): Uint8Array {
     bpm: root.analysis.bpm,
     key: root.analysis.key,
     title,
-    tracks: [{
-      name: "transcription",
-      program: 0,
-      channel: 0,
-      notes: root.transcription.notes.map((n) => ({ pitch: n.pitch, start: n.start, end: n.end, velocity: velocity(n.velocity) }))
-    }]
+    tracks: [
+      {
+        name: "transcription",
+        program: 0,
+        channel: 0,
+        notes: root.transcription.notes.map((n) => ({
+          pitch: n.pitch,
+          start: n.start,
+          end: n.end,
+          velocity: velocity(n.velocity)
+        }))
+      }
+    ]
   })
 }
 

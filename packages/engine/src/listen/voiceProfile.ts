@@ -14,7 +14,11 @@ import type { VoiceProfile } from "../types.ts"
 
 export type { VoiceProfile } from "../types.ts"
 
-interface Note { readonly pitch: number; readonly start: number; readonly end: number }
+interface Note {
+  readonly pitch: number
+  readonly start: number
+  readonly end: number
+}
 
 /** The tune is sung above the bass and the comping's low notes (as uploadSheet.ts reads it). */
 export const lowest = 55
@@ -35,12 +39,18 @@ const dullest = 250
 const midiHz = (p: number): number => 440 * 2 ** ((p - 69) / 12)
 const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? 0 : s.length % 2 === 1 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2
+  return s.length === 0
+    ? 0
+    : s.length % 2 === 1
+      ? (s[(s.length - 1) / 2] as number)
+      : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2
 }
 
 /** The transcription's top line: of notes starting together the highest, each cut where the next begins. */
 function topLine(notes: ReadonlyArray<Note>): Note[] {
-  const sorted = notes.filter((n) => n.pitch >= lowest && n.end > n.start).sort((a, b) => a.start - b.start || b.pitch - a.pitch)
+  const sorted = notes
+    .filter((n) => n.pitch >= lowest && n.end > n.start)
+    .sort((a, b) => a.start - b.start || b.pitch - a.pitch)
   const tops: Note[] = []
   for (const n of sorted) {
     const last = tops[tops.length - 1]
@@ -103,7 +113,7 @@ function noteVibrato(cents: ReadonlyArray<number>): { readonly rate: number; rea
   const slope = sxx > 0 ? sxy / sxx : 0
   const flat = cents.map((c, i) => c - meanC - slope * (i - meanT))
   let crossings = 0
-  for (let i = 1; i < n; i++) if (((flat[i - 1] as number) < 0) !== ((flat[i] as number) < 0)) crossings++
+  for (let i = 1; i < n; i++) if ((flat[i - 1] as number) < 0 !== (flat[i] as number) < 0) crossings++
   const rate = crossings / 2 / (n * hop)
   const rms = Math.sqrt(flat.reduce((s, c) => s + c * c, 0) / n)
   return { rate, extent: rate >= vibratoRates[0] && rate <= vibratoRates[1] ? rms * Math.SQRT2 : 0 }
@@ -116,9 +126,14 @@ function noteVibrato(cents: ReadonlyArray<number>): { readonly rate: number; rea
 export function voiceProfile(mono: Float32Array, rate: number, notes: ReadonlyArray<Note>): VoiceProfile | null {
   const line = topLine(notes)
   if (line.length === 0) return null
-  const weighted = line.flatMap((n) => Array.from({ length: Math.max(1, Math.round((n.end - n.start) / hop)) }, () => n.pitch))
+  const weighted = line.flatMap((n) =>
+    Array.from({ length: Math.max(1, Math.round((n.end - n.start) / hop)) }, () => n.pitch)
+  )
   const centre = median(weighted)
-  const long = line.filter((n) => n.end - n.start >= longNote).sort((a, b) => (b.end - b.start) - (a.end - a.start) || a.start - b.start).slice(0, mostNotes)
+  const long = line
+    .filter((n) => n.end - n.start >= longNote)
+    .sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start)
+    .slice(0, mostNotes)
   const rates: number[] = []
   const extents: number[] = []
   let energy = 0

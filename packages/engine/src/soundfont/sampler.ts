@@ -25,9 +25,7 @@ export interface PlayedNote {
 }
 
 /** Where a part is played: a stereo pair, or one channel holding left + right (the mixer pans it again). */
-export type SampleOut =
-  | { readonly left: Float32Array; readonly right: Float32Array }
-  | { readonly mono: Float32Array }
+export type SampleOut = { readonly left: Float32Array; readonly right: Float32Array } | { readonly mono: Float32Array }
 
 const BLOCK = 128
 /**
@@ -42,10 +40,20 @@ const PERCUSSION = 9
 const EXCLUSIVE_CLASS = 57
 
 /** A note as samples: struck at `on`, released at `off` (a key's releases pair with its strikes in order, as the synthesizer pairs them). */
-interface SampledNote { readonly on: number; readonly off: number; readonly key: number; readonly velocity: number }
+interface SampledNote {
+  readonly on: number
+  readonly off: number
+  readonly key: number
+  readonly velocity: number
+}
 
 function sampled(notes: ReadonlyArray<PlayedNote>, n: number): SampledNote[] {
-  interface KeyEvent { readonly at: number; readonly on: boolean; readonly key: number; readonly index: number }
+  interface KeyEvent {
+    readonly at: number
+    readonly on: boolean
+    readonly key: number
+    readonly index: number
+  }
   const events: KeyEvent[] = []
   notes.forEach((note, index) => {
     const at = Math.round(note.start * SR)
@@ -86,7 +94,12 @@ function newSynth(program: number, percussion: boolean, bank: BankName): SpessaS
 }
 
 /** Whether a key's sound depends on the notes after it: a voice with an exclusive class is released by the next of its class. */
-function exclusiveKeys(notes: ReadonlyArray<SampledNote>, program: number, percussion: boolean, bank: BankName): ReadonlySet<number> {
+function exclusiveKeys(
+  notes: ReadonlyArray<SampledNote>,
+  program: number,
+  percussion: boolean,
+  bank: BankName
+): ReadonlySet<number> {
   const preset = soundBank(bank).getPreset({ program, bankMSB: 0, bankLSB: 0, isGMGSDrum: percussion }, "gs")
   const keys = new Set<number>()
   const seen = new Set<string>()
@@ -94,7 +107,8 @@ function exclusiveKeys(notes: ReadonlyArray<SampledNote>, program: number, percu
     const id = `${note.key}|${note.velocity}`
     if (keys.has(note.key) || seen.has(id)) continue
     seen.add(id)
-    if (preset.getVoiceParameters(note.key, note.velocity).some((v) => v.generators[EXCLUSIVE_CLASS] !== 0)) keys.add(note.key)
+    if (preset.getVoiceParameters(note.key, note.velocity).some((v) => v.generators[EXCLUSIVE_CLASS] !== 0))
+      keys.add(note.key)
   }
   return keys
 }
@@ -146,7 +160,13 @@ function record(synth: SpessaSynthProcessor, channel: number, note: SampledNote,
 }
 
 /** Plays notes from the cache into `out`; returns the index after the last sample written. */
-function playCached(synth: SpessaSynthProcessor, channel: number, notes: ReadonlyArray<SampledNote>, out: SampleOut, n: number): number {
+function playCached(
+  synth: SpessaSynthProcessor,
+  channel: number,
+  notes: ReadonlyArray<SampledNote>,
+  out: SampleOut,
+  n: number
+): number {
   // One recording per distinct (key, velocity, held samples), in a fixed order (the synthesizer
   // is reused, so the order is part of what is played).
   const groups = new Map<string, SampledNote[]>()
@@ -159,7 +179,7 @@ function playCached(synth: SpessaSynthProcessor, channel: number, notes: Readonl
   const ordered = [...groups.values()].sort((a, b) => {
     const x = a[0] as SampledNote
     const y = b[0] as SampledNote
-    return x.key - y.key || x.velocity - y.velocity || (x.off - x.on) - (y.off - y.on)
+    return x.key - y.key || x.velocity - y.velocity || x.off - x.on - (y.off - y.on)
   })
   const tape = new Tape()
   let last = 0
@@ -194,8 +214,19 @@ function playCached(synth: SpessaSynthProcessor, channel: number, notes: Readonl
 }
 
 /** Plays notes as one live sequence, sample-accurately: each block stops at the next key event. */
-function playLive(synth: SpessaSynthProcessor, channel: number, notes: ReadonlyArray<SampledNote>, out: SampleOut, n: number): number {
-  interface KeyEvent { readonly at: number; readonly on: boolean; readonly key: number; readonly velocity: number }
+function playLive(
+  synth: SpessaSynthProcessor,
+  channel: number,
+  notes: ReadonlyArray<SampledNote>,
+  out: SampleOut,
+  n: number
+): number {
+  interface KeyEvent {
+    readonly at: number
+    readonly on: boolean
+    readonly key: number
+    readonly velocity: number
+  }
   const events: KeyEvent[] = []
   for (const note of notes) {
     events.push({ at: note.on, on: true, key: note.key, velocity: note.velocity })
@@ -223,7 +254,8 @@ function playLive(synth: SpessaSynthProcessor, channel: number, notes: ReadonlyA
     if (synth.voiceCount > 0) {
       if ("mono" in out) {
         const mono = out.mono
-        for (let k = 0; k < count; k++) mono[i + k] = (mono[i + k] as number) + ((scratchL[k] as number) + (scratchR[k] as number))
+        for (let k = 0; k < count; k++)
+          mono[i + k] = (mono[i + k] as number) + ((scratchL[k] as number) + (scratchR[k] as number))
       } else {
         const { left, right } = out
         for (let k = 0; k < count; k++) {
@@ -244,7 +276,13 @@ function playLive(synth: SpessaSynthProcessor, channel: number, notes: ReadonlyA
  * what is there), each note from the sample it is struck on. Returns the index after the last
  * sample that can be non-zero.
  */
-export function playNotes(notes: ReadonlyArray<PlayedNote>, program: number, percussion: boolean, out: SampleOut, bank: BankName = DEFAULT_BANK): number {
+export function playNotes(
+  notes: ReadonlyArray<PlayedNote>,
+  program: number,
+  percussion: boolean,
+  out: SampleOut,
+  bank: BankName = DEFAULT_BANK
+): number {
   const n = "mono" in out ? out.mono.length : out.left.length
   const all = sampled(notes, n)
   if (all.length === 0) return 0
@@ -263,7 +301,13 @@ export function playNotes(notes: ReadonlyArray<PlayedNote>, program: number, per
  * taken beyond that, hi-hats choking): what `playNotes` was before its note cache, kept as the
  * reference the cache is measured against (test/sampler.test.ts).
  */
-export function playNotesLive(notes: ReadonlyArray<PlayedNote>, program: number, percussion: boolean, out: SampleOut, bank: BankName = DEFAULT_BANK): number {
+export function playNotesLive(
+  notes: ReadonlyArray<PlayedNote>,
+  program: number,
+  percussion: boolean,
+  out: SampleOut,
+  bank: BankName = DEFAULT_BANK
+): number {
   const n = "mono" in out ? out.mono.length : out.left.length
   return playLive(newSynth(program, percussion, bank), percussion ? PERCUSSION : MELODIC, sampled(notes, n), out, n)
 }

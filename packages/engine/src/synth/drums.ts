@@ -8,31 +8,75 @@ import { INV_SR, Noise, SR, lowpassInPlace, panGains, softClip, tsin } from "./d
 export type KitFlavour = "acoustic" | "electronic" | "808" | "brush" | "metal"
 
 const PAN: Readonly<Record<DrumKind, number>> = {
-  kick: 0, snare: 0.05, clap: -0.05, hat: 0.35, ohat: 0.35, ride: -0.4, crash: -0.3, tom: 0.2, rim: 0.15, shaker: -0.45
+  kick: 0,
+  snare: 0.05,
+  clap: -0.05,
+  hat: 0.35,
+  ohat: 0.35,
+  ride: -0.4,
+  crash: -0.3,
+  tom: 0.2,
+  rim: 0.15,
+  shaker: -0.45
 }
 
-export function renderDrums(hits: ReadonlyArray<DrumHit>, left: Float32Array, right: Float32Array, flavour: KitFlavour, noise: Noise): void {
+export function renderDrums(
+  hits: ReadonlyArray<DrumHit>,
+  left: Float32Array,
+  right: Float32Array,
+  flavour: KitFlavour,
+  noise: Noise
+): void {
   for (const h of hits) {
     const start = Math.round(h.time * SR)
     if (start < 0 || start >= left.length) continue
     const [gl, gr] = panGains(PAN[h.kind])
     const v = h.vel
     switch (h.kind) {
-      case "kick": kick(left, right, start, v, gl, gr, flavour, noise); break
-      case "snare": snare(left, right, start, v, gl, gr, flavour, noise); break
-      case "clap": clap(left, right, start, v, gl, gr, noise); break
-      case "hat": metalNoise(left, right, start, v * 0.55, gl, gr, 0.035, noise); break
-      case "ohat": metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise); break
-      case "shaker": metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise); break
-      case "ride": ride(left, right, start, v * 0.3, gl, gr, 0.6, noise); break
-      case "crash": ride(left, right, start, v * 0.4, gl, gr, 1.2, noise); break
-      case "tom": tom(left, right, start, v, gl, gr, 90 + 25 * h.tune); break
-      case "rim": rim(left, right, start, v, gl, gr, noise); break
+      case "kick":
+        kick(left, right, start, v, gl, gr, flavour, noise)
+        break
+      case "snare":
+        snare(left, right, start, v, gl, gr, flavour, noise)
+        break
+      case "clap":
+        clap(left, right, start, v, gl, gr, noise)
+        break
+      case "hat":
+        metalNoise(left, right, start, v * 0.55, gl, gr, 0.035, noise)
+        break
+      case "ohat":
+        metalNoise(left, right, start, v * 0.45, gl, gr, 0.22, noise)
+        break
+      case "shaker":
+        metalNoise(left, right, start, v * 0.3, gl, gr, 0.05, noise)
+        break
+      case "ride":
+        ride(left, right, start, v * 0.3, gl, gr, 0.6, noise)
+        break
+      case "crash":
+        ride(left, right, start, v * 0.4, gl, gr, 1.2, noise)
+        break
+      case "tom":
+        tom(left, right, start, v, gl, gr, 90 + 25 * h.tune)
+        break
+      case "rim":
+        rim(left, right, start, v, gl, gr, noise)
+        break
     }
   }
 }
 
-function kick(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, fl: KitFlavour, noise: Noise): void {
+function kick(
+  l: Float32Array,
+  r: Float32Array,
+  s: number,
+  v: number,
+  gl: number,
+  gr: number,
+  fl: KitFlavour,
+  noise: Noise
+): void {
   const len = Math.round((fl === "808" ? 0.9 : fl === "metal" ? 0.18 : 0.4) * SR)
   const end = Math.min(l.length, s + len)
   const base = fl === "808" ? 48 : fl === "metal" ? 60 : 52
@@ -57,7 +101,16 @@ function kick(l: Float32Array, r: Float32Array, s: number, v: number, gl: number
   }
 }
 
-function snare(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, fl: KitFlavour, noise: Noise): void {
+function snare(
+  l: Float32Array,
+  r: Float32Array,
+  s: number,
+  v: number,
+  gl: number,
+  gr: number,
+  fl: KitFlavour,
+  noise: Noise
+): void {
   const brush = fl === "brush"
   const len = Math.round((brush ? 0.3 : 0.22) * SR)
   const end = Math.min(l.length, s + len)
@@ -128,10 +181,19 @@ const HAT_NOISE = (() => {
   return out
 })()
 
-function metalNoise(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
+function metalNoise(
+  l: Float32Array,
+  r: Float32Array,
+  s: number,
+  v: number,
+  gl: number,
+  gr: number,
+  decay: number,
+  noise: Noise
+): void {
   const len = Math.min(Math.round(decay * 4 * SR), HAT_NOISE.length >> 1)
   const end = Math.min(l.length, s + len)
-  const offset = Math.floor(((noise.next() + 1) * 0.5) * (HAT_NOISE.length - len - 1))
+  const offset = Math.floor((noise.next() + 1) * 0.5 * (HAT_NOISE.length - len - 1))
   const k = Math.exp(-INV_SR / decay)
   let env = v
   for (let i = s; i < end; i++) {
@@ -172,11 +234,20 @@ const METAL = (() => {
   return out
 })()
 
-function ride(l: Float32Array, r: Float32Array, s: number, v: number, gl: number, gr: number, decay: number, noise: Noise): void {
+function ride(
+  l: Float32Array,
+  r: Float32Array,
+  s: number,
+  v: number,
+  gl: number,
+  gr: number,
+  decay: number,
+  noise: Noise
+): void {
   const len = Math.min(Math.round(decay * 2 * SR), METAL.length >> 1)
   const end = Math.min(l.length, s + len)
   // A different stretch of the source per hit, so repeated hits are not identical clones.
-  const offset = Math.floor(((noise.next() + 1) * 0.5) * (METAL.length - len - 1))
+  const offset = Math.floor((noise.next() + 1) * 0.5 * (METAL.length - len - 1))
   const k = Math.exp(-INV_SR / decay)
   let env = v
   for (let i = s; i < end; i++) {

@@ -45,7 +45,7 @@ export class Noise {
     s ^= s >>> 17
     s ^= s << 5
     this.s = s >>> 0
-    return (this.s / 2147483648) - 1
+    return this.s / 2147483648 - 1
   }
 }
 
@@ -121,7 +121,13 @@ export function biquadInPlace(buf: Float32Array, { b0, b1, b2, a1, a2 }: BiquadC
 }
 
 /** A biquad's normalised coefficients (a0 = 1), for a filter run inline in a hot loop. */
-export interface BiquadCoefficients { readonly b0: number; readonly b1: number; readonly b2: number; readonly a1: number; readonly a2: number }
+export interface BiquadCoefficients {
+  readonly b0: number
+  readonly b1: number
+  readonly b2: number
+  readonly a1: number
+  readonly a2: number
+}
 
 /** RBJ peaking EQ: `db` added at `hz`, `q` setting how wide (about 1.2 octaves at q 1.2), for a signal at `rate`. */
 export function peakingBiquad(hz: number, db: number, q: number, rate = SR): BiquadCoefficients {
@@ -130,11 +136,24 @@ export function peakingBiquad(hz: number, db: number, q: number, rate = SR): Biq
   const alpha = Math.sin(w) / (2 * q)
   const cos = Math.cos(w)
   const a0 = 1 + alpha / a
-  return { b0: (1 + alpha * a) / a0, b1: (-2 * cos) / a0, b2: (1 - alpha * a) / a0, a1: (-2 * cos) / a0, a2: (1 - alpha / a) / a0 }
+  return {
+    b0: (1 + alpha * a) / a0,
+    b1: (-2 * cos) / a0,
+    b2: (1 - alpha * a) / a0,
+    a1: (-2 * cos) / a0,
+    a2: (1 - alpha / a) / a0
+  }
 }
 
 /** First-order high shelf: everything above about `hz` scaled by `gain` (below 1 cuts), what lies below untouched; `rate` the signal's. */
-export function highShelfInPlace(buf: Float32Array, from: number, to: number, hz: number, gain: number, rate = SR): void {
+export function highShelfInPlace(
+  buf: Float32Array,
+  from: number,
+  to: number,
+  hz: number,
+  gain: number,
+  rate = SR
+): void {
   const a = onePoleCoef(hz, rate)
   let lp = 0
   for (let i = from; i < to; i++) {

@@ -40,12 +40,20 @@ function svfCoefs(hz: number, q: number): [number, number, number] {
 /** Release tail (seconds) each instrument rings on after its note-off. */
 export function releaseOf(inst: Instrument): number {
   switch (inst) {
-    case "pad": return 1.2
-    case "strings": return 0.5
-    case "piano": case "epiano": case "bells": return 0.6
-    case "guitar": return 0.4
-    case "organ": return 0.08
-    default: return 0.2
+    case "pad":
+      return 1.2
+    case "strings":
+      return 0.5
+    case "piano":
+    case "epiano":
+    case "bells":
+      return 0.6
+    case "guitar":
+      return 0.4
+    case "organ":
+      return 0.08
+    default:
+      return 0.2
   }
 }
 
@@ -57,20 +65,34 @@ export function renderNote(inst: Instrument, n: NoteEvent, buf: Float32Array, ct
   if (end <= start) return
   const f = midiHz(n.pitch)
   switch (inst) {
-    case "piano": return piano(buf, start, hold, end, f, n.vel, ctx)
-    case "epiano": return epiano(buf, start, hold, end, f, n.vel)
-    case "guitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, false)
-    case "eguitar": return pluckString(buf, start, hold, end, f, n.vel, ctx, true)
-    case "strings": return saws(buf, start, hold, end, f, n.vel, ctx, 0.18, 0.35, 2, 2600)
-    case "pad": return saws(buf, start, hold, end, f, n.vel, ctx, 0.5, 1.1, 2, 1400)
-    case "synth": return lead(buf, start, hold, end, f, n.vel, ctx)
-    case "brass": return brass(buf, start, hold, end, f, n.vel, ctx)
-    case "organ": return organ(buf, start, hold, end, f, n.vel)
-    case "flute": return flute(buf, start, hold, end, f, n.vel, ctx)
-    case "bells": return bell(buf, start, end, f, n.vel, ctx)
-    case "pluck": return pluckSynth(buf, start, hold, end, f, n.vel, ctx)
-    case "bass": return bass(buf, start, hold, end, f, n.vel, ctx)
-    case "drums": return
+    case "piano":
+      return piano(buf, start, hold, end, f, n.vel, ctx)
+    case "epiano":
+      return epiano(buf, start, hold, end, f, n.vel)
+    case "guitar":
+      return pluckString(buf, start, hold, end, f, n.vel, ctx, false)
+    case "eguitar":
+      return pluckString(buf, start, hold, end, f, n.vel, ctx, true)
+    case "strings":
+      return saws(buf, start, hold, end, f, n.vel, ctx, 0.18, 0.35, 2, 2600)
+    case "pad":
+      return saws(buf, start, hold, end, f, n.vel, ctx, 0.5, 1.1, 2, 1400)
+    case "synth":
+      return lead(buf, start, hold, end, f, n.vel, ctx)
+    case "brass":
+      return brass(buf, start, hold, end, f, n.vel, ctx)
+    case "organ":
+      return organ(buf, start, hold, end, f, n.vel)
+    case "flute":
+      return flute(buf, start, hold, end, f, n.vel, ctx)
+    case "bells":
+      return bell(buf, start, end, f, n.vel, ctx)
+    case "pluck":
+      return pluckSynth(buf, start, hold, end, f, n.vel, ctx)
+    case "bass":
+      return bass(buf, start, hold, end, f, n.vel, ctx)
+    case "drums":
+      return
   }
 }
 
@@ -78,7 +100,15 @@ export function renderNote(inst: Instrument, n: NoteEvent, buf: Float32Array, ct
 const PARTIAL = new Float64Array(6 * 5)
 
 /** Piano: inharmonic partials as damped rotators (no sin calls per sample), plus a hammer thump. */
-function piano(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function piano(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   const partials = f > 1200 ? 3 : 6
   const baseDecay = 2.6 * Math.pow(220 / f, 0.45)
   const amp = 0.32 * vel
@@ -107,7 +137,18 @@ function piano(buf: Float32Array, start: number, hold: number, end: number, f: n
   for (let p = 0; p < count; p += 2) {
     const o = p * 5
     if (p + 1 === count) {
-      rotator(buf, start, PARTIAL[o + 4] as number, held, PARTIAL[o] as number, 0, PARTIAL[o + 1] as number, PARTIAL[o + 2] as number, PARTIAL[o + 3] as number, rOff)
+      rotator(
+        buf,
+        start,
+        PARTIAL[o + 4] as number,
+        held,
+        PARTIAL[o] as number,
+        0,
+        PARTIAL[o + 1] as number,
+        PARTIAL[o + 2] as number,
+        PARTIAL[o + 3] as number,
+        rOff
+      )
       continue
     }
     let x1 = PARTIAL[o] as number
@@ -156,7 +197,18 @@ function piano(buf: Float32Array, start: number, hold: number, end: number, f: n
 }
 
 /** One damped rotator from sample `from` (state x, y) to `to`: decay r before `held`, rOff after. */
-function rotator(buf: Float32Array, from: number, to: number, held: number, x: number, y: number, c: number, s: number, r: number, rOff: number): void {
+function rotator(
+  buf: Float32Array,
+  from: number,
+  to: number,
+  held: number,
+  x: number,
+  y: number,
+  c: number,
+  s: number,
+  r: number,
+  rOff: number
+): void {
   let i = from
   const h = Math.min(to, held)
   for (; i < h; i++) {
@@ -197,7 +249,16 @@ function epiano(buf: Float32Array, start: number, hold: number, end: number, f: 
 
 const ksLine = new Float32Array(4096)
 /** Karplus-Strong plucked string; the electric variant is overdriven and cabinet-filtered later. */
-function pluckString(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, electric: boolean): void {
+function pluckString(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext,
+  electric: boolean
+): void {
   const period = SR / f
   const len = Math.min(ksLine.length - 1, Math.max(2, Math.floor(period)))
   const frac = period - len
@@ -228,7 +289,19 @@ function pluckString(buf: Float32Array, start: number, hold: number, end: number
 }
 
 /** Detuned saw ensemble through a low-pass: strings (fewer, brighter, faster) and pads. */
-function saws(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext, attack: number, release: number, voices: 2, cutoff: number): void {
+function saws(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext,
+  attack: number,
+  release: number,
+  voices: 2,
+  cutoff: number
+): void {
   // The busiest loop of the engine (pads and strings hold long chords): oscillators and filter
   // state live in locals, the detune is worked out once per control block.
   const det = 0.004 + 0.01 * ctx.weird
@@ -273,7 +346,15 @@ function saws(buf: Float32Array, start: number, hold: number, end: number, f: nu
 }
 
 /** Lead synth: saw + square an octave down, filter envelope, delayed vibrato. */
-function lead(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function lead(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   const dt1 = f * INV_SR
   let p1 = 0
   let p2 = 0.5
@@ -305,7 +386,7 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
       let q2 = p2 + 0.5
       if (q2 >= 1) q2 -= 1
       const sq = (p2 < 0.5 ? 1 : -1) + polyBlep(p2, d * 0.5) - polyBlep(q2, d * 0.5)
-      const v3 = (saw + 0.5 * sq) - ic2
+      const v3 = saw + 0.5 * sq - ic2
       const v1 = a1 * ic1 + a2 * v3
       const v2 = ic2 + a2 * ic1 + a3 * v3
       ic1 = 2 * v1 - ic1
@@ -316,7 +397,15 @@ function lead(buf: Float32Array, start: number, hold: number, end: number, f: nu
 }
 
 /** Brass: saw pair whose filter opens with the breath, then settles; slight pitch scoop. */
-function brass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function brass(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   let p1 = 0
   let p2 = 0.3
   let ic1 = 0
@@ -374,7 +463,15 @@ function organ(buf: Float32Array, start: number, hold: number, end: number, f: n
 }
 
 /** Flute: near-sine with a touch of 2nd/3rd harmonic, breath noise and vibrato. */
-function flute(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function flute(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   let ph = 0
   let env = 0
   let vib = 0
@@ -415,7 +512,15 @@ function bell(buf: Float32Array, start: number, end: number, f: number, vel: num
 }
 
 /** Pluck synth: saw through a low-pass whose cutoff snaps shut (house/techno stabs, arps). */
-function pluckSynth(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function pluckSynth(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   const dt = f * INV_SR
   let p = 0
   let ic1 = 0
@@ -431,7 +536,7 @@ function pluckSynth(buf: Float32Array, start: number, hold: number, end: number,
       env *= j - start < hold ? decay : decay * decay
       p += dt
       if (p >= 1) p -= 1
-      const v3 = (2 * p - 1 - polyBlep(p, dt)) - ic2
+      const v3 = 2 * p - 1 - polyBlep(p, dt) - ic2
       const v1 = a1 * ic1 + a2 * v3
       const v2 = ic2 + a2 * ic1 + a3 * v3
       ic1 = 2 * v1 - ic1
@@ -442,7 +547,15 @@ function pluckSynth(buf: Float32Array, start: number, hold: number, end: number,
 }
 
 /** Bass voices: electric (finger), synth (filtered saw), sub (808 sine with drop), upright. */
-function bass(buf: Float32Array, start: number, hold: number, end: number, f: number, vel: number, ctx: InstrumentContext): void {
+function bass(
+  buf: Float32Array,
+  start: number,
+  hold: number,
+  end: number,
+  f: number,
+  vel: number,
+  ctx: InstrumentContext
+): void {
   const kind = ctx.bass
   let p = 0
   let ic1 = 0
@@ -453,8 +566,14 @@ function bass(buf: Float32Array, start: number, hold: number, end: number, f: nu
   const decay = Math.exp(-INV_SR / (kind === "upright" ? 0.5 : kind === "sub" ? 1.5 : kind === "electric" ? 1.0 : 3))
   for (let i = start; i < end; i += CONTROL) {
     const t = (i - start) * INV_SR
-    const [a1, a2, a3] = svfCoefs(kind === "synth" ? 180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel : kind === "electric" ? 500 + 900 * Math.exp(-t / 0.08) : 900,
-      kind === "synth" ? 1.8 : kind === "electric" ? 0.9 : 0.7)
+    const [a1, a2, a3] = svfCoefs(
+      kind === "synth"
+        ? 180 + 1400 * ctx.bright * Math.exp(-t / 0.12) * vel
+        : kind === "electric"
+          ? 500 + 900 * Math.exp(-t / 0.08)
+          : 900,
+      kind === "synth" ? 1.8 : kind === "electric" ? 0.9 : 0.7
+    )
     const drop = kind === "sub" ? 1 + 0.6 * Math.exp(-t / 0.02) : 1
     const dt = f * drop * INV_SR
     const stop = Math.min(end, i + CONTROL)

@@ -5,7 +5,13 @@
 
 import { SR } from "./dsp.ts"
 
-interface Biquad { readonly b0: number; readonly b1: number; readonly b2: number; readonly a1: number; readonly a2: number }
+interface Biquad {
+  readonly b0: number
+  readonly b1: number
+  readonly b2: number
+  readonly a1: number
+  readonly a2: number
+}
 
 /** The two K-weighting stages (a high shelf, then a high-pass), derived for any sample rate as in BS.1770's reference design. */
 function kWeighting(fs: number): readonly [Biquad, Biquad] {
@@ -14,7 +20,13 @@ function kWeighting(fs: number): readonly [Biquad, Biquad] {
   const vb = Math.pow(vh, 0.4996667741545416)
   let q = 0.7071752369554196
   let a0 = 1 + k / q + k * k
-  const shelf: Biquad = { b0: (vh + (vb * k) / q + k * k) / a0, b1: (2 * (k * k - vh)) / a0, b2: (vh - (vb * k) / q + k * k) / a0, a1: (2 * (k * k - 1)) / a0, a2: (1 - k / q + k * k) / a0 }
+  const shelf: Biquad = {
+    b0: (vh + (vb * k) / q + k * k) / a0,
+    b1: (2 * (k * k - vh)) / a0,
+    b2: (vh - (vb * k) / q + k * k) / a0,
+    a1: (2 * (k * k - 1)) / a0,
+    a2: (1 - k / q + k * k) / a0
+  }
   k = Math.tan((Math.PI * 38.13547087602444) / fs)
   q = 0.5003270373238773
   a0 = 1 + k / q + k * k
@@ -28,17 +40,25 @@ const [SHELF, HIGHPASS] = kWeighting(SR)
 function kWeightedSteps(x: Float32Array, steps: Float64Array, step: number): void {
   const s = SHELF
   const h = HIGHPASS
-  let x1 = 0, x2 = 0, y1 = 0, y2 = 0, z1 = 0, z2 = 0
+  let x1 = 0,
+    x2 = 0,
+    y1 = 0,
+    y2 = 0,
+    z1 = 0,
+    z2 = 0
   for (let b = 0; b < steps.length; b++) {
     let e = 0
     const end = Math.min(x.length, (b + 1) * step)
     for (let i = b * step; i < end; i++) {
       const v = x[i] as number
       const y = s.b0 * v + s.b1 * x1 + s.b2 * x2 - s.a1 * y1 - s.a2 * y2
-      x2 = x1; x1 = v
+      x2 = x1
+      x1 = v
       const z = y - 2 * y1 + y2 - h.a1 * z1 - h.a2 * z2
-      y2 = y1; y1 = y
-      z2 = z1; z1 = z
+      y2 = y1
+      y1 = y
+      z2 = z1
+      z1 = z
       e += z * z
     }
     steps[b] = (steps[b] as number) + e
@@ -55,7 +75,9 @@ export function integratedLoudness(left: Float32Array, right: Float32Array): num
   kWeightedSteps(right, steps, step)
   const blocks: number[] = []
   for (let b = 0; b + 4 <= count; b++) {
-    const e = ((steps[b] as number) + (steps[b + 1] as number) + (steps[b + 2] as number) + (steps[b + 3] as number)) / (4 * step)
+    const e =
+      ((steps[b] as number) + (steps[b + 1] as number) + (steps[b + 2] as number) + (steps[b + 3] as number)) /
+      (4 * step)
     if (-0.691 + 10 * Math.log10(e) > -70) blocks.push(e)
   }
   if (blocks.length === 0) return -Infinity

@@ -5,17 +5,46 @@ import { createRequire } from "node:module"
 import { MPEGDecoder } from "mpg123-decoder"
 
 /** Opaque handle to an Essentia std::vector<float> living in WASM memory. */
-export interface EssentiaVector { delete(): void }
+export interface EssentiaVector {
+  delete(): void
+}
 
 interface EssentiaApi {
   arrayToVector(a: Float32Array): EssentiaVector
   vectorToArray(v: EssentiaVector): Float32Array
-  RhythmExtractor2013(signal: EssentiaVector, maxTempo?: number, method?: string, minTempo?: number): { bpm: number; confidence: number; ticks: EssentiaVector }
-  KeyExtractor(signal: EssentiaVector, averageDetuningCorrection?: boolean, frameSize?: number, hopSize?: number, hpcpSize?: number, maxFrequency?: number, maximumSpectralPeaks?: number, minFrequency?: number, pcpThreshold?: number, profileType?: string): { key: string; scale: string; strength: number }
-  LoudnessEBUR128(left: EssentiaVector, right: EssentiaVector, hopSize?: number, sampleRate?: number, startAtZero?: boolean): { integratedLoudness: number; loudnessRange: number }
+  RhythmExtractor2013(
+    signal: EssentiaVector,
+    maxTempo?: number,
+    method?: string,
+    minTempo?: number
+  ): { bpm: number; confidence: number; ticks: EssentiaVector }
+  KeyExtractor(
+    signal: EssentiaVector,
+    averageDetuningCorrection?: boolean,
+    frameSize?: number,
+    hopSize?: number,
+    hpcpSize?: number,
+    maxFrequency?: number,
+    maximumSpectralPeaks?: number,
+    minFrequency?: number,
+    pcpThreshold?: number,
+    profileType?: string
+  ): { key: string; scale: string; strength: number }
+  LoudnessEBUR128(
+    left: EssentiaVector,
+    right: EssentiaVector,
+    hopSize?: number,
+    sampleRate?: number,
+    startAtZero?: boolean
+  ): { integratedLoudness: number; loudnessRange: number }
   Windowing(frame: EssentiaVector, normalized?: boolean, size?: number, type?: string): { frame: EssentiaVector }
   Spectrum(frame: EssentiaVector, size?: number): { spectrum: EssentiaVector }
-  EnergyBand(spectrum: EssentiaVector, sampleRate?: number, startCutoffFrequency?: number, stopCutoffFrequency?: number): { energyBand: number }
+  EnergyBand(
+    spectrum: EssentiaVector,
+    sampleRate?: number,
+    startCutoffFrequency?: number,
+    stopCutoffFrequency?: number
+  ): { energyBand: number }
 }
 
 const require = createRequire(import.meta.url)
@@ -61,7 +90,25 @@ export function tempo(signal: Float32Array): { bpm: number; confidence: number }
   return { bpm: r.bpm, confidence: r.confidence }
 }
 
-const PCS: Readonly<Record<string, number>> = { C: 0, "C#": 1, Db: 1, D: 2, "D#": 3, Eb: 3, E: 4, F: 5, "F#": 6, Gb: 6, G: 7, "G#": 8, Ab: 8, A: 9, "A#": 10, Bb: 10, B: 11 }
+const PCS: Readonly<Record<string, number>> = {
+  C: 0,
+  "C#": 1,
+  Db: 1,
+  D: 2,
+  "D#": 3,
+  Eb: 3,
+  E: 4,
+  F: 5,
+  "F#": 6,
+  Gb: 6,
+  G: 7,
+  "G#": 8,
+  Ab: 8,
+  A: 9,
+  "A#": 10,
+  Bb: 10,
+  B: 11
+}
 export function key(signal: Float32Array): { pc: number; scale: string; strength: number; name: string } {
   const e = getEssentia()
   const v = e.arrayToVector(signal)
@@ -82,10 +129,11 @@ export function loudness(d: Decoded): number {
 
 export function peak(d: Decoded): number {
   let p = 0
-  for (const ch of [d.left, d.right]) for (let i = 0; i < ch.length; i++) {
-    const a = Math.abs(ch[i] as number)
-    if (a > p) p = a
-  }
+  for (const ch of [d.left, d.right])
+    for (let i = 0; i < ch.length; i++) {
+      const a = Math.abs(ch[i] as number)
+      if (a > p) p = a
+    }
   return p
 }
 
@@ -95,7 +143,12 @@ export function bandEnvelope(signal: Float32Array, lo: number, hi: number, frame
 }
 
 /** Per-frame energies of several bands from one spectrum per frame (one Essentia pass). */
-export function bandEnvelopes(signal: Float32Array, bands: ReadonlyArray<readonly [number, number]>, frame = 2048, hop = 1024): Float32Array[] {
+export function bandEnvelopes(
+  signal: Float32Array,
+  bands: ReadonlyArray<readonly [number, number]>,
+  frame = 2048,
+  hop = 1024
+): Float32Array[] {
   const e = getEssentia()
   const frames = Math.max(0, Math.floor((signal.length - frame) / hop))
   const envs = bands.map(() => new Float32Array(frames))
@@ -117,7 +170,15 @@ export function bandEnvelopes(signal: Float32Array, bands: ReadonlyArray<readonl
 
 /** Share of a signal's energy that lies in [lo, hi] Hz. */
 export function bandShare(signal: Float32Array, lo: number, hi: number): number {
-  const [band, all] = bandEnvelopes(signal, [[lo, hi], [20, 20000]], 4096, 2048)
+  const [band, all] = bandEnvelopes(
+    signal,
+    [
+      [lo, hi],
+      [20, 20000]
+    ],
+    4096,
+    2048
+  )
   const sum = (x: Float32Array | undefined): number => (x ?? new Float32Array(0)).reduce((t, v) => t + v, 0)
   const total = sum(all)
   return total > 0 ? sum(band) / total : 0
@@ -132,7 +193,8 @@ export function percussivePattern(signal: Float32Array, hfEnvelope?: Float32Arra
   const hop = 512
   const env = hfEnvelope ?? bandEnvelope(signal, 5000, 16000, 1024, hop)
   const flux = new Float32Array(env.length)
-  for (let i = 1; i < env.length; i++) flux[i] = Math.max(0, Math.log10((env[i] as number) + 1e-9) - Math.log10((env[i - 1] as number) + 1e-9))
+  for (let i = 1; i < env.length; i++)
+    flux[i] = Math.max(0, Math.log10((env[i] as number) + 1e-9) - Math.log10((env[i - 1] as number) + 1e-9))
   let mean = 0
   for (const x of flux) mean += x
   mean /= Math.max(1, flux.length)
@@ -156,10 +218,21 @@ export function percussivePattern(signal: Float32Array, hfEnvelope?: Float32Arra
  * without drums scores well under one (pitched instruments put little energy up there).
  */
 export function percussiveStrength(signal: Float32Array): { strength: number; hfShare: number; pattern: number } {
-  const [hf = new Float32Array(0), all = new Float32Array(0)] = bandEnvelopes(signal, [[5000, 16000], [20, 16000]], 1024, 512)
+  const [hf = new Float32Array(0), all = new Float32Array(0)] = bandEnvelopes(
+    signal,
+    [
+      [5000, 16000],
+      [20, 16000]
+    ],
+    1024,
+    512
+  )
   let h = 0
   let a = 0
-  for (let i = 0; i < hf.length; i++) { h += hf[i] as number; a += all[i] as number }
+  for (let i = 0; i < hf.length; i++) {
+    h += hf[i] as number
+    a += all[i] as number
+  }
   const hfShare = a > 0 ? (1000 * h) / a : 0
   const pattern = percussivePattern(signal, hf)
   return { strength: hfShare * pattern, hfShare, pattern }

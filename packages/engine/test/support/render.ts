@@ -8,11 +8,21 @@ import { decodeMp3, loudness, mono, peak, type Decoded } from "./analysis.ts"
 
 export const SECONDS = 30
 
-export const req = (style: string, extra: Partial<EngineRequest> = {}): EngineRequest =>
-  ({ style, title: "Test Song", lyrics: null, instrumental: true, model: "aether", ...extra })
+export const req = (style: string, extra: Partial<EngineRequest> = {}): EngineRequest => ({
+  style,
+  title: "Test Song",
+  lyrics: null,
+  instrumental: true,
+  model: "aether",
+  ...extra
+})
 
 /** Every render through here is also checked for clipping, loudness and duration. */
-export async function render(r: EngineRequest, taskId = "audio-test", seconds = SECONDS): Promise<{ track: EngineTrack; audio: Decoded; signal: Float32Array }> {
+export async function render(
+  r: EngineRequest,
+  taskId = "audio-test",
+  seconds = SECONDS
+): Promise<{ track: EngineTrack; audio: Decoded; signal: Float32Array }> {
   const track = await renderTrack(r, taskId, 0, { maxSeconds: seconds })
   const audio = await decodeMp3(track.mp3)
   expect(audio.sampleRate).toBe(44100)

@@ -18,7 +18,12 @@ export interface SoundMeasures {
   readonly truePeakDb: number
 }
 
-export const OCTAVES: ReadonlyArray<readonly [number, number]> = [[2000, 4000], [4000, 8000], [8000, 16000], [16000, 22050]]
+export const OCTAVES: ReadonlyArray<readonly [number, number]> = [
+  [2000, 4000],
+  [4000, 8000],
+  [8000, 16000],
+  [16000, 22050]
+]
 
 const SR = 44100
 const FRAME = 2048
@@ -39,7 +44,9 @@ export function spectralMeasures(signal: Float32Array): { readonly bandsDb: numb
     const w = e.Windowing(v, true, FRAME, "hann")
     const s = e.Spectrum(w.frame, FRAME)
     const mags = e.vectorToArray(s.spectrum)
-    v.delete(); w.frame.delete(); s.spectrum.delete()
+    v.delete()
+    w.frame.delete()
+    s.spectrum.delete()
     for (let k = 1; k < mags.length; k++) {
       const p = (mags[k] as number) ** 2
       total += p

@@ -131,14 +131,21 @@ const print = (result: unknown) => {
 }
 
 const list = (raw: string | boolean | undefined): ReadonlyArray<string> | undefined =>
-  raw === undefined ? undefined : String(raw).split(",").map((s) => s.trim()).filter(Boolean)
+  raw === undefined
+    ? undefined
+    : String(raw)
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
 
 /** The password from `--password` or, kept out of shell history and `ps`, from standard input. */
 const password = async (options: Options): Promise<string> => {
   if (options["password-stdin"] === true) {
     const chunks: Array<Buffer> = []
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-    return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
+    return Buffer.concat(chunks)
+      .toString("utf8")
+      .replace(/\r?\n$/, "")
   }
   const given = options["password"]
   return typeof given === "string" ? given : fail("--password or --password-stdin is required")
@@ -151,31 +158,43 @@ const run = async (): Promise<unknown> => {
   const o: Options = values
   switch (`${group ?? ""} ${action ?? ""}`) {
     case "accounts create":
-      return request("POST", "/accounts", defined({
-        email: o["email"] ?? fail("--email is required"),
-        plan: o["plan"] ?? fail("--plan is required"),
-        password: o["password"],
-        subscription_credits: integer(o, "subscription-credits"),
-        onetime_credits: integer(o, "onetime-credits"),
-        credit_alert_threshold: integer(o, "credit-alert-threshold"),
-        concurrency_limit: integer(o, "concurrency-limit"),
-        requests_per_minute: integer(o, "requests-per-minute")
-      }))
+      return request(
+        "POST",
+        "/accounts",
+        defined({
+          email: o["email"] ?? fail("--email is required"),
+          plan: o["plan"] ?? fail("--plan is required"),
+          password: o["password"],
+          subscription_credits: integer(o, "subscription-credits"),
+          onetime_credits: integer(o, "onetime-credits"),
+          credit_alert_threshold: integer(o, "credit-alert-threshold"),
+          concurrency_limit: integer(o, "concurrency-limit"),
+          requests_per_minute: integer(o, "requests-per-minute")
+        })
+      )
     case "accounts get":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}`)
     case "accounts update":
-      return request("PATCH", `/accounts/${argument(2, "ACCOUNT_ID")}`, defined({
-        plan: o["plan"],
-        credit_alert_threshold: override(o, "credit-alert-threshold"),
-        concurrency_limit: override(o, "concurrency-limit"),
-        requests_per_minute: override(o, "requests-per-minute")
-      }))
+      return request(
+        "PATCH",
+        `/accounts/${argument(2, "ACCOUNT_ID")}`,
+        defined({
+          plan: o["plan"],
+          credit_alert_threshold: override(o, "credit-alert-threshold"),
+          concurrency_limit: override(o, "concurrency-limit"),
+          requests_per_minute: override(o, "requests-per-minute")
+        })
+      )
     case "accounts credits":
-      return request("POST", `/accounts/${argument(2, "ACCOUNT_ID")}/credits`, defined({
-        subscription: integer(o, "subscription"),
-        onetime: integer(o, "onetime"),
-        reason: o["reason"]
-      }))
+      return request(
+        "POST",
+        `/accounts/${argument(2, "ACCOUNT_ID")}/credits`,
+        defined({
+          subscription: integer(o, "subscription"),
+          onetime: integer(o, "onetime"),
+          reason: o["reason"]
+        })
+      )
     case "accounts ledger":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/ledger`)
     case "accounts exports":
@@ -206,41 +225,64 @@ const run = async (): Promise<unknown> => {
     case "signing-keys rotate":
       return request("POST", "/signing-keys/rotate")
     case "keys create":
-      return request("POST", `/accounts/${argument(2, "ACCOUNT_ID")}/keys`, defined({
-        name: o["name"] ?? fail("--name is required"),
-        scopes: String(o["scopes"] ?? fail("--scopes is required")).split(",").map((s) => s.trim()).filter(Boolean),
-        expires_at: o["expires-at"]
-      }))
+      return request(
+        "POST",
+        `/accounts/${argument(2, "ACCOUNT_ID")}/keys`,
+        defined({
+          name: o["name"] ?? fail("--name is required"),
+          scopes: String(o["scopes"] ?? fail("--scopes is required"))
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          expires_at: o["expires-at"]
+        })
+      )
     case "keys revoke":
       await request("DELETE", `/keys/${argument(2, "KEY_ID")}`)
       return { revoked: positionals[2] }
     case "models set":
       if (o["available"] === o["unavailable"]) return fail("say --available or --unavailable")
-      return request("PUT", `/models/${argument(2, "MODEL")}`, defined({
-        available: o["available"] === true,
-        retry_after_seconds: integer(o, "retry-after")
-      }))
+      return request(
+        "PUT",
+        `/models/${argument(2, "MODEL")}`,
+        defined({
+          available: o["available"] === true,
+          retry_after_seconds: integer(o, "retry-after")
+        })
+      )
     case "webhooks create":
-      return request("POST", `/accounts/${argument(2, "ACCOUNT_ID")}/webhook-endpoints`, defined({
-        url: o["url"] ?? fail("--url is required"),
-        events: list(o["events"])
-      }))
+      return request(
+        "POST",
+        `/accounts/${argument(2, "ACCOUNT_ID")}/webhook-endpoints`,
+        defined({
+          url: o["url"] ?? fail("--url is required"),
+          events: list(o["events"])
+        })
+      )
     case "webhooks list":
       return request("GET", `/accounts/${argument(2, "ACCOUNT_ID")}/webhook-endpoints`)
     case "webhooks update":
       if (o["enable"] === true && o["disable"] === true) return fail("say --enable or --disable, not both")
-      return request("PATCH", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}`, defined({
-        url: o["url"],
-        events: list(o["events"]),
-        enabled: o["enable"] === true ? true : o["disable"] === true ? false : undefined
-      }))
+      return request(
+        "PATCH",
+        `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}`,
+        defined({
+          url: o["url"],
+          events: list(o["events"]),
+          enabled: o["enable"] === true ? true : o["disable"] === true ? false : undefined
+        })
+      )
     case "webhooks delete":
       await request("DELETE", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}`)
       return { deleted: positionals[2] }
     case "webhooks rotate-secret":
-      return request("POST", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/rotate-secret`, defined({
-        grace_period_seconds: integer(o, "grace-period")
-      }))
+      return request(
+        "POST",
+        `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/rotate-secret`,
+        defined({
+          grace_period_seconds: integer(o, "grace-period")
+        })
+      )
     case "webhooks ping":
       return request("POST", `/webhook-endpoints/${argument(2, "ENDPOINT_ID")}/ping`)
     case "webhooks deliveries":

@@ -20,7 +20,8 @@ const contentTypes: Readonly<Record<string, string>> = {
 }
 
 const securityHeaders = {
-  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
     "media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
@@ -33,7 +34,9 @@ const securityHeaders = {
  */
 const packagedDir = new URL("../dashboard/", import.meta.url)
 const workspaceDir = new URL("../../../dashboard/dist/", import.meta.url)
-export const defaultDashboardDir = fileURLToPath(existsSync(new URL("index.html", packagedDir)) ? packagedDir : workspaceDir)
+export const defaultDashboardDir = fileURLToPath(
+  existsSync(new URL("index.html", packagedDir)) ? packagedDir : workspaceDir
+)
 
 /**
  * Vite's asset names (`index-P7ZAhhvj.js`; older builds wrote `index.P7ZAhhvj.js`): dot-separated
@@ -59,7 +62,10 @@ export const makeDashboardHandler = (options: {
   return (req: IncomingMessage, res: ServerResponse, path: string): void => {
     req.resume()
     if (req.method !== "GET" && req.method !== "HEAD") {
-      return options.fail(res, new MethodNotAllowed({ message: `${req.method} is not allowed on ${path}.`, allow: ["GET", "HEAD"] }))
+      return options.fail(
+        res,
+        new MethodNotAllowed({ message: `${req.method} is not allowed on ${path}.`, allow: ["GET", "HEAD"] })
+      )
     }
     const head = req.method === "HEAD"
     if (path.startsWith("/dashboard/assets/")) {
@@ -77,7 +83,10 @@ export const makeDashboardHandler = (options: {
     }
     const page = read(join(options.dir, "index.html"))
     if (page === null) {
-      return options.fail(res, new RouteNotFound({ message: "The dashboard is not built: run the install (pnpm install)." }))
+      return options.fail(
+        res,
+        new RouteNotFound({ message: "The dashboard is not built: run the install (pnpm install)." })
+      )
     }
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",

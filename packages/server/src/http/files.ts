@@ -47,10 +47,12 @@ export const serveFile = async (
     if (!looked.cause.reasons.some((reason) => Cause.isDieReason(reason) && reason.defect instanceof StorageError)) {
       throw Cause.squash(looked.cause)
     }
-    const rendered = renderError(new ServiceUnavailable({
-      message: "The service cannot reach its file storage right now. Retry shortly.",
-      retryAfterSeconds: 1
-    }))
+    const rendered = renderError(
+      new ServiceUnavailable({
+        message: "The service cannot reach its file storage right now. Retry shortly.",
+        retryAfterSeconds: 1
+      })
+    )
     sendJson(res, rendered.status, rendered.body, rendered.headers)
     return true
   }

@@ -22,7 +22,8 @@ const sameToken = (given: string, expected: string): boolean => {
 /** The envelope; a 401 challenges for the metrics token (not the API's OAuth resource). */
 const refuse = (res: ServerResponse, error: ApiError): void => {
   const rendered = renderError(error)
-  const challenge: Record<string, string> = rendered.status === 401 ? { "www-authenticate": 'Bearer realm="metrics"' } : {}
+  const challenge: Record<string, string> =
+    rendered.status === 401 ? { "www-authenticate": 'Bearer realm="metrics"' } : {}
   sendJson(res, rendered.status, rendered.body, { ...rendered.headers, ...challenge })
 }
 
@@ -40,20 +41,21 @@ export const metricsAccess = (
   return sameToken(bearer, token) ? null : new InvalidCredential({ message: "The metrics token is not valid." })
 }
 
-export const makeMetricsEndpoint = (options: {
-  readonly metrics: MetricsShape
-  /** Runs the scrape (the gauges read the database). */
-  readonly render: () => Promise<string>
-  readonly token: string | null
-}) =>
-async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-  req.resume()
-  const refused = metricsAccess(options.token, req.socket.remoteAddress, req.headers.authorization)
-  if (refused !== null) return refuse(res, refused)
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    return refuse(res, new MethodNotAllowed({ message: "Use GET for /metrics.", allow: ["GET", "HEAD"] }))
+export const makeMetricsEndpoint =
+  (options: {
+    readonly metrics: MetricsShape
+    /** Runs the scrape (the gauges read the database). */
+    readonly render: () => Promise<string>
+    readonly token: string | null
+  }) =>
+  async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    req.resume()
+    const refused = metricsAccess(options.token, req.socket.remoteAddress, req.headers.authorization)
+    if (refused !== null) return refuse(res, refused)
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      return refuse(res, new MethodNotAllowed({ message: "Use GET for /metrics.", allow: ["GET", "HEAD"] }))
+    }
+    const text = await options.render()
+    res.writeHead(200, { "content-type": options.metrics.contentType, "content-length": Buffer.byteLength(text) })
+    res.end(req.method === "HEAD" ? undefined : text)
   }
-  const text = await options.render()
-  res.writeHead(200, { "content-type": options.metrics.contentType, "content-length": Buffer.byteLength(text) })
-  res.end(req.method === "HEAD" ? undefined : text)
-}

@@ -32,7 +32,10 @@ const readBody = (req: IncomingMessage): Promise<unknown> =>
 
 const answer = (res: ServerResponse, status: number, body: unknown): void => {
   const text = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) })
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text)
+  })
   res.end(text)
 }
 

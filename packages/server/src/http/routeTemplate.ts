@@ -14,13 +14,58 @@ export interface RouteLabel {
 
 /** Words of the service's routes. A surface that adds routes adds its words here. */
 const vocabulary = new Set([
-  "v1", "me", "music", "generations", "tracks", "extensions", "exports", "openapi.json", "docs",
-  "accounts", "keys", "credits", "ledger", "models", "webhook-endpoints", "webhook-deliveries", "deliveries",
-  "attempts", "redeliver", "rotate-secret", "ping",
-  "oauth-protected-resource", "oauth-authorization-server", "api-catalog", "mcp", "server-card.json",
-  "agent-card.json", "jwks.json", "authorize", "token", "revoke", "register", "login", "logout", "consent",
-  "internal", "provider", "callback", "webhooks", "history", "settings", "alerts", "sessions", "clients",
-  "api", "a2a", "oauth-clients", "password", "signing-keys", "rotate", "signin", "signout"
+  "v1",
+  "me",
+  "music",
+  "generations",
+  "tracks",
+  "extensions",
+  "exports",
+  "openapi.json",
+  "docs",
+  "accounts",
+  "keys",
+  "credits",
+  "ledger",
+  "models",
+  "webhook-endpoints",
+  "webhook-deliveries",
+  "deliveries",
+  "attempts",
+  "redeliver",
+  "rotate-secret",
+  "ping",
+  "oauth-protected-resource",
+  "oauth-authorization-server",
+  "api-catalog",
+  "mcp",
+  "server-card.json",
+  "agent-card.json",
+  "jwks.json",
+  "authorize",
+  "token",
+  "revoke",
+  "register",
+  "login",
+  "logout",
+  "consent",
+  "internal",
+  "provider",
+  "callback",
+  "webhooks",
+  "history",
+  "settings",
+  "alerts",
+  "sessions",
+  "clients",
+  "api",
+  "a2a",
+  "oauth-clients",
+  "password",
+  "signing-keys",
+  "rotate",
+  "signin",
+  "signout"
 ])
 
 const procedures = new Set(Object.keys(appRouter._def.procedures))
@@ -82,11 +127,12 @@ export const makeRouteLabeller = (): ((path: string) => RouteLabel) => {
       }
       const segment = segments[index] ?? ""
       if (index === 1 || vocabulary.has(segment)) route += `/${segment}`
-      else if (surface === "trpc") route += procedures.has(segment) ? `/${segment}` : segment.includes(",") ? "/{batch}" : "/*"
+      else if (surface === "trpc")
+        route += procedures.has(segment) ? `/${segment}` : segment.includes(",") ? "/{batch}" : "/*"
       else route += segment === "" ? "/" : "/{id}"
     }
     let known = built.get(route)
-    if (known === undefined) built.set(route, known = label(surface, route))
+    if (known === undefined) built.set(route, (known = label(surface, route)))
     return known
   }
 

@@ -43,7 +43,13 @@ import { makeRouteLabeller } from "./routeTemplate.ts"
 import { sendDiscoveryDocument } from "./discovery.ts"
 import { makeDocsPageHandler } from "./docsPage.ts"
 import { makeSignInHandler } from "./signin.ts"
-import { apiCatalog, apiCatalogLink, apiCatalogMediaType, apiCatalogPath, protectedResourceMetadataDocuments } from "./wellKnown.ts"
+import {
+  apiCatalog,
+  apiCatalogLink,
+  apiCatalogMediaType,
+  apiCatalogPath,
+  protectedResourceMetadataDocuments
+} from "./wellKnown.ts"
 import { requestTarget } from "./requestTarget.ts"
 import type { RequestTarget } from "./requestTarget.ts"
 
@@ -117,17 +123,19 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
         createContext: ({ req: request }) =>
           makeCallContext(runtime, {
             authorization: request.headers.authorization,
-            idempotencyKey: typeof request.headers["idempotency-key"] === "string"
-              ? request.headers["idempotency-key"]
-              : undefined,
+            idempotencyKey:
+              typeof request.headers["idempotency-key"] === "string" ? request.headers["idempotency-key"] : undefined,
             sessionToken: readSessionToken(request),
             csrfToken: typeof request.headers["x-csrf-token"] === "string" ? request.headers["x-csrf-token"] : undefined
           })
       })
     }
     if (path === "/mcp") return mcp(req, res)
-    if (path === serverCardPath &&
-      sendDiscoveryDocument(req, res, mcpServerCard, { mediaType: serverCardMediaType(req.headers.accept) })) return
+    if (
+      path === serverCardPath &&
+      sendDiscoveryDocument(req, res, mcpServerCard, { mediaType: serverCardMediaType(req.headers.accept) })
+    )
+      return
     if (path === "/a2a") return a2a(req, res)
     if (path === agentCardPath) {
       const header = req.headers["a2a-version"]
@@ -135,9 +143,9 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       if (sendDiscoveryDocument(req, res, card, { vary: a2aAgentCards.vary })) return
     }
     if (path.startsWith("/admin/v1/")) return admin(req, res, path.slice("/admin/v1".length))
-    if ((path === "/signin" || path === "/signout") && await signIn(req, res, url)) return
-    if (path === "/oauth/authorize" && await authorize(req, res, url)) return
-    if ((path === "/oauth/token" || path === "/oauth/revoke") && await token(req, res, path)) return
+    if ((path === "/signin" || path === "/signout") && (await signIn(req, res, url))) return
+    if (path === "/oauth/authorize" && (await authorize(req, res, url))) return
+    if ((path === "/oauth/token" || path === "/oauth/revoke") && (await token(req, res, path))) return
     if (path === "/metrics" && metrics.enabled) return metricsEndpoint(req, res)
     if (path === "/dashboard" || path.startsWith("/dashboard/")) return dashboard(req, res, path)
     if (path.startsWith("/internal/provider/callback/")) {
@@ -149,8 +157,13 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       const key = path.slice("/files/".length)
       // A signed address (an upstream's `uploadUrl`) is answered only while its signature holds.
       const signed = { expires: url.searchParams.get("expires"), signature: url.searchParams.get("signature") }
-      const allowed = fileRequestAllowed(settings.secretKey, decodeURIComponent(key), signed, Math.floor(Date.now() / 1000))
-      if (allowed && await serveFile(runtime, req, res, key)) return
+      const allowed = fileRequestAllowed(
+        settings.secretKey,
+        decodeURIComponent(key),
+        signed,
+        Math.floor(Date.now() / 1000)
+      )
+      if (allowed && (await serveFile(runtime, req, res, key))) return
     }
     req.resume()
     const metadata = resourceMetadata.get(path)
@@ -161,8 +174,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       // Shorter than the other documents: a rotated key must reach verifiers well within a token's life.
       if (sendDiscoveryDocument(req, res, jwks, { maxAgeSeconds: 300 })) return
     }
-    if (path === apiCatalogPath &&
-      sendDiscoveryDocument(req, res, catalog, { mediaType: apiCatalogMediaType, link: apiCatalogLink(publicUrl) })) return
+    if (
+      path === apiCatalogPath &&
+      sendDiscoveryDocument(req, res, catalog, { mediaType: apiCatalogMediaType, link: apiCatalogLink(publicUrl) })
+    )
+      return
     if (path === "/healthz") return sendJson(res, 200, { status: "ok" })
     if (path === "/readyz") {
       const checks = await runtime.runPromise(Readiness.use((readiness) => readiness.check))
@@ -199,7 +215,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       if (!outage) logger.log("error", "unhandled", { request_id: requestId, error: String(cause) })
       if (!res.headersSent) {
         res.setHeader("x-request-id", requestId)
-        sendApiError(res, outage ? databaseUnavailable() : new InternalError({ message: "An internal error occurred." }), resourceMetadataUrl)
+        sendApiError(
+          res,
+          outage ? databaseUnavailable() : new InternalError({ message: "An internal error occurred." }),
+          resourceMetadataUrl
+        )
       } else if (!res.writableEnded) {
         res.destroy()
       }
@@ -207,7 +227,8 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
     if (!logger.enabled("info") && label === null) return
     const observe = () => {
       const millis = performance.now() - started
-      if (label !== null) metrics.httpRequest(label.surface, label.route, req.method ?? "GET", res.statusCode, millis / 1000)
+      if (label !== null)
+        metrics.httpRequest(label.surface, label.route, req.method ?? "GET", res.statusCode, millis / 1000)
       span?.end(res.statusCode)
       if (logger.enabled("info")) {
         logger.log("info", "request", {

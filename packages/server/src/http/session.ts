@@ -79,7 +79,10 @@ export const csrfMatches = (expected: string | undefined, submitted: string | un
 }
 
 /** The live session of this request, or none (no cookie, unknown, expired or signed out). */
-export const currentSession = async (runtime: AppRuntime, req: IncomingMessage): Promise<Option.Option<ActiveSession>> => {
+export const currentSession = async (
+  runtime: AppRuntime,
+  req: IncomingMessage
+): Promise<Option.Option<ActiveSession>> => {
   const token = readSessionToken(req)
   if (token === undefined) return Option.none()
   return runtime.runPromise(Sessions.use((sessions) => sessions.resolve(token)))

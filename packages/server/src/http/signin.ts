@@ -45,7 +45,11 @@ const signInForm = (csrf: string, returnTo: string, email: string, error: string
   )
 
 const redirect = (res: ServerResponse, location: string, cookies: Array<string> = []): void => {
-  res.writeHead(303, { location, "cache-control": "no-store", ...(cookies.length > 0 ? { "set-cookie": cookies } : {}) })
+  res.writeHead(303, {
+    location,
+    "cache-control": "no-store",
+    ...(cookies.length > 0 ? { "set-cookie": cookies } : {})
+  })
   res.end()
 }
 
@@ -55,7 +59,9 @@ export const makeSignInHandler = (options: SignInOptions) => {
 
   const showForm = (res: ServerResponse, status: number, returnTo: string, email: string, error?: string) => {
     const csrf = newCsrfToken()
-    sendPage(res, status, signInForm(csrf, returnTo, email, error), { "set-cookie": [preSessionCsrfCookie(csrf, secure)] })
+    sendPage(res, status, signInForm(csrf, returnTo, email, error), {
+      "set-cookie": [preSessionCsrfCookie(csrf, secure)]
+    })
   }
 
   const signIn = async (req: IncomingMessage, res: ServerResponse) => {

@@ -34,40 +34,41 @@ const inputOf = (search: URLSearchParams): { readonly input: unknown; readonly e
   }
 }
 
-export const makeTrpcUploadHandler = (runtime: AppRuntime) =>
-async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
-  const { input, error: bodyError } = inputOf(search)
-  const ctx = makeCallContext(runtime, {
-    authorization: req.headers.authorization,
-    sessionToken: readSessionToken(req),
-    csrfToken: typeof req.headers["x-csrf-token"] === "string" ? req.headers["x-csrf-token"] : undefined,
-    bodyError,
-    audio: incomingAudio(req)
-  })
-  try {
-    const data: unknown = await callTRPCProcedure({
-      router: appRouter,
-      path: uploadProcedurePath,
-      getRawInput: () => Promise.resolve(input),
-      ctx,
-      type: "mutation",
-      signal: undefined,
-      batchIndex: 0
+export const makeTrpcUploadHandler =
+  (runtime: AppRuntime) =>
+  async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
+    const { input, error: bodyError } = inputOf(search)
+    const ctx = makeCallContext(runtime, {
+      authorization: req.headers.authorization,
+      sessionToken: readSessionToken(req),
+      csrfToken: typeof req.headers["x-csrf-token"] === "string" ? req.headers["x-csrf-token"] : undefined,
+      bodyError,
+      audio: incomingAudio(req)
     })
-    sendJson(res, 200, { result: { data } }, ctx.response.headers)
-  } catch (cause) {
-    const error = getTRPCErrorFromUnknown(cause)
-    const shape = getTRPCErrorShape({
-      config: appRouter._def._config,
-      error,
-      type: "mutation",
-      path: uploadProcedurePath,
-      input,
-      ctx
-    })
-    const status = typeof shape.data.httpStatus === "number" ? shape.data.httpStatus : 500
-    sendJson(res, status, { error: shape }, ctx.response.headers)
-    // A file refused before its end: the rest is read and dropped a while, then the connection closed.
-    if (!req.complete) lingerThenClose(req, res)
+    try {
+      const data: unknown = await callTRPCProcedure({
+        router: appRouter,
+        path: uploadProcedurePath,
+        getRawInput: () => Promise.resolve(input),
+        ctx,
+        type: "mutation",
+        signal: undefined,
+        batchIndex: 0
+      })
+      sendJson(res, 200, { result: { data } }, ctx.response.headers)
+    } catch (cause) {
+      const error = getTRPCErrorFromUnknown(cause)
+      const shape = getTRPCErrorShape({
+        config: appRouter._def._config,
+        error,
+        type: "mutation",
+        path: uploadProcedurePath,
+        input,
+        ctx
+      })
+      const status = typeof shape.data.httpStatus === "number" ? shape.data.httpStatus : 500
+      sendJson(res, status, { error: shape }, ctx.response.headers)
+      // A file refused before its end: the rest is read and dropped a while, then the connection closed.
+      if (!req.complete) lingerThenClose(req, res)
+    }
   }
-}

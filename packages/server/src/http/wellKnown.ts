@@ -41,7 +41,10 @@ export const protectedResourceMetadataDocuments = (publicUrl: string): ReadonlyM
     [protectedResourceMetadataPath, JSON.stringify(protectedResourceMetadata(publicUrl, "api"))]
   ])
   for (const surface of Object.keys(protectedResources) as Array<ProtectedSurface>) {
-    documents.set(`${protectedResourceMetadataPath}/${surface}`, JSON.stringify(protectedResourceMetadata(publicUrl, surface)))
+    documents.set(
+      `${protectedResourceMetadataPath}/${surface}`,
+      JSON.stringify(protectedResourceMetadata(publicUrl, surface))
+    )
   }
   return documents
 }

@@ -38,7 +38,13 @@ interface Checked {
 
 type Outcome =
   | { readonly kind: "page"; readonly message: string }
-  | { readonly kind: "redirect"; readonly redirectUri: string; readonly state: string | null; readonly error: OAuthErrorCode; readonly description: string }
+  | {
+      readonly kind: "redirect"
+      readonly redirectUri: string
+      readonly state: string | null
+      readonly error: OAuthErrorCode
+      readonly description: string
+    }
   | { readonly kind: "ok"; readonly checked: Checked }
 
 const isScope = (value: string): value is Scope => (scopeNames as ReadonlyArray<string>).includes(value)
@@ -53,11 +59,13 @@ export const makeAuthorizeHandler = (options: { readonly runtime: AppRuntime; re
     if (clientId === null || params.getAll("client_id").length > 1) {
       return { kind: "page", message: "The request names no client (client_id)." }
     }
-    const client = await runtime.runPromise(
-      OAuth.use((oauth) => oauth.getClient(clientId)).pipe(Effect.option)
-    )
+    const client = await runtime.runPromise(OAuth.use((oauth) => oauth.getClient(clientId)).pipe(Effect.option))
     if (Option.isNone(client)) return { kind: "page", message: "The application asking for access is not registered." }
-    if (redirectUri === null || params.getAll("redirect_uri").length > 1 || !client.value.redirect_uris.includes(redirectUri)) {
+    if (
+      redirectUri === null ||
+      params.getAll("redirect_uri").length > 1 ||
+      !client.value.redirect_uris.includes(redirectUri)
+    ) {
       return { kind: "page", message: "The redirect URI is not one registered for this application." }
     }
     const state = params.get("state")
@@ -89,8 +97,15 @@ export const makeAuthorizeHandler = (options: { readonly runtime: AppRuntime; re
   }
 
   const errorPage = (res: ServerResponse, message: string) =>
-    sendPage(res, 400, page("This sign-in link is not valid", `${errorBlock(message)}
-<p>Go back to the application and try again. If it keeps happening, tell the application's maker.</p>`))
+    sendPage(
+      res,
+      400,
+      page(
+        "This sign-in link is not valid",
+        `${errorBlock(message)}
+<p>Go back to the application and try again. If it keeps happening, tell the application's maker.</p>`
+      )
+    )
 
   const consentPage = (checked: Checked, params: URLSearchParams, csrf: string): string => {
     const hidden = parameterNames
@@ -99,7 +114,9 @@ export const makeAuthorizeHandler = (options: { readonly runtime: AppRuntime; re
         return value === null ? "" : `<input type="hidden" name="${name}" value="${escape(value)}">`
       })
       .join("\n")
-    const scopes = checked.scopes.map((scope) => `<li><strong>${escape(scope)}</strong>: ${escape(scopeDescriptions[scope])}</li>`)
+    const scopes = checked.scopes.map(
+      (scope) => `<li><strong>${escape(scope)}</strong>: ${escape(scopeDescriptions[scope])}</li>`
+    )
     return page(
       `Allow ${checked.client.name}?`,
       `<p><strong>${escape(checked.client.name)}</strong> asks to use your Lyre account. It will be able to:</p>
@@ -141,7 +158,8 @@ ${hidden}
 
   const show = async (req: IncomingMessage, res: ServerResponse, params: URLSearchParams) => {
     const proceeding = await proceed(req, res, params)
-    if (proceeding !== undefined) sendPage(res, 200, consentPage(proceeding.checked, params, proceeding.session.value.csrfToken))
+    if (proceeding !== undefined)
+      sendPage(res, 200, consentPage(proceeding.checked, params, proceeding.session.value.csrfToken))
   }
 
   const decide = async (req: IncomingMessage, res: ServerResponse) => {
@@ -152,21 +170,34 @@ ${hidden}
     if (proceeding === undefined) return
     const { checked, session } = proceeding
     if (!csrfMatches(session.value.csrfToken, form.get("csrf_token") ?? undefined)) {
-      return sendPage(res, 403, page("Request refused", errorBlock("The form did not come from this site. Go back and try again.")))
+      return sendPage(
+        res,
+        403,
+        page("Request refused", errorBlock("The form did not come from this site. Go back and try again."))
+      )
     }
     if (form.get("decision") !== "allow") {
-      return redirectError(res, checked.redirectUri, publicUrl, checked.state, "access_denied", "The account holder denied access.")
+      return redirectError(
+        res,
+        checked.redirectUri,
+        publicUrl,
+        checked.state,
+        "access_denied",
+        "The account holder denied access."
+      )
     }
-    const code = await runtime.runPromise(OAuth.use((oauth) =>
-      oauth.issueCode({
-        clientId: checked.client.client_id,
-        accountId: session.value.accountId,
-        redirectUri: checked.redirectUri,
-        codeChallenge: checked.codeChallenge,
-        scopes: checked.scopes,
-        resource: checked.resource
-      })
-    ))
+    const code = await runtime.runPromise(
+      OAuth.use((oauth) =>
+        oauth.issueCode({
+          clientId: checked.client.client_id,
+          accountId: session.value.accountId,
+          redirectUri: checked.redirectUri,
+          codeChallenge: checked.codeChallenge,
+          scopes: checked.scopes,
+          resource: checked.resource
+        })
+      )
+    )
     redirectToClient(res, checked.redirectUri, publicUrl, checked.state, { code })
   }
 

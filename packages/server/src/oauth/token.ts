@@ -49,17 +49,24 @@ export const makeTokenHandler = (options: { readonly runtime: AppRuntime }) => {
       const code = form.get("code")
       const redirectUri = form.get("redirect_uri")
       const codeVerifier = form.get("code_verifier")
-      const missing = code === null ? "code" : redirectUri === null ? "redirect_uri" : codeVerifier === null ? "code_verifier" : null
+      const missing =
+        code === null ? "code" : redirectUri === null ? "redirect_uri" : codeVerifier === null ? "code_verifier" : null
       if (missing !== null || code === null || redirectUri === null || codeVerifier === null) {
         return sendOAuthError(res, invalidRequest(`${missing ?? "code"} is required.`))
       }
-      return run(res, OAuth.use((oauth) => oauth.exchangeCode({ clientId, code, redirectUri, codeVerifier, resource })))
+      return run(
+        res,
+        OAuth.use((oauth) => oauth.exchangeCode({ clientId, code, redirectUri, codeVerifier, resource }))
+      )
     }
     if (grantType === "refresh_token") {
       const refreshToken = form.get("refresh_token")
       if (refreshToken === null) return sendOAuthError(res, invalidRequest("refresh_token is required."))
       const scope = form.get("scope") ?? undefined
-      return run(res, OAuth.use((oauth) => oauth.refresh({ clientId, refreshToken, scope, resource })))
+      return run(
+        res,
+        OAuth.use((oauth) => oauth.refresh({ clientId, refreshToken, scope, resource }))
+      )
     }
     sendOAuthError(
       res,

@@ -35,7 +35,11 @@ const key = await admin(`/accounts/${String(account["id"])}/keys`, { name: "pack
 // The user's side: @lyre/client against the mounted service.
 const client = new LyreClient({ apiKey: String(key["key"]), baseUrl: origin })
 const me = await client.me()
-const created = await client.generations.create({ style: "lofi, 80 bpm", title: "Packaged", lyrics: "[Verse]\nFrom a tarball" })
+const created = await client.generations.create({
+  style: "lofi, 80 bpm",
+  title: "Packaged",
+  lyrics: "[Verse]\nFrom a tarball"
+})
 const seen = new Set<string>()
 const task = await client.waitForGeneration(created.id, {
   intervalMs: 500,
@@ -55,17 +59,24 @@ const track = task.tracks[0]
 const audio = track === undefined ? null : await client.downloadStream(track)
 const bytes = audio === null ? new Uint8Array() : new Uint8Array(await new Response(audio.stream).arrayBuffer())
 
-process.stdout.write(`${JSON.stringify({
-  origin,
-  me,
-  created: { status: created.status, charged: created.credits_used },
-  progress: [...seen],
-  task: { status: task.status, tracks: task.tracks.length, error: task.error },
-  dashboard,
-  audio: audio === null
-    ? null
-    : { type: audio.contentType, bytes: bytes.length, frameSync: bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0 }
-})}\n`)
+process.stdout.write(
+  `${JSON.stringify({
+    origin,
+    me,
+    created: { status: created.status, charged: created.credits_used },
+    progress: [...seen],
+    task: { status: task.status, tracks: task.tracks.length, error: task.error },
+    dashboard,
+    audio:
+      audio === null
+        ? null
+        : {
+            type: audio.contentType,
+            bytes: bytes.length,
+            frameSync: bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0
+          }
+  })}\n`
+)
 
 host.closeAllConnections()
 await new Promise((resolve) => host.close(resolve))

@@ -55,6 +55,8 @@ export const client = new LyreClient({ apiKey: "lyr_live_x", baseUrl: "https://m
 export const created: Promise<ClientTask> = client.generations.create(request)
 export const sameTask = (task: ClientTask): GenerationTask => task
 export const failure = (error: unknown): string | undefined =>
-  error instanceof LyreApiError ? `${error.type}/${error.code}/${error.param ?? ""}/${error.retryAfterSeconds ?? ""}` : undefined
+  error instanceof LyreApiError
+    ? `${error.type}/${error.code}/${error.param ?? ""}/${error.retryAfterSeconds ?? ""}`
+    : undefined
 // @ts-expect-error: a create needs a style
 export const noStyle = client.generations.create({ title: "Rain", lyrics: "la" })

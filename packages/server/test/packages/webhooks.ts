@@ -12,7 +12,13 @@ const body = JSON.stringify({
   id: "evt_1",
   type: "job.failed",
   created: 1_700_000_000,
-  data: { task_id: "gen_1", status: "failed", error: { code: "provider_error", message: "no" }, credits_refunded: 50, created_at: "2023-11-14T22:13:20.000Z" }
+  data: {
+    task_id: "gen_1",
+    status: "failed",
+    error: { code: "provider_error", message: "no" },
+    credits_refunded: 50,
+    created_at: "2023-11-14T22:13:20.000Z"
+  }
 })
 const t = Math.floor(Date.now() / 1000)
 const header = `t=${t},v1=${createHmac("sha256", secret).update(`${t}.${body}`).digest("hex")}`
@@ -29,9 +35,11 @@ const reasonFor = (rawBody: string, signature: string): string => {
   }
 }
 
-process.stdout.write(`${JSON.stringify({
-  type: event.type,
-  refunded,
-  tampered: reasonFor(body.replace("50", "5000"), header),
-  stale: reasonFor(body, header.replace(`t=${t}`, `t=${t - 3600}`))
-})}\n`)
+process.stdout.write(
+  `${JSON.stringify({
+    type: event.type,
+    refunded,
+    tampered: reasonFor(body.replace("50", "5000"), header),
+    stale: reasonFor(body, header.replace(`t=${t}`, `t=${t - 3600}`))
+  })}\n`
+)

@@ -17,7 +17,10 @@ export const a2aClient = (server: TestServer, key: string): Promise<A2AClient> =
   return A2AClient.fromCardUrl(`${server.url}/.well-known/agent-card.json`, { fetchImpl })
 }
 
-export const userMessage = (parts: Array<Part>, extra: Partial<MessageSendParams["message"]> = {}): MessageSendParams => ({
+export const userMessage = (
+  parts: Array<Part>,
+  extra: Partial<MessageSendParams["message"]> = {}
+): MessageSendParams => ({
   message: { kind: "message", role: "user", messageId: randomUUID(), parts, ...extra }
 })
 
@@ -32,17 +35,31 @@ export const textMessage = (text: string) => userMessage([{ kind: "text", text }
 export const rpc = async (
   server: TestServer,
   body: unknown,
-  options: { readonly key?: string; readonly authorization?: string; readonly raw?: string; readonly contentType?: string } = {}
+  options: {
+    readonly key?: string
+    readonly authorization?: string
+    readonly raw?: string
+    readonly contentType?: string
+  } = {}
 ): Promise<{ status: number; headers: Headers; body: Json }> => {
   const headers: Record<string, string> = { "content-type": options.contentType ?? "application/json" }
   if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`
   if (options.authorization !== undefined) headers["authorization"] = options.authorization
-  const response = await fetch(`${server.url}/a2a`, { method: "POST", headers, body: options.raw ?? JSON.stringify(body) })
+  const response = await fetch(`${server.url}/a2a`, {
+    method: "POST",
+    headers,
+    body: options.raw ?? JSON.stringify(body)
+  })
   const text = await response.text()
   return { status: response.status, headers: response.headers, body: (text === "" ? null : JSON.parse(text)) as Json }
 }
 
-export const call = (method: string, params: unknown, id: string | number = 1) => ({ jsonrpc: "2.0", id, method, params })
+export const call = (method: string, params: unknown, id: string | number = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  params
+})
 
 /** A 1.x client's send answer as the Task it must be. */
 export const asTask = (result: Message | Task): Task => {
@@ -51,8 +68,13 @@ export const asTask = (result: Message | Task): Task => {
 }
 
 /** The A2AError a 1.x client call rejects with (its `data` is the error's details). */
-export const rejectionOf = async (promise: Promise<unknown>): Promise<A2AError & { envelopeCode?: number; data?: unknown }> => {
-  const error = await promise.then(() => undefined, (cause: unknown) => cause)
+export const rejectionOf = async (
+  promise: Promise<unknown>
+): Promise<A2AError & { envelopeCode?: number; data?: unknown }> => {
+  const error = await promise.then(
+    () => undefined,
+    (cause: unknown) => cause
+  )
   expect(error).toBeInstanceOf(A2AError)
   return error as A2AError & { envelopeCode?: number; data?: unknown }
 }

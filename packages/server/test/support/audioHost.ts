@@ -76,8 +76,20 @@ export interface UploadBeds {
 export const startUploadBeds = async (wav: Buffer): Promise<UploadBeds> => {
   const [host, live, strict] = await Promise.all([
     startAudioHost(wav),
-    startTestServer({ provider: "embedded", providerUrl: null, providerApiKey: null, worker: "inline", providerPollSeconds: 0.5, webhookAllowPrivate: true }),
+    startTestServer({
+      provider: "embedded",
+      providerUrl: null,
+      providerApiKey: null,
+      worker: "inline",
+      providerPollSeconds: 0.5,
+      webhookAllowPrivate: true
+    }),
     startTestServer()
   ])
-  return { host, live, strict, close: async () => void (await Promise.all([live.close(), strict.close(), host.close()])) }
+  return {
+    host,
+    live,
+    strict,
+    close: async () => void (await Promise.all([live.close(), strict.close(), host.close()]))
+  }
 }

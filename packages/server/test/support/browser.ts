@@ -44,7 +44,11 @@ export const phone = { width: 390, height: 844 } as const
 /** Browser contexts of one test file, each tab in a context of its own, closed together. */
 export interface Tabs {
   /** A signed-in tab on a dashboard page, once its heading shows. */
-  readonly open: (holder: Holder, path: string, viewport?: { readonly width: number; readonly height: number }) => Promise<Page>
+  readonly open: (
+    holder: Holder,
+    path: string,
+    viewport?: { readonly width: number; readonly height: number }
+  ) => Promise<Page>
   /** A context of no one's (no cookie), closed with the rest. */
   readonly context: (options?: BrowserContextOptions) => Promise<BrowserContext>
   readonly close: () => Promise<void>

@@ -67,9 +67,10 @@ export const trpc = async (
   const headers: Record<string, string> = { ...options.headers }
   if (options.cookie !== undefined) headers["cookie"] = options.cookie
   if (options.csrf !== undefined) headers["x-csrf-token"] = options.csrf
-  const url = type === "query"
-    ? `${server.url}/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`
-    : `${server.url}/trpc/${path}`
+  const url =
+    type === "query"
+      ? `${server.url}/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`
+      : `${server.url}/trpc/${path}`
   const response = await fetch(url, {
     method: type === "query" ? "GET" : "POST",
     headers: type === "mutation" ? { "content-type": "application/json", ...headers } : headers,

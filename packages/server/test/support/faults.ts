@@ -29,7 +29,10 @@ const missing = (what: string, how: string): never => {
 }
 
 const onPath = (name: string): string | undefined =>
-  (process.env["PATH"] ?? "").split(":").map((dir) => join(dir, name)).find((path) => existsSync(path))
+  (process.env["PATH"] ?? "")
+    .split(":")
+    .map((dir) => join(dir, name))
+    .find((path) => existsSync(path))
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -99,7 +102,9 @@ export interface OwnPostgres {
 const postgresBin = (): string => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root)
-    ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a))
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
     : []
   const newest = versions[0]
   if (newest !== undefined) return join(root, newest, "bin")
@@ -113,14 +118,18 @@ const postgresBin = (): string => {
  */
 const asOwner = (command: string, args: ReadonlyArray<string>) => {
   if (process.getuid?.() !== 0) return { file: command, args: [...args] }
-  const runuser = onPath("runuser") ?? missing("runuser (to run initdb as a non-root user)", "apt-get install -y util-linux")
+  const runuser =
+    onPath("runuser") ?? missing("runuser (to run initdb as a non-root user)", "apt-get install -y util-linux")
   return { file: runuser, args: ["-u", "postgres", "--", command, ...args] }
 }
 
 const ownerIds = async (): Promise<{ uid: number; gid: number } | null> => {
   if (process.getuid?.() !== 0) return null
   const { stdout: uid } = await run("id", ["-u", "postgres"]).catch(() =>
-    missing("a `postgres` user to own the test cluster (initdb refuses root)", "apt-get install -y postgresql, or run the tests as a non-root user")
+    missing(
+      "a `postgres` user to own the test cluster (initdb refuses root)",
+      "apt-get install -y postgresql, or run the tests as a non-root user"
+    )
   )
   const { stdout: gid } = await run("id", ["-g", "postgres"])
   return { uid: Number(uid.trim()), gid: Number(gid.trim()) }
@@ -139,7 +148,8 @@ export const startOwnPostgres = async (): Promise<OwnPostgres> => {
   }
   await exec("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])
   const port = await freePort()
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +
+  const options =
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off ` +
     "-c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB"
   const start = () => exec("pg_ctl", ["start", "-D", data, "-w", "-t", "30", "-l", join(dir, "log"), "-o", options])
   const stop = () => exec("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w", "-t", "30"])
@@ -174,10 +184,24 @@ export const timed = async (label: string, url: string, init: RequestInit = {}):
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) })
     const body = await res.text()
-    return { at, label, status: res.status, millis: performance.now() - started, retryAfter: res.headers.get("retry-after"), body }
+    return {
+      at,
+      label,
+      status: res.status,
+      millis: performance.now() - started,
+      retryAfter: res.headers.get("retry-after"),
+      body
+    }
   } catch (error) {
     const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : ""
-    return { at, label, status: 0, millis: performance.now() - started, retryAfter: null, body: `${String(error)}${cause}` }
+    return {
+      at,
+      label,
+      status: 0,
+      millis: performance.now() - started,
+      retryAfter: null,
+      body: `${String(error)}${cause}`
+    }
   }
 }
 
@@ -194,9 +218,11 @@ export interface Load {
 export const steadyLoad = (workers: number, next: (worker: number, stopping: () => boolean) => Promise<void>): Load => {
   let stopped = false
   const stopping = () => stopped
-  const running = Promise.all(Array.from({ length: workers }, async (_, worker) => {
-    while (!stopped) await next(worker, stopping)
-  }))
+  const running = Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      while (!stopped) await next(worker, stopping)
+    })
+  )
   return {
     stop: async () => {
       stopped = true
@@ -206,7 +232,12 @@ export const steadyLoad = (workers: number, next: (worker: number, stopping: () 
 }
 
 /** A create through `timed` (label "create"), under `idempotencyKey`. */
-export const timedCreate = (base: string, headers: Record<string, string>, idempotencyKey: string, title: string): Promise<Answer> =>
+export const timedCreate = (
+  base: string,
+  headers: Record<string, string>,
+  idempotencyKey: string,
+  title: string
+): Promise<Answer> =>
   timed("create", `${base}/api/v1/music/generations`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json", "idempotency-key": idempotencyKey },
@@ -231,7 +262,10 @@ export interface ServiceBed {
   readonly adminToken: string
   readonly dataDir: string
   /** The environment of a process listening on `port`; without `redisUrl`, no Redis. */
-  readonly env: (port: number, options?: { readonly redisUrl?: string; readonly worker?: "inline" | "off" }) => Record<string, string>
+  readonly env: (
+    port: number,
+    options?: { readonly redisUrl?: string; readonly worker?: "inline" | "off" }
+  ) => Record<string, string>
   readonly close: () => Promise<void>
 }
 
@@ -240,7 +274,10 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
   const adminToken = randomBytes(16).toString("hex")
   const secretKey = randomBytes(32).toString("hex")
   const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix))
-  const [postgres, upstream] = await Promise.all([startOwnPostgres(), startFakeUpstream({ apiKey: providerApiKey, audioBytes: 4096 })])
+  const [postgres, upstream] = await Promise.all([
+    startOwnPostgres(),
+    startFakeUpstream({ apiKey: providerApiKey, audioBytes: 4096 })
+  ])
   return {
     postgres,
     upstream,
@@ -277,7 +314,10 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
 }
 
 /** A Pro account with room for a load (credits, no concurrency ceiling to speak of) and a key. */
-export const loadAccount = async (base: string, token: string): Promise<{ readonly id: string; readonly key: string }> => {
+export const loadAccount = async (
+  base: string,
+  token: string
+): Promise<{ readonly id: string; readonly key: string }> => {
   const account = await adminCall(base, token, "POST", "/accounts", {
     email: `faults-${Math.random().toString(36).slice(2)}@example.test`,
     plan: "pro",
@@ -299,7 +339,10 @@ export const createBody = (title: string): string => JSON.stringify({ style: "lo
 export const waitReady = async (base: string, withinMs = 60_000): Promise<void> => {
   const deadline = Date.now() + withinMs
   while (Date.now() < deadline) {
-    const ready = await fetch(`${base}/readyz`).then((res) => res.status === 200, () => false)
+    const ready = await fetch(`${base}/readyz`).then(
+      (res) => res.status === 200,
+      () => false
+    )
     if (ready) return
     await sleep(100)
   }
@@ -307,11 +350,19 @@ export const waitReady = async (base: string, withinMs = 60_000): Promise<void> 
 }
 
 /** Runs one SQL statement on `url` over a connection of its own. */
-export const queryOn = <A extends object>(url: string, text: string, ...params: ReadonlyArray<unknown>): Promise<ReadonlyArray<A>> =>
-  Effect.runPromise(Effect.scoped(Effect.provide(
-    SqlClient.use((sql) => sql.unsafe<A>(text, params)),
-    PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
-  )))
+export const queryOn = <A extends object>(
+  url: string,
+  text: string,
+  ...params: ReadonlyArray<unknown>
+): Promise<ReadonlyArray<A>> =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.provide(
+        SqlClient.use((sql) => sql.unsafe<A>(text, params)),
+        PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
+      )
+    )
+  )
 
 /**
  * A TCP proxy in front of a PostgreSQL cluster that can lose one answer: armed with a piece of
@@ -393,18 +444,27 @@ export const holdTransaction = (url: string, text: string, ...params: ReadonlyAr
   const holding = new Promise<void>((resolve) => (ran = resolve))
   let release = (): void => undefined
   const released = new Promise<void>((resolve) => (release = resolve))
-  const finished = Effect.runPromise(Effect.scoped(Effect.provide(
-    SqlClient.use((sql) =>
-      sql.withTransaction(Effect.gen(function*() {
-        yield* sql.unsafe(text, params)
-        ran()
-        yield* Effect.promise(() => released)
-      }))
-    ),
-    PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
-  )))
+  const finished = Effect.runPromise(
+    Effect.scoped(
+      Effect.provide(
+        SqlClient.use((sql) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql.unsafe(text, params)
+              ran()
+              yield* Effect.promise(() => released)
+            })
+          )
+        ),
+        PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })
+      )
+    )
+  )
   return {
-    holding: Promise.race([holding, finished.then(() => Promise.reject(new Error(`${text} ended before it was held`)))]),
+    holding: Promise.race([
+      holding,
+      finished.then(() => Promise.reject(new Error(`${text} ended before it was held`)))
+    ]),
     end: async () => {
       release()
       await finished

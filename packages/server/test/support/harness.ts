@@ -52,14 +52,19 @@ const withDatabase = (baseUrl: string, name: string): string => {
 }
 
 const runOn = <A>(url: string, program: Effect.Effect<A, unknown, SqlClient>): Promise<A> =>
-  Effect.runPromise(Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))))
+  Effect.runPromise(
+    Effect.scoped(Effect.provide(program, PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  )
 
 export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Promise<TestServer> => {
   const dataDir = mkdtempSync(join(tmpdir(), "lyre-test-"))
   const baseDatabaseUrl = process.env["DATABASE_URL"] ?? null
   const databaseName = `lyre_test_${randomBase62(12).toLowerCase()}`
   if (baseDatabaseUrl !== null) {
-    await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`)))
+    await runOn(
+      baseDatabaseUrl,
+      SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`))
+    )
   }
   const adminToken = randomBase62(32)
   const upstreamKey = randomBase62(32)
@@ -132,9 +137,7 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     config: finalConfig,
     upstream,
     query: <A extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
-      runtime.runPromise(
-        SqlClient.use((sql) => sql.unsafe<A>(text, [...params])).pipe(Effect.orDie)
-      ),
+      runtime.runPromise(SqlClient.use((sql) => sql.unsafe<A>(text, [...params])).pipe(Effect.orDie)),
     admin: async (method, path, body) => {
       const response = await fetch(`${url}/admin/v1${path}`, {
         method,
@@ -148,7 +151,10 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
       await server.close()
       await runtime.dispose()
       if (baseDatabaseUrl !== null) {
-        await runOn(baseDatabaseUrl, SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`)))
+        await runOn(
+          baseDatabaseUrl,
+          SqlClient.use((sql) => sql.unsafe(`drop database if exists ${databaseName} with (force)`))
+        )
       }
       await upstream.close()
       rmSync(dataDir, { recursive: true, force: true })
@@ -197,7 +203,12 @@ export const api = async (
   server: TestServer,
   method: string,
   path: string,
-  options: { readonly key?: string; readonly body?: unknown; readonly rawBody?: string; readonly headers?: Record<string, string> } = {}
+  options: {
+    readonly key?: string
+    readonly body?: unknown
+    readonly rawBody?: string
+    readonly headers?: Record<string, string>
+  } = {}
 ): Promise<{ status: number; headers: Headers; body: Json }> => {
   const headers: Record<string, string> = { ...options.headers }
   if (options.key !== undefined) headers["authorization"] = `Bearer ${options.key}`

@@ -20,9 +20,19 @@ const at = (daysAgo: number): string => {
 }
 
 /** Writes each planned item and its debit (and, when it failed, its refund) for the account. */
-export const writeLedger = async (server: TestServer, accountId: string, plan: ReadonlyArray<LedgerPlan>): Promise<void> => {
+export const writeLedger = async (
+  server: TestServer,
+  accountId: string,
+  plan: ReadonlyArray<LedgerPlan>
+): Promise<void> => {
   let balance = 100_000
-  const ledger = async (kind: "debit" | "refund", delta: number, when: string, column: "task_id" | "export_id", id: string) => {
+  const ledger = async (
+    kind: "debit" | "refund",
+    delta: number,
+    when: string,
+    column: "task_id" | "export_id",
+    id: string
+  ) => {
     balance += delta
     await server.query(
       `insert into credit_ledger (id, account_id, kind, ${column}, subscription_delta, onetime_delta, subscription_after, onetime_after, created_at)
@@ -66,7 +76,8 @@ export const writeLedger = async (server: TestServer, accountId: string, plan: R
   )
   for (const item of plan) {
     const when = at(item.daysAgo)
-    const isExport = item.what === "wav" || item.what === "midi" || item.what === "stems" || item.what === "timed_lyrics"
+    const isExport =
+      item.what === "wav" || item.what === "midi" || item.what === "stems" || item.what === "timed_lyrics"
     if (isExport) {
       const exportId = `exp_${randomBase62(24)}`
       await server.query(
@@ -85,12 +96,14 @@ export const writeLedger = async (server: TestServer, accountId: string, plan: R
       )
       await ledger("debit", -item.credits, when, "export_id", exportId)
       // A refund written a day later still counts on the day the export was asked for.
-      if (item.status === "failed") await ledger("refund", item.credits, at(Math.max(0, item.daysAgo - 1)), "export_id", exportId)
+      if (item.status === "failed")
+        await ledger("refund", item.credits, at(Math.max(0, item.daysAgo - 1)), "export_id", exportId)
     } else {
       const model = item.what === "extend" ? "aether" : item.what
       const taskId = await task(when, model, item.status, item.credits, item.what === "extend" ? trackId : null)
       await ledger("debit", -item.credits, when, "task_id", taskId)
-      if (item.status === "failed") await ledger("refund", item.credits, at(Math.max(0, item.daysAgo - 1)), "task_id", taskId)
+      if (item.status === "failed")
+        await ledger("refund", item.credits, at(Math.max(0, item.daysAgo - 1)), "task_id", taskId)
     }
   }
 }

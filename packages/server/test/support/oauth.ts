@@ -38,10 +38,13 @@ export const setUpOAuth = async (server: TestServer, plan = "pro"): Promise<OAut
 }
 
 const cookieOf = (response: Response, name: string): string | undefined =>
-  response.headers.getSetCookie().map((c) => c.split(";")[0] ?? "").find((c) => c.startsWith(`${name}=`))
+  response.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0] ?? "")
+    .find((c) => c.startsWith(`${name}=`))
 
 export const hiddenField = (html: string, name: string): string | undefined =>
-  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replaceAll("&amp;", "&").replaceAll("&quot;", "\"")
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replaceAll("&amp;", "&").replaceAll("&quot;", '"')
 
 /** Signs in through the form; answers the `lyre_session=...` cookie pair. */
 export const signIn = async (server: TestServer, email: string, secret = password): Promise<string> => {
@@ -144,5 +147,9 @@ export const tokenRequest = async (world: OAuthWorld, form: Record<string, strin
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(form)
   })
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> }
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as Record<string, unknown>
+  }
 }

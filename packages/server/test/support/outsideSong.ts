@@ -54,14 +54,43 @@ export const writeOutsideSong = (format: "wav" | "flac" | "oga" = "wav"): Outsid
   ]
   // Beats per note, and the pitch: a tune that walks the G major scale and lands on its tonic.
   const tune: ReadonlyArray<readonly [number, number]> = [
-    [79, 1], [78, 0.5], [76, 0.5], [74, 1], [71, 1],
-    [76, 1], [74, 0.5], [72, 0.5], [71, 1], [67, 1],
-    [72, 1], [74, 0.5], [76, 0.5], [79, 1], [76, 1],
-    [74, 1], [78, 1], [81, 1], [78, 1],
-    [79, 1], [81, 0.5], [79, 0.5], [78, 1], [74, 1],
-    [71, 1], [72, 0.5], [74, 0.5], [76, 1], [79, 1],
-    [72, 1], [76, 1], [81, 1], [79, 1],
-    [78, 1], [76, 1], [74, 1], [79, 1]
+    [79, 1],
+    [78, 0.5],
+    [76, 0.5],
+    [74, 1],
+    [71, 1],
+    [76, 1],
+    [74, 0.5],
+    [72, 0.5],
+    [71, 1],
+    [67, 1],
+    [72, 1],
+    [74, 0.5],
+    [76, 0.5],
+    [79, 1],
+    [76, 1],
+    [74, 1],
+    [78, 1],
+    [81, 1],
+    [78, 1],
+    [79, 1],
+    [81, 0.5],
+    [79, 0.5],
+    [78, 1],
+    [74, 1],
+    [71, 1],
+    [72, 0.5],
+    [74, 0.5],
+    [76, 1],
+    [79, 1],
+    [72, 1],
+    [76, 1],
+    [81, 1],
+    [79, 1],
+    [78, 1],
+    [76, 1],
+    [74, 1],
+    [79, 1]
   ]
   const bars = 8
   const melody: Array<WrittenNote> = []
@@ -76,10 +105,12 @@ export const writeOutsideSong = (format: "wav" | "flac" | "oga" = "wav"): Outsid
     const chord = progression[bar % progression.length] ?? []
     for (const pitch of chord) pads.addNote({ midi: pitch, time: start, duration: 4 * beat * 0.95, velocity: 0.45 })
     const root = (chord[0] ?? 48) - 12
-    for (let b = 0; b < 4; b++) bass.addNote({ midi: root, time: start + b * beat, duration: beat * 0.8, velocity: 0.6 })
+    for (let b = 0; b < 4; b++)
+      bass.addNote({ midi: root, time: start + b * beat, duration: beat * 0.8, velocity: 0.6 })
     for (let b = 0; b < 4; b++) {
       drums.addNote({ midi: b % 2 === 0 ? 36 : 38, time: start + b * beat, duration: 0.1, velocity: 0.8 })
-      for (let half = 0; half < 2; half++) drums.addNote({ midi: 42, time: start + (b + half / 2) * beat, duration: 0.05, velocity: 0.4 })
+      for (let half = 0; half < 2; half++)
+        drums.addNote({ midi: 42, time: start + (b + half / 2) * beat, duration: 0.05, velocity: 0.4 })
     }
   }
   return { wav: renderWithFluidSynth(midi, format), bpm, key: "G major", melody }
@@ -92,7 +123,11 @@ const renderWithFluidSynth = (midi: InstanceType<typeof Midi>, format: "wav" | "
     const midPath = join(dir, "song.mid")
     const wavPath = join(dir, `song.${format}`)
     writeFileSync(midPath, midi.toArray())
-    execFileSync(fluidsynthPath, ["-ni", "-q", "-g", "0.6", "-r", "44100", "-T", format, "-F", wavPath, soundFontPath, midPath], { stdio: "ignore" })
+    execFileSync(
+      fluidsynthPath,
+      ["-ni", "-q", "-g", "0.6", "-r", "44100", "-T", format, "-F", wavPath, soundFontPath, midPath],
+      { stdio: "ignore" }
+    )
     return readFileSync(wavPath)
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -116,13 +151,22 @@ export const writeOutsideWaltz = (bpm: number, drums: boolean): Buffer => {
   bass.instrument.number = 32
   const kit = midi.addTrack()
   kit.channel = 9
-  const progression: ReadonlyArray<ReadonlyArray<number>> = [[55, 59, 62], [52, 55, 59], [48, 52, 55], [50, 54, 57]]
+  const progression: ReadonlyArray<ReadonlyArray<number>> = [
+    [55, 59, 62],
+    [52, 55, 59],
+    [48, 52, 55],
+    [50, 54, 57]
+  ]
   for (let bar = 0; bar < 16; bar++) {
     const start = beat + bar * 3 * beat
     const chord = progression[bar % progression.length] ?? []
     bass.addNote({ midi: (chord[0] ?? 48) - 12, time: start, duration: beat * 0.9, velocity: 0.8 })
-    for (const b of [1, 2]) for (const pitch of chord) pads.addNote({ midi: pitch, time: start + b * beat, duration: beat * 0.6, velocity: 0.45 })
-    if (drums) for (let b = 0; b < 3; b++) kit.addNote({ midi: b === 0 ? 36 : 42, time: start + b * beat, duration: 0.1, velocity: b === 0 ? 0.9 : 0.4 })
+    for (const b of [1, 2])
+      for (const pitch of chord)
+        pads.addNote({ midi: pitch, time: start + b * beat, duration: beat * 0.6, velocity: 0.45 })
+    if (drums)
+      for (let b = 0; b < 3; b++)
+        kit.addNote({ midi: b === 0 ? 36 : 42, time: start + b * beat, duration: 0.1, velocity: b === 0 ? 0.9 : 0.4 })
   }
   return renderWithFluidSynth(midi, "wav")
 }

@@ -94,23 +94,32 @@ export const adminCall = async (
 ): Promise<Record<string, unknown>> => {
   const res = await fetch(`${base}/admin/v1${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await res.text()
   if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text}`)
-  return text === "" ? {} : JSON.parse(text) as Record<string, unknown>
+  return text === "" ? {} : (JSON.parse(text) as Record<string, unknown>)
 }
 
 /** Runs `work` over `items` with at most `limit` at once. */
-export const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, work: (item: A, index: number) => Promise<B>) => {
+export const mapLimit = async <A, B>(
+  items: ReadonlyArray<A>,
+  limit: number,
+  work: (item: A, index: number) => Promise<B>
+) => {
   const results: Array<B> = new Array(items.length)
   let next = 0
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await work(items[index] as A, index)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++
+        results[index] = await work(items[index] as A, index)
+      }
+    })
+  )
   return results
 }

@@ -35,20 +35,27 @@ export const parseMetrics = (text: string): ReadonlyMap<string, Family> => {
   const typed = parsePrometheusTextFormat(text)
   // Untyped, a histogram's series come as one family per run of lines: gather them by name.
   const plain = new Map<string, Array<Sample>>()
-  for (const family of parsePrometheusTextFormat(text.split("\n").filter((line) => !/^# TYPE \S+ histogram$/.test(line)).join("\n"))) {
+  for (const family of parsePrometheusTextFormat(
+    text
+      .split("\n")
+      .filter((line) => !/^# TYPE \S+ histogram$/.test(line))
+      .join("\n")
+  )) {
     plain.set(family.name, [...(plain.get(family.name) ?? []), ...family.metrics])
   }
   const key = (sample: Sample) => JSON.stringify(sample.labels ?? {})
-  return new Map(typed.map((family) => {
-    if (family.type !== "HISTOGRAM") return [family.name, family]
-    const sums = new Map((plain.get(`${family.name}_sum`) ?? []).map((sample) => [key(sample), sample.value ?? "0"]))
-    const metrics = (plain.get(`${family.name}_count`) ?? []).map((sample) => ({
-      ...(sample.labels === undefined ? {} : { labels: sample.labels }),
-      count: sample.value ?? "0",
-      sum: sums.get(key(sample)) ?? "0"
-    }))
-    return [family.name, { ...family, metrics }]
-  }))
+  return new Map(
+    typed.map((family) => {
+      if (family.type !== "HISTOGRAM") return [family.name, family]
+      const sums = new Map((plain.get(`${family.name}_sum`) ?? []).map((sample) => [key(sample), sample.value ?? "0"]))
+      const metrics = (plain.get(`${family.name}_count`) ?? []).map((sample) => ({
+        ...(sample.labels === undefined ? {} : { labels: sample.labels }),
+        count: sample.value ?? "0",
+        sum: sums.get(key(sample)) ?? "0"
+      }))
+      return [family.name, { ...family, metrics }]
+    })
+  )
 }
 
 export const scrape = async (url: string, headers: Record<string, string> = {}) => {

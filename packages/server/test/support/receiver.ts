@@ -62,7 +62,8 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
     waitFor: async (predicate, withinMs = 15_000) => {
       const until = Date.now() + withinMs
       while (!predicate(received)) {
-        if (Date.now() > until) throw new Error(`receiver: condition not met within ${withinMs} ms (${received.length} received)`)
+        if (Date.now() > until)
+          throw new Error(`receiver: condition not met within ${withinMs} ms (${received.length} received)`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
     },
@@ -79,7 +80,13 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
       const { id, type } = eventIdOf(rawBody)
       const nth = received.filter((r) => r.eventId === id).length
       const header = req.headers["x-service-signature"]
-      received.push({ rawBody, signature: Array.isArray(header) ? header[0] : header, eventId: id, type, arrivedAt: Date.now() })
+      received.push({
+        rawBody,
+        signature: Array.isArray(header) ? header[0] : header,
+        eventId: id,
+        type,
+        arrivedAt: Date.now()
+      })
       const answer = receiver.answer(id, nth)
       switch (answer.kind) {
         case "status": {

@@ -25,9 +25,10 @@ export const readyTrack = async (
   const taskId = `gen_${randomBase62(24)}`
   const trackId = `trk_${randomBase62(24)}`
   const model = options.model ?? "aether"
-  const request = options.instrumental === true
-    ? { style: "ambient, 80 bpm", title: "Drift", instrumental: true, model, ...options.extra }
-    : { ...validSong, instrumental: false, model, ...options.extra }
+  const request =
+    options.instrumental === true
+      ? { style: "ambient, 80 bpm", title: "Drift", instrumental: true, model, ...options.extra }
+      : { ...validSong, instrumental: false, model, ...options.extra }
   const track = {
     id: trackId,
     audio_url: `${server.url}/files/${taskId}/0.mp3`,
@@ -60,4 +61,3 @@ export const readyTrack = async (
   )
   return { taskId, trackId }
 }
-

@@ -54,10 +54,10 @@ type RenderState =
 type ExportState =
   | { readonly status: "rendering" }
   | {
-    readonly status: "done"
-    readonly files: ReadonlyArray<ProviderExportFile>
-    readonly timedLyrics: ReadonlyArray<TimedWord> | null
-  }
+      readonly status: "done"
+      readonly files: ReadonlyArray<ProviderExportFile>
+      readonly timedLyrics: ReadonlyArray<TimedWord> | null
+    }
   | { readonly status: "failed"; readonly message: string }
 
 interface StagedRequest {
@@ -110,20 +110,24 @@ export const trackSourceOf = (source: SourceTrack, folder = ""): TrackSource => 
   request: engineRequestOf(source.request),
   taskId: source.taskId,
   index: source.index,
-  extends: source.extends === null
-    ? undefined
-    : { source: trackSourceOf(source.extends.source, folder), continueAt: source.extends.continueAt },
+  extends:
+    source.extends === null
+      ? undefined
+      : { source: trackSourceOf(source.extends.source, folder), continueAt: source.extends.continueAt },
   // Present only when set, so that a plain track's source (and its cache key) is what it was.
   ...(source.derives === null ? {} : { derives: derivationOf(source.derives, folder) }),
   ...(source.request.persona === undefined ? {} : { persona: trackSourceOf(source.request.persona.source, folder) }),
-  upload: source.upload === undefined ? undefined : {
-    id: source.upload.uploadId,
-    audioPath: uploadPathIn(folder, source.upload),
-    contentType: source.upload.contentType,
-    duration: source.upload.duration,
-    analysis: source.upload.analysis,
-    transcription: source.upload.transcription
-  }
+  upload:
+    source.upload === undefined
+      ? undefined
+      : {
+          id: source.upload.uploadId,
+          audioPath: uploadPathIn(folder, source.upload),
+          contentType: source.upload.contentType,
+          duration: source.upload.duration,
+          analysis: source.upload.analysis,
+          transcription: source.upload.transcription
+        }
 })
 
 /** The uploads at the roots of a chain. */
@@ -136,25 +140,41 @@ const uploadsOf = (source: SourceTrack): ReadonlyArray<UploadSource> => [
 
 /** The upstream's callback shape, so the one callback parser serves both providers. */
 const completionCallback = (taskId: string, ok: boolean) =>
-  JSON.stringify({ code: ok ? 200 : 500, msg: ok ? "success" : "render failed", data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] } })
+  JSON.stringify({
+    code: ok ? 200 : 500,
+    msg: ok ? "success" : "render failed",
+    data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] }
+  })
 
-const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metrics: MetricsShape, storage: Storage["Service"]) => {
+const makeEngineProvider = (
+  engine: Engine,
+  options: EngineProviderOptions,
+  metrics: MetricsShape,
+  storage: Storage["Service"]
+) => {
   const renders = new Map<string, RenderState>()
   const exports = new Map<string, ExportState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
 
   /** Copies the files of the uploads a job starts from into its folder (they may be in a bucket). */
   const stageUploads = (sources: ReadonlyArray<SourceTrack | undefined>, folder: string) =>
-    Effect.forEach(sources.flatMap((source) => source === undefined ? [] : uploadsOf(source)), (upload) =>
-      Effect.gen(function*() {
-        const info = yield* storage.stat(upload.storageKey)
-        if (info === null || info.size === 0) return yield* Effect.die(new Error(`the upload ${upload.uploadId} has no file`))
-        const bytes = yield* Effect.promise(() => buffer(storage.read(upload.storageKey, { start: 0, end: info.size - 1 })))
-        yield* Effect.promise(async () => {
-          await mkdir(folder, { recursive: true })
-          await writeFile(uploadPathIn(folder, upload), bytes)
-        })
-      }), { discard: true })
+    Effect.forEach(
+      sources.flatMap((source) => (source === undefined ? [] : uploadsOf(source))),
+      (upload) =>
+        Effect.gen(function* () {
+          const info = yield* storage.stat(upload.storageKey)
+          if (info === null || info.size === 0)
+            return yield* Effect.die(new Error(`the upload ${upload.uploadId} has no file`))
+          const bytes = yield* Effect.promise(() =>
+            buffer(storage.read(upload.storageKey, { start: 0, end: info.size - 1 }))
+          )
+          yield* Effect.promise(async () => {
+            await mkdir(folder, { recursive: true })
+            await writeFile(uploadPathIn(folder, upload), bytes)
+          })
+        }),
+      { discard: true }
+    )
 
   const sweep = async () => {
     const now = Date.now()
@@ -176,7 +196,10 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       headers: { "content-type": "application/json" },
       body: completionCallback(taskId, ok),
       signal: AbortSignal.timeout(15_000)
-    }).then((response) => response.body?.cancel(), () => undefined)
+    }).then(
+      (response) => response.body?.cancel(),
+      () => undefined
+    )
   }
 
   const render = (taskId: string, staged: StagedRequest) => {
@@ -185,18 +208,24 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
       try {
         const started = performance.now()
         const arranged = staged.derives !== undefined || staged.persona !== undefined
-        const takes = staged.extend !== undefined
-          ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
-          : arranged
-          ? await engine.arrange(Array.from({ length: TAKES }, (_, index) => ({
-            request: staged.request,
-            taskId,
-            index,
-            ...(staged.derives === undefined ? {} : { derives: staged.derives }),
-            ...(staged.persona === undefined ? {} : { persona: staged.persona })
-          })))
-          : await engine.render(staged.request, taskId)
-        metrics.engineRender((performance.now() - started) / 1000, takes.reduce((sum, take) => sum + take.duration, 0))
+        const takes =
+          staged.extend !== undefined
+            ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+            : arranged
+              ? await engine.arrange(
+                  Array.from({ length: TAKES }, (_, index) => ({
+                    request: staged.request,
+                    taskId,
+                    index,
+                    ...(staged.derives === undefined ? {} : { derives: staged.derives }),
+                    ...(staged.persona === undefined ? {} : { persona: staged.persona })
+                  }))
+                )
+              : await engine.render(staged.request, taskId)
+        metrics.engineRender(
+          (performance.now() - started) / 1000,
+          takes.reduce((sum, take) => sum + take.duration, 0)
+        )
         const folder = folderOf(taskId)
         const tracks: Array<ProviderTrack> = []
         for (const take of takes) {
@@ -224,22 +253,39 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
   }
 
   const submit = (submission: ProviderSubmission) =>
-    stageUploads([submission.extend?.source, submission.derive?.source, submission.persona?.source], folderOf(submission.taskId)).pipe(Effect.andThen(Effect.promise(async () => {
-      const staged: StagedRequest = {
-        request: engineRequestOf(submission),
-        callbackUrl: submission.callbackUrl,
-        extend: submission.extend === undefined
-          ? undefined
-          : { source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)), continueAt: submission.extend.continueAt },
-        derives: submission.derive === undefined ? undefined : derivationOf(submission.derive, folderOf(submission.taskId)),
-        persona: submission.persona === undefined ? undefined : trackSourceOf(submission.persona.source, folderOf(submission.taskId))
-      }
-      await mkdir(folderOf(submission.taskId), { recursive: true })
-      await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
-      if (!renders.has(submission.taskId)) render(submission.taskId, staged)
-      void sweep()
-      return { _tag: "Accepted", providerTaskId: submission.taskId } as const
-    })))
+    stageUploads(
+      [submission.extend?.source, submission.derive?.source, submission.persona?.source],
+      folderOf(submission.taskId)
+    ).pipe(
+      Effect.andThen(
+        Effect.promise(async () => {
+          const staged: StagedRequest = {
+            request: engineRequestOf(submission),
+            callbackUrl: submission.callbackUrl,
+            extend:
+              submission.extend === undefined
+                ? undefined
+                : {
+                    source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)),
+                    continueAt: submission.extend.continueAt
+                  },
+            derives:
+              submission.derive === undefined
+                ? undefined
+                : derivationOf(submission.derive, folderOf(submission.taskId)),
+            persona:
+              submission.persona === undefined
+                ? undefined
+                : trackSourceOf(submission.persona.source, folderOf(submission.taskId))
+          }
+          await mkdir(folderOf(submission.taskId), { recursive: true })
+          await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
+          if (!renders.has(submission.taskId)) render(submission.taskId, staged)
+          void sweep()
+          return { _tag: "Accepted", providerTaskId: submission.taskId } as const
+        })
+      )
+    )
 
   const poll = (providerTaskId: string) =>
     Effect.promise(async (): Promise<PollOutcome> => {
@@ -250,7 +296,8 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
           (text) => JSON.parse(text) as StagedRequest,
           () => null
         )
-        if (staged === null) return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this task." }
+        if (staged === null)
+          return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this task." }
         render(providerTaskId, staged)
         return { _tag: "Pending" }
       }
@@ -279,25 +326,32 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
         exports.set(exportId, { status: "done", files, timedLyrics: result.timedLyrics })
         await notify(staged.callbackUrl, exportId, true)
       } catch (cause) {
-        exports.set(exportId, { status: "failed", message: `The engine could not render this export: ${String(cause)}` })
+        exports.set(exportId, {
+          status: "failed",
+          message: `The engine could not render this export: ${String(cause)}`
+        })
         await notify(staged.callbackUrl, exportId, false)
       }
     })()
   }
 
   const submitExport = (submission: ExportSubmission) =>
-    stageUploads([submission.source], folderOf(submission.exportId)).pipe(Effect.andThen(Effect.promise(async () => {
-      const staged: StagedExport = {
-        source: trackSourceOf(submission.source, folderOf(submission.exportId)),
-        format: submission.format,
-        callbackUrl: submission.callbackUrl
-      }
-      await mkdir(folderOf(submission.exportId), { recursive: true })
-      await writeFile(join(folderOf(submission.exportId), "export.json"), JSON.stringify(staged))
-      if (!exports.has(submission.exportId)) renderExport(submission.exportId, staged)
-      void sweep()
-      return { _tag: "Accepted", providerTaskId: submission.exportId } as const
-    })))
+    stageUploads([submission.source], folderOf(submission.exportId)).pipe(
+      Effect.andThen(
+        Effect.promise(async () => {
+          const staged: StagedExport = {
+            source: trackSourceOf(submission.source, folderOf(submission.exportId)),
+            format: submission.format,
+            callbackUrl: submission.callbackUrl
+          }
+          await mkdir(folderOf(submission.exportId), { recursive: true })
+          await writeFile(join(folderOf(submission.exportId), "export.json"), JSON.stringify(staged))
+          if (!exports.has(submission.exportId)) renderExport(submission.exportId, staged)
+          void sweep()
+          return { _tag: "Accepted", providerTaskId: submission.exportId } as const
+        })
+      )
+    )
 
   const pollExport = (providerExportId: string) =>
     Effect.promise(async (): Promise<ExportPollOutcome> => {
@@ -307,7 +361,8 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
           (text) => JSON.parse(text) as StagedExport,
           () => null
         )
-        if (staged === null) return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this export." }
+        if (staged === null)
+          return { _tag: "Failed", code: "provider_error", message: "The engine has no record of this export." }
         renderExport(providerExportId, staged)
         return { _tag: "Pending" }
       }
@@ -324,16 +379,20 @@ const makeEngineProvider = (engine: Engine, options: EngineProviderOptions, metr
 
 /** The engine as the provider; its worker threads live as long as the layer. */
 export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer<Provider, never, Storage> =>
-  Layer.effect(Provider)(Effect.gen(function*() {
-    yield* Effect.promise(() => mkdir(options.stagingDir, { recursive: true }))
-    const engine = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        makeEngine({
-          threads: options.threads,
-          ...(options.pcmCacheDir === undefined ? {} : { pcmCache: { ...DEFAULT_PCM_CACHE, dir: options.pcmCacheDir } })
-        })
-      ),
-      (running) => Effect.promise(() => running.close())
-    )
-    return makeEngineProvider(engine, options, yield* Metrics, yield* Storage)
-  }))
+  Layer.effect(Provider)(
+    Effect.gen(function* () {
+      yield* Effect.promise(() => mkdir(options.stagingDir, { recursive: true }))
+      const engine = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          makeEngine({
+            threads: options.threads,
+            ...(options.pcmCacheDir === undefined
+              ? {}
+              : { pcmCache: { ...DEFAULT_PCM_CACHE, dir: options.pcmCacheDir } })
+          })
+        ),
+        (running) => Effect.promise(() => running.close())
+      )
+      return makeEngineProvider(engine, options, yield* Metrics, yield* Storage)
+    })
+  )

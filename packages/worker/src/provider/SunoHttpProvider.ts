@@ -66,14 +66,17 @@ export interface SunoHttpProviderConfig {
  * The provider port for the Suno-style upstream of DESIGN.md section 6. It never fails: every
  * answer, time-out and broken connection becomes an outcome the worker acts on.
  */
-export class SunoHttpProvider extends Context.Service<SunoHttpProvider, {
-  submit(submission: ProviderSubmission): Effect.Effect<SubmitOutcome>
-  poll(providerTaskId: string): Effect.Effect<PollOutcome>
-  submitExport(submission: ExportSubmission): Effect.Effect<SubmitOutcome>
-  pollExport(providerExportId: string, format: ExportFormat): Effect.Effect<ExportPollOutcome>
-  createPersona(submission: PersonaSubmission): Effect.Effect<PersonaOutcome>
-  parseCallback(body: unknown): ProviderCallback | null
-}>()("lyre/worker/provider/SunoHttpProvider") {
+export class SunoHttpProvider extends Context.Service<
+  SunoHttpProvider,
+  {
+    submit(submission: ProviderSubmission): Effect.Effect<SubmitOutcome>
+    poll(providerTaskId: string): Effect.Effect<PollOutcome>
+    submitExport(submission: ExportSubmission): Effect.Effect<SubmitOutcome>
+    pollExport(providerExportId: string, format: ExportFormat): Effect.Effect<ExportPollOutcome>
+    createPersona(submission: PersonaSubmission): Effect.Effect<PersonaOutcome>
+    parseCallback(body: unknown): ProviderCallback | null
+  }
+>()("lyre/worker/provider/SunoHttpProvider") {
   static readonly layer = (config: SunoHttpProviderConfig) =>
     Layer.effect(SunoHttpProvider, make(config)).pipe(Layer.provide(UpstreamConnections.layer))
 
@@ -95,7 +98,9 @@ const connectCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUN
 
 /** A connection reset or closed under a request (what a kept-alive connection the upstream closed gives). */
 const isReset = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "code" in error &&
+  typeof error === "object" &&
+  error !== null &&
+  "code" in error &&
   (error.code === "ECONNRESET" || error.code === "EPIPE")
 
 /** Looks through the error's causes for a connect-time failure code. */
@@ -106,7 +111,12 @@ const neverConnected = (error: unknown): boolean => {
     if ("errors" in current && Array.isArray(current.errors)) {
       if (current.errors.length > 0 && current.errors.every((inner) => neverConnected(inner))) return true
     }
-    current = "reason" in current && typeof current.reason === "object" ? current.reason : "cause" in current ? current.cause : undefined
+    current =
+      "reason" in current && typeof current.reason === "object"
+        ? current.reason
+        : "cause" in current
+          ? current.cause
+          : undefined
   }
   return false
 }
@@ -118,7 +128,7 @@ interface Outgoing {
   readonly body: string | null
 }
 
-const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
+const make = Effect.fnUntraced(function* (config: SunoHttpProviderConfig) {
   const baseUrl = config.baseUrl.replace(/\/+$/, "")
   const apiKey = typeof config.apiKey === "string" ? Redacted.make(config.apiKey) : config.apiKey
   const modelMap = { ...defaultModelMap, ...config.modelMap }
@@ -134,23 +144,29 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
 
   /** One request, its answer read whole; rejects with the request's error. */
   const attempt = (outgoing: Outgoing, onRequest: (request: ClientRequest) => void) =>
-    new Promise<{ readonly answer: RawAnswer } | { readonly error: unknown; readonly request: ClientRequest }>((resolve) => {
-      const headers: Record<string, string | number> = { Authorization: `Bearer ${Redacted.value(apiKey)}` }
-      if (outgoing.body !== null) {
-        headers["Content-Type"] = "application/json"
-        headers["Content-Length"] = Buffer.byteLength(outgoing.body)
+    new Promise<{ readonly answer: RawAnswer } | { readonly error: unknown; readonly request: ClientRequest }>(
+      (resolve) => {
+        const headers: Record<string, string | number> = { Authorization: `Bearer ${Redacted.value(apiKey)}` }
+        if (outgoing.body !== null) {
+          headers["Content-Type"] = "application/json"
+          headers["Content-Length"] = Buffer.byteLength(outgoing.body)
+        }
+        const request = send(
+          requestOptionsOf(outgoing.url, agent, outgoing.method, headers),
+          (response: IncomingMessage) => {
+            const chunks: Array<Buffer> = []
+            response.on("data", (chunk: Buffer) => chunks.push(chunk))
+            response.on("end", () =>
+              resolve({ answer: { status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") } })
+            )
+            response.on("error", (error) => resolve({ error, request }))
+          }
+        )
+        request.on("error", (error) => resolve({ error, request }))
+        onRequest(request)
+        request.end(outgoing.body ?? undefined)
       }
-      const request = send(requestOptionsOf(outgoing.url, agent, outgoing.method, headers), (response: IncomingMessage) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () =>
-          resolve({ answer: { status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") } }))
-        response.on("error", (error) => resolve({ error, request }))
-      })
-      request.on("error", (error) => resolve({ error, request }))
-      onRequest(request)
-      request.end(outgoing.body ?? undefined)
-    })
+    )
 
   /**
    * Sends one request and reads the whole answer within the time limit. On expiry (or
@@ -180,11 +196,13 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
           if (over) return
           if (retry && outgoing.method === "GET" && request.reusedSocket && isReset(error)) return run(false)
           const message = error instanceof Error ? error.message : String(error)
-          finish(Effect.fail(
-            neverConnected(error)
-              ? { message: `Upstream unreachable (no connection): ${message}`, notSent: true }
-              : { message: `Upstream unreachable: ${message}`, notSent: false }
-          ))
+          finish(
+            Effect.fail(
+              neverConnected(error)
+                ? { message: `Upstream unreachable (no connection): ${message}`, notSent: true }
+                : { message: `Upstream unreachable: ${message}`, notSent: false }
+            )
+          )
         })
       }
       run(true)
@@ -199,7 +217,7 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const postUrls = new Map<string, URL>()
   const postUrlOf = (path: string): URL => {
     let url = postUrls.get(path)
-    if (url === undefined) postUrls.set(path, url = new URL(`${baseUrl}${path}`))
+    if (url === undefined) postUrls.set(path, (url = new URL(`${baseUrl}${path}`)))
     return url
   }
 
@@ -210,16 +228,25 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
       Effect.catch((failure) =>
         Effect.succeed<SubmitOutcome>(
           failure.notSent
-            // No connection was made, so the upstream cannot have the task: a definite failure.
-            ? { _tag: "Rejected", code: "provider_error", message: failure.message, countsTowardCircuit: true }
+            ? // No connection was made, so the upstream cannot have the task: a definite failure.
+              { _tag: "Rejected", code: "provider_error", message: failure.message, countsTowardCircuit: true }
             : { _tag: "Unknown", message: failure.message }
         )
       )
     )
 
   /** GETs a record-info and reads it; a time-out or broken connection is Unknown. */
-  const recordInfo = <A>(path: string, taskId: string, read: (answer: RawAnswer) => A, unknown: (message: string) => A) =>
-    exchange({ method: "GET", url: new URL(`${baseUrl}${path}?taskId=${encodeURIComponent(taskId)}`), body: null }).pipe(
+  const recordInfo = <A>(
+    path: string,
+    taskId: string,
+    read: (answer: RawAnswer) => A,
+    unknown: (message: string) => A
+  ) =>
+    exchange({
+      method: "GET",
+      url: new URL(`${baseUrl}${path}?taskId=${encodeURIComponent(taskId)}`),
+      body: null
+    }).pipe(
       Effect.map(read),
       Effect.catch((failure) => Effect.succeed(unknown(failure.message)))
     )
@@ -240,15 +267,21 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
    * never made, uploaded), and the tasks on a track of section 11. Every one is a generation
    * task of the upstream's, polled through the same record-info.
    */
-  const route = (submission: ProviderSubmission): { readonly path: string; readonly body: Record<string, unknown> } | null => {
+  const route = (
+    submission: ProviderSubmission
+  ): { readonly path: string; readonly body: Record<string, unknown> } | null => {
     const { extend, derive } = submission
     if (extend !== undefined) {
-      if (extend.source.providerTrackId !== "") return { path: "/api/v1/generate/extend", body: extendBody(submission, extend, modelMap) }
+      if (extend.source.providerTrackId !== "")
+        return { path: "/api/v1/generate/extend", body: extendBody(submission, extend, modelMap) }
       const uploadUrl = uploadUrlOf(extend.source)
-      return uploadUrl === null ? null : { path: "/api/v1/generate/upload-extend", body: uploadExtendBody(submission, extend, uploadUrl, modelMap) }
+      return uploadUrl === null
+        ? null
+        : { path: "/api/v1/generate/upload-extend", body: uploadExtendBody(submission, extend, uploadUrl, modelMap) }
     }
     if (derive === undefined) return { path: "/api/v1/generate", body: generateBody(submission, modelMap) }
-    if (derive.kind === "edit") return { path: "/api/v1/generate/replace-section", body: replaceSectionBody(submission, derive) }
+    if (derive.kind === "edit")
+      return { path: "/api/v1/generate/replace-section", body: replaceSectionBody(submission, derive) }
     const uploadUrl = uploadUrlOf(derive.source)
     if (uploadUrl === null) return null
     switch (derive.kind) {
@@ -261,7 +294,10 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
     }
   }
 
-  const submit = fnTracedWhen(traced, "SunoHttpProvider.submit")(function*(submission: ProviderSubmission) {
+  const submit = fnTracedWhen(
+    traced,
+    "SunoHttpProvider.submit"
+  )(function* (submission: ProviderSubmission) {
     if (traced) yield* Effect.annotateCurrentSpan({ taskId: submission.taskId, model: submission.model })
     const target = route(submission)
     return target === null ? noUpload : yield* create(target.path, target.body)
@@ -271,14 +307,13 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
   const accepted = (outcome: SubmitOutcome, stage: (upstreamTaskId: string) => string): SubmitOutcome =>
     outcome._tag === "Accepted" ? { _tag: "Accepted", providerTaskId: stage(outcome.providerTaskId) } : outcome
 
-  const submitExport = Effect.fn("SunoHttpProvider.submitExport")(function*(submission: ExportSubmission) {
+  const submitExport = Effect.fn("SunoHttpProvider.submitExport")(function* (submission: ExportSubmission) {
     yield* Effect.annotateCurrentSpan({ exportId: submission.exportId, format: submission.format })
     const { source, callbackUrl } = submission
     switch (submission.format) {
       case "wav":
-        return accepted(
-          yield* create("/api/v1/wav/generate", wavBody(source, callbackUrl)),
-          (upstreamTaskId) => encodeExportId({ stage: "wav", upstreamTaskId })
+        return accepted(yield* create("/api/v1/wav/generate", wavBody(source, callbackUrl)), (upstreamTaskId) =>
+          encodeExportId({ stage: "wav", upstreamTaskId })
         )
       case "stems":
         return accepted(
@@ -295,7 +330,11 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
         // Answered at once by the upstream, so there is nothing to create: each poll asks.
         return {
           _tag: "Accepted",
-          providerTaskId: encodeExportId({ stage: "lyrics", taskId: source.providerTaskId, audioId: source.providerTrackId })
+          providerTaskId: encodeExportId({
+            stage: "lyrics",
+            taskId: source.providerTaskId,
+            audioId: source.providerTrackId
+          })
         } as const
     }
   })
@@ -304,32 +343,54 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
 
   /** A finished separation moves a MIDI export on to its transcription, submitted now. */
   const transcribe = (separationTaskId: string, callbackUrl: string | null): Effect.Effect<ExportPollOutcome> =>
-    Effect.map(create("/api/v1/midi/generate", midiBody(separationTaskId, callbackUrl)), (outcome): ExportPollOutcome => {
-      switch (outcome._tag) {
-        case "Accepted":
-          return { _tag: "Pending", providerExportId: encodeExportId({ stage: "midi", upstreamTaskId: outcome.providerTaskId }) }
-        case "Rejected":
-          // Too frequent or maintenance passes: the separation stays, and the next poll asks again.
-          return outcome.countsTowardCircuit
-            ? { _tag: "Unknown", message: outcome.message }
-            : { _tag: "Failed", code: outcome.code, message: outcome.message }
-        case "Unknown":
-          return outcome
+    Effect.map(
+      create("/api/v1/midi/generate", midiBody(separationTaskId, callbackUrl)),
+      (outcome): ExportPollOutcome => {
+        switch (outcome._tag) {
+          case "Accepted":
+            return {
+              _tag: "Pending",
+              providerExportId: encodeExportId({ stage: "midi", upstreamTaskId: outcome.providerTaskId })
+            }
+          case "Rejected":
+            // Too frequent or maintenance passes: the separation stays, and the next poll asks again.
+            return outcome.countsTowardCircuit
+              ? { _tag: "Unknown", message: outcome.message }
+              : { _tag: "Failed", code: outcome.code, message: outcome.message }
+          case "Unknown":
+            return outcome
+        }
       }
-    })
+    )
 
-  const pollExport = Effect.fnUntraced(function*(providerExportId: string, format: ExportFormat) {
+  const pollExport = Effect.fnUntraced(function* (providerExportId: string, format: ExportFormat) {
     const stage = decodeExportId(providerExportId)
-    const expected = stage === null ? null : stage.stage === "lyrics" ? "timed_lyrics" : stage.stage === "midi-separation" ? "midi" : stage.stage
+    const expected =
+      stage === null
+        ? null
+        : stage.stage === "lyrics"
+          ? "timed_lyrics"
+          : stage.stage === "midi-separation"
+            ? "midi"
+            : stage.stage
     if (stage === null || expected !== format) {
       // The id itself stays out of the message: it may hold the export's callback token.
-      return { _tag: "Failed", code: "provider_error", message: `The upstream has no ${format} export under this id` } as const
+      return {
+        _tag: "Failed",
+        code: "provider_error",
+        message: `The upstream has no ${format} export under this id`
+      } as const
     }
     switch (stage.stage) {
       case "wav":
         return yield* recordInfo("/api/v1/wav/record-info", stage.upstreamTaskId, interpretWavRecordInfo, unknownExport)
       case "stems":
-        return yield* recordInfo("/api/v1/vocal-removal/record-info", stage.upstreamTaskId, interpretSeparationRecordInfo, unknownExport)
+        return yield* recordInfo(
+          "/api/v1/vocal-removal/record-info",
+          stage.upstreamTaskId,
+          interpretSeparationRecordInfo,
+          unknownExport
+        )
       case "midi-separation": {
         const separation = yield* recordInfo(
           "/api/v1/vocal-removal/record-info",
@@ -347,7 +408,7 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
           (message): MidiRecordOutcome => ({ _tag: "Unknown", message })
         )
         return transcription._tag === "Transcribed"
-          ? { _tag: "Succeeded", files: [transcriptionFile(transcription.instruments)], timedLyrics: null } as const
+          ? ({ _tag: "Succeeded", files: [transcriptionFile(transcription.instruments)], timedLyrics: null } as const)
           : transcription
       }
       case "lyrics":
@@ -364,9 +425,14 @@ const make = Effect.fnUntraced(function*(config: SunoHttpProviderConfig) {
 
   // Untraced: every worker poll of every task comes through here.
   const poll = (providerTaskId: string): Effect.Effect<PollOutcome> =>
-    recordInfo("/api/v1/generate/record-info", providerTaskId, interpretRecordInfo, (message): PollOutcome => ({ _tag: "Unknown", message }))
+    recordInfo(
+      "/api/v1/generate/record-info",
+      providerTaskId,
+      interpretRecordInfo,
+      (message): PollOutcome => ({ _tag: "Unknown", message })
+    )
 
-  const createPersona = Effect.fn("SunoHttpProvider.createPersona")(function*(submission: PersonaSubmission) {
+  const createPersona = Effect.fn("SunoHttpProvider.createPersona")(function* (submission: PersonaSubmission) {
     return yield* exchange({
       method: "POST",
       url: new URL(`${baseUrl}/api/v1/generate/generate-persona`),

@@ -39,7 +39,9 @@ const isMaybeNumber = (value: unknown): value is number | null | undefined =>
   value === undefined || value === null || typeof value === "number"
 
 const isSunoTrack = (track: unknown): track is SunoTrack =>
-  Predicate.isObject(track) && trackTextFields.every((field) => isMaybeText(track[field])) && isMaybeNumber(track["duration"])
+  Predicate.isObject(track) &&
+  trackTextFields.every((field) => isMaybeText(track[field])) &&
+  isMaybeNumber(track["duration"])
 
 /** Absent, null, or an array of tracks each read by the rules of `isSunoTrack`. */
 const isMaybeTracks = (value: unknown): value is ReadonlyArray<SunoTrack> | null | undefined =>
@@ -62,7 +64,8 @@ const readRecordInfoAnswer = (json: unknown) => {
   const { status, errorMessage, error_message } = data
   if (!isMaybeText(status) || !isMaybeText(errorMessage) || !isMaybeText(error_message)) return undefined
   const response = data["response"]
-  if (response === undefined || response === null) return { code, msg, data: { status, errorMessage, error_message, tracks: undefined } }
+  if (response === undefined || response === null)
+    return { code, msg, data: { status, errorMessage, error_message, tracks: undefined } }
   if (!Predicate.isObject(response)) return undefined
   const { sunoData, suno_data } = response
   if (!isMaybeTracks(sunoData) || !isMaybeTracks(suno_data)) return undefined
@@ -131,15 +134,17 @@ const toTracks = (tracks: ReadonlyArray<SunoTrack>): ReadonlyArray<ProviderTrack
   tracks.flatMap((track) => {
     const audioUrl = track.audioUrl || track.audio_url
     if (!track.id || !audioUrl) return []
-    return [{
-      providerTrackId: track.id,
-      audioUrl,
-      imageUrl: track.imageUrl || track.image_url || null,
-      lyrics: track.prompt ?? null,
-      title: track.title ?? null,
-      tags: track.tags ?? null,
-      duration: track.duration ?? null
-    }]
+    return [
+      {
+        providerTrackId: track.id,
+        audioUrl,
+        imageUrl: track.imageUrl || track.image_url || null,
+        lyrics: track.prompt ?? null,
+        title: track.title ?? null,
+        tags: track.tags ?? null,
+        duration: track.duration ?? null
+      }
+    ]
   })
 
 /** Reads a record-info answer into the port's outcome, by the status table of section 6. */
@@ -183,43 +188,55 @@ const ToolRecord = <S extends Schema.Constraint>(response: S) =>
   Schema.Struct({
     code: Schema.Number,
     msg: maybeText,
-    data: maybe(Schema.Struct({
-      successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
-      response: maybe(response),
-      errorMessage: maybeText,
-      error_message: maybeText
-    }))
+    data: maybe(
+      Schema.Struct({
+        successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
+        response: maybe(response),
+        errorMessage: maybeText,
+        error_message: maybeText
+      })
+    )
   })
 
-const decodeWavRecord = Schema.decodeUnknownOption(ToolRecord(Schema.Struct({ audioWavUrl: maybeText, audio_wav_url: maybeText })))
+const decodeWavRecord = Schema.decodeUnknownOption(
+  ToolRecord(Schema.Struct({ audioWavUrl: maybeText, audio_wav_url: maybeText }))
+)
 const decodeSeparationRecord = Schema.decodeUnknownOption(ToolRecord(Schema.Record(Schema.String, Schema.Unknown)))
 
 /** A note as the upstream writes it: times are numbers in record-info, sometimes strings in callbacks. */
 const Seconds = Schema.Union([Schema.Finite, Schema.FiniteFromString])
 const MidiInstrument = Schema.Struct({
   name: maybeText,
-  notes: maybe(Schema.Array(Schema.Struct({ pitch: Schema.Number, start: Seconds, end: Seconds, velocity: maybe(Schema.Number) })))
+  notes: maybe(
+    Schema.Array(Schema.Struct({ pitch: Schema.Number, start: Seconds, end: Seconds, velocity: maybe(Schema.Number) }))
+  )
 })
 export type MidiInstrument = typeof MidiInstrument.Type
 
 const MidiRecord = Schema.Struct({
   code: Schema.Number,
   msg: maybeText,
-  data: maybe(Schema.Struct({
-    successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
-    midiData: maybe(Schema.Struct({ instruments: maybe(Schema.Array(MidiInstrument)) })),
-    errorMessage: maybeText,
-    error_message: maybeText
-  }))
+  data: maybe(
+    Schema.Struct({
+      successFlag: maybe(Schema.Union([Schema.String, Schema.Number])),
+      midiData: maybe(Schema.Struct({ instruments: maybe(Schema.Array(MidiInstrument)) })),
+      errorMessage: maybeText,
+      error_message: maybeText
+    })
+  )
 })
 const decodeMidiRecord = Schema.decodeUnknownOption(MidiRecord)
 
 const LyricsAnswer = Schema.Struct({
   code: Schema.Number,
   msg: maybeText,
-  data: maybe(Schema.Struct({
-    alignedWords: maybe(Schema.Array(Schema.Struct({ word: maybeText, startS: maybe(Schema.Number), endS: maybe(Schema.Number) })))
-  }))
+  data: maybe(
+    Schema.Struct({
+      alignedWords: maybe(
+        Schema.Array(Schema.Struct({ word: maybeText, startS: maybe(Schema.Number), endS: maybe(Schema.Number) }))
+      )
+    })
+  )
 })
 const decodeLyricsAnswer = Schema.decodeUnknownOption(LyricsAnswer)
 
@@ -233,18 +250,18 @@ const notAnswered = (code: number, msg: string | null | undefined): ExportPollOu
   message: `Upstream record-info answered code ${code}${msg ? `: ${msg}` : ""}`
 })
 
-const failed = (reason: string): ExportPollOutcome => ({ _tag: "Failed", code: "provider_error", message: `Upstream failed: ${reason}` })
+const failed = (reason: string): ExportPollOutcome => ({
+  _tag: "Failed",
+  code: "provider_error",
+  message: `Upstream failed: ${reason}`
+})
 
 /**
  * The status table the WAV and separation record-infos share: PENDING, SUCCESS, a failure of
  * creation or of the work itself, and CALLBACK_EXCEPTION, which says nothing about the work (done
  * when its result is there, as for generation).
  */
-const byFlag = (
-  flag: string | number,
-  files: ReadonlyArray<ProviderExportFile>,
-  reason: string
-): ExportPollOutcome => {
+const byFlag = (flag: string | number, files: ReadonlyArray<ProviderExportFile>, reason: string): ExportPollOutcome => {
   switch (flag) {
     case "PENDING":
       return { _tag: "Pending" }
@@ -327,7 +344,8 @@ export type MidiRecordOutcome =
  */
 export const interpretMidiRecordInfo = (answer: RawAnswer): MidiRecordOutcome => {
   const decoded = decodeMidiRecord(parseJson(answer.text))
-  if (Option.isNone(decoded)) return { _tag: "Unknown", message: `Upstream answered HTTP ${answer.status} without a readable record` }
+  if (Option.isNone(decoded))
+    return { _tag: "Unknown", message: `Upstream answered HTTP ${answer.status} without a readable record` }
   const { code, msg, data } = decoded.value
   if (code !== 200 || data?.successFlag == null) {
     return { _tag: "Unknown", message: `Upstream record-info answered code ${code}${msg ? `: ${msg}` : ""}` }
@@ -362,7 +380,11 @@ export const interpretMidiRecordInfo = (answer: RawAnswer): MidiRecordOutcome =>
 const REFUSALS = new Set([400, 401, 404, 405, 413, 429])
 
 /** A section tag such as `[Verse]` is not sung; the upstream glues it to the first word of its section. */
-const sungText = (word: string): string => word.replace(/\[[^\]]*\]/g, " ").replace(/\s+/g, " ").trim()
+const sungText = (word: string): string =>
+  word
+    .replace(/\[[^\]]*\]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
 
 /**
  * `POST /api/v1/generate/get-timestamped-lyrics`, which answers at once. Each aligned word
@@ -376,7 +398,11 @@ export const interpretTimestampedLyrics = (answer: RawAnswer): ExportPollOutcome
   const { code, msg, data } = decoded.value
   if (code !== 200) {
     return REFUSALS.has(code)
-      ? { _tag: "Failed", code: "provider_error", message: `Upstream refused the lyrics (code ${code}${msg ? `: ${msg}` : ""})` }
+      ? {
+          _tag: "Failed",
+          code: "provider_error",
+          message: `Upstream refused the lyrics (code ${code}${msg ? `: ${msg}` : ""})`
+        }
       : notAnswered(code, msg)
   }
   const words: Array<TimedWord> = []
@@ -404,7 +430,8 @@ const decodePersonaAnswer = Schema.decodeUnknownOption(PersonaAnswer)
  */
 export const interpretPersona = (answer: RawAnswer): PersonaOutcome => {
   const decoded = decodePersonaAnswer(parseJson(answer.text))
-  if (Option.isNone(decoded)) return { _tag: "Rejected", message: `Upstream answered HTTP ${answer.status} without a body code` }
+  if (Option.isNone(decoded))
+    return { _tag: "Rejected", message: `Upstream answered HTTP ${answer.status} without a body code` }
   const { code, msg, data } = decoded.value
   const personaId = data?.personaId ?? data?.persona_id
   if (code !== 200 || personaId === undefined || personaId === null || personaId === "") {

@@ -53,7 +53,10 @@ export const estimateKey = (tracks: ReadonlyArray<MidiTrackInput>): string | nul
   let best = { score: -Infinity, key: "C major" }
   for (let tonic = 0; tonic < 12; tonic++) {
     const rotated = weight.map((_, i) => weight[(i + tonic) % 12] ?? 0)
-    for (const [profile, mode] of [[MAJOR_PROFILE, "major"], [MINOR_PROFILE, "minor"]] as const) {
+    for (const [profile, mode] of [
+      [MAJOR_PROFILE, "major"],
+      [MINOR_PROFILE, "minor"]
+    ] as const) {
       const score = correlation(rotated, profile)
       if (score > best.score) best = { score, key: `${NOTE_NAMES[tonic]} ${mode}` }
     }

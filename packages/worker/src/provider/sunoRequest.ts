@@ -66,7 +66,9 @@ export const INSTRUMENTAL_PROMPT = "[Instrumental]"
  */
 const upstreamContinueAt = (extend: NonNullable<ProviderSubmission["extend"]>): number => {
   const duration = extend.source.duration
-  return duration !== null && extend.continueAt === duration ? Math.floor((duration - 0.01) * 100) / 100 : extend.continueAt
+  return duration !== null && extend.continueAt === duration
+    ? Math.floor((duration - 0.01) * 100) / 100
+    : extend.continueAt
 }
 
 /**
@@ -101,7 +103,8 @@ const withCallback = (body: Record<string, unknown>, callbackUrl: string | null)
   callbackUrl === null ? body : { ...body, callBackUrl: callbackUrl }
 
 /** `POST /api/v1/wav/generate`. */
-export const wavBody = (source: SourceTrack, callbackUrl: string | null) => withCallback(sourceFields(source), callbackUrl)
+export const wavBody = (source: SourceTrack, callbackUrl: string | null) =>
+  withCallback(sourceFields(source), callbackUrl)
 
 /**
  * The separation the upstream offers for stems and, as its first step, for MIDI. `separate_vocal`
@@ -214,17 +217,20 @@ export const uploadCoverBody = (
   uploadUrl: string,
   modelMap: Readonly<Record<ModelCodename, string>>
 ): Record<string, unknown> =>
-  withCallback({
-    uploadUrl,
-    customMode: true,
-    instrumental: submission.instrumental,
-    model: modelMap[submission.model],
-    style: submission.style,
-    title: shortenTitle(submission.title),
-    ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
-    ...tuningOf(submission),
-    ...personaFieldOf(submission)
-  }, submission.callbackUrl)
+  withCallback(
+    {
+      uploadUrl,
+      customMode: true,
+      instrumental: submission.instrumental,
+      model: modelMap[submission.model],
+      style: submission.style,
+      title: shortenTitle(submission.title),
+      ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
+      ...tuningOf(submission),
+      ...personaFieldOf(submission)
+    },
+    submission.callbackUrl
+  )
 
 /** `POST /api/v1/generate/upload-extend`: an extension of a track the upstream never made. */
 export const uploadExtendBody = (
@@ -233,18 +239,21 @@ export const uploadExtendBody = (
   uploadUrl: string,
   modelMap: Readonly<Record<ModelCodename, string>>
 ): Record<string, unknown> =>
-  withCallback({
-    uploadUrl,
-    defaultParamFlag: true,
-    instrumental: submission.instrumental,
-    model: modelMap[submission.model],
-    style: submission.style,
-    title: shortenTitle(submission.title),
-    ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
-    continueAt: upstreamContinueAt(extend),
-    ...tuningOf(submission),
-    ...personaFieldOf(submission)
-  }, submission.callbackUrl)
+  withCallback(
+    {
+      uploadUrl,
+      defaultParamFlag: true,
+      instrumental: submission.instrumental,
+      model: modelMap[submission.model],
+      style: submission.style,
+      title: shortenTitle(submission.title),
+      ...(submission.lyrics === null ? {} : { prompt: submission.lyrics }),
+      continueAt: upstreamContinueAt(extend),
+      ...tuningOf(submission),
+      ...personaFieldOf(submission)
+    },
+    submission.callbackUrl
+  )
 
 /**
  * `POST /api/v1/generate/add-vocals`: the source as `uploadUrl`, the words to sing as `prompt`.
@@ -252,30 +261,40 @@ export const uploadExtendBody = (
  * own models, so `model` is left to its default.
  */
 export const addVocalsBody = (submission: ProviderSubmission, uploadUrl: string): Record<string, unknown> =>
-  withCallback({
-    uploadUrl,
-    prompt: submission.lyrics ?? "",
-    title: shortenTitle(submission.title),
-    style: submission.style,
-    ...tuningOf(submission),
-    negativeTags: submission.negative_tags ?? ""
-  }, submission.callbackUrl)
+  withCallback(
+    {
+      uploadUrl,
+      prompt: submission.lyrics ?? "",
+      title: shortenTitle(submission.title),
+      style: submission.style,
+      ...tuningOf(submission),
+      negativeTags: submission.negative_tags ?? ""
+    },
+    submission.callbackUrl
+  )
 
 /** `POST /api/v1/generate/add-instrumental`: the source (its sung part) as `uploadUrl`, the style as `tags`. */
 export const addInstrumentalBody = (submission: ProviderSubmission, uploadUrl: string): Record<string, unknown> =>
-  withCallback({
-    uploadUrl,
-    title: shortenTitle(submission.title),
-    tags: submission.style,
-    ...tuningOf(submission),
-    negativeTags: submission.negative_tags ?? ""
-  }, submission.callbackUrl)
+  withCallback(
+    {
+      uploadUrl,
+      title: shortenTitle(submission.title),
+      tags: submission.style,
+      ...tuningOf(submission),
+      negativeTags: submission.negative_tags ?? ""
+    },
+    submission.callbackUrl
+  )
 
 /** The shortest span the upstream replaces; Lyre takes spans from 2 s, widened here around their middle. */
 export const MIN_UPSTREAM_SPAN = 6
 
 /** A span of at least MIN_UPSTREAM_SPAN seconds around the asked one, inside the track, in hundredths. */
-export const upstreamSpan = (start: number, end: number, duration: number | null): { readonly start: number; readonly end: number } => {
+export const upstreamSpan = (
+  start: number,
+  end: number,
+  duration: number | null
+): { readonly start: number; readonly end: number } => {
   const length = Math.max(end - start, MIN_UPSTREAM_SPAN)
   const middle = (start + end) / 2
   const limit = duration ?? Infinity

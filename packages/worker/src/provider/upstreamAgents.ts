@@ -29,7 +29,12 @@ export interface UpstreamAgents {
  * `lifo` reuses the warmest connection and lets the others idle out.
  */
 export const makeUpstreamAgents = (): UpstreamAgents => {
-  const options = { keepAlive: true, timeout: 5_000, scheduling: "lifo", maxSockets: UPSTREAM_SOCKETS_PER_ORIGIN } as const
+  const options = {
+    keepAlive: true,
+    timeout: 5_000,
+    scheduling: "lifo",
+    maxSockets: UPSTREAM_SOCKETS_PER_ORIGIN
+  } as const
   return { http: new HttpAgent(options), https: new HttpsAgent(options) }
 }
 
@@ -44,9 +49,11 @@ export interface Transport {
  * scheme other than http: and https:.
  */
 export const transportFor = (url: URL, agents: UpstreamAgents): Transport | null =>
-  url.protocol === "https:" ? { request: httpsRequest, agent: agents.https }
-    : url.protocol === "http:" ? { request: httpRequest, agent: agents.http }
-    : null
+  url.protocol === "https:"
+    ? { request: httpsRequest, agent: agents.https }
+    : url.protocol === "http:"
+      ? { request: httpRequest, agent: agents.http }
+      : null
 
 /**
  * What node:http needs of `url` to send one request, as a plain object: the scheme, host, port,
@@ -87,9 +94,10 @@ export const destroyUpstreamAgents = (agents: UpstreamAgents): void => {
  * The process's agents, destroyed with the layer. One constant layer: every layer that provides
  * it within one build (the provider's, each worker's) shares the same agents.
  */
-export class UpstreamConnections extends Context.Service<UpstreamConnections, UpstreamAgents>()("lyre/worker/UpstreamConnections") {
-  static readonly layer = Layer.effect(UpstreamConnections)(Effect.acquireRelease(
-    Effect.sync(makeUpstreamAgents),
-    (agents) => Effect.sync(() => destroyUpstreamAgents(agents))
-  ))
+export class UpstreamConnections extends Context.Service<UpstreamConnections, UpstreamAgents>()(
+  "lyre/worker/UpstreamConnections"
+) {
+  static readonly layer = Layer.effect(UpstreamConnections)(
+    Effect.acquireRelease(Effect.sync(makeUpstreamAgents), (agents) => Effect.sync(() => destroyUpstreamAgents(agents)))
+  )
 }

@@ -9,7 +9,14 @@
  */
 import { PassThrough, Readable, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3"
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException
+} from "@aws-sdk/client-s3"
 import { Upload } from "@aws-sdk/lib-storage"
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -58,7 +65,8 @@ const describe = (cause: unknown, options: S3StorageOptions): string => {
 }
 
 const isMissing = (cause: unknown): boolean =>
-  cause instanceof S3ServiceException && (statusOf(cause) === 404 || cause.name === "NoSuchKey" || cause.name === "NotFound")
+  cause instanceof S3ServiceException &&
+  (statusOf(cause) === 404 || cause.name === "NoSuchKey" || cause.name === "NotFound")
 
 /** Counts a stream's bytes on their way to the upload, refusing an object larger than the port allows. */
 const counting = () => {
@@ -74,25 +82,26 @@ const counting = () => {
 }
 
 export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectStore, StorageError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new S3Client({
-          region: options.region,
-          ...(options.endpoint === null
-            ? {}
-            : {
-              endpoint: options.endpoint,
-              forcePathStyle: true,
-              // Other stores than AWS differ in which of the SDK's default checksums they accept
-              // (its CRC32 trailers broke several in 2025): only the checksums an operation requires.
-              requestChecksumCalculation: "WHEN_REQUIRED" as const,
-              responseChecksumValidation: "WHEN_REQUIRED" as const
-            }),
-          ...(options.credentials === null ? {} : { credentials: options.credentials }),
-          // A store that stops answering must not hold a request for long: the file answers fail instead.
-          requestHandler: { connectionTimeout: 3_000, requestTimeout: 30_000 }
-        })
+      Effect.sync(
+        () =>
+          new S3Client({
+            region: options.region,
+            ...(options.endpoint === null
+              ? {}
+              : {
+                  endpoint: options.endpoint,
+                  forcePathStyle: true,
+                  // Other stores than AWS differ in which of the SDK's default checksums they accept
+                  // (its CRC32 trailers broke several in 2025): only the checksums an operation requires.
+                  requestChecksumCalculation: "WHEN_REQUIRED" as const,
+                  responseChecksumValidation: "WHEN_REQUIRED" as const
+                }),
+            ...(options.credentials === null ? {} : { credentials: options.credentials }),
+            // A store that stops answering must not hold a request for long: the file answers fail instead.
+            requestHandler: { connectionTimeout: 3_000, requestTimeout: 30_000 }
+          })
       ),
       (client) => Effect.sync(() => client.destroy())
     )
@@ -104,7 +113,9 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
     // is fine; a store out of reach is logged, and each request tries again.
     yield* Effect.tryPromise({
       try: (signal) =>
-        client.send(new GetObjectCommand({ Bucket, Key: objectKey(".lyre-probe"), Range: "bytes=0-0" }), { abortSignal: signal }),
+        client.send(new GetObjectCommand({ Bucket, Key: objectKey(".lyre-probe"), Range: "bytes=0-0" }), {
+          abortSignal: signal
+        }),
       catch: (cause) => cause
     }).pipe(
       Effect.tap((answer) => Effect.sync(() => answer.Body instanceof Readable && answer.Body.destroy())),
@@ -118,10 +129,18 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
     )
 
     const putBytes = (key: string, bytes: Uint8Array, signal: AbortSignal) =>
-      client.send(
-        new PutObjectCommand({ Bucket, Key: objectKey(key), Body: bytes, ContentLength: bytes.length, ContentType: contentTypeOf(key) }),
-        { abortSignal: signal }
-      ).then(() => bytes.length)
+      client
+        .send(
+          new PutObjectCommand({
+            Bucket,
+            Key: objectKey(key),
+            Body: bytes,
+            ContentLength: bytes.length,
+            ContentType: contentTypeOf(key)
+          }),
+          { abortSignal: signal }
+        )
+        .then(() => bytes.length)
 
     const putStream = async (key: string, body: Readable, signal: AbortSignal) => {
       const counted = counting()
@@ -147,9 +166,12 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
 
     const storage: ObjectStore = {
       put: (key, body) => {
-        if (!isStorageKey(key)) return Effect.fail(new StorageError({ message: `Could not store ${key}: invalid storage key` }))
+        if (!isStorageKey(key))
+          return Effect.fail(new StorageError({ message: `Could not store ${key}: invalid storage key` }))
         if (body instanceof Uint8Array && body.length > maxObjectBytes) {
-          return Effect.fail(new StorageError({ message: `Could not store ${key}: larger than ${maxObjectBytes} bytes` }))
+          return Effect.fail(
+            new StorageError({ message: `Could not store ${key}: larger than ${maxObjectBytes} bytes` })
+          )
         }
         return Effect.tryPromise({
           try: (signal) => (body instanceof Uint8Array ? putBytes(key, body, signal) : putStream(key, body, signal)),
@@ -177,23 +199,25 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
         const controller = new AbortController()
         // A reader that goes away (a player seeking elsewhere) ends the download from the bucket.
         out.once("close", () => controller.abort())
-        client.send(
-          new GetObjectCommand({ Bucket, Key: objectKey(key), Range: `bytes=${range.start}-${range.end}` }),
-          { abortSignal: controller.signal }
-        ).then(
-          (answer) => {
-            if (answer.Body instanceof Readable) pipeline(answer.Body, out).catch(() => undefined)
-            else out.destroy(new Error(`Could not read ${key}: the answer had no body`))
-          },
-          (cause: unknown) => out.destroy(new Error(`Could not read ${key}: ${describe(cause, options)}`))
-        )
+        client
+          .send(new GetObjectCommand({ Bucket, Key: objectKey(key), Range: `bytes=${range.start}-${range.end}` }), {
+            abortSignal: controller.signal
+          })
+          .then(
+            (answer) => {
+              if (answer.Body instanceof Readable) pipeline(answer.Body, out).catch(() => undefined)
+              else out.destroy(new Error(`Could not read ${key}: the answer had no body`))
+            },
+            (cause: unknown) => out.destroy(new Error(`Could not read ${key}: ${describe(cause, options)}`))
+          )
         return out
       },
       remove: (key) => {
         if (!isStorageKey(key)) return Effect.void
         // S3 answers a delete of a missing key with success, as the port asks.
         return Effect.tryPromise({
-          try: (signal) => client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal: signal }),
+          try: (signal) =>
+            client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal: signal }),
           catch: (cause) => new StorageError({ message: `Could not remove ${key}: ${describe(cause, options)}` })
         }).pipe(Effect.asVoid)
       }

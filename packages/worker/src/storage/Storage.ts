@@ -49,7 +49,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 /** Writes all of `bytes`: a write to a regular file takes everything but may, in principle, stop short. */
 const writeAll = (fd: number, bytes: Uint8Array): void => {
-  for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset)
+  for (let offset = 0; offset < bytes.length; ) offset += writeSync(fd, bytes, offset)
 }
 
 /** Closes and removes a temporary file that will not be renamed into place. */
@@ -175,7 +175,10 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
           const size = body instanceof Uint8Array ? await writeBytes(path, body) : await writeStream(path, body)
           return { size, contentType: contentTypeOf(key) }
         },
-        catch: (cause) => new StorageError({ message: `Could not store ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
+        catch: (cause) =>
+          new StorageError({
+            message: `Could not store ${key}: ${cause instanceof Error ? cause.message : String(cause)}`
+          })
       }),
     stat: (key) =>
       Effect.promise(async () => {
@@ -199,7 +202,10 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
           const path = pathOf(key)
           if (path !== null) rmSync(path, { force: true })
         },
-        catch: (cause) => new StorageError({ message: `Could not remove ${key}: ${cause instanceof Error ? cause.message : String(cause)}` })
+        catch: (cause) =>
+          new StorageError({
+            message: `Could not remove ${key}: ${cause instanceof Error ? cause.message : String(cause)}`
+          })
       })
   }
 }

@@ -39,7 +39,8 @@ const keyShape = /^[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.[a-z0-9]+$/
 
 export const isStorageKey = (key: string): boolean => keyShape.test(key)
 
-export const contentTypeOf = (key: string): string => contentTypes[key.slice(key.lastIndexOf(".") + 1)] ?? "application/octet-stream"
+export const contentTypeOf = (key: string): string =>
+  contentTypes[key.slice(key.lastIndexOf(".") + 1)] ?? "application/octet-stream"
 
 /** What a store does: the service behind the `Storage` tag. */
 export interface ObjectStore {

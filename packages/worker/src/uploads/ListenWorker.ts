@@ -24,12 +24,15 @@ export interface ListenWorkerOptions extends LeaseOptions {
   readonly sweepMillis?: number
 }
 
-export class ListenWorker extends Context.Service<ListenWorker, {
-  /** Claims and listens to pending uploads once; answers how many it claimed. */
-  readonly tick: Effect.Effect<number>
-  /** Claims, listens and sweeps until interrupted. */
-  readonly run: Effect.Effect<never>
-}>()("lyre/worker/uploads/ListenWorker") {
+export class ListenWorker extends Context.Service<
+  ListenWorker,
+  {
+    /** Claims and listens to pending uploads once; answers how many it claimed. */
+    readonly tick: Effect.Effect<number>
+    /** Claims, listens and sweeps until interrupted. */
+    readonly run: Effect.Effect<never>
+  }
+>()("lyre/worker/uploads/ListenWorker") {
   static readonly layer = (options: ListenWorkerOptions) => Layer.effect(ListenWorker, make(options))
 }
 
@@ -37,7 +40,7 @@ const failure = (message: string) => ({ code: "listening_failed", message })
 
 /** A stored file read whole: listening decodes it in one piece. */
 const readAll = (storage: Storage["Service"], key: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const info = yield* storage.stat(key)
     if (info === null || info.size === 0) return null
     const stream = storage.read(key, { start: 0, end: info.size - 1 })
@@ -48,7 +51,7 @@ const readAll = (storage: Storage["Service"], key: string) =>
     })
   })
 
-const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
+const make = Effect.fnUntraced(function* (options: ListenWorkerOptions) {
   const sql = yield* SqlClient
   const uploads = yield* Uploads
   const storage = yield* Storage
@@ -59,14 +62,19 @@ const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
     Effect.sync(() => makeListener({ threads: concurrency })),
     (made) => Effect.promise(() => made.close())
   )
-  const queue = leaseQueue<Leased>(sql, yield* Leases, { table: "uploads", noun: "upload", columns: [], relaxed: false }, options)
+  const queue = leaseQueue<Leased>(
+    sql,
+    yield* Leases,
+    { table: "uploads", noun: "upload", columns: [], relaxed: false },
+    options
+  )
   // As the task poller's: once the loop has stopped, before the pool closes.
   yield* Effect.addFinalizer(() => queue.handBack)
 
   const listenTo = (claimed: Leased) =>
     queue.guarded(
       claimed,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const file = yield* uploads.pendingFile(claimed.id)
         if (file === null) return
         const bytes = yield* readAll(storage, file.key)
@@ -74,27 +82,40 @@ const make = Effect.fnUntraced(function*(options: ListenWorkerOptions) {
           yield* uploads.markFailed(claimed.id, failure("The uploaded file is no longer in storage."))
           return
         }
-        const heard = yield* Effect.tryPromise(() => listener.listen(bytes, file.contentType as AudioType)).pipe(Effect.result)
+        const heard = yield* Effect.tryPromise(() => listener.listen(bytes, file.contentType as AudioType)).pipe(
+          Effect.result
+        )
         if (heard._tag === "Failure") {
           yield* uploads.markFailed(claimed.id, failure("The upload could not be listened to."))
           return
         }
         const { analysis, transcription } = heard.success
-        yield* uploads.markReady(claimed.id, { ...analysis, beats: [...analysis.beats], chords: [...analysis.chords] }, transcription)
+        yield* uploads.markReady(
+          claimed.id,
+          { ...analysis, beats: [...analysis.beats], chords: [...analysis.chords] },
+          transcription
+        )
       })
     )
 
-  const sweep = queue.sweep((id) =>
-    uploads.markFailed(id, failure("Listening to the upload did not finish in time."))
-  ).pipe(Effect.withSpan("ListenWorker.sweep"))
+  const sweep = queue
+    .sweep((id) => uploads.markFailed(id, failure("Listening to the upload did not finish in time.")))
+    .pipe(Effect.withSpan("ListenWorker.sweep"))
 
-  const tick = Effect.gen(function*() {
+  const tick = Effect.gen(function* () {
     const claimed = yield* queue.claim(concurrency)
     yield* Effect.forEach(claimed, listenTo, { concurrency: "unbounded", discard: true })
     return claimed.length
   })
 
-  const run = runBatches({ name: "listen worker", tick, sweep, idleMillis, maxIdleMillis: options.maxIdleMillis, sweepMillis })
+  const run = runBatches({
+    name: "listen worker",
+    tick,
+    sweep,
+    idleMillis,
+    maxIdleMillis: options.maxIdleMillis,
+    sweepMillis
+  })
 
   return ListenWorker.of({ tick, run })
 })

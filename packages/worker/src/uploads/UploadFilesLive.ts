@@ -9,7 +9,14 @@ import { join } from "node:path"
 import type { Readable } from "node:stream"
 import { randomBytes } from "node:crypto"
 import { Effect, Layer } from "effect"
-import { InvalidAudio, maxUploadBytes, maxUploadSeconds, minUploadSeconds, UploadFiles, UploadTooLarge } from "@lyre/core"
+import {
+  InvalidAudio,
+  maxUploadBytes,
+  maxUploadSeconds,
+  minUploadSeconds,
+  UploadFiles,
+  UploadTooLarge
+} from "@lyre/core"
 import type { AudioFile, UploadContentType } from "@lyre/core"
 import { decodeAudio, UndecodableAudio } from "@lyre/engine"
 import { Storage } from "../storage/Storage.ts"
@@ -22,7 +29,9 @@ export interface UploadFilesOptions {
 /** Below this peak (-80 dBFS) an upload is silence: nothing to listen to. */
 const silentPeak = 1e-4
 
-type Staged = { readonly ok: true; readonly bytes: number } | { readonly ok: false; readonly tooLarge: boolean; readonly message: string }
+type Staged =
+  | { readonly ok: true; readonly bytes: number }
+  | { readonly ok: false; readonly tooLarge: boolean; readonly message: string }
 
 /**
  * Writes the stream to `path`, counting. One byte past the limit it stops writing and lets the
@@ -58,7 +67,11 @@ const stage = (stream: Readable, path: string): Promise<Staged> =>
       }
     }
     const broken = (cause: unknown): void =>
-      stop({ ok: false, tooLarge: false, message: `The body could not be read: ${cause instanceof Error ? cause.message : String(cause)}` })
+      stop({
+        ok: false,
+        tooLarge: false,
+        message: `The body could not be read: ${cause instanceof Error ? cause.message : String(cause)}`
+      })
     stream.on("data", onData)
     stream.once("end", () => {
       ended = true
@@ -96,7 +109,7 @@ const probe = async (path: string, type: UploadContentType): Promise<Probe> => {
 
 const invalid = (message: string) => new InvalidAudio({ message, param: "file" })
 
-export const makeUploadFiles = Effect.fnUntraced(function*(options: UploadFilesOptions) {
+export const makeUploadFiles = Effect.fnUntraced(function* (options: UploadFilesOptions) {
   const storage = yield* Storage
   mkdirSync(options.stagingDir, { recursive: true })
 
@@ -104,7 +117,7 @@ export const makeUploadFiles = Effect.fnUntraced(function*(options: UploadFilesO
     Effect.acquireUseRelease(
       Effect.sync(() => join(options.stagingDir, `${randomBytes(12).toString("hex")}.part`)),
       (path) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const staged = yield* Effect.promise(() => stage(file.stream, path))
           if (!staged.ok) {
             return yield* staged.tooLarge ? new UploadTooLarge({ message: staged.message }) : invalid(staged.message)
@@ -113,16 +126,22 @@ export const makeUploadFiles = Effect.fnUntraced(function*(options: UploadFilesO
           const probed = yield* Effect.tryPromise({
             try: () => probe(path, type),
             catch: (cause) =>
-              invalid(cause instanceof UndecodableAudio
-                ? `The file is not ${type} audio: ${cause.message}.`
-                : `The file is not ${type} audio.`)
+              invalid(
+                cause instanceof UndecodableAudio
+                  ? `The file is not ${type} audio: ${cause.message}.`
+                  : `The file is not ${type} audio.`
+              )
           })
           if (probed.seconds === 0) return yield* invalid(`The file is not ${type} audio: nothing in it decodes.`)
           if (probed.seconds < minUploadSeconds) {
-            return yield* invalid(`The audio lasts ${probed.seconds.toFixed(2)} s: an upload lasts at least ${minUploadSeconds} s.`)
+            return yield* invalid(
+              `The audio lasts ${probed.seconds.toFixed(2)} s: an upload lasts at least ${minUploadSeconds} s.`
+            )
           }
           if (probed.seconds > maxUploadSeconds) {
-            return yield* invalid(`The audio lasts ${probed.seconds.toFixed(0)} s: an upload lasts at most ${maxUploadSeconds} s.`)
+            return yield* invalid(
+              `The audio lasts ${probed.seconds.toFixed(0)} s: an upload lasts at most ${maxUploadSeconds} s.`
+            )
           }
           if (probed.peak < silentPeak) return yield* invalid("The audio is silent.")
           yield* storage.put(key, createReadStream(path)).pipe(Effect.orDie)

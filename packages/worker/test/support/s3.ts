@@ -24,7 +24,13 @@ export interface TestS3 {
 
 export const startS3 = async (bucket = "lyre-test"): Promise<TestS3> => {
   const directory = mkdtempSync(join(tmpdir(), "lyre-s3-"))
-  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }]
+  })
   const { port } = await server.run()
   const endpoint = `http://127.0.0.1:${port}`
   return {

@@ -56,4 +56,3 @@ export const challengeShape = /^[A-Za-z0-9_-]{43}$/
 
 export const pkceMatches = (verifier: string, challenge: string): boolean =>
   verifierShape.test(verifier) && createHash("sha256").update(verifier).digest("base64url") === challenge
-

@@ -45,12 +45,34 @@ export const FLITE_VOICES: Readonly<Record<"m" | "f", FliteVoice>> = {
   m: { name: "awb", pitch: 150 }
 }
 
-const VOWELS: ReadonlySet<string> = new Set(["aa", "ae", "ah", "ao", "aw", "ax", "axr", "ay", "eh", "er", "ey", "ih", "iy", "ow", "oy", "uh", "uw"])
+const VOWELS: ReadonlySet<string> = new Set([
+  "aa",
+  "ae",
+  "ah",
+  "ao",
+  "aw",
+  "ax",
+  "axr",
+  "ay",
+  "eh",
+  "er",
+  "ey",
+  "ih",
+  "iy",
+  "ow",
+  "oy",
+  "uh",
+  "uw"
+])
 export const isVowel = (phone: Phone): boolean => VOWELS.has(phone.name)
 
 /** The text Flite is given for a word as written: its letters, digits and apostrophes, lower case ("" when none). */
 export function speakable(word: string): string {
-  return word.toLowerCase().replace(/[^a-z0-9']+/g, " ").replace(/(^|\s)'+|'+(\s|$)/g, " ").trim()
+  return word
+    .toLowerCase()
+    .replace(/[^a-z0-9']+/g, " ")
+    .replace(/(^|\s)'+|'+(\s|$)/g, " ")
+    .trim()
 }
 
 const require = createRequire(import.meta.url)
@@ -114,8 +136,20 @@ function runFlite(texts: ReadonlyArray<string>, voice: FliteVoice): Array<Spoken
     try {
       const wasi = newWasi({
         version: "preview1",
-        args: ["flite", "-voice", voice.name, "--setf", `int_f0_target_mean=${voice.pitch}`, "--setf", "int_f0_target_stddev=0",
-          "-psdur", "-f", "/work/words.txt", "-o", "/work/words.wav"],
+        args: [
+          "flite",
+          "-voice",
+          voice.name,
+          "--setf",
+          `int_f0_target_mean=${voice.pitch}`,
+          "--setf",
+          "int_f0_target_stddev=0",
+          "-psdur",
+          "-f",
+          "/work/words.txt",
+          "-o",
+          "/work/words.wav"
+        ],
         preopens: { "/work": dir },
         stdout: printed,
         returnOnExit: true
@@ -129,7 +163,12 @@ function runFlite(texts: ReadonlyArray<string>, voice: FliteVoice): Array<Spoken
       closeSync(printed)
     }
     if (exit !== 0) return texts.map(() => null)
-    return cutWords(texts.length, readFileSync(join(dir, "phones.txt"), "utf8"), pcmOf(readFileSync(join(dir, "words.wav"))), voice.pitch)
+    return cutWords(
+      texts.length,
+      readFileSync(join(dir, "phones.txt"), "utf8"),
+      pcmOf(readFileSync(join(dir, "words.wav"))),
+      voice.pitch
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -176,7 +215,15 @@ function cutWords(count: number, printed: string, pcm: Float32Array, pitch: numb
     if (!phones.some(isVowel) || to <= from) return null
     const samples = pcm.slice(from, to)
     const period = FLITE_RATE / pitch
-    return { samples, phones: phones.map((p) => ({ name: p.name, start: p.start - from, end: p.end - from, pulse: pulsePhase(samples, p.start - from, p.end - from, period) })) }
+    return {
+      samples,
+      phones: phones.map((p) => ({
+        name: p.name,
+        start: p.start - from,
+        end: p.end - from,
+        pulse: pulsePhase(samples, p.start - from, p.end - from, period)
+      }))
+    }
   })
 }
 
@@ -194,8 +241,12 @@ function pulsePhase(samples: Float32Array, from: number, to: number, period: num
   let bestSum = -1
   for (let b = 0; b < PHASE_BINS; b++) {
     // Three bins together, so one loud sample does not decide.
-    const around = (sum[(b + PHASE_BINS - 1) % PHASE_BINS] as number) + (sum[b] as number) + (sum[(b + 1) % PHASE_BINS] as number)
-    if (around > bestSum) { bestSum = around; best = b }
+    const around =
+      (sum[(b + PHASE_BINS - 1) % PHASE_BINS] as number) + (sum[b] as number) + (sum[(b + 1) % PHASE_BINS] as number)
+    if (around > bestSum) {
+      bestSum = around
+      best = b
+    }
   }
   return ((best + 0.5) / PHASE_BINS) * period
 }

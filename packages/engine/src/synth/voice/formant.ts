@@ -16,9 +16,17 @@ const FRAME = 32
 
 type Formants = readonly [number, number, number, number]
 const VOWELS: Readonly<Record<Vowel, Formants>> = {
-  i: [270, 2290, 3010, 3500], I: [390, 1990, 2550, 3500], e: [530, 1840, 2480, 3500], ae: [660, 1720, 2410, 3500],
-  a: [730, 1090, 2440, 3500], o: [570, 840, 2410, 3400], U: [440, 1020, 2240, 3400], u: [300, 870, 2240, 3400],
-  A: [640, 1190, 2390, 3400], "@": [500, 1500, 2500, 3500], er: [490, 1350, 1690, 3300]
+  i: [270, 2290, 3010, 3500],
+  I: [390, 1990, 2550, 3500],
+  e: [530, 1840, 2480, 3500],
+  ae: [660, 1720, 2410, 3500],
+  a: [730, 1090, 2440, 3500],
+  o: [570, 840, 2410, 3400],
+  U: [440, 1020, 2240, 3400],
+  u: [300, 870, 2240, 3400],
+  A: [640, 1190, 2390, 3400],
+  "@": [500, 1500, 2500, 3500],
+  er: [490, 1350, 1690, 3300]
 }
 const BANDWIDTHS: Formants = [70, 90, 130, 170]
 const F5_BANDWIDTH = 250
@@ -79,18 +87,40 @@ interface ConsonantShape {
   readonly place: Place
 }
 
-const C = (place: Place, dur: number, voice: number, fric: number, band: number, asp: number, formants: Formants | null, plosive = false): ConsonantShape =>
-  ({ place, dur, voice, fric, band, asp, formants, plosive })
+const C = (
+  place: Place,
+  dur: number,
+  voice: number,
+  fric: number,
+  band: number,
+  asp: number,
+  formants: Formants | null,
+  plosive = false
+): ConsonantShape => ({ place, dur, voice, fric, band, asp, formants, plosive })
 const CONSONANTS: Readonly<Record<Consonant, ConsonantShape>> = {
-  s: C("alv", 0.09, 0, 0.4, 6500, 0, null), z: C("alv", 0.07, 0.35, 0.22, 6000, 0, null), sh: C("post", 0.09, 0, 0.38, 3000, 0, null),
-  f: C("lab", 0.08, 0, 0.13, 5000, 0.05, null), v: C("lab", 0.06, 0.4, 0.08, 4500, 0, null), th: C("dent", 0.07, 0, 0.1, 5500, 0.05, null),
-  dh: C("dent", 0.05, 0.45, 0.06, 5000, 0, null), zh: C("post", 0.07, 0.35, 0.2, 3000, 0, null),
-  h: C("glot", 0.07, 0, 0, 0, 0.35, null), ch: C("post", 0.1, 0, 0.36, 3200, 0, null, true), j: C("post", 0.08, 0.3, 0.28, 3000, 0, null, true),
-  p: C("lab", 0.09, 0, 0.3, 1000, 0.2, null, true), t: C("alv", 0.085, 0, 0.4, 4500, 0.18, null, true), k: C("vel", 0.095, 0, 0.35, 2500, 0.2, null, true),
-  b: C("lab", 0.06, 0.12, 0.25, 1000, 0, null, true), d: C("alv", 0.05, 0.12, 0.3, 4000, 0, null, true), g: C("vel", 0.06, 0.12, 0.28, 2300, 0, null, true),
-  m: C("lab", 0.08, 0.55, 0, 0, 0, [280, 1000, 2200, 3300]), n: C("alv", 0.07, 0.55, 0, 0, 0, [280, 1600, 2600, 3300]),
-  ng: C("vel", 0.07, 0.5, 0, 0, 0, [280, 2000, 2700, 3300]), l: C("alv", 0.06, 0.75, 0, 0, 0, [360, 1100, 2700, 3400]),
-  r: C("alv", 0.06, 0.75, 0, 0, 0, [420, 1250, 1650, 3200]), w: C("lab", 0.06, 0.7, 0, 0, 0, [300, 700, 2200, 3300]),
+  s: C("alv", 0.09, 0, 0.4, 6500, 0, null),
+  z: C("alv", 0.07, 0.35, 0.22, 6000, 0, null),
+  sh: C("post", 0.09, 0, 0.38, 3000, 0, null),
+  f: C("lab", 0.08, 0, 0.13, 5000, 0.05, null),
+  v: C("lab", 0.06, 0.4, 0.08, 4500, 0, null),
+  th: C("dent", 0.07, 0, 0.1, 5500, 0.05, null),
+  dh: C("dent", 0.05, 0.45, 0.06, 5000, 0, null),
+  zh: C("post", 0.07, 0.35, 0.2, 3000, 0, null),
+  h: C("glot", 0.07, 0, 0, 0, 0.35, null),
+  ch: C("post", 0.1, 0, 0.36, 3200, 0, null, true),
+  j: C("post", 0.08, 0.3, 0.28, 3000, 0, null, true),
+  p: C("lab", 0.09, 0, 0.3, 1000, 0.2, null, true),
+  t: C("alv", 0.085, 0, 0.4, 4500, 0.18, null, true),
+  k: C("vel", 0.095, 0, 0.35, 2500, 0.2, null, true),
+  b: C("lab", 0.06, 0.12, 0.25, 1000, 0, null, true),
+  d: C("alv", 0.05, 0.12, 0.3, 4000, 0, null, true),
+  g: C("vel", 0.06, 0.12, 0.28, 2300, 0, null, true),
+  m: C("lab", 0.08, 0.55, 0, 0, 0, [280, 1000, 2200, 3300]),
+  n: C("alv", 0.07, 0.55, 0, 0, 0, [280, 1600, 2600, 3300]),
+  ng: C("vel", 0.07, 0.5, 0, 0, 0, [280, 2000, 2700, 3300]),
+  l: C("alv", 0.06, 0.75, 0, 0, 0, [360, 1100, 2700, 3400]),
+  r: C("alv", 0.06, 0.75, 0, 0, 0, [420, 1250, 1650, 3200]),
+  w: C("lab", 0.06, 0.7, 0, 0, 0, [300, 700, 2200, 3300]),
   y: C("post", 0.05, 0.7, 0, 0, 0, [280, 2200, 2900, 3500])
 }
 
@@ -99,15 +129,24 @@ const CONSONANTS: Readonly<Record<Consonant, ConsonantShape>> = {
  * locus + k (vowel F2 - locus)); velars pinch F2 and F3 together. F1 falls towards the closure.
  */
 const LOCI: Readonly<Record<Place, { readonly f2: number; readonly k: number; readonly f3: number | null }>> = {
-  lab: { f2: 850, k: 0.55, f3: null }, dent: { f2: 1500, k: 0.5, f3: null }, alv: { f2: 1750, k: 0.35, f3: 2700 },
-  post: { f2: 2000, k: 0.4, f3: 2500 }, vel: { f2: 2100, k: 0.6, f3: null }, glot: { f2: 0, k: 1, f3: null }
+  lab: { f2: 850, k: 0.55, f3: null },
+  dent: { f2: 1500, k: 0.5, f3: null },
+  alv: { f2: 1750, k: 0.35, f3: 2700 },
+  post: { f2: 2000, k: 0.4, f3: 2500 },
+  vel: { f2: 2100, k: 0.6, f3: null },
+  glot: { f2: 0, k: 1, f3: null }
 }
 
 function locusFormants(place: Place, vowel: Formants): Formants {
   if (place === "glot") return vowel
   const l = LOCI[place]
   const f2 = l.f2 + l.k * ((vowel[1] as number) - l.f2)
-  const f3 = place === "vel" ? Math.max(vowel[2] as number, f2 + 300) : l.f3 === null ? (vowel[2] as number) : 0.5 * (l.f3 + (vowel[2] as number))
+  const f3 =
+    place === "vel"
+      ? Math.max(vowel[2] as number, f2 + 300)
+      : l.f3 === null
+        ? (vowel[2] as number)
+        : 0.5 * (l.f3 + (vowel[2] as number))
   return [Math.min(vowel[0] as number, 300), f2, f3, vowel[3] as number]
 }
 
@@ -119,18 +158,27 @@ const GLOTTAL = (() => {
   const tn = 0.16
   for (let i = 0; i <= n; i++) {
     const t = i / n
-    flow[i] = t < tp ? 0.5 * (1 - Math.cos((Math.PI * t) / tp)) : t < tp + tn ? Math.cos(((t - tp) / tn) * (Math.PI / 2)) : 0
+    flow[i] =
+      t < tp ? 0.5 * (1 - Math.cos((Math.PI * t) / tp)) : t < tp + tn ? Math.cos(((t - tp) / tn) * (Math.PI / 2)) : 0
   }
   const d = new Float32Array(n + 1)
   let mean = 0
-  for (let i = 0; i < n; i++) { d[i] = ((flow[i + 1] as number) - (flow[i] as number)) * n * 0.08; mean += d[i] as number }
+  for (let i = 0; i < n; i++) {
+    d[i] = ((flow[i + 1] as number) - (flow[i] as number)) * n * 0.08
+    mean += d[i] as number
+  }
   mean /= n
   for (let i = 0; i < n; i++) d[i] = (d[i] as number) - mean
   d[n] = d[0] as number
   return d
 })()
 
-export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32Array, register: "m" | "f", seed: number): void {
+export function renderFormantVoice(
+  notes: ReadonlyArray<VocalNote>,
+  out: Float32Array,
+  register: "m" | "f",
+  seed: number
+): void {
   if (notes.length === 0) return
   const frames = Math.ceil(out.length / FRAME) + 1
   const f0 = new Float32Array(frames)
@@ -139,7 +187,12 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
   const fAmp = new Float32Array(frames)
   const fBand = new Float32Array(frames).fill(4000)
   const vib = new Float32Array(frames)
-  const F = [new Float32Array(frames), new Float32Array(frames), new Float32Array(frames), new Float32Array(frames)] as const
+  const F = [
+    new Float32Array(frames),
+    new Float32Array(frames),
+    new Float32Array(frames),
+    new Float32Array(frames)
+  ] as const
   const scale = register === "f" ? 1.16 : 1
   const breath = register === "f" ? 0.05 : 0.025
   const fr = (sec: number): number => Math.max(0, Math.min(frames - 1, Math.round((sec * SR) / FRAME)))
@@ -151,7 +204,14 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
       arr.fill(v, a, b)
     }
   }
-  const consonant = (c: Consonant, a: number, b: number, vowelF: Formants, pitchHz: number, released: boolean): void => {
+  const consonant = (
+    c: Consonant,
+    a: number,
+    b: number,
+    vowelF: Formants,
+    pitchHz: number,
+    released: boolean
+  ): void => {
     const shape = CONSONANTS[c]
     setF(a, b, shape.formants ?? locusFormants(shape.place, vowelF))
     f0.fill(pitchHz, a, b)
@@ -241,7 +301,8 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     const wordEnds = sy.wordEnd && next !== undefined && next.syllable.wordStart
     const sustainEnd = wordEnds && end - WORD_GAP - t > 0.04 ? end - WORD_GAP : end
     if (end - t > 0.04) {
-      const ha = fr(t), hb = fr(sustainEnd)
+      const ha = fr(t),
+        hb = fr(sustainEnd)
       const centred = (k: 0 | 1 | 2 | 3): number => v2[k] + HUM_CENTRE * (SCHWA[k] - v2[k])
       setF(ha, hb, [centred(0), centred(1), centred(2), centred(3)])
       voiced(ha, hb, HUM_LEVEL, HUM_BREATH)
@@ -283,7 +344,16 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
   // locals (no array or object traffic): the same arithmetic, in the same order, as a cascade
   // over arrays of resonators, at a fraction of the cost.
   let ns = seed >>> 0 || 0x9e3779b9 // the Noise generator (xorshift32), inline
-  let r0y1 = 0, r0y2 = 0, r1y1 = 0, r1y2 = 0, r2y1 = 0, r2y2 = 0, r3y1 = 0, r3y2 = 0, r4y1 = 0, r4y2 = 0
+  let r0y1 = 0,
+    r0y2 = 0,
+    r1y1 = 0,
+    r1y2 = 0,
+    r2y1 = 0,
+    r2y2 = 0,
+    r3y1 = 0,
+    r3y2 = 0,
+    r4y1 = 0,
+    r4y2 = 0
   let presence = 0
   let sf1 = 0
   let sf2 = 0
@@ -300,10 +370,14 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
   const [F0, F1, F2, F3] = F
   const [bw0, bw1, bw2, bw3] = BANDWIDTHS
   // Klatt resonator coefficients: the bandwidths are fixed, so only the cosine term changes.
-  const cc0 = -Math.exp(-2 * Math.PI * bw0 * INV_SR), e0 = 2 * Math.exp(-Math.PI * bw0 * INV_SR)
-  const cc1 = -Math.exp(-2 * Math.PI * bw1 * INV_SR), e1 = 2 * Math.exp(-Math.PI * bw1 * INV_SR)
-  const cc2 = -Math.exp(-2 * Math.PI * bw2 * INV_SR), e2 = 2 * Math.exp(-Math.PI * bw2 * INV_SR)
-  const cc3 = -Math.exp(-2 * Math.PI * bw3 * INV_SR), e3 = 2 * Math.exp(-Math.PI * bw3 * INV_SR)
+  const cc0 = -Math.exp(-2 * Math.PI * bw0 * INV_SR),
+    e0 = 2 * Math.exp(-Math.PI * bw0 * INV_SR)
+  const cc1 = -Math.exp(-2 * Math.PI * bw1 * INV_SR),
+    e1 = 2 * Math.exp(-Math.PI * bw1 * INV_SR)
+  const cc2 = -Math.exp(-2 * Math.PI * bw2 * INV_SR),
+    e2 = 2 * Math.exp(-Math.PI * bw2 * INV_SR)
+  const cc3 = -Math.exp(-2 * Math.PI * bw3 * INV_SR),
+    e3 = 2 * Math.exp(-Math.PI * bw3 * INV_SR)
   // The fifth formant stays put (it follows the head, not the vowel): constant coefficients.
   const f5 = register === "f" ? 4950 : 4500
   const cc4 = -Math.exp(-2 * Math.PI * F5_BANDWIDTH * INV_SR)
@@ -317,14 +391,26 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     const fa = fAmp[fi] as number
     if (va < 1e-4 && aa < 1e-4 && fa < 1e-4) {
       // Silence: let the resonators ring out rather than hard-resetting them.
-      r0y1 *= 0.5; r0y2 *= 0.5; r1y1 *= 0.5; r1y2 *= 0.5; r2y1 *= 0.5; r2y2 *= 0.5; r3y1 *= 0.5; r3y2 *= 0.5; r4y1 *= 0.5; r4y2 *= 0.5
+      r0y1 *= 0.5
+      r0y2 *= 0.5
+      r1y1 *= 0.5
+      r1y2 *= 0.5
+      r2y1 *= 0.5
+      r2y2 *= 0.5
+      r3y1 *= 0.5
+      r3y2 *= 0.5
+      r4y1 *= 0.5
+      r4y2 *= 0.5
       continue
     }
     const bb0 = e0 * Math.cos(2 * Math.PI * (F0[fi] as number) * INV_SR)
     const bb1 = e1 * Math.cos(2 * Math.PI * (F1[fi] as number) * INV_SR)
     const bb2 = e2 * Math.cos(2 * Math.PI * (F2[fi] as number) * INV_SR)
     const bb3 = e3 * Math.cos(2 * Math.PI * (F3[fi] as number) * INV_SR)
-    const ca0 = 1 - bb0 - cc0, ca1 = 1 - bb1 - cc1, ca2 = 1 - bb2 - cc2, ca3 = 1 - bb3 - cc3
+    const ca0 = 1 - bb0 - cc0,
+      ca1 = 1 - bb1 - cc1,
+      ca2 = 1 - bb2 - cc2,
+      ca3 = 1 - bb3 - cc3
     const fb = fBand[fi] as number
     const fbw = fb * 0.35
     const fc = -Math.exp(-2 * Math.PI * fbw * INV_SR)
@@ -340,7 +426,10 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
     const stop = Math.min(out.length, s0 + FRAME)
     // Most frames are vowels: skip the fricative band-pass when it is silent.
     const fricative = fa > 1e-5 || fa1 > 1e-5
-    if (!fricative) { fy1 *= 0.5; fy2 *= 0.5 }
+    if (!fricative) {
+      fy1 *= 0.5
+      fy2 *= 0.5
+    }
     for (let i = s0; i < stop; i++) {
       const w = (i - s0) / FRAME
       vibPh += VIBRATO_RATE * INV_SR
@@ -349,7 +438,7 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
       ns ^= ns >>> 17
       ns ^= ns << 5
       ns >>>= 0
-      jitter += 0.002 * ((ns / 2147483648) - 1 - jitter)
+      jitter += 0.002 * (ns / 2147483648 - 1 - jitter)
       // No vibrato yet (depth 0): skipping the table read adds the same exact zero.
       ph += pitch * (1 + (depth === 0 ? 0 : depth * tsin(vibPh)) + jitter * 0.3) * INV_SR
       if (ph >= 1) ph -= 1
@@ -362,7 +451,7 @@ export function renderFormantVoice(notes: ReadonlyArray<VocalNote>, out: Float32
       ns ^= ns >>> 17
       ns ^= ns << 5
       ns >>>= 0
-      const nz = (ns / 2147483648) - 1
+      const nz = ns / 2147483648 - 1
       let y = tilt * (va + (va1 - va) * w) + nz * 0.3 * (aa + (aa1 - aa) * w)
       y = ca0 * y + bb0 * r0y1 + cc0 * r0y2
       r0y2 = r0y1

@@ -72,7 +72,15 @@ function unitsOf(notes: ReadonlyArray<VocalNote>, word: SpokenWord): Unit[] {
   const vowels = vowelsOf(phones)
   const last = phones[phones.length - 1] as Phone
   if (vowels.length !== notes.length) {
-    return [{ notes, onset: 0, vowel: (phones[vowels[0] as number] as Phone).start, vowelEnd: (phones[vowels[vowels.length - 1] as number] as Phone).end, end: last.end }]
+    return [
+      {
+        notes,
+        onset: 0,
+        vowel: (phones[vowels[0] as number] as Phone).start,
+        vowelEnd: (phones[vowels[vowels.length - 1] as number] as Phone).end,
+        end: last.end
+      }
+    ]
   }
   const units: Unit[] = []
   let onset = 0
@@ -154,7 +162,9 @@ export interface Singer {
  */
 export function singerFor(allNotes: ReadonlyArray<VocalNote>, register: "m" | "f"): Singer {
   const voice = FLITE_VOICES[register]
-  const texts = wordsOf(allNotes).map(textOf).filter((t) => t !== "")
+  const texts = wordsOf(allNotes)
+    .map(textOf)
+    .filter((t) => t !== "")
   const said = texts.length === 0 ? new Map<string, SpokenWord | null>() : speakWords(texts, voice)
   return {
     sing: (notes, out, seed) => {
@@ -164,14 +174,15 @@ export function singerFor(allNotes: ReadonlyArray<VocalNote>, register: "m" | "f
       let prevEnd = 0
       for (const [i, wordNotes] of words.entries()) {
         const text = textOf(wordNotes)
-        const word = text === "" ? null : said.get(text) ?? null
+        const word = text === "" ? null : (said.get(text) ?? null)
         if (word === null) {
           unsung.push(...wordNotes)
           continue
         }
         const units = unitsOf(wordNotes, word)
         const anotherWord = words[i + 1] !== undefined
-        for (const [k, unit] of units.entries()) prevEnd = layUnit(unit, word, prevEnd, anotherWord && k === units.length - 1, pieces)
+        for (const [k, unit] of units.entries())
+          prevEnd = layUnit(unit, word, prevEnd, anotherWord && k === units.length - 1, pieces)
       }
       overlapAdd(pieces, notes, out, voice.pitch)
       if (unsung.length > 0) renderFormantVoice(unsung, out, register, seed)
@@ -190,18 +201,28 @@ class PitchTrack {
   }
   next(t: number): number {
     const notes = this.notes
-    while (this.index < notes.length - 1 && t >= (notes[this.index] as VocalNote).start + (notes[this.index] as VocalNote).dur) this.index++
+    while (
+      this.index < notes.length - 1 &&
+      t >= (notes[this.index] as VocalNote).start + (notes[this.index] as VocalNote).dur
+    )
+      this.index++
     const note = notes[this.index] as VocalNote
     const target = midiHz(note.pitch)
     // A glide from the last note, unless the voice has been silent a while.
-    this.hz = this.at < 0 || t - this.at > 0.1 ? target : this.hz + (1 - Math.exp(-(t - this.at) / GLIDE)) * (target - this.hz)
+    this.hz =
+      this.at < 0 || t - this.at > 0.1 ? target : this.hz + (1 - Math.exp(-(t - this.at) / GLIDE)) * (target - this.hz)
     this.at = t
     return this.hz * (1 + VIBRATO * vibratoBloom(t - note.start) * Math.sin(2 * Math.PI * VIBRATO_RATE * t))
   }
 }
 
 /** TD-PSOLA: a grain two source periods long laid at every sung period, read from where the pieces say. */
-function overlapAdd(pieces: ReadonlyArray<Piece>, notes: ReadonlyArray<VocalNote>, out: Float32Array, sourceHz: number): void {
+function overlapAdd(
+  pieces: ReadonlyArray<Piece>,
+  notes: ReadonlyArray<VocalNote>,
+  out: Float32Array,
+  sourceHz: number
+): void {
   if (pieces.length === 0) return
   const period = FLITE_RATE / sourceHz
   const half = period / FLITE_RATE
@@ -221,7 +242,10 @@ function overlapAdd(pieces: ReadonlyArray<Piece>, notes: ReadonlyArray<VocalNote
     if (t < piece.from) t = piece.from
     const src = piece.srcFrom + ((t - piece.from) / (piece.to - piece.from)) * (piece.srcTo - piece.srcFrom)
     const phone = phoneAt(piece.word.phones, src)
-    const centre = phone === undefined || UNVOICED.has(phone.name) ? src : phone.pulse + Math.round((src - phone.pulse) / period) * period
+    const centre =
+      phone === undefined || UNVOICED.has(phone.name)
+        ? src
+        : phone.pulse + Math.round((src - phone.pulse) / period) * period
     const hz = pitch.next(t)
     // Laid closer than they were cut, grains add up louder (and further apart, softer): keep the power.
     const gain = piece.level * Math.sqrt(sourceHz / hz)
