@@ -5,6 +5,7 @@
 import type { AnyTRPCRouter } from "@trpc/server"
 import { flatProcedures } from "@lyre/core"
 import type { LyreMeta } from "@lyre/core"
+import { decodePathSegment } from "@lyre/http"
 
 export interface Route {
   readonly method: string
@@ -62,15 +63,26 @@ export const matchRoute = (
   for (const route of routes) {
     const found = route.pattern.exec(path)
     if (found === null) continue
+    // Decoded before the method is looked at: a parameter that does not decode is no route's,
+    // whatever the method, and is answered 404 as an unknown path is.
+    const params = paramsOf(route, found)
+    if (params === undefined) continue
     if (route.method !== method) {
       allowed.push(route.method)
       continue
     }
-    const params: Record<string, string> = {}
-    route.paramNames.forEach((name, i) => {
-      params[name] = decodeURIComponent(found[i + 1] ?? "")
-    })
     return { match: { route, params }, allowed }
   }
   return { match: null, allowed }
+}
+
+const paramsOf = (route: Route, found: RegExpExecArray): Record<string, string> | undefined => {
+  const params: Record<string, string> = {}
+  let group = 1
+  for (const name of route.paramNames) {
+    const value = decodePathSegment(found[group++] ?? "")
+    if (value === undefined) return undefined
+    params[name] = value
+  }
+  return params
 }
