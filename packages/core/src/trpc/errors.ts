@@ -48,5 +48,9 @@ export const apiErrorFromTrpc = (error: TRPCError, rawInput: unknown): ApiError 
     return new InvalidContentType({ message: "tRPC calls are JSON: send Content-Type: application/json." })
   }
   if (error.code === "NOT_FOUND") return new RouteNotFound({ message: error.message })
+  // A procedure path whose percent-escapes do not decode names no procedure.
+  if (error.code === "BAD_REQUEST" && error.cause instanceof URIError) {
+    return new RouteNotFound({ message: error.message })
+  }
   return new InternalError({ message: "An internal error occurred." })
 }

@@ -23,7 +23,7 @@ import {
   SigningKeys
 } from "@lyre/core"
 import { makeMcpHandler, serverCard, serverCardMediaType, serverCardPath } from "@lyre/mcp"
-import { sendApiError, sendJson } from "@lyre/http"
+import { decodePathSegment, sendApiError, sendJson } from "@lyre/http"
 import { makeRestHandler } from "@lyre/rest"
 import { makeAdminHandler } from "../admin/handler.ts"
 import { makeAuthorizeHandler } from "../oauth/authorize.ts"
@@ -156,13 +156,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       req.resume()
       const key = path.slice("/files/".length)
       // A signed address (an upstream's `uploadUrl`) is answered only while its signature holds.
+      // A key whose escapes do not decode is no file's: the 404 below, as for a key not kept.
       const signed = { expires: url.searchParams.get("expires"), signature: url.searchParams.get("signature") }
-      const allowed = fileRequestAllowed(
-        settings.secretKey,
-        decodeURIComponent(key),
-        signed,
-        Math.floor(Date.now() / 1000)
-      )
+      const decoded = decodePathSegment(key)
+      const allowed =
+        decoded !== undefined && fileRequestAllowed(settings.secretKey, decoded, signed, Math.floor(Date.now() / 1000))
       if (allowed && (await serveFile(runtime, req, res, key))) return
     }
     req.resume()
