@@ -11,8 +11,8 @@ import { hasIdShape } from "../domain/ids.ts"
 import type { GenerateRequest, ModelName } from "../domain/models.ts"
 import type { DerivationKind, PersonaSource, SourceTrack, TrackDerivation } from "../provider/outcomes.ts"
 import { Settings } from "../platform/Settings.ts"
-import { uploadTrackOf } from "../uploads/uploadTracks.ts"
 import { providerRequestOf } from "./providerRequest.ts"
+import { uploadTrackOf } from "./uploadTracks.ts"
 
 /** The source row of a track: the track, its task, and what that task was made from. */
 interface SourceRow {

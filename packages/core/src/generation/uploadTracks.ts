@@ -8,17 +8,16 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { GenerateRequest } from "../domain/models.ts"
 import type { SourceTrack, UploadSource } from "../provider/outcomes.ts"
-import type { Transcription, UploadAnalysis, UploadContentType } from "./model.ts"
 
 interface UploadTrackRow {
   readonly track_id: string
   readonly upload_id: string
   readonly title: string | null
-  readonly content_type: UploadContentType
+  readonly content_type: UploadSource["contentType"]
   readonly duration: number
   readonly storage_key: string
-  readonly analysis: UploadAnalysis
-  readonly transcription: Transcription
+  readonly analysis: UploadSource["analysis"]
+  readonly transcription: UploadSource["transcription"]
 }
 
 /** The request an upload's track stands for: instrumental, at the tempo and in the key heard. */

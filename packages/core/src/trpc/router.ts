@@ -22,7 +22,6 @@ import {
 import type { Principal } from "../domain/principal.ts"
 import { Generations } from "../generation/Generations.ts"
 import { SongTools } from "../generation/SongTools.ts"
-import { uploadsRouter } from "../uploads/router.ts"
 import { CoverRequest, EditRequest, InstrumentalRequest, TrackTasks, VocalsRequest } from "../generation/TrackTasks.ts"
 import {
   DeletedPersona,
@@ -36,6 +35,7 @@ import {
 import { accountRouter } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
+import { uploadsRouter } from "./uploads.ts"
 import { isoOfDate } from "../domain/timestamps.ts"
 
 const renderAccount = (principal: Principal): Account => ({

@@ -2,11 +2,18 @@
 import { Effect } from "effect"
 import { InvalidContentType } from "../domain/errors.ts"
 import { Settings } from "../platform/Settings.ts"
-import { runProcedure } from "../trpc/context.ts"
-import { admitted, t, withBody } from "../trpc/init.ts"
-import { CreateUploadInput, DeletedUpload, ListUploadsQuery, Upload, UploadIdParams, UploadList } from "./model.ts"
-import { audioFrom, UploadFromRequest } from "./uploadFrom.ts"
-import { Uploads } from "./Uploads.ts"
+import {
+  CreateUploadInput,
+  DeletedUpload,
+  ListUploadsQuery,
+  Upload,
+  UploadIdParams,
+  UploadList
+} from "../uploads/model.ts"
+import { audioFrom, UploadFromRequest } from "../uploads/uploadFrom.ts"
+import { Uploads } from "../uploads/Uploads.ts"
+import { runProcedure } from "./context.ts"
+import { admitted, t, withBody } from "./init.ts"
 
 export const uploadsRouter = t.router({
   create: withBody
