@@ -6,12 +6,11 @@
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { instrumentProvider, Metrics, prometheusMetricsLayer, Provider } from "@lyre/core"
-import type { Settings } from "@lyre/core"
 import type { ServerConfig } from "./config.ts"
 import { tracingLayer } from "./telemetry.ts"
 
-export const observabilityLayer = (config: ServerConfig): Layer.Layer<never, never, SqlClient | Settings> => {
-  const metrics = config.metrics === "on" ? prometheusMetricsLayer : Layer.empty
+export const observabilityLayer = (config: ServerConfig): Layer.Layer<never, never, SqlClient> => {
+  const metrics = config.metrics === "on" ? prometheusMetricsLayer(config) : Layer.empty
   const tracing =
     config.otlpEndpoint === null ? Layer.empty : tracingLayer({ endpoint: config.otlpEndpoint, serviceName: "lyre" })
   return Layer.merge(metrics, tracing)

@@ -14,7 +14,6 @@ import { CountedCounter } from "./CountedCounter.ts"
 import { CountedHistogram } from "./CountedHistogram.ts"
 import { RequestDurations } from "./RequestDurations.ts"
 import type { MetricsShape } from "./Metrics.ts"
-import { Settings } from "../platform/Settings.ts"
 
 /**
  * Children by label values, kept: prom-client's `labels(...)` validates and builds a label object
@@ -55,10 +54,14 @@ export interface PrometheusMetrics extends MetricsShape {
   readonly registry: Registry
 }
 
-/** A fresh registry with every Lyre metric and the process's default metrics. */
-export const makePrometheusMetrics = Effect.gen(function* () {
+/**
+ * A fresh registry with every Lyre metric and the process's default metrics. The generation
+ * timeout is handed in by the composition root: observability sits below the platform's Settings.
+ */
+export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
+  readonly generationTimeoutSeconds: number
+}) {
   const sql = yield* SqlClient
-  const settings = yield* Settings
   const registry = new Registry()
   // The event-loop lag is sampled by a timer of this period: prom-client's 10 ms woke an idle
   // process 100 times a second (5 of its 10 ms of CPU a second with no request); ten samples a
@@ -323,4 +326,5 @@ export const makePrometheusMetrics = Effect.gen(function* () {
 })
 
 /** The Metrics service on a fresh prom-client registry; needs the database for the scrape-time gauges. */
-export const prometheusMetricsLayer = Layer.effect(Metrics, makePrometheusMetrics)
+export const prometheusMetricsLayer = (settings: { readonly generationTimeoutSeconds: number }) =>
+  Layer.effect(Metrics, makePrometheusMetrics(settings))
