@@ -21,9 +21,10 @@ export interface EmbeddedPostgres {
   readonly stop: () => Promise<void>
 }
 
-export const startEmbeddedPostgres = async (dataDir: string): Promise<EmbeddedPostgres> => {
-  const directory = join(dataDir, "pglite")
-  mkdirSync(directory, { recursive: true })
+/** Under `dataDir`, or with null in memory only (a test's database, gone when it stops). */
+export const startEmbeddedPostgres = async (dataDir: string | null): Promise<EmbeddedPostgres> => {
+  const directory = dataDir === null ? undefined : join(dataDir, "pglite")
+  if (directory !== undefined) mkdirSync(directory, { recursive: true })
   const db = await PGlite.create(directory)
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
   await server.start()
@@ -38,7 +39,7 @@ export const startEmbeddedPostgres = async (dataDir: string): Promise<EmbeddedPo
   }
 }
 
-const embedded = (dataDir: string) =>
+const embedded = (dataDir: string | null) =>
   Layer.unwrap(
     Effect.gen(function* () {
       const pg = yield* Effect.acquireRelease(
@@ -102,7 +103,8 @@ const migrated = Layer.effectDiscard(runMigrations)
 /** SqlClient (and the PgClient under it, for LISTEN/NOTIFY) and WriteSql for the configured database, migrated. */
 export const databaseLayer = (options: {
   readonly databaseUrl: string | null
-  readonly dataDir: string
+  /** Where the embedded database keeps its files; null keeps it in memory. */
+  readonly dataDir: string | null
   readonly maxConnections?: number
   readonly writeConnections?: number
 }): Layer.Layer<SqlClient | PgClient.PgClient | WriteSql, unknown> => {
