@@ -1,16 +1,35 @@
 import { defineConfig } from "vitest/config"
+import type { TestProjectInlineConfiguration } from "vitest/config"
 
-// Two cores: two forks keep the suite fast without starving the databases the tests talk to.
+/**
+ * The suite in lanes, by folder (`packages/<package>/test/<lane>/`), each with only the global
+ * setup it needs, so that one unit file starts no browser install, no database and no build:
+ *
+ * - unit: no server, process, browser or database; domain rules through Effect layers.
+ * - sound: the engine's renders and listening, pure but CPU-heavy (FluidSynth for outside audio).
+ * - service: the service in this process (real HTTP, PostgreSQL or PGlite, Redis or memory).
+ * - process: spawned processes and faults (our own redis-server and PostgreSQL, HAProxy).
+ * - browser: pages in headless Chromium.
+ * - packaging: the published tarballs installed outside the workspace, and their licences.
+ *
+ * `pnpm test` runs every lane; `pnpm test:unit` (and `test:<lane>`) one.
+ */
+const lane = (name: string, globalSetup: ReadonlyArray<string> = []): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: { name, include: [`packages/*/test/${name}/**/*.test.ts`], globalSetup: [...globalSetup] }
+})
+
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts"],
-    globalSetup: [
-      "test/chromium.ts",
-      "test/haproxy.ts",
-      "test/faultServers.ts",
-      "test/dashboardBuild.ts",
-      "test/fluidsynth.ts"
+    projects: [
+      lane("unit"),
+      lane("sound", ["test/fluidsynth.ts"]),
+      lane("service", ["test/fluidsynth.ts", "test/databaseTemplate.ts"]),
+      lane("process", ["test/haproxy.ts", "test/faultServers.ts", "test/fluidsynth.ts", "test/databaseTemplate.ts"]),
+      lane("browser", ["test/chromium.ts", "test/dashboardBuild.ts", "test/databaseTemplate.ts"]),
+      lane("packaging")
     ],
+    // Two cores: two forks keep the suite fast without starving the databases the tests talk to.
     pool: "forks",
     maxWorkers: 2,
     testTimeout: 30_000,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { titleFromStyle } from "../src/title.ts"
+import { titleFromStyle } from "../../src/title.ts"
 
 describe("the title of a text-only message", () => {
   it("is the first five words of the style, capitalised", () => {

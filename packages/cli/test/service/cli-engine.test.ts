@@ -6,10 +6,10 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { MPEGDecoder } from "mpg123-decoder"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
-import type { TestServer } from "../../server/test/support/harness.ts"
-import { lyreHome } from "./support/lyre.ts"
-import type { LyreHome } from "./support/lyre.ts"
+import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
+import type { TestServer } from "../../../server/test/support/harness.ts"
+import { lyreHome } from "../support/lyre.ts"
+import type { LyreHome } from "../support/lyre.ts"
 
 let server: TestServer
 let home: LyreHome

@@ -8,11 +8,11 @@
 import { readdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
-import type { TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { songWav } from "../../client/test/support/audio.ts"
-import { lyreHome } from "./support/lyre.ts"
-import type { LyreHome } from "./support/lyre.ts"
+import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
+import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { songWav } from "../../../client/test/support/audio.ts"
+import { lyreHome } from "../support/lyre.ts"
+import type { LyreHome } from "../support/lyre.ts"
 
 // The engine renders each task; a loaded machine takes its time.
 vi.setConfig({ testTimeout: 240_000 })

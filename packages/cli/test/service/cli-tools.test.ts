@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { toLrc } from "@lyre/core/domain/exports"
 import { LyreClient } from "@lyre/client"
 import type { GenerationTask } from "@lyre/client"
-import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
-import type { TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { lyreHome } from "./support/lyre.ts"
-import type { LyreHome } from "./support/lyre.ts"
+import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
+import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { lyreHome } from "../support/lyre.ts"
+import type { LyreHome } from "../support/lyre.ts"
 
 vi.setConfig({ testTimeout: 150_000 })
 

@@ -5,10 +5,10 @@
 import { statSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { lyreHome } from "./support/lyre.ts"
-import type { LyreHome } from "./support/lyre.ts"
+import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { lyreHome } from "../support/lyre.ts"
+import type { LyreHome } from "../support/lyre.ts"
 
 // Each case starts the CLI several times; on a busy machine a start takes a second or two.
 vi.setConfig({ testTimeout: 90_000 })

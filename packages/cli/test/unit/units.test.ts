@@ -1,7 +1,7 @@
 /** The CLI's pure rules: settings precedence, key masking, file names. */
 import { describe, expect, it } from "vitest"
-import { maskKey, resolveSettings } from "../src/config.ts"
-import { fileBase } from "../src/download.ts"
+import { maskKey, resolveSettings } from "../../src/config.ts"
+import { fileBase } from "../../src/download.ts"
 
 describe("resolveSettings", () => {
   const file = { api_key: "lyr_live_file", base_url: "http://file" }
@@ -52,7 +52,7 @@ describe("fileBase", () => {
 
 describe("requestFields", () => {
   it("names the flags given as the API names them, numbers as numbers, and nothing else", async () => {
-    const { requestFields } = await import("../src/requestFlags.ts")
+    const { requestFields } = await import("../../src/requestFlags.ts")
     expect(
       requestFields(
         { style: "jazz", persona: "per_1", audioWeight: "0.7", styleWeight: "lots", instrumental: true, wait: true },
@@ -72,7 +72,7 @@ describe("requestFields", () => {
 
 describe("pageOf", () => {
   it("passes a page through and refuses a limit outside 1 to 100 as the server would", async () => {
-    const { pageOf } = await import("../src/paging.ts")
+    const { pageOf } = await import("../../src/paging.ts")
     expect(pageOf({ limit: "5", startingAfter: "upl_x" })).toEqual({ limit: 5, startingAfter: "upl_x" })
     expect(pageOf({})).toEqual({})
     expect(() => pageOf({ limit: "0" })).toThrow("limit: must be an integer from 1 to 100")

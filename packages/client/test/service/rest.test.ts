@@ -3,10 +3,10 @@
  * `pnpm start`, the fake upstream as provider and the worker inline).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { TestServer } from "../../server/test/support/harness.ts"
-import { apiRootOf, LyreApiError, LyreClient, LyreConnectionError, siteRootOf } from "../src/index.ts"
-import type { RetryInfo } from "../src/index.ts"
+import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { TestServer } from "../../../server/test/support/harness.ts"
+import { apiRootOf, LyreApiError, LyreClient, LyreConnectionError, siteRootOf } from "../../src/index.ts"
+import type { RetryInfo } from "../../src/index.ts"
 
 let server: TestServer
 beforeAll(async () => {

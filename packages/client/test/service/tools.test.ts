@@ -3,10 +3,10 @@
  * worker inline): extend a real song, export it, wait for the export, download its files.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
-import type { TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { LyreApiError, LyreClient } from "../src/index.ts"
-import type { ExportWaitProgress, GenerationTask } from "../src/index.ts"
+import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
+import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { LyreApiError, LyreClient } from "../../src/index.ts"
+import type { ExportWaitProgress, GenerationTask } from "../../src/index.ts"
 
 let server: TestServer
 let account: TestAccount

@@ -1,9 +1,9 @@
 /** The tRPC preset against a running service: typed calls, and the refresher hook on a 401. */
 import { TRPCClientError } from "@trpc/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { TestServer } from "../../server/test/support/harness.ts"
-import { createLyreTrpcClient } from "../src/index.ts"
+import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { TestServer } from "../../../server/test/support/harness.ts"
+import { createLyreTrpcClient } from "../../src/index.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -8,11 +8,11 @@ import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { createLyreTrpcClient, LyreApiError, LyreClient, uploadAudio } from "../src/index.ts"
-import type { Upload } from "../src/index.ts"
-import { songWav } from "./support/audio.ts"
+import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { createLyreTrpcClient, LyreApiError, LyreClient, uploadAudio } from "../../src/index.ts"
+import type { Upload } from "../../src/index.ts"
+import { songWav } from "../support/audio.ts"
 
 vi.setConfig({ testTimeout: 120_000 })
 

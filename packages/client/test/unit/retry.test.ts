@@ -1,6 +1,6 @@
 /** Retry-After in both of its forms, and the back-off between network retries. */
 import { describe, expect, it } from "vitest"
-import { backoffMs, parseRetryAfter, sleep } from "../src/retry.ts"
+import { backoffMs, parseRetryAfter, sleep } from "../../src/retry.ts"
 
 describe("parseRetryAfter", () => {
   it("reads seconds and HTTP dates; anything else is no advice", () => {

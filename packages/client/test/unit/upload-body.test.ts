@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { uploadBodyOf } from "../src/upload.ts"
+import { uploadBodyOf } from "../../src/upload.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lyre-body-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

@@ -10,8 +10,8 @@ import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fetchAudio } from "../src/index.ts"
-import type { FetchRules } from "../src/index.ts"
+import { fetchAudio } from "../../src/index.ts"
+import type { FetchRules } from "../../src/index.ts"
 
 let server: Server
 let base: string

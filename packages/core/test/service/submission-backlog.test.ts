@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { Clock, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
-import { Metrics, noopMetrics, SubmissionBacklog } from "../src/index.ts"
-import type { BacklogPolicy, KeptOutcome, KeptSubmissionResult } from "../src/index.ts"
+import { Metrics, noopMetrics, SubmissionBacklog } from "../../src/index.ts"
+import type { BacklogPolicy, KeptOutcome, KeptSubmissionResult } from "../../src/index.ts"
 
 interface Line {
   readonly level: string

@@ -5,9 +5,9 @@
 import { TRPCError } from "@trpc/server"
 import { getParseFn } from "@trpc/server/unstable-core-do-not-import"
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { Account } from "../src/domain/models.ts"
-import { appRouter } from "../src/trpc/router.ts"
-import { checkedAnswer, directProcedure } from "../src/trpc/direct.ts"
+import { Account } from "../../src/domain/models.ts"
+import { appRouter } from "../../src/trpc/router.ts"
+import { checkedAnswer, directProcedure } from "../../src/trpc/direct.ts"
 
 const account = {
   id: "acct_1",

@@ -4,7 +4,7 @@
  */
 import { Counter, Registry } from "prom-client"
 import { describe, expect, it } from "vitest"
-import { CountedCounter } from "../src/observability/CountedCounter.ts"
+import { CountedCounter } from "../../src/observability/CountedCounter.ts"
 
 const configuration = (registry: Registry) => ({
   name: "lyre_tasks_failed_total",

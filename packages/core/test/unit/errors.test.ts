@@ -13,7 +13,7 @@ import {
   wwwAuthenticateFor,
   planAllowsAccess,
   defaultConcurrencyLimit
-} from "../src/index.ts"
+} from "../../src/index.ts"
 
 describe("pricing and plans", () => {
   it("charges 50 / 100 / 180 by model", () => expect(priceOf).toEqual({ aether: 50, echo: 100, nocturne: 180 }))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { defaultMaxIdleMillis, makeIdleRest } from "../src/platform/IdleRest.ts"
+import { defaultMaxIdleMillis, makeIdleRest } from "../../src/platform/IdleRest.ts"
 
 describe("the rest of an idle polling loop", () => {
   it("doubles after each empty look up to its bound, and starts again after work", () => {

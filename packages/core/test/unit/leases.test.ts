@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Effect, Logger, References } from "effect"
-import { handBackWithin, makeLeaseBook, reportUnreturned, unreturnedMessage } from "../src/index.ts"
+import { handBackWithin, makeLeaseBook, reportUnreturned, unreturnedMessage } from "../../src/index.ts"
 
 /** Runs `effect` with a logger that keeps each line's message and annotations. */
 const withLines = async <A>(effect: Effect.Effect<A>) => {

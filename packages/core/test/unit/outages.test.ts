@@ -11,8 +11,8 @@ import {
   RedisGate,
   renderError,
   runToResult
-} from "../src/index.ts"
-import type { RedisScripting } from "../src/index.ts"
+} from "../../src/index.ts"
+import type { RedisScripting } from "../../src/index.ts"
 
 const sqlError = (reason: SqlError["reason"]) => new SqlError({ reason })
 const props = (cause: unknown) => ({ cause, message: "PgConnection: Query failed", operation: "query" })

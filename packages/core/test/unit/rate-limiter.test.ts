@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimiter } from "../src/index.ts"
+import { RateLimiter } from "../../src/index.ts"
 
 describe("RateLimiter (memory): a sliding window of 60 seconds", () => {
   it.effect("allows `limit` in any 60 s, then refuses until the oldest leaves the window", () =>

@@ -5,8 +5,8 @@
  */
 import { Histogram, Registry } from "prom-client"
 import { describe, expect, it } from "vitest"
-import { CountedHistogram } from "../src/observability/CountedHistogram.ts"
-import { RequestDurations } from "../src/observability/RequestDurations.ts"
+import { CountedHistogram } from "../../src/observability/CountedHistogram.ts"
+import { RequestDurations } from "../../src/observability/RequestDurations.ts"
 
 const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 const labelNames = ["surface", "route", "method", "status"] as const

@@ -4,7 +4,7 @@
  * for the rest.
  */
 import { describe, expect, it } from "vitest"
-import { isoOfDate, isoTimestamp } from "../src/domain/timestamps.ts"
+import { isoOfDate, isoTimestamp } from "../../src/domain/timestamps.ts"
 
 const dayMillis = 86_400_000
 const builtin = (millis: number): string => new Date(millis).toISOString()

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Effect, Option } from "effect"
-import { fnTracedWhen } from "../src/index.ts"
+import { fnTracedWhen } from "../../src/index.ts"
 
 /** The name of the span a function's body runs in, if any. */
 const spanNameInside = Effect.map(Effect.option(Effect.currentSpan), (span) =>

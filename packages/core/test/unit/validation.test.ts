@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { validateGenerateRequest as validate } from "../src/index.ts"
+import { validateGenerateRequest as validate } from "../../src/index.ts"
 
 const expectError = (input: unknown, tag: string, param?: string) => {
   const result = validate(input)

@@ -5,8 +5,8 @@
 import { describe, expectTypeOf, it } from "vitest"
 import type { z } from "zod"
 import type { LyreEventData, LyreEventType, WebhookTrack } from "@lyre/webhooks"
-import { webhookEventTypes } from "../src/domain/admin.ts"
-import type { TaskError, Track } from "../src/index.ts"
+import { webhookEventTypes } from "../../src/domain/admin.ts"
+import type { TaskError, Track } from "../../src/index.ts"
 
 describe("webhook event types", () => {
   it("a job.completed track is core's Track", () => {

@@ -4,9 +4,9 @@
 import { createRequire } from "node:module"
 import { Midi } from "@tonejs/midi"
 import { afterAll, describe, expect, it } from "vitest"
-import { makeEngine, type EngineExport, type EngineRequest, type TrackSource } from "../src/index.ts"
-import { sheetOf } from "../src/arrange/sheet.ts"
-import { segmentsOf, trackWav } from "../src/song.ts"
+import { makeEngine, type EngineExport, type EngineRequest, type TrackSource } from "../../src/index.ts"
+import { sheetOf } from "../../src/arrange/sheet.ts"
+import { segmentsOf, trackWav } from "../../src/song.ts"
 
 const tracks = { segmentsOf, trackWav }
 

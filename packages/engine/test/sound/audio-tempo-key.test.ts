@@ -2,8 +2,8 @@
 // (Split from audio.test.ts so the two files run in parallel on the two test workers.)
 
 import { describe, expect, it } from "vitest"
-import { key, tempo } from "./support/analysis.ts"
-import { render, req } from "./support/render.ts"
+import { key, tempo } from "../support/analysis.ts"
+import { render, req } from "../support/render.ts"
 
 function sameTempo(measured: number, asked: number): boolean {
   return [asked, asked * 2, asked / 2].some((t) => Math.abs(measured - t) / t <= 0.02)

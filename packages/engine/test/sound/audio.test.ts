@@ -4,10 +4,10 @@
 // audio-tempo-key.test.ts.
 
 import { describe, expect, it } from "vitest"
-import { renderAudio, renderTrack } from "../src/render.ts"
-import type { EngineRequest } from "../src/types.ts"
-import { bandEnvelope, bandShare, decodeMp3, peak, percussiveStrength } from "./support/analysis.ts"
-import { render, req } from "./support/render.ts"
+import { renderAudio, renderTrack } from "../../src/render.ts"
+import type { EngineRequest } from "../../src/types.ts"
+import { bandEnvelope, bandShare, decodeMp3, peak, percussiveStrength } from "../support/analysis.ts"
+import { render, req } from "../support/render.ts"
 
 describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () => {
   it("a 'no drums' request has no percussive onset pattern", async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest"
-import { compose, type Score } from "../src/compose.ts"
-import { lineSyllables, parseLyrics, syllabify } from "../src/lyrics.ts"
-import { Rng } from "../src/rng.ts"
-import { parseStyle } from "../src/style.ts"
-import { scaleOf } from "../src/theory.ts"
-import type { ModelName } from "../src/types.ts"
+import { compose, type Score } from "../../src/compose.ts"
+import { lineSyllables, parseLyrics, syllabify } from "../../src/lyrics.ts"
+import { Rng } from "../../src/rng.ts"
+import { parseStyle } from "../../src/style.ts"
+import { scaleOf } from "../../src/theory.ts"
+import type { ModelName } from "../../src/types.ts"
 
 const LYRICS = `[Intro]
 [Verse]

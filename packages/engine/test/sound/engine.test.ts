@@ -1,8 +1,8 @@
 // The public API: a worker-thread pool that renders two takes per task.
 
 import { afterAll, describe, expect, it } from "vitest"
-import { makeEngine, renderTrack, type EngineRequest } from "../src/index.ts"
-import { decodeMp3, mono } from "./support/analysis.ts"
+import { makeEngine, renderTrack, type EngineRequest } from "../../src/index.ts"
+import { decodeMp3, mono } from "../support/analysis.ts"
 
 const engine = makeEngine({ threads: 2, render: { maxSeconds: 12 } })
 afterAll(() => engine.close())

@@ -1,13 +1,13 @@
 // Every genre renders, and the tuning knobs change the music in the documented ways.
 
 import { describe, expect, it } from "vitest"
-import { compose } from "../src/compose.ts"
-import { GENRES } from "../src/genres.ts"
-import { renderAudio } from "../src/render.ts"
-import { Rng } from "../src/rng.ts"
-import { parseStyle } from "../src/style.ts"
-import type { EngineRequest, ModelName } from "../src/types.ts"
-import { bandShare, key } from "./support/analysis.ts"
+import { compose } from "../../src/compose.ts"
+import { GENRES } from "../../src/genres.ts"
+import { renderAudio } from "../../src/render.ts"
+import { Rng } from "../../src/rng.ts"
+import { parseStyle } from "../../src/style.ts"
+import type { EngineRequest, ModelName } from "../../src/types.ts"
+import { bandShare, key } from "../support/analysis.ts"
 
 const LYRICS =
   "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nWe are young and we are alive"

@@ -2,11 +2,11 @@
 // rules of `listen/harmony.ts` and `listen/rhythm.ts` on material whose answer is written here.
 
 import { describe, expect, it } from "vitest"
-import { chordsOn, keyOf } from "../src/listen/harmony.ts"
-import { beatsAndTempo } from "../src/listen/rhythm.ts"
-import type { TranscribedNote } from "../src/listen/types.ts"
-import { decodeWhole } from "../src/listen/analyse.ts"
-import { writeOutsideSong, writeOutsideWaltz } from "../../server/test/support/outsideSong.ts"
+import { chordsOn, keyOf } from "../../src/listen/harmony.ts"
+import { beatsAndTempo } from "../../src/listen/rhythm.ts"
+import type { TranscribedNote } from "../../src/listen/types.ts"
+import { decodeWhole } from "../../src/listen/analyse.ts"
+import { writeOutsideSong, writeOutsideWaltz } from "../../../server/test/support/outsideSong.ts"
 
 const note = (pitch: number, start: number, end: number, velocity = 0.8): TranscribedNote => ({
   pitch,

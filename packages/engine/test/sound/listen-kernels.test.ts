@@ -10,8 +10,8 @@ import * as tf from "@tensorflow/tfjs"
 import { setWasmPaths } from "@tensorflow/tfjs-backend-wasm"
 import { beforeAll, describe, expect, it } from "vitest"
 import { BasicPitch } from "@spotify/basic-pitch"
-import { installFastKernels } from "../src/listen/fastKernels.ts"
-import { windowsOf } from "../src/listen/transcribe.ts"
+import { installFastKernels } from "../../src/listen/fastKernels.ts"
+import { windowsOf } from "../../src/listen/transcribe.ts"
 
 const require = createRequire(import.meta.url)
 

@@ -2,8 +2,8 @@
 // EBU R128 meter (an independent implementation).
 
 import { describe, expect, it } from "vitest"
-import { integratedLoudness, truePeak } from "../src/synth/loudness.ts"
-import { integratedLoudness as essentiaLoudness } from "./support/sound-measures.ts"
+import { integratedLoudness, truePeak } from "../../src/synth/loudness.ts"
+import { integratedLoudness as essentiaLoudness } from "../support/sound-measures.ts"
 
 const SR = 44100
 

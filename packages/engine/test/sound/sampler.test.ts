@@ -2,7 +2,7 @@
 // at every onset) against the synthesizer playing the same notes as one live sequence.
 
 import { describe, expect, it } from "vitest"
-import { playNotes, playNotesLive, type PlayedNote } from "../src/soundfont/sampler.ts"
+import { playNotes, playNotesLive, type PlayedNote } from "../../src/soundfont/sampler.ts"
 
 const SR = 44100
 

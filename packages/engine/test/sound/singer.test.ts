@@ -4,11 +4,11 @@
 // word Flite cannot say is still sung.
 
 import { describe, expect, it } from "vitest"
-import type { VocalNote } from "../src/compose.ts"
-import { lineSyllables } from "../src/lyrics.ts"
-import { SR } from "../src/synth/dsp.ts"
-import { FLITE_VOICES, isVowel, speakWords, speakable } from "../src/synth/voice/flite.ts"
-import { singerFor } from "../src/synth/voice/singer.ts"
+import type { VocalNote } from "../../src/compose.ts"
+import { lineSyllables } from "../../src/lyrics.ts"
+import { SR } from "../../src/synth/dsp.ts"
+import { FLITE_VOICES, isVowel, speakWords, speakable } from "../../src/synth/voice/flite.ts"
+import { singerFor } from "../../src/synth/voice/singer.ts"
 
 /** A line sung a syllable per beat at 100 bpm, on the given MIDI pitches in turn. */
 function sungLine(line: string, pitches: ReadonlyArray<number>, from = 0.5): VocalNote[] {

@@ -5,9 +5,9 @@
 // bench/sound-bench.ts.
 
 import { describe, expect, it } from "vitest"
-import { composeTake, mixTake } from "../src/render.ts"
-import type { EngineRequest } from "../src/types.ts"
-import { soundMeasures } from "./support/sound-measures.ts"
+import { composeTake, mixTake } from "../../src/render.ts"
+import type { EngineRequest } from "../../src/types.ts"
+import { soundMeasures } from "../support/sound-measures.ts"
 
 const LYRICS =
   "[Verse]\nMorning trains are rolling past the yard\nEvery light is blinking like a star\n[Chorus]\nCarry me, carry me along\nSinging out the words of every song"

@@ -7,11 +7,11 @@
 import { createRequire } from "node:module"
 import { Midi } from "@tonejs/midi"
 import { describe, expect, it } from "vitest"
-import { sourceTake } from "../src/arrange/index.ts"
-import { listen } from "../src/listen/analyse.ts"
-import { voiceProfile } from "../src/listen/voiceProfile.ts"
-import { exportTrack, segmentsOf, trackWav } from "../src/song.ts"
-import type { TrackSource, UploadRoot, VoiceProfile } from "../src/types.ts"
+import { sourceTake } from "../../src/arrange/index.ts"
+import { listen } from "../../src/listen/analyse.ts"
+import { voiceProfile } from "../../src/listen/voiceProfile.ts"
+import { exportTrack, segmentsOf, trackWav } from "../../src/song.ts"
+import type { TrackSource, UploadRoot, VoiceProfile } from "../../src/types.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")

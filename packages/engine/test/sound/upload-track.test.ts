@@ -9,11 +9,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Midi } from "@tonejs/midi"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sourceTake } from "../src/arrange/index.ts"
-import { sheetOf } from "../src/arrange/sheet.ts"
-import { chordNamed } from "../src/arrange/uploadSheet.ts"
-import { exportTrack, extensionSources, renderExtension, segmentsOf, trackWav } from "../src/song.ts"
-import type { TrackSource, UploadRoot } from "../src/types.ts"
+import { sourceTake } from "../../src/arrange/index.ts"
+import { sheetOf } from "../../src/arrange/sheet.ts"
+import { chordNamed } from "../../src/arrange/uploadSheet.ts"
+import { exportTrack, extensionSources, renderExtension, segmentsOf, trackWav } from "../../src/song.ts"
+import type { TrackSource, UploadRoot } from "../../src/types.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")

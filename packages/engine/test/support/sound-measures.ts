@@ -2,7 +2,7 @@
 // balance and spectral flatness from Essentia's spectrum, integrated loudness (ITU-R BS.1770,
 // K-weighted and gated) from Essentia's EBU R128 meter, and true peak (4x oversampled) from the
 // engine's own meter: Essentia's true-peak detector aborts in its WASM build, and
-// test/loudness.test.ts checks the engine's meter against known signals and against Essentia.
+// test/sound/loudness.test.ts checks the engine's meter against known signals and against Essentia.
 
 import { truePeakDb } from "../../src/synth/loudness.ts"
 import { getEssentia } from "./analysis.ts"

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { describe, expect, it } from "vitest"
-import { lineSyllables, phoneSyllables, spellingSyllables, syllabify, type Syllable } from "../src/lyrics.ts"
-import { pronunciation } from "../src/pronounce.ts"
+import { lineSyllables, phoneSyllables, spellingSyllables, syllabify, type Syllable } from "../../src/lyrics.ts"
+import { pronunciation } from "../../src/pronounce.ts"
 
 const shape = (s: ReadonlyArray<Syllable>): string =>
   s.map((x) => `${x.onset.join("")}-${x.vowel.join("")}-${x.coda.join("")}`).join(" ")

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { Rng } from "../src/rng.ts"
-import { parseKey, parseStyle } from "../src/style.ts"
+import { Rng } from "../../src/rng.ts"
+import { parseKey, parseStyle } from "../../src/style.ts"
 
 const parse = (style: string, negative?: string) => parseStyle(style, negative, new Rng("t"), 0.5)
 

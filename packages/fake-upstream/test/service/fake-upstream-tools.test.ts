@@ -1,7 +1,7 @@
 /** The song tools' endpoints of the fake upstream, checked over real HTTP as a client sees them. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { startCallbackReceiver, startFakeUpstream } from "../src/index.ts"
-import type { CallbackReceiver, FakeUpstream } from "../src/index.ts"
+import { startCallbackReceiver, startFakeUpstream } from "../../src/index.ts"
+import type { CallbackReceiver, FakeUpstream } from "../../src/index.ts"
 
 const apiKey = "tools-key"
 let upstream: FakeUpstream

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { startCallbackReceiver, startFakeUpstream } from "../src/index.ts"
-import type { CallbackReceiver, FakeUpstream } from "../src/index.ts"
+import { startCallbackReceiver, startFakeUpstream } from "../../src/index.ts"
+import type { CallbackReceiver, FakeUpstream } from "../../src/index.ts"
 
 const apiKey = "test-key"
 let upstream: FakeUpstream

@@ -8,8 +8,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount, startTestServer } from "../../server/test/support/harness.ts"
-import type { Json, TestServer } from "../../server/test/support/harness.ts"
+import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
+import type { Json, TestServer } from "../../../server/test/support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -12,8 +12,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { priceOf } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
-import { api, createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { Json, TestServer } from "../../server/test/support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { Json, TestServer } from "../../../server/test/support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

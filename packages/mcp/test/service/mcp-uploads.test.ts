@@ -11,10 +11,10 @@ import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { maxInlineUploadBase64Chars, maxInlineUploadBytes, priceOf } from "@lyre/core"
-import { api, createAccount, validSong } from "../../server/test/support/harness.ts"
-import type { Json, TestAccount, TestServer } from "../../server/test/support/harness.ts"
-import { startUploadBeds, toneWav } from "../../server/test/support/audioHost.ts"
-import type { AudioHost, UploadBeds } from "../../server/test/support/audioHost.ts"
+import { api, createAccount, validSong } from "../../../server/test/support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { startUploadBeds, toneWav } from "../../../server/test/support/audioHost.ts"
+import type { AudioHost, UploadBeds } from "../../../server/test/support/audioHost.ts"
 
 let live: TestServer
 let strict: TestServer

@@ -8,8 +8,8 @@ import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { GenerateRequestFields, priceOf } from "@lyre/core"
-import { api, createAccount, startTestServer, validSong } from "../../server/test/support/harness.ts"
-import type { Json, TestServer } from "../../server/test/support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
+import type { Json, TestServer } from "../../../server/test/support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

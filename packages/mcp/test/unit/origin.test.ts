@@ -1,6 +1,6 @@
 /** The Origin rule alone: which browser pages may drive /mcp. */
 import { describe, expect, it } from "vitest"
-import { originPolicy } from "../src/origin.ts"
+import { originPolicy } from "../../src/origin.ts"
 
 describe("originPolicy", () => {
   it("takes no Origin and the service's own on a public service, and nothing else", () => {

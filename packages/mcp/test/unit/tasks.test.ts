@@ -1,7 +1,7 @@
 /** The MCP view of a Lyre task: the poll interval follows the wait tool's schedule by the task's age. */
 import { describe, expect, it } from "vitest"
 import type { Export, GenerationTask, Upload } from "@lyre/core"
-import { mcpTaskOf, mergePage, pollIntervalFor } from "../src/tasks.ts"
+import { mcpTaskOf, mergePage, pollIntervalFor } from "../../src/tasks.ts"
 
 const pending: GenerationTask = {
   id: "gen_abc",

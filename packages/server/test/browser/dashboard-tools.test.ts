@@ -9,13 +9,13 @@
 import { readFileSync } from "node:fs"
 import type { Browser, Locator, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
-import { createHolder, envelopeOf, startDashboardServer, trpc } from "./support/dashboard.ts"
-import type { Holder, Session } from "./support/dashboard.ts"
-import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "./support/browser.ts"
-import type { Tabs } from "./support/browser.ts"
-import { writeLedger } from "./support/ledger.ts"
+import { api } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
+import { createHolder, envelopeOf, startDashboardServer, trpc } from "../support/dashboard.ts"
+import type { Holder, Session } from "../support/dashboard.ts"
+import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "../support/browser.ts"
+import type { Tabs } from "../support/browser.ts"
+import { writeLedger } from "../support/ledger.ts"
 
 let server: TestServer
 let signIn: (holder: Holder) => Promise<Session>

@@ -7,14 +7,14 @@
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhook } from "@lyre/webhooks"
-import { api, createAccount } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { createHolder, startDashboardServer } from "./support/dashboard.ts"
-import type { Holder } from "./support/dashboard.ts"
-import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "./support/browser.ts"
-import type { Tabs } from "./support/browser.ts"
-import { startReceiver } from "./support/receiver.ts"
-import type { Receiver } from "./support/receiver.ts"
+import { api, createAccount } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { createHolder, startDashboardServer } from "../support/dashboard.ts"
+import type { Holder } from "../support/dashboard.ts"
+import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "../support/browser.ts"
+import type { Tabs } from "../support/browser.ts"
+import { startReceiver } from "../support/receiver.ts"
+import type { Receiver } from "../support/receiver.ts"
 
 let server: TestServer
 let receiver: Receiver

@@ -3,9 +3,9 @@
  * caching, CORS for GET (and the preflight), HEAD, and content that points at real addresses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, screenshotPath } from "./support/browser.ts"
-import { startTestServer } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
+import { launchBrowser, screenshotPath } from "../support/browser.ts"
+import { startTestServer } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -6,11 +6,11 @@
 import { createRemoteJWKSet, jwtVerify } from "jose"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { authorizationUrl, callback, exchange, password, setUpOAuth } from "./support/oauth.ts"
-import type { OAuthWorld } from "./support/oauth.ts"
-import { launchBrowser, screenshotPath } from "./support/browser.ts"
+import { api, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { authorizationUrl, callback, exchange, password, setUpOAuth } from "../support/oauth.ts"
+import type { OAuthWorld } from "../support/oauth.ts"
+import { launchBrowser, screenshotPath } from "../support/browser.ts"
 
 let server: TestServer
 let world: OAuthWorld

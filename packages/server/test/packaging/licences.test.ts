@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
 
-const root = fileURLToPath(new URL("../../../", import.meta.url))
+const root = fileURLToPath(new URL("../../../../", import.meta.url))
 
 interface Licensed {
   readonly name: string

@@ -1,7 +1,7 @@
 /**
  * The packages as a user gets them: every public package is packed with pnpm (its `prepack`
  * builds it), the tarballs are installed with plain npm into a project outside the workspace, and
- * that project type-checks and runs the files in `test/packages/`. publint and
+ * that project type-checks and runs the files in `test/packaging/fixtures/`. publint and
  * arethetypeswrong judge each tarball. One build, one pack and one install for the whole file.
  */
 import { execFile } from "node:child_process"
@@ -13,8 +13,8 @@ import { publint } from "publint"
 import { formatMessage } from "publint/utils"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
-const root = join(import.meta.dirname, "../../..")
-const fixtures = join(import.meta.dirname, "packages")
+const root = join(import.meta.dirname, "../../../..")
+const fixtures = join(import.meta.dirname, "fixtures")
 
 interface Manifest {
   readonly name: string

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 const exec = promisify(execFile)
 let server: TestServer
@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const cli = async (...args: Array<string>) => {
-  const result = await exec(process.execPath, [join(import.meta.dirname, "../src/cli/lyre-admin.ts"), ...args], {
+  const result = await exec(process.execPath, [join(import.meta.dirname, "../../src/cli/lyre-admin.ts"), ...args], {
     env: { ...process.env, LYRE_URL: server.url, ADMIN_TOKEN: server.adminToken }
   }).catch((error: { code: number; stdout: string; stderr: string }) => error)
   return { code: "code" in result ? result.code : 0, stdout: result.stdout, stderr: result.stderr }

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort } from "./support/processes.ts"
+import { freePort } from "../support/processes.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-embedded-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -23,7 +23,7 @@ const startService = async (port: number) => {
     }
   }
   const child = spawn(process.execPath, ["packages/server/src/main.ts"], {
-    cwd: join(import.meta.dirname, "../../.."),
+    cwd: join(import.meta.dirname, "../../../.."),
     env: { ...env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"]
   })

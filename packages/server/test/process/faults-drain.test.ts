@@ -16,8 +16,8 @@ import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { unreturnedMessage } from "@lyre/core"
-import { leasesNotHandedBackExitCode } from "../src/drain.ts"
-import { haproxyPath } from "../../../test/haproxy.ts"
+import { leasesNotHandedBackExitCode } from "../../src/drain.ts"
+import { haproxyPath } from "../../../../test/haproxy.ts"
 import {
   createBody,
   describeAnswers,
@@ -30,10 +30,10 @@ import {
   timed,
   timedCreate,
   waitReady
-} from "./support/faults.ts"
-import type { Answer, ServiceBed } from "./support/faults.ts"
-import { freePort, spawnEntry } from "./support/processes.ts"
-import type { Spawned } from "./support/processes.ts"
+} from "../support/faults.ts"
+import type { Answer, ServiceBed } from "../support/faults.ts"
+import { freePort, spawnEntry } from "../support/processes.ts"
+import type { Spawned } from "../support/processes.ts"
 
 let bed: ServiceBed
 

@@ -21,11 +21,11 @@ import {
   timed,
   timedCreate,
   waitReady
-} from "./support/faults.ts"
-import type { Answer, ServiceBed } from "./support/faults.ts"
-import { adminCall, freePort, spawnEntry } from "./support/processes.ts"
-import { startReceiver } from "./support/receiver.ts"
-import type { Receiver } from "./support/receiver.ts"
+} from "../support/faults.ts"
+import type { Answer, ServiceBed } from "../support/faults.ts"
+import { adminCall, freePort, spawnEntry } from "../support/processes.ts"
+import { startReceiver } from "../support/receiver.ts"
+import type { Receiver } from "../support/receiver.ts"
 
 let bed: ServiceBed
 let receiver: Receiver

@@ -14,7 +14,7 @@ import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DenyList, Metrics, noopMetrics, RateLimiter, RedisGate } from "@lyre/core"
 import type { RedisFallbackUse } from "@lyre/core"
-import { denyFeedOf, redisLayer } from "../src/app.ts"
+import { denyFeedOf, redisLayer } from "../../src/app.ts"
 import {
   describeAnswers,
   loadAccount,
@@ -25,9 +25,9 @@ import {
   timed,
   timedCreate,
   waitReady
-} from "./support/faults.ts"
-import type { Answer, OwnRedis, ServiceBed } from "./support/faults.ts"
-import { freePort, spawnEntry } from "./support/processes.ts"
+} from "../support/faults.ts"
+import type { Answer, OwnRedis, ServiceBed } from "../support/faults.ts"
+import { freePort, spawnEntry } from "../support/processes.ts"
 
 let redis: OwnRedis
 beforeAll(async () => {

@@ -5,9 +5,9 @@ import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { signIn } from "./support/oauth.ts"
+import { startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { signIn } from "../support/oauth.ts"
 
 const exec = promisify(execFile)
 let server: TestServer
@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const cli = async (args: Array<string>, input?: string) => {
-  const child = exec(process.execPath, [join(import.meta.dirname, "../src/cli/lyre-admin.ts"), ...args], {
+  const child = exec(process.execPath, [join(import.meta.dirname, "../../src/cli/lyre-admin.ts"), ...args], {
     env: { ...process.env, LYRE_URL: server.url, ADMIN_TOKEN: server.adminToken }
   })
   if (input !== undefined) child.child.stdin?.end(input)

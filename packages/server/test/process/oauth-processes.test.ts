@@ -8,12 +8,12 @@
  * and checks the one-process variant: the same process refuses at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { backend, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { obtainTokens, setUpOAuth, tokenRequest } from "./support/oauth.ts"
-import type { OAuthWorld } from "./support/oauth.ts"
-import { freePort, spawnEntry } from "./support/processes.ts"
-import type { Spawned } from "./support/processes.ts"
+import { backend, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { obtainTokens, setUpOAuth, tokenRequest } from "../support/oauth.ts"
+import type { OAuthWorld } from "../support/oauth.ts"
+import { freePort, spawnEntry } from "../support/processes.ts"
+import type { Spawned } from "../support/processes.ts"
 
 const shared = backend.database === "postgres" && backend.limiter === "redis"
 let server: TestServer

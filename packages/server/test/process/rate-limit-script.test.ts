@@ -7,9 +7,9 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Metrics, noopMetrics, RateLimiter, RedisGate } from "@lyre/core"
-import { redisLayer } from "../src/app.ts"
-import { startOwnRedis } from "./support/faults.ts"
-import type { OwnRedis } from "./support/faults.ts"
+import { redisLayer } from "../../src/app.ts"
+import { startOwnRedis } from "../support/faults.ts"
+import type { OwnRedis } from "../support/faults.ts"
 
 let redis: OwnRedis
 beforeAll(async () => {

@@ -7,10 +7,10 @@
  */
 import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, settledAt, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { writeOutsideSong } from "./support/outsideSong.ts"
-import type { OutsideSong, WrittenNote } from "./support/outsideSong.ts"
+import { api, createAccount, settledAt, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { writeOutsideSong } from "../support/outsideSong.ts"
+import type { OutsideSong, WrittenNote } from "../support/outsideSong.ts"
 
 const { Midi } = createRequire(import.meta.url)("@tonejs/midi") as typeof import("@tonejs/midi")
 

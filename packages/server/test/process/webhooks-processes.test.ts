@@ -10,12 +10,12 @@
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { backend, createAccount, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { spawnEntry } from "./support/processes.ts"
-import type { Spawned } from "./support/processes.ts"
-import { startReceiver } from "./support/receiver.ts"
-import type { Receiver } from "./support/receiver.ts"
+import { backend, createAccount, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { spawnEntry } from "../support/processes.ts"
+import type { Spawned } from "../support/processes.ts"
+import { startReceiver } from "../support/receiver.ts"
+import type { Receiver } from "../support/receiver.ts"
 
 const apiKey = "webhooks-processes-key"
 const EVENTS = 200

@@ -4,8 +4,8 @@
  */
 import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { configFailureOf, loadConfigFrom } from "./support/config.ts"
-import { spawnEntry } from "./support/processes.ts"
+import { configFailureOf, loadConfigFrom } from "../support/config.ts"
+import { spawnEntry } from "../support/processes.ts"
 
 describe("provider and worker settings", () => {
   it("default to the embedded provider, 5 s polls, 10 s provider time-outs and 60 s leases", async () => {

@@ -7,9 +7,9 @@
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { a2aClient, dataMessage, textMessage } from "./support/a2a.ts"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { a2aClient, dataMessage, textMessage } from "../support/a2a.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer

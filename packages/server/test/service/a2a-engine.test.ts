@@ -5,9 +5,9 @@
  */
 import type { Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { a2aClient, textMessage } from "./support/a2a.ts"
-import { createAccount, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { a2aClient, textMessage } from "../support/a2a.ts"
+import { createAccount, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

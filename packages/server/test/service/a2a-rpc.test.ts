@@ -4,9 +4,9 @@
  * caller's, cancellation, and the agent card as a document.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { call, dataMessage, rpc, textMessage } from "./support/a2a.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { call, dataMessage, rpc, textMessage } from "../support/a2a.ts"
 
 let server: TestServer
 let account: TestAccount

@@ -6,9 +6,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
-import { call, dataMessage, rpc, textMessage } from "./support/a2a.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
+import { call, dataMessage, rpc, textMessage } from "../support/a2a.ts"
 
 let server: TestServer
 beforeAll(async () => {

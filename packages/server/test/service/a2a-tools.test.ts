@@ -14,9 +14,9 @@ import type { Task as LegacyTask, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { exportPriceOf, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { a2aClient, asTask, dataMessage, detailOf, rejectionOf } from "./support/a2a.ts"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { a2aClient, asTask, dataMessage, detailOf, rejectionOf } from "../support/a2a.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer

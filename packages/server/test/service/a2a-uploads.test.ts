@@ -15,11 +15,11 @@ import type { Message as LegacyMessage, Part as LegacyPart, Task as LegacyTask }
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
 import { maxInlineUploadBytes, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { a2aClient, asTask, dataMessage, detailOf, rejectionOf, userMessage } from "./support/a2a.ts"
-import { startUploadBeds, toneWav } from "./support/audioHost.ts"
-import type { AudioHost, UploadBeds } from "./support/audioHost.ts"
-import { balanceOf, createAccount } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { a2aClient, asTask, dataMessage, detailOf, rejectionOf, userMessage } from "../support/a2a.ts"
+import { startUploadBeds, toneWav } from "../support/audioHost.ts"
+import type { AudioHost, UploadBeds } from "../support/audioHost.ts"
+import { balanceOf, createAccount } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 let live: TestServer
 let strict: TestServer

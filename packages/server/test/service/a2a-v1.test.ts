@@ -11,9 +11,9 @@ import type { Message, Part, SendMessageRequest, StreamResponse, Task } from "@a
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { asTask, call, dataMessage, detailOf, rejectionOf, rpc } from "./support/a2a.ts"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { asTask, call, dataMessage, detailOf, rejectionOf, rpc } from "../support/a2a.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer

@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ConfigurationError, createLyre } from "../src/index.ts"
-import type { Lyre } from "../src/index.ts"
+import { ConfigurationError, createLyre } from "../../src/index.ts"
+import type { Lyre } from "../../src/index.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-embed-"))
 let host: Server

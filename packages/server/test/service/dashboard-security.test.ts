@@ -4,10 +4,10 @@
  * refused what needs Pro, and the account holder's data stays the holder's.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, validSong } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
-import { createHolder, envelopeOf, startDashboardServer, trpc } from "./support/dashboard.ts"
-import type { Holder, Session } from "./support/dashboard.ts"
+import { api, validSong } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
+import { createHolder, envelopeOf, startDashboardServer, trpc } from "../support/dashboard.ts"
+import type { Holder, Session } from "../support/dashboard.ts"
 
 let server: TestServer
 let signIn: (holder: Holder) => Promise<Session>

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { daysEnding, foldUsage } from "@lyre/core/domain/usage"
-import type { TestServer } from "./support/harness.ts"
-import { createHolder, envelopeOf, startDashboardServer, trpc } from "./support/dashboard.ts"
-import type { Holder, Session } from "./support/dashboard.ts"
-import { writeLedger } from "./support/ledger.ts"
+import type { TestServer } from "../support/harness.ts"
+import { createHolder, envelopeOf, startDashboardServer, trpc } from "../support/dashboard.ts"
+import type { Holder, Session } from "../support/dashboard.ts"
+import { writeLedger } from "../support/ledger.ts"
 
 let server: TestServer
 let signIn: (holder: Holder) => Promise<Session>

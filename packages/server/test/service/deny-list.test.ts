@@ -9,7 +9,7 @@ import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { DenyList, randomBase62, RedisGate } from "@lyre/core"
 import type { RedisKeyValue } from "@lyre/core"
-import { denyFeedOf } from "../src/app.ts"
+import { denyFeedOf } from "../../src/app.ts"
 
 const redisUrl = process.env["REDIS_URL"]
 const prefix = `lyre:test:deny:${randomBase62(8)}:`

@@ -3,9 +3,9 @@
  * back as two playable songs, re-hosted under /files, with no network and no upstream.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
-import { parseMetrics, scrape, valueOf } from "./support/prometheus.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
+import { parseMetrics, scrape, valueOf } from "../support/prometheus.ts"
 
 let server: TestServer
 beforeAll(async () => {

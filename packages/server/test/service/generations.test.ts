@@ -2,8 +2,8 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { stillPending } from "@lyre/core"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Generations } from "@lyre/core"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, backend, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -8,8 +8,8 @@ import { connect } from "node:net"
 import type { Socket } from "node:net"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { afterEach, describe, expect, it } from "vitest"
-import { listen } from "../src/http/server.ts"
-import type { RunningServer } from "../src/http/server.ts"
+import { listen } from "../../src/http/server.ts"
+import type { RunningServer } from "../../src/http/server.ts"
 
 interface Answer {
   readonly statusLine: string

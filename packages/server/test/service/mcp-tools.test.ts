@@ -11,8 +11,8 @@ import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.
 import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js"
 import { exportPriceOf, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer

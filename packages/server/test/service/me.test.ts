@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -5,11 +5,11 @@
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Sessions } from "@lyre/core"
-import { cookiesAreSecure, safeReturnTo } from "../src/http/session.ts"
-import { startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { hiddenField, password, setUpOAuth, signIn } from "./support/oauth.ts"
-import type { OAuthWorld } from "./support/oauth.ts"
+import { cookiesAreSecure, safeReturnTo } from "../../src/http/session.ts"
+import { startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { hiddenField, password, setUpOAuth, signIn } from "../support/oauth.ts"
+import type { OAuthWorld } from "../support/oauth.ts"
 
 let server: TestServer
 let world: OAuthWorld

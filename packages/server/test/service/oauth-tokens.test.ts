@@ -10,11 +10,11 @@ import { Clock, Effect } from "effect"
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AccessTokens, appRouter, makeCallContext, OAuth, SigningKeys } from "@lyre/core"
-import { call, rpc } from "./support/a2a.ts"
-import { api, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
-import { obtainTokens, setUpOAuth } from "./support/oauth.ts"
-import type { OAuthWorld } from "./support/oauth.ts"
+import { call, rpc } from "../support/a2a.ts"
+import { api, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
+import { obtainTokens, setUpOAuth } from "../support/oauth.ts"
+import type { OAuthWorld } from "../support/oauth.ts"
 
 let server: TestServer
 let world: OAuthWorld

@@ -4,8 +4,8 @@
  */
 import * as oauth from "oauth4webapi"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 import {
   authorizationUrl,
   callback,
@@ -16,8 +16,8 @@ import {
   setUpOAuth,
   signIn,
   tokenRequest
-} from "./support/oauth.ts"
-import type { OAuthWorld } from "./support/oauth.ts"
+} from "../support/oauth.ts"
+import type { OAuthWorld } from "../support/oauth.ts"
 
 let server: TestServer
 let world: OAuthWorld

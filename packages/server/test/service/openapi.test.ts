@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, startTestServer } from "./support/harness.ts"
-import type { Json, TestServer } from "./support/harness.ts"
+import { api, startTestServer } from "../support/harness.ts"
+import type { Json, TestServer } from "../support/harness.ts"
 
 let server: TestServer
 let doc: Json

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectBooksBalanced, waitUntilTerminal } from "./support/books.ts"
-import { api, backend, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { expectBooksBalanced, waitUntilTerminal } from "../support/books.ts"
+import { api, backend, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 /** Its worker finishes tasks as fast as the fake upstream answers, while creates keep coming. */

@@ -1,7 +1,7 @@
 import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -4,8 +4,8 @@
  * with its files re-hosted and served at the service's own URLs with Range.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, settledAt, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { api, createAccount, settledAt, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 let server: TestServer
 let account: TestAccount

@@ -11,10 +11,10 @@ import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ids, randomBase62, SongTools, Webhooks } from "@lyre/core"
 import { ExportWorker } from "@lyre/worker"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import { readyTrack } from "./support/tracks.ts"
-import { parseMetrics, scrape, valueOf } from "./support/prometheus.ts"
-import type { Json, TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import { readyTrack } from "../support/tracks.ts"
+import { parseMetrics, scrape, valueOf } from "../support/prometheus.ts"
+import type { Json, TestServer } from "../support/harness.ts"
 
 let engine: TestServer
 let upstream: TestServer

@@ -5,9 +5,9 @@
  */
 import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { storageOf } from "../src/config.ts"
-import { configFromOptions } from "../src/lyre.ts"
-import { configFailureOf, loadConfigFrom } from "./support/config.ts"
+import { storageOf } from "../../src/config.ts"
+import { configFromOptions } from "../../src/lyre.ts"
+import { configFailureOf, loadConfigFrom } from "../support/config.ts"
 
 const loaded = async (env: Record<string, string>) => {
   const exit = await loadConfigFrom(env)

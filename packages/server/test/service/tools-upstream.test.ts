@@ -8,8 +8,8 @@
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream, ToolKind } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 const apiKey = "tools-upstream-key"
 let upstream: FakeUpstream

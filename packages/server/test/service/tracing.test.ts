@@ -8,7 +8,7 @@ import { createServer } from "node:http"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
 
 interface OtlpValue {
   readonly stringValue?: string

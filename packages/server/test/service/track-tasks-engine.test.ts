@@ -6,8 +6,8 @@
  */
 import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, settledAt, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { api, createAccount, settledAt, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { randomBase62 } from "@lyre/core"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { readyTrack } from "./support/tracks.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { readyTrack } from "../support/tracks.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -2,8 +2,8 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AppRouter } from "@lyre/core"
-import { createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { TestServer } from "./support/harness.ts"
+import { createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { TestServer } from "../support/harness.ts"
 
 let server: TestServer
 beforeAll(async () => {

@@ -7,9 +7,9 @@
  */
 import { createRequire } from "node:module"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { aMajor, pulsedChordWav } from "./support/testAudio.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { aMajor, pulsedChordWav } from "../support/testAudio.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")

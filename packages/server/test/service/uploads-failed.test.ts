@@ -9,8 +9,8 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { ListenWorker } from "@lyre/worker"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 const { WaveFile } = createRequire(import.meta.url)("wavefile") as typeof import("wavefile")
 

@@ -10,10 +10,10 @@ import { randomBase62 } from "@lyre/core"
 import { Storage } from "@lyre/worker"
 import { ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startS3 } from "../../worker/test/support/s3.ts"
-import type { TestS3 } from "../../worker/test/support/s3.ts"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { startS3 } from "../../../worker/test/support/s3.ts"
+import type { TestS3 } from "../../../worker/test/support/s3.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 const { WaveFile } = createRequire(import.meta.url)("wavefile") as typeof import("wavefile")
 

@@ -10,9 +10,9 @@ import { join } from "node:path"
 import { createRequire } from "node:module"
 import { createEncoder } from "wasm-media-encoders"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { api, createAccount, startTestServer } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { writeOutsideSong } from "./support/outsideSong.ts"
+import { api, createAccount, startTestServer } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { writeOutsideSong } from "../support/outsideSong.ts"
 
 const require = createRequire(import.meta.url)
 const { WaveFile } = require("wavefile") as typeof import("wavefile")

@@ -14,10 +14,10 @@ import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { Webhooks, WebhookWorker } from "@lyre/core"
 import { verifyWebhook } from "@lyre/webhooks"
-import { api, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
-import { startReceiver } from "./support/receiver.ts"
-import type { Receiver } from "./support/receiver.ts"
+import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { startReceiver } from "../support/receiver.ts"
+import type { Receiver } from "../support/receiver.ts"
 
 const stripeSignature = Stripe.webhooks.signature
 if (stripeSignature === null) throw new Error("stripe-node ships without its webhook signature helper")

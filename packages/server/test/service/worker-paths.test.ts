@@ -7,9 +7,9 @@
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { expectServedWithRanges } from "./support/files.ts"
-import { api, balanceOf, createAccount, startTestServer, validSong } from "./support/harness.ts"
-import type { Json, TestAccount, TestServer } from "./support/harness.ts"
+import { expectServedWithRanges } from "../support/files.ts"
+import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
+import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 
 const apiKey = "worker-paths-key"
 let upstream: FakeUpstream

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { inject } from "vitest"
 import { defaultWebhookRetryDelaysSeconds, randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
@@ -18,6 +19,7 @@ import type { AppRuntime } from "../../src/app.ts"
 import type { ServerConfig } from "../../src/config.ts"
 import { listen, makeRequestHandler } from "../../src/http/server.ts"
 import { makeLogger } from "../../src/log.ts"
+import { copyPgliteTemplate } from "../../../../test/databaseTemplate.ts"
 
 /**
  * A parsed JSON answer, indexable to any depth for assertions; cast a leaf where a test computes
@@ -60,11 +62,18 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
   const dataDir = mkdtempSync(join(tmpdir(), "lyre-test-"))
   const baseDatabaseUrl = process.env["DATABASE_URL"] ?? null
   const databaseName = `lyre_test_${randomBase62(12).toLowerCase()}`
+  // A copy of the run's migrated template (test/databaseTemplate.ts), where the lane made one.
+  const template = inject("lyreDatabaseTemplate") ?? null
+  const pgliteTemplate = inject("lyrePgliteTemplate") ?? null
   if (baseDatabaseUrl !== null) {
     await runOn(
       baseDatabaseUrl,
-      SqlClient.use((sql) => sql.unsafe(`create database ${databaseName}`))
+      SqlClient.use((sql) =>
+        sql.unsafe(`create database ${databaseName}${template === null ? "" : ` template ${template}`}`)
+      )
     )
+  } else if (pgliteTemplate !== null) {
+    copyPgliteTemplate(pgliteTemplate, dataDir)
   }
   const adminToken = randomBase62(32)
   const upstreamKey = randomBase62(32)

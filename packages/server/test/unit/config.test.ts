@@ -1,6 +1,6 @@
 import { Exit } from "effect"
 import { describe, expect, it } from "vitest"
-import { configFailureOf, loadConfigFrom } from "./support/config.ts"
+import { configFailureOf, loadConfigFrom } from "../support/config.ts"
 
 describe("configuration", () => {
   it("has the embedded defaults with no configuration", async () => {

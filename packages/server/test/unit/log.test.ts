@@ -4,8 +4,8 @@
  */
 import { Cause, Effect, Logger, References } from "effect"
 import { describe, expect, it } from "vitest"
-import { effectLinesOf, makeLogger } from "../src/log.ts"
-import type { LogLevel } from "../src/log.ts"
+import { effectLinesOf, makeLogger } from "../../src/log.ts"
+import type { LogLevel } from "../../src/log.ts"
 
 const linesOf = async (minimum: LogLevel, program: Effect.Effect<void>) => {
   const lines: Array<Record<string, unknown>> = []

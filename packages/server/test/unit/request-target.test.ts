@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { requestTarget } from "../src/http/requestTarget.ts"
+import { requestTarget } from "../../src/http/requestTarget.ts"
 
 const viaUrl = (target: string) => {
   // What the URL parser refuses is routed as sent (to a 404).

@@ -10,7 +10,7 @@ import {
   SIGNATURE_HEADER,
   signWebhook,
   verifyWebhook
-} from "../src/index.ts"
+} from "../../src/index.ts"
 
 const stripeSignature = Stripe.webhooks.signature
 if (stripeSignature === null) throw new Error("stripe-node ships without its webhook signature helper")

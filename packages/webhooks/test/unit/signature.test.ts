@@ -1,7 +1,7 @@
 import Stripe from "stripe"
 import { describe, expect, it } from "vitest"
-import { generateWebhookSecret, signWebhook, verifyWebhook, WebhookVerificationError } from "../src/index.ts"
-import type { WebhookVerificationReason } from "../src/index.ts"
+import { generateWebhookSecret, signWebhook, verifyWebhook, WebhookVerificationError } from "../../src/index.ts"
+import type { WebhookVerificationReason } from "../../src/index.ts"
 
 const stripeSignature = Stripe.webhooks.signature
 if (stripeSignature === null) throw new Error("stripe-node ships without its webhook signature helper")

@@ -3,7 +3,7 @@ import type { ProviderSubmission } from "@lyre/core/provider/outcomes"
 import { startCallbackReceiver, startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream } from "@lyre/fake-upstream"
 import { Context, Effect, Layer } from "effect"
-import { SunoHttpProvider } from "../src/provider/SunoHttpProvider.ts"
+import { SunoHttpProvider } from "../../src/provider/SunoHttpProvider.ts"
 
 const apiKey = "provider-test-key"
 

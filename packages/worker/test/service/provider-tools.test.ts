@@ -4,8 +4,8 @@ import { startCallbackReceiver, startFakeUpstream } from "@lyre/fake-upstream"
 import type { Behaviour, FakeUpstream, ToolKind } from "@lyre/fake-upstream"
 import { Midi } from "@tonejs/midi"
 import { Context, Effect, Layer } from "effect"
-import { SunoHttpProvider } from "../src/provider/SunoHttpProvider.ts"
-import { decodeExportId } from "../src/provider/sunoRequest.ts"
+import { SunoHttpProvider } from "../../src/provider/SunoHttpProvider.ts"
+import { decodeExportId } from "../../src/provider/sunoRequest.ts"
 
 const apiKey = "provider-tools-key"
 

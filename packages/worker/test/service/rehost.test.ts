@@ -16,9 +16,9 @@ import {
   destroyUpstreamAgents,
   makeUpstreamAgents,
   UPSTREAM_SOCKETS_PER_ORIGIN
-} from "../src/provider/upstreamAgents.ts"
-import { rehostTracks } from "../src/rehost.ts"
-import { Storage } from "../src/storage/Storage.ts"
+} from "../../src/provider/upstreamAgents.ts"
+import { rehostTracks } from "../../src/rehost.ts"
+import { Storage } from "../../src/storage/Storage.ts"
 
 let upstream: FakeUpstream
 let directory: string

@@ -12,10 +12,10 @@ import { buffer, text } from "node:stream/consumers"
 import { Effect, Exit, ManagedRuntime } from "effect"
 import type { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Storage } from "../src/storage/Storage.ts"
-import type { StorageError } from "../src/storage/Storage.ts"
-import { startS3 } from "./support/s3.ts"
-import type { TestS3 } from "./support/s3.ts"
+import { Storage } from "../../src/storage/Storage.ts"
+import type { StorageError } from "../../src/storage/Storage.ts"
+import { startS3 } from "../support/s3.ts"
+import type { TestS3 } from "../support/s3.ts"
 
 let directory: string
 let s3: TestS3

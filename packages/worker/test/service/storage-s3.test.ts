@@ -8,10 +8,10 @@ import type { AddressInfo } from "node:net"
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Storage } from "../src/storage/Storage.ts"
-import type { S3StorageOptions } from "../src/storage/S3Storage.ts"
-import { s3Credentials, startS3 } from "./support/s3.ts"
-import type { TestS3 } from "./support/s3.ts"
+import { Storage } from "../../src/storage/Storage.ts"
+import type { S3StorageOptions } from "../../src/storage/S3Storage.ts"
+import { s3Credentials, startS3 } from "../support/s3.ts"
+import type { TestS3 } from "../support/s3.ts"
 
 let s3: TestS3
 beforeAll(async () => {

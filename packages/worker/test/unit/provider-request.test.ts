@@ -1,17 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Option, Schema } from "effect"
-import { gmProgramOf } from "../src/provider/gmPrograms.ts"
+import { gmProgramOf } from "../../src/provider/gmPrograms.ts"
 import {
   interpretMidiRecordInfo,
   interpretRecordInfo,
   interpretSeparationRecordInfo,
   interpretSubmit,
   interpretTimestampedLyrics
-} from "../src/provider/sunoAnswers.ts"
+} from "../../src/provider/sunoAnswers.ts"
 import type { PollOutcome } from "@lyre/core/provider/outcomes"
-import { parseCallback } from "../src/provider/sunoCallback.ts"
-import { estimateKey, tracksOf } from "../src/provider/sunoMidi.ts"
-import { decodeExportId, encodeExportId, MAX_UPSTREAM_TITLE, shortenTitle } from "../src/provider/sunoRequest.ts"
+import { parseCallback } from "../../src/provider/sunoCallback.ts"
+import { estimateKey, tracksOf } from "../../src/provider/sunoMidi.ts"
+import { decodeExportId, encodeExportId, MAX_UPSTREAM_TITLE, shortenTitle } from "../../src/provider/sunoRequest.ts"
 
 describe("shortenTitle", () => {
   it("keeps a title that fits", () => {

@@ -10,7 +10,7 @@ import { Readable } from "node:stream"
 import { text } from "node:stream/consumers"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Storage } from "../src/storage/Storage.ts"
+import { Storage } from "../../src/storage/Storage.ts"
 
 let directory: string
 beforeAll(() => {

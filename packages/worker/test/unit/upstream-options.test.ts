@@ -1,7 +1,7 @@
 import { Agent } from "node:http"
 import { urlToHttpOptions } from "node:url"
 import { describe, expect, it } from "vitest"
-import { requestOptionsOf } from "../src/provider/upstreamAgents.ts"
+import { requestOptionsOf } from "../../src/provider/upstreamAgents.ts"
 
 /** The fields of node's own `urlToHttpOptions` that node:http reads to send a request. */
 const nodeTarget = (url: URL) => {
