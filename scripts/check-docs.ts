@@ -1,7 +1,9 @@
 /**
- * Checks the documentation's links and the shape of its records: `node scripts/check-docs.ts`.
- * - Every relative link in `docs/**\/*.md`, `README.md` and `packages/*\/README.md` names a file
- *   that exists, and an anchor (`#...`) names a heading of that file (GitHub's slugs).
+ * Checks the documentation's links and the shape of its records:
+ * `pnpm exec node scripts/check-docs.ts` (Node 24, the workspace's, strips the types).
+ * - Every relative link in `docs/**\/*.md`, the root's `*.md` (`README.md` among them) and
+ *   `packages/*\/README.md` names a file that exists, and an anchor (`#...`) names a heading of that
+ *   file (GitHub's slugs).
  * - Every `docs/decisions/...` or `docs/performance/...` path named in the tree's code, benches,
  *   scripts and patches exists (a `NNNN-*` form matches the file of that number), and every
  *   "decision NNNN" or "record NNNN" in them has a decision record of that number.
@@ -28,9 +30,13 @@ const filesUnder = (directory: string, keep: (name: string) => boolean): Array<s
     return keep(entry.name) ? [path] : []
   })
 
+const rootMarkdown = readdirSync(root)
+  .filter((name) => name.endsWith(".md"))
+  .map((name) => join(root, name))
+
 const markdownFiles = [
   ...filesUnder(join(root, "docs"), (name) => name.endsWith(".md")),
-  join(root, "README.md"),
+  ...rootMarkdown,
   ...readdirSync(join(root, "packages"))
     .map((name) => join(root, "packages", name, "README.md"))
     .filter((path) => existsSync(path))
@@ -99,7 +105,7 @@ const codeFiles = [
     .map((name) => join(root, name))
     .filter((path) => existsSync(path) && statSync(path).isDirectory())
     .flatMap((path) => filesUnder(path, (name) => /\.(ts|tsx|js|mjs|cjs|json|patch|sh|sql|md)$/.test(name))),
-  join(root, "README.md")
+  ...rootMarkdown
 ]
 for (const file of codeFiles) {
   const text = readFileSync(file, "utf8")
