@@ -5,22 +5,11 @@
  * every later one, and expects its own answer: an earlier check never lets a later one speak.
  * Called through core's router (`createCaller`), the way every surface calls it, with no server.
  */
-import { TRPCError } from "@trpc/server"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, ManagedRuntime } from "effect"
-import {
-  Accounts,
-  ApiKeys,
-  apiErrorFromTrpc,
-  createCaller,
-  Generations,
-  InvalidJson,
-  makeCallContext,
-  Models,
-  RateLimiter,
-  renderError
-} from "../../src/index.ts"
-import type { CoreServices, ValidationError } from "../../src/index.ts"
+import { Effect } from "effect"
+import { Accounts, ApiKeys, Generations, InvalidJson, Models, RateLimiter } from "../../src/index.ts"
+import type { ValidationError } from "../../src/index.ts"
+import { createThroughRouter, statusAndCode } from "../support/router.ts"
 import { coreServicesLayer, generateRequest, makeCaller, principalOf } from "../support/services.ts"
 
 const checks = ["credential", "plan", "scope", "rpm", "body", "model", "concurrency", "credits"] as const
@@ -67,28 +56,8 @@ const callerFailing = (failing: ReadonlySet<Check>) =>
     return caller
   })
 
-/** A create through the router, as a surface sends it: the answer's status and error code. */
 const create = (authorization: string, body: unknown, bodyError?: ValidationError) =>
-  Effect.gen(function* () {
-    const services = yield* Effect.context<CoreServices>()
-    const runtime = yield* Effect.acquireRelease(
-      Effect.sync(() => ManagedRuntime.make(Layer.succeedContext(services))),
-      (made) => Effect.promise(() => made.dispose())
-    )
-    const caller = createCaller(makeCallContext(runtime, { authorization, bodyError }))
-    return yield* Effect.tryPromise({
-      // The router takes what a surface hands it; an invalid body is the point of some rows.
-      try: () => caller.generations.create(body as typeof validBody),
-      catch: (error) => error
-    }).pipe(
-      Effect.map(() => [202, "accepted"] as const),
-      Effect.catch((error) => {
-        if (!(error instanceof TRPCError)) return Effect.die(error)
-        const rendered = renderError(apiErrorFromTrpc(error, body))
-        return Effect.succeed([rendered.status, rendered.body.error.code] as const)
-      })
-    )
-  })
+  Effect.map(createThroughRouter({ authorization, body, bodyError }), statusAndCode)
 
 const rows = checks.map((check, index) => ({ check, failing: new Set(checks.slice(index)) }))
 
