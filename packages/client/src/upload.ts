@@ -4,7 +4,7 @@
  * its `Content-Length`, so a file past the limit is refused before it is sent. Whether the bytes
  * are audio is the server's to judge: its refusal comes back as `LyreApiError`.
  */
-import { uploadContentTypeOfFileName } from "@lyre/core/uploads/contentTypes"
+import { uploadContentTypeOfFileName } from "@lyre/core/domain/contentTypes"
 import { describeCause, failureOf, jsonOf } from "./answers.ts"
 import { LyreConnectionError } from "./errors.ts"
 import type { Upload } from "./types.ts"

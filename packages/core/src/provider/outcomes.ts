@@ -2,7 +2,9 @@
  * The provider port's vocabulary. Every provider (the HTTP adapter for the Suno-style upstream,
  * the built-in engine) answers in these terms, so the worker never learns whose provider it is.
  */
-import type { ExportFormat, TimedWord } from "../domain/models.ts"
+import type { ExportFormat, ModelName, TimedWord } from "../domain/models.ts"
+import type { UploadContentType } from "../domain/contentTypes.ts"
+import type { Transcription, UploadAnalysis } from "../domain/listening.ts"
 
 /** What a submission told us. `Unknown` means we cannot tell whether the provider took it. */
 export type SubmitOutcome =
@@ -38,7 +40,7 @@ export type PollOutcome =
 /** A submission as the provider receives it: the validated request plus where to call back. */
 export interface ProviderSubmission {
   readonly taskId: string
-  readonly model: "aether" | "echo" | "nocturne"
+  readonly model: ModelName
   readonly style: string
   readonly title: string
   readonly lyrics: string | null
@@ -100,34 +102,11 @@ export interface UploadSource {
   readonly uploadId: string
   /** Its key in storage (`upl_.../source.mp3`). */
   readonly storageKey: string
-  readonly contentType: "audio/mpeg" | "audio/wav" | "audio/flac" | "audio/ogg"
+  readonly contentType: UploadContentType
   readonly duration: number
-  readonly analysis: {
-    readonly bpm: number
-    readonly key: string
-    readonly time_signature: string
-    readonly loudness_lufs: number
-    readonly beats: ReadonlyArray<number>
-    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
-  }
-  readonly transcription: {
-    readonly notes: ReadonlyArray<{
-      readonly pitch: number
-      readonly start: number
-      readonly end: number
-      readonly velocity: number
-    }>
-    /** The voice heard along its top line, for a persona of the upload's track. */
-    readonly voice?:
-      | {
-          readonly register: "m" | "f"
-          readonly centre: number
-          readonly brightness: number
-          readonly vibrato: { readonly rate: number; readonly depth: number }
-        }
-      | null
-      | undefined
-  }
+  readonly analysis: UploadAnalysis
+  /** Its notes, and the voice heard along their top line, for a persona of the upload's track. */
+  readonly transcription: Transcription
 }
 
 /** The task kinds made from a track beside extension (DESIGN.md section 11). */

@@ -3,8 +3,9 @@
  * routes: one zod schema per shape, read by tRPC, the OpenAPI document and every adapter.
  */
 import { z } from "zod"
+import { uploadContentTypes } from "../domain/contentTypes.ts"
+import { UploadAnalysis } from "../domain/listening.ts"
 import { TaskError } from "../domain/models.ts"
-import { uploadContentTypes } from "./contentTypes.ts"
 
 /** Largest upload: a declared length past it is refused unread, a streamed body cut one byte past it. */
 export const maxUploadBytes = 50 * 1024 * 1024
@@ -17,48 +18,14 @@ export {
   uploadContentTypeOfFileName,
   uploadContentTypes,
   uploadExtensionOf
-} from "./contentTypes.ts"
+} from "../domain/contentTypes.ts"
+export { ChordSpan, UploadAnalysis } from "../domain/listening.ts"
+export type { HeardVoice, Transcription } from "../domain/listening.ts"
 export const UploadContentType = z.enum(uploadContentTypes)
 export type UploadContentType = z.infer<typeof UploadContentType>
 
 export const UploadStatus = z.enum(["pending", "ready", "failed"])
 export type UploadStatus = z.infer<typeof UploadStatus>
-
-export const ChordSpan = z.object({
-  start: z.number().describe("Seconds."),
-  end: z.number().describe("Seconds."),
-  chord: z.string().describe("`C`, `Am`, `G7`, ... or `N` where no chord is heard.")
-})
-
-export const UploadAnalysis = z.object({
-  bpm: z.number(),
-  key: z.string().describe("Tonic and mode, e.g. `A minor`."),
-  time_signature: z.string().describe("E.g. `4/4`."),
-  loudness_lufs: z.number().describe("Integrated loudness (ITU-R BS.1770)."),
-  beats: z.array(z.number()).describe("Beat times in seconds."),
-  chords: z.array(ChordSpan).describe("Chords on the beat grid.")
-})
-export type UploadAnalysis = z.infer<typeof UploadAnalysis>
-
-/** The note transcription kept with an upload (not public): what later tasks compose from. */
-export interface Transcription {
-  readonly notes: ReadonlyArray<{
-    readonly pitch: number
-    readonly start: number
-    readonly end: number
-    readonly velocity: number
-  }>
-  /** The voice heard along its top line (register, centre, brightness, vibrato): what a persona of the upload's track sings with. */
-  readonly voice?: HeardVoice | null | undefined
-}
-
-/** The voice heard in an upload (the engine's measure of it), kept with its transcription. */
-export interface HeardVoice {
-  readonly register: "m" | "f"
-  readonly centre: number
-  readonly brightness: number
-  readonly vibrato: { readonly rate: number; readonly depth: number }
-}
 
 export const Upload = z.object({
   id: z.string().describe("Upload id (`upl_...`)."),
