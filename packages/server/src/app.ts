@@ -13,7 +13,7 @@ import {
   Ids,
   Leases,
   makeLeaseBook,
-  Provider,
+  type Provider,
   randomBase62,
   RateLimiter,
   RedisGate,

@@ -115,7 +115,7 @@ export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()
 const check = (ok: boolean, message: string) => (ok ? Effect.void : Effect.fail(new ConfigurationError({ message })))
 
 /** `s3://BUCKET` or `s3://BUCKET/PREFIX`: a bucket name as S3 allows it, a prefix of path segments. */
-const storageUrlShape = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([A-Za-z0-9!_.*'()\/-]*))?$/
+const storageUrlShape = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/([A-Za-z0-9!_.*'()/-]*))?$/
 
 type StorageSettings = Pick<
   ServerConfig,

@@ -8,7 +8,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from "jose"
-import { CredentialExpired, CredentialRevoked, InvalidCredential, TierInsufficient } from "../domain/errors.ts"
+import { CredentialExpired, CredentialRevoked, InvalidCredential, type TierInsufficient } from "../domain/errors.ts"
 import type { AuthenticationError } from "../domain/errors.ts"
 import { hasIdShape, randomBase62 } from "../domain/ids.ts"
 import { accessTokenLifetimeSeconds } from "./domain/oauth.ts"

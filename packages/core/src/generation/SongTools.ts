@@ -18,7 +18,7 @@ import {
   InvalidParameter,
   MissingParameter,
   TrackHasNoLyrics,
-  TrackNotFound
+  type TrackNotFound
 } from "../domain/errors.ts"
 import type { RequestValidationError } from "../domain/validation.ts"
 import { exportColumns, renderExport } from "../domain/exports.ts"

@@ -4,7 +4,7 @@
  * trip) once its subscription is live, and by asking Redis while it is not. Skipped without
  * REDIS_URL (the memory list is one process's, and the OAuth tests cover it).
  */
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { type Effect, Layer, ManagedRuntime } from "effect"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { DenyList, randomBase62, RedisGate } from "@lyre/core"
