@@ -4,6 +4,7 @@
  * their own protocol; none of them decides a status or a code on its own.
  */
 import { Schema } from "effect"
+import type { ErrorType } from "./errorTypes.ts"
 import type { ErrorEnvelope } from "./models.ts"
 
 const Param = Schema.optional(Schema.String)
@@ -199,15 +200,7 @@ export type ApiError =
   | ModelUnavailable
   | ServiceUnavailable
 
-export type ErrorType =
-  | "invalid_request_error"
-  | "authentication_error"
-  | "permission_error"
-  | "insufficient_credits"
-  | "rate_limit_error"
-  | "not_found"
-  | "api_error"
-  | "service_unavailable"
+export type { ErrorType } from "./errorTypes.ts"
 
 interface Row {
   readonly status: number
