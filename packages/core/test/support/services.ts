@@ -19,7 +19,7 @@ import {
   UploadFiles,
   Uploads
 } from "../../src/index.ts"
-import type { GenerateRequest, ModelName, Plan, Principal, SettingsShape } from "../../src/index.ts"
+import type { GenerateRequest, ModelName, Plan, SettingsShape } from "../../src/index.ts"
 import { testDatabaseLayer } from "../../../../test/support/database.ts"
 import { fakeProviderLayer } from "./provider.ts"
 
@@ -82,8 +82,7 @@ export const makeCaller = Effect.fn("test.makeCaller")(function* (options: Calle
 })
 
 /** The principal a request with this key is admitted as (the credential and plan checks). */
-export const principalOf = (authorization: string): Effect.Effect<Principal, unknown, ApiKeys> =>
-  ApiKeys.use((apiKeys) => apiKeys.authenticate(authorization))
+export const principalOf = (authorization: string) => ApiKeys.use((apiKeys) => apiKeys.authenticate(authorization))
 
 /** A valid create body for the model, after validation (defaults applied). */
 export const generateRequest = (model: ModelName = "aether", title = "Morning"): GenerateRequest => ({
