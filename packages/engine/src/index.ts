@@ -112,6 +112,5 @@ export function makeEngine(options?: EngineOptions): Engine {
 }
 export { decodeAudio, UndecodableAudio } from "./listen/decode.ts"
 export { listen } from "./listen/analyse.ts"
-export type { Analysis, ChordSpan, Listening, TranscribedNote, Transcription } from "./listen/types.ts"
-export type { VoiceProfile } from "./types.ts"
+export type { Analysis, ChordSpan, Listening, TranscribedNote, Transcription, VoiceProfile } from "./listen/types.ts"
 export type { AudioType, PcmSink } from "./listen/decode.ts"

@@ -1,6 +1,9 @@
 // Public request/response shapes of the engine. Kept free of runtime code so that
 // the worker, the pool and the callers can share them without pulling in the synth.
 
+import type { AudioType } from "./listen/decode.ts"
+import type { Analysis, Transcription } from "./listen/types.ts"
+
 export type ModelName = "aether" | "echo" | "nocturne"
 
 export interface EngineRequest {
@@ -68,39 +71,14 @@ export interface UploadRoot {
   readonly id: string
   /** The upload's file on this machine. */
   readonly audioPath: string
-  readonly contentType: "audio/mpeg" | "audio/wav" | "audio/flac" | "audio/ogg"
+  readonly contentType: AudioType
   /** Seconds. */
   readonly duration: number
-  readonly analysis: {
-    readonly bpm: number
-    readonly key: string
-    readonly time_signature: string
-    readonly loudness_lufs: number
-    readonly beats: ReadonlyArray<number>
-    readonly chords: ReadonlyArray<{ readonly start: number; readonly end: number; readonly chord: string }>
-  }
-  readonly transcription: {
-    readonly notes: ReadonlyArray<{
-      readonly pitch: number
-      readonly start: number
-      readonly end: number
-      readonly velocity: number
-    }>
-    /** The voice heard in it (listen/voiceProfile.ts); absent for uploads listened to before it was measured. */
-    readonly voice?: VoiceProfile | null | undefined
-  }
+  readonly analysis: Analysis
+  readonly transcription: Transcription
 }
 
-/** The voice heard in an upload, which a persona made from its track sings with. */
-export interface VoiceProfile {
-  readonly register: "m" | "f"
-  /** Median sung pitch, MIDI note number. */
-  readonly centre: number
-  /** 0 (dull) .. 1 (bright); 0.5 is the engine's own voice unchanged. */
-  readonly brightness: number
-  /** Rate in Hz and depth as the peak deviation from the note's pitch, a fraction of it (0.012 = 21 cents). */
-  readonly vibrato: { readonly rate: number; readonly depth: number }
-}
+export type { VoiceProfile } from "./listen/types.ts"
 
 /**
  * How one track was made, which is all the engine needs to render it again sample for sample:

@@ -1,8 +1,6 @@
 // What listening to an upload gives (ENGINE-SEAMS.md rule 5): the public analysis and, kept
 // beside it but not public, the note transcription later tasks compose from.
 
-import type { VoiceProfile } from "../types.ts"
-
 export interface ChordSpan {
   readonly start: number
   readonly end: number
@@ -31,8 +29,23 @@ export interface TranscribedNote {
 
 export interface Transcription {
   readonly notes: ReadonlyArray<TranscribedNote>
-  /** The voice heard along the notes' top line (voiceProfile.ts); null when there is no tune to measure. */
+  /**
+   * The voice heard along the notes' top line (voiceProfile.ts), which a persona made from the
+   * upload's track sings with; null when there is no tune to measure, absent for uploads
+   * listened to before it was measured.
+   */
   readonly voice?: VoiceProfile | null | undefined
+}
+
+/** The voice heard in an upload. */
+export interface VoiceProfile {
+  readonly register: "m" | "f"
+  /** Median sung pitch, MIDI note number. */
+  readonly centre: number
+  /** 0 (dull) .. 1 (bright); 0.5 is the engine's own voice unchanged. */
+  readonly brightness: number
+  /** Rate in Hz and depth as the peak deviation from the note's pitch, a fraction of it (0.012 = 21 cents). */
+  readonly vibrato: { readonly rate: number; readonly depth: number }
 }
 
 export interface Listening {

@@ -10,9 +10,9 @@
 // is the sound's RMS frequency over those notes (the RMS of its first difference against its
 // own), mapped by octaves from 250 Hz (0, dull) to 4 kHz (1, bright).
 
-import type { VoiceProfile } from "../types.ts"
+import type { VoiceProfile } from "./types.ts"
 
-export type { VoiceProfile } from "../types.ts"
+export type { VoiceProfile } from "./types.ts"
 
 interface Note {
   readonly pitch: number
