@@ -8,22 +8,21 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import { Metrics } from "./Metrics.ts"
-import { CountedCounter } from "./CountedCounter.ts"
-import { CountedHistogram } from "./CountedHistogram.ts"
-import { RequestDurations } from "./RequestDurations.ts"
 import type { MetricsShape } from "./Metrics.ts"
 
 /**
  * Children by label values, kept: prom-client's `labels(...)` validates and builds a label object
- * on every call, which the hot paths should not pay per request.
+ * on every call, which the hot paths need not pay per event.
  */
 const cached1 = <C>(make: (a: string) => C) => {
   const children = new Map<string, C>()
   return (a: string): C => {
-    let child = children.get(a)
-    if (child === undefined) children.set(a, (child = make(a)))
+    const found = children.get(a)
+    if (found !== undefined) return found
+    const child = make(a)
+    children.set(a, child)
     return child
   }
 }
@@ -32,7 +31,10 @@ const cached2 = <C>(make: (a: string, b: string) => C) => {
   const children = new Map<string, (b: string) => C>()
   return (a: string, b: string): C => {
     let inner = children.get(a)
-    if (inner === undefined) children.set(a, (inner = cached1((value) => make(a, value))))
+    if (inner === undefined) {
+      inner = cached1((value) => make(a, value))
+      children.set(a, inner)
+    }
     return inner(b)
   }
 }
@@ -40,7 +42,8 @@ const cached2 = <C>(make: (a: string, b: string) => C) => {
 /** Seconds, from a millisecond of overhead to the provider's and receivers' 10 s limits. */
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-interface ServiceGauges {
+/** What the scrape reads from the database; undefined when it could not. */
+export interface ServiceGauges {
   readonly pending: number
   readonly exports_pending: number
   readonly oldest_deadline_in: number | null
@@ -55,13 +58,14 @@ export interface PrometheusMetrics extends MetricsShape {
 }
 
 /**
- * A fresh registry with every Lyre metric and the process's default metrics. The generation
- * timeout is handed in by the composition root: observability sits below the platform's Settings.
+ * A fresh registry with every Lyre metric and the process's default metrics, the service's gauges
+ * set from `readGauges` at each render. The generation timeout is handed in by the composition
+ * root: observability sits below the platform's Settings.
  */
-export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
-  readonly generationTimeoutSeconds: number
-}) {
-  const sql = yield* SqlClient
+export const prometheusMetricsOf = (
+  settings: { readonly generationTimeoutSeconds: number },
+  readGauges: Effect.Effect<ServiceGauges | undefined>
+): PrometheusMetrics => {
   const registry = new Registry()
   // The event-loop lag is sampled by a timer of this period: prom-client's 10 ms woke an idle
   // process 100 times a second (5 of its 10 ms of CPU a second with no request); ten samples a
@@ -69,88 +73,87 @@ export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
   const registers = [registry]
 
-  const httpDuration = new RequestDurations({
+  const httpDuration = new Histogram({
     name: "lyre_http_request_duration_seconds",
     help: "HTTP requests by surface, route template, method and status, and how long each took to answer.",
     labelNames: ["surface", "route", "method", "status"] as const,
     buckets: latencyBuckets,
     registers
   })
-  const tasksCreated = new CountedCounter({
+  const tasksCreated = new Counter({
     name: "lyre_tasks_created_total",
     help: "Generation tasks created (and charged), by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const tasksReady = new CountedCounter({
+  const tasksReady = new Counter({
     name: "lyre_tasks_ready_total",
     help: "Generation tasks that became ready, by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const tasksFailed = new CountedCounter({
+  const tasksFailed = new Counter({
     name: "lyre_tasks_failed_total",
     help: "Generation tasks that failed (and were refunded), by model and error code.",
     labelNames: ["model", "code"] as const,
     registers
   })
-  const exportsCreated = new CountedCounter({
+  const exportsCreated = new Counter({
     name: "lyre_exports_created_total",
     help: "Exports (song tools) created and charged, by format.",
     labelNames: ["format"] as const,
     registers
   })
-  const exportsReady = new CountedCounter({
+  const exportsReady = new Counter({
     name: "lyre_exports_ready_total",
     help: "Exports that became ready, by format.",
     labelNames: ["format"] as const,
     registers
   })
-  const exportsFailed = new CountedCounter({
+  const exportsFailed = new Counter({
     name: "lyre_exports_failed_total",
     help: "Exports that failed (and were refunded), by format and error code.",
     labelNames: ["format", "code"] as const,
     registers
   })
-  const creditsDebited = new CountedCounter({
+  const creditsDebited = new Counter({
     name: "lyre_credits_debited_total",
     help: "Credits charged by creates, by model.",
     labelNames: ["model"] as const,
     registers
   })
-  const creditsRefunded = new CountedCounter({
+  const creditsRefunded = new Counter({
     name: "lyre_credits_refunded_total",
     help: "Credits returned by failed tasks, by model.",
     labelNames: ["model"] as const,
     registers
   })
-  // Counted by Lyre, as the HTTP durations: a create observes it on its submission.
-  const providerDuration = new CountedHistogram({
+  const providerDuration = new Histogram({
     name: "lyre_provider_call_duration_seconds",
     help: "Calls to the music provider by call (submit, record-info, export-submit, export-record-info) and result, with their latency.",
     labelNames: ["call", "result"] as const,
     buckets: latencyBuckets,
     registers
   })
-  const circuitsOpened = new CountedCounter({
+  const circuitsOpened = new Counter({
     name: "lyre_provider_circuit_opened_total",
     help: "Times a model's provider circuit opened (5 provider failures in a minute).",
     labelNames: ["model"] as const,
     registers
   })
-  const callbacks = new CountedCounter({
+  const callbacks = new Counter({
     name: "lyre_provider_callbacks_total",
     help: "Provider callbacks by result: accepted (a task made due), ignored (nothing to change), progress, refused (unknown task or wrong token).",
     labelNames: ["result"] as const,
     registers
   })
-  const rehostBytes = new CountedCounter({
+  const rehostBytes = new Counter({
     name: "lyre_rehost_bytes_total",
     help: "Bytes of audio and covers copied into storage before a task became ready.",
     labelNames: ["kind"] as const,
     registers
   })
-  const rehostDuration = new CountedHistogram({
+  const rehostDuration = new Histogram({
     name: "lyre_rehost_duration_seconds",
     help: "Time to copy one file (audio or cover) into storage.",
     labelNames: ["kind"] as const,
@@ -214,20 +217,20 @@ export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
     registers
   })
   redisFallback.set(0)
-  const redisFallbackAnswers = new CountedCounter({
+  const redisFallbackAnswers = new Counter({
     name: "lyre_redis_fallback_total",
     help: "Answers given by this process's fallbacks while Redis was out of reach, by use (rate_limit, deny_list).",
     labelNames: ["use"] as const,
     registers
   })
-  const fallbackAnswer = cached1((use) => redisFallbackAnswers.series({ use }))
+  const fallbackAnswer = cached1((use) => redisFallbackAnswers.labels(use))
   const keptSubmissions = new Gauge({
     name: "lyre_kept_submissions",
     help: "Submission outcomes this process keeps because the database did not take their record, to record when it answers.",
     registers
   })
   keptSubmissions.set(0)
-  const keptSubmissionResults = new CountedCounter({
+  const keptSubmissionResults = new Counter({
     name: "lyre_kept_submissions_total",
     help:
       "Submission outcomes the database did not take, by what became of them " +
@@ -235,40 +238,29 @@ export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
     labelNames: ["result"] as const,
     registers
   })
-  const keptResult = cached1((result) => keptSubmissionResults.series({ result }))
+  const keptResult = cached1((result) => keptSubmissionResults.labels(result))
 
+  const requestDurations = cached2((surface, route) =>
+    cached2((method, status) => httpDuration.labels(surface, route, method, status))
+  )
   const created = cached1((model) => ({
-    task: tasksCreated.series({ model }),
-    credits: creditsDebited.series({ model })
+    task: tasksCreated.labels(model),
+    credits: creditsDebited.labels(model)
   }))
-  const ready = cached1((model) => tasksReady.series({ model }))
-  const failed = cached2((model, code) => tasksFailed.series({ model, code }))
-  const refunded = cached1((model) => creditsRefunded.series({ model }))
-  const exportCreated = cached1((format) => exportsCreated.series({ format }))
-  const exportReady = cached1((format) => exportsReady.series({ format }))
-  const exportFailed = cached2((format, code) => exportsFailed.series({ format, code }))
-  const provider = cached2((call, result) => providerDuration.series({ call, result }))
-  const opened = cached1((model) => circuitsOpened.series({ model }))
-  const callback = cached1((result) => callbacks.series({ result }))
-  const rehosted = cached1((kind) => ({ bytes: rehostBytes.series({ kind }), time: rehostDuration.series({ kind }) }))
+  const ready = cached1((model) => tasksReady.labels(model))
+  const failed = cached2((model, code) => tasksFailed.labels(model, code))
+  const refunded = cached1((model) => creditsRefunded.labels(model))
+  const exportCreated = cached1((format) => exportsCreated.labels(format))
+  const exportReady = cached1((format) => exportsReady.labels(format))
+  const exportFailed = cached2((format, code) => exportsFailed.labels(format, code))
+  const provider = cached2((call, result) => providerDuration.labels(call, result))
+  const opened = cached1((model) => circuitsOpened.labels(model))
+  const callback = cached1((result) => callbacks.labels(result))
+  const rehosted = cached1((kind) => ({ bytes: rehostBytes.labels(kind), time: rehostDuration.labels(kind) }))
   const attempts = cached1((outcome) => webhookAttempts.labels(outcome))
 
-  // Deadlines are creation + the timeout, and the sweep's partial index orders them: the oldest
-  // pending task is the one with the earliest deadline, found without reading the others.
-  const readGauges = sql<ServiceGauges>`
-    select
-      (select count(*) from generation_tasks where status = 'pending')::int as pending,
-      (select count(*) from exports where status = 'pending')::int as exports_pending,
-      extract(epoch from (select min(deadline_at) from generation_tasks where status = 'pending') - now())::float8
-        as oldest_deadline_in,
-      (select count(*) from webhook_deliveries where status = 'pending')::int as backlog,
-      extract(epoch from now() - (select min(next_attempt_at) from webhook_deliveries where status = 'pending'))::float8
-        as oldest_due_for,
-      (select json_agg(json_build_array(model, coalesce(open_until > now(), false)) order by model) from model_circuits)
-        as circuits`
-
   const render = Effect.gen(function* () {
-    const [gauges] = yield* readGauges.pipe(Effect.orElseSucceed(() => []))
+    const gauges = yield* readGauges
     if (gauges !== undefined) {
       pending.set(gauges.pending)
       exportsPending.set(gauges.exports_pending)
@@ -288,7 +280,7 @@ export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
     enabled: true,
     registry,
     httpRequest: (surface, route, method, status, seconds) =>
-      httpDuration.record(surface, route, method, status, seconds),
+      requestDurations(surface, route)(method, String(status)).observe(seconds),
     taskCreated: (model, credits) => {
       const child = created(model)
       child.task.inc()
@@ -323,6 +315,33 @@ export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
     contentType: registry.contentType
   }
   return metrics
+}
+
+/** The metrics with the service's gauges read from the database at each scrape; a failed read leaves them as they were. */
+export const makePrometheusMetrics = Effect.fnUntraced(function* (settings: {
+  readonly generationTimeoutSeconds: number
+}) {
+  const sql = yield* SqlClient
+  // Deadlines are creation + the timeout, and the sweep's partial index orders them: the oldest
+  // pending task is the one with the earliest deadline, found without reading the others.
+  const readGauges = sql<ServiceGauges>`
+    select
+      (select count(*) from generation_tasks where status = 'pending')::int as pending,
+      (select count(*) from exports where status = 'pending')::int as exports_pending,
+      extract(epoch from (select min(deadline_at) from generation_tasks where status = 'pending') - now())::float8
+        as oldest_deadline_in,
+      (select count(*) from webhook_deliveries where status = 'pending')::int as backlog,
+      extract(epoch from now() - (select min(next_attempt_at) from webhook_deliveries where status = 'pending'))::float8
+        as oldest_due_for,
+      (select json_agg(json_build_array(model, coalesce(open_until > now(), false)) order by model) from model_circuits)
+        as circuits`
+  return prometheusMetricsOf(
+    settings,
+    readGauges.pipe(
+      Effect.map(([gauges]) => gauges),
+      Effect.orElseSucceed(() => undefined)
+    )
+  )
 })
 
 /** The Metrics service on a fresh prom-client registry; needs the database for the scrape-time gauges. */
