@@ -7,8 +7,14 @@
 import type { IncomingMessage } from "node:http"
 import { extname } from "node:path"
 import { Busboy } from "@fastify/busboy"
-import { InvalidContentType, MissingParameter, uploadContentTypes, uploadExtensionOf } from "@lyre/core"
-import type { AudioFile, IncomingAudio, ValidationError } from "@lyre/core"
+import {
+  InvalidContentType,
+  InvalidParameter,
+  MissingParameter,
+  uploadContentTypes,
+  uploadExtensionOf
+} from "@lyre/core"
+import type { AudioFile, FormFields, IncomingAudio, ValidationError } from "@lyre/core"
 
 const mediaTypeOf = (header: string | undefined): string => header?.split(";")[0]?.trim().toLowerCase() ?? ""
 
@@ -22,8 +28,10 @@ const partType = (mimeType: string, filename: string): string => {
 
 type Opened = { readonly ok: true; readonly file: AudioFile } | { readonly ok: false; readonly error: ValidationError }
 
-const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () => Promise<string | undefined> } => {
+const multipart = (req: IncomingMessage): IncomingAudio["open"] & { fields: () => Promise<FormFields> } => {
   let title: string | undefined
+  // A second `file` part comes after the first has been read: the form is refused once it ends.
+  let secondFile = false
   let finished: Promise<void> = Promise.resolve()
   const open = (): Promise<Opened> =>
     new Promise((resolve) => {
@@ -31,7 +39,7 @@ const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () =>
       try {
         parser = Busboy({
           headers: { ...req.headers, "content-type": req.headers["content-type"] ?? "" },
-          limits: { files: 1, fields: 10, parts: 12, fieldSize: 4096 }
+          limits: { files: 2, fields: 10, parts: 12, fieldSize: 4096 }
         })
       } catch {
         resolve({ ok: false, error: new InvalidContentType({ message: "The multipart form has no boundary." }) })
@@ -60,6 +68,7 @@ const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () =>
       })
       parser.on("file", (name, stream, filename, _encoding, mimeType) => {
         if (name !== "file" || gotFile) {
+          if (name === "file") secondFile = true
           stream.resume()
           return
         }
@@ -69,9 +78,15 @@ const multipart = (req: IncomingMessage): IncomingAudio["open"] & { title: () =>
       req.pipe(parser)
     })
   return Object.assign(open, {
-    title: async () => {
+    fields: async (): Promise<FormFields> => {
       await finished
-      return title
+      if (secondFile) {
+        return {
+          ok: false,
+          error: new InvalidParameter({ message: "The form has more than one `file` part: send one.", param: "file" })
+        }
+      }
+      return { ok: true, title }
     }
   })
 }
@@ -81,7 +96,7 @@ export const incomingAudio = (req: IncomingMessage): IncomingAudio => {
   const declaredBytes = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : null
   if (mediaTypeOf(req.headers["content-type"]) === "multipart/form-data") {
     const open = multipart(req)
-    return { declaredBytes, open: () => open(), title: open.title }
+    return { declaredBytes, open: () => open(), fields: open.fields }
   }
   return {
     declaredBytes,
@@ -90,6 +105,6 @@ export const incomingAudio = (req: IncomingMessage): IncomingAudio => {
         ok: true as const,
         file: { stream: req, contentType: mediaTypeOf(req.headers["content-type"]), filename: null }
       }),
-    title: () => Promise.resolve(undefined)
+    fields: () => Promise.resolve({ ok: true, title: undefined })
   }
 }

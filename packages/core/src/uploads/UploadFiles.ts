@@ -25,6 +25,11 @@ export type OpenedAudio =
   | { readonly ok: true; readonly file: AudioFile }
   | { readonly ok: false; readonly error: ValidationError | UploadTooLarge }
 
+/** The form's fields once its file has been read to the end, or why the form is refused. */
+export type FormFields =
+  | { readonly ok: true; readonly title: string | undefined }
+  | { readonly ok: false; readonly error: ValidationError }
+
 /**
  * An upload request's body, read only once the request is admitted (so a refused request is
  * answered without reading it), and handed to core by the adapter.
@@ -37,8 +42,11 @@ export interface IncomingAudio {
    * fetched from a URL, one that cannot be fetched or declares a length past the cap).
    */
   readonly open: () => Promise<OpenedAudio>
-  /** The form's `title` field, once the file has been read to its end (a field after the file counts too). */
-  readonly title: () => Promise<string | undefined>
+  /**
+   * The form's `title` field, once the file has been read to its end (a field after the file
+   * counts too); a form with a second `file` part is refused here, as it is only seen then.
+   */
+  readonly fields: () => Promise<FormFields>
 }
 
 /** What a received file turned out to be, once decoded. */

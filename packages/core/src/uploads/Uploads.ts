@@ -116,7 +116,12 @@ export class Uploads extends Context.Service<
         const id = yield* ids.make("upload")
         const key = uploadKeyOf(id, uploadExtensionOf[type])
         const received = yield* files.receive(key, opened.file, type)
-        const title = (yield* Effect.promise(() => audio.title())) ?? input.title
+        const fields = yield* Effect.promise(() => audio.fields())
+        if (!fields.ok) {
+          yield* files.remove(key)
+          return yield* Effect.fail(fields.error)
+        }
+        const title = fields.title ?? input.title
         if (title !== undefined && [...title].length > 200) {
           yield* files.remove(key)
           return yield* new InvalidParameter({ message: "title must be at most 200 characters long.", param: "title" })

@@ -71,14 +71,14 @@ export type UploadFromRequest = z.infer<typeof UploadFromRequest>
 
 /** The request's file as an IncomingAudio: decoded at once from data, fetched only when opened from url. */
 export const audioFrom = (request: UploadFromRequest, allowPrivate: boolean): IncomingAudio => {
-  const none = () => Promise.resolve(undefined)
+  const none = () => Promise.resolve({ ok: true as const, title: undefined })
   if (request.data !== undefined) {
     const bytes = Buffer.from(request.data, "base64")
     const contentType = request.content_type ?? ""
     return {
       declaredBytes: bytes.length,
       open: () => Promise.resolve({ ok: true, file: { stream: Readable.from([bytes]), contentType, filename: null } }),
-      title: none
+      fields: none
     }
   }
   const url = request.url ?? ""
@@ -91,6 +91,6 @@ export const audioFrom = (request: UploadFromRequest, allowPrivate: boolean): In
         maxBytes: maxUploadBytes,
         maxRedirects: uploadFetchMaxRedirects
       }),
-    title: none
+    fields: none
   }
 }

@@ -219,6 +219,25 @@ describe("bad bodies: 400 (or 413), nothing stored, nothing counted", () => {
     expect(res.body.error?.param).toBe("file")
   })
 
+  it("400 invalid_parameter: a multipart form with two `file` parts", async () => {
+    const before = storedUploads().length
+    const rows = () =>
+      server.query<{ n: number }>("select count(*)::int as n from uploads where account_id = $1", account.id)
+    const counted = await rows()
+    const data = new FormData()
+    data.append("file", new File([wav], "first.wav", { type: "audio/wav" }))
+    data.append("file", new File([wav], "second.wav", { type: "audio/wav" }))
+    const res = await fetch(`${server.url}/api/v1/music/uploads`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${account.key}` },
+      body: data
+    }).then(async (answer) => ({ status: answer.status, body: (await answer.json()) as Json }))
+    expect(res.status).toBe(400)
+    expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_parameter", param: "file" })
+    expect(storedUploads().length).toBe(before)
+    expect(await rows()).toEqual(counted)
+  })
+
   it("413 request_too_large: a declared length over 50 MB is refused before the body is read", async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
@@ -373,6 +392,7 @@ describe("GET, list and DELETE", () => {
     expect(deleted.status).toBe(200)
     expect(deleted.body).toEqual({ id: first.id, deleted: true })
     expect(existsSync(file)).toBe(false)
+    expect(existsSync(join(server.config.dataDir, "files", String(first.id)))).toBe(false)
     expect((await api(server, "GET", `/api/v1/music/uploads/${String(first.id)}`, { key: account.key })).status).toBe(
       404
     )

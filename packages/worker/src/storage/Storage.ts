@@ -5,7 +5,7 @@
  * at all (a temporary file then a rename; one PutObject or a completed multipart upload), so a
  * worker that dies mid-download leaves no half file behind a lasting URL.
  */
-import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs"
+import { closeSync, createReadStream, mkdirSync, openSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs"
 import { stat } from "node:fs/promises"
 import { dirname, normalize, sep } from "node:path"
 import { Readable } from "node:stream"
@@ -200,7 +200,17 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
       Effect.try({
         try: () => {
           const path = pathOf(key)
-          if (path !== null) rmSync(path, { force: true })
+          if (path === null) return
+          rmSync(path, { force: true })
+          // A key's folder (an upload's, a task's) goes with its last file: none is left empty.
+          const parent = dirname(path)
+          try {
+            rmdirSync(parent)
+            made.delete(parent)
+          } catch (cause) {
+            const code = (cause as NodeJS.ErrnoException).code
+            if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOENT") throw cause
+          }
         },
         catch: (cause) =>
           new StorageError({
