@@ -23,7 +23,7 @@ export default defineConfig({
   test: {
     projects: [
       lane("unit"),
-      lane("sound", ["test/fluidsynth.ts"]),
+      lane("sound", ["test/fluidsynth.ts", "test/ffmpeg.ts"]),
       lane("service", ["test/fluidsynth.ts", "test/databaseTemplate.ts"]),
       lane("process", ["test/haproxy.ts", "test/faultServers.ts", "test/fluidsynth.ts", "test/databaseTemplate.ts"]),
       lane("browser", ["test/chromium.ts", "test/dashboardBuild.ts", "test/databaseTemplate.ts"]),

@@ -1,7 +1,7 @@
 // Listening to an upload: decoded once, then the note transcription (Basic Pitch), tempo and
 // beats (music-tempo, on a mono signal at 44.1 kHz), key and chords on the beat grid from the
-// transcription's notes, and integrated loudness (the engine's own BS.1770 meter, on the two
-// channels), and the voice along the transcription's top line (voiceProfile.ts, for personas).
+// transcription's notes, and integrated loudness (the engine's own BS.1770 meter, on the file's
+// own channels as it decodes), and the voice along the transcription's top line (voiceProfile.ts, for personas).
 // All of it under permissive licences (decision 0081). Each part's CPU time is kept
 // for the benchmark.
 
@@ -9,7 +9,7 @@ import { cpuUsage } from "node:process"
 import { decodeAudio } from "./decode.ts"
 import type { AudioType } from "./decode.ts"
 import { SR } from "../synth/dsp.ts"
-import { integratedLoudness } from "../synth/loudness.ts"
+import { channelWeights, LoudnessMeter } from "../synth/loudness.ts"
 import { chordsOn, keyOf } from "./harmony.ts"
 import { beatsAndTempo } from "./rhythm.ts"
 import { voiceProfile } from "./voiceProfile.ts"
@@ -47,15 +47,21 @@ export interface DecodedUpload {
 }
 
 /** The whole file decoded to two channels at its own rate (mono files: the same channel twice). */
-export async function decodeWhole(bytes: Uint8Array, type: AudioType): Promise<DecodedUpload> {
+export async function decodeWhole(
+  bytes: Uint8Array,
+  type: AudioType
+): Promise<DecodedUpload & { readonly lufs: number }> {
   const lefts: Array<Float32Array> = []
   const rights: Array<Float32Array> = []
   let sampleRate = 0
+  let meter: LoudnessMeter | undefined
   async function* once() {
     yield bytes
   }
   await decodeAudio(once(), type, (channels, sr) => {
     sampleRate = sr
+    meter ??= new LoudnessMeter(sr, channelWeights(channels.length, type === "audio/ogg" ? "vorbis" : "wav"))
+    meter.push(channels)
     const left = channels[0] ?? new Float32Array(0)
     lefts.push(left.slice())
     rights.push((channels[1] ?? left).slice())
@@ -69,16 +75,15 @@ export async function decodeWhole(bytes: Uint8Array, type: AudioType): Promise<D
     }
     return out
   }
-  return { left: join(lefts), right: join(rights), sampleRate }
+  return { left: join(lefts), right: join(rights), sampleRate, lufs: meter?.integrated() ?? -Infinity }
 }
 
-/** Integrated loudness in LUFS, to a tenth; a silent file (refused before this) would be -70. */
-function loudnessOf(audio: DecodedUpload): number {
-  const lufs = integratedLoudness(
-    toEngineRate(audio.left, audio.sampleRate),
-    toEngineRate(audio.right, audio.sampleRate)
-  )
-  return Number.isFinite(lufs) ? Math.round(lufs * 10) / 10 : -70
+/**
+ * Integrated loudness in LUFS, to a tenth, as measured while decoding: a mono file's one channel
+ * counted once (BS.1770), not as two; a silent file (refused before this) would be -70.
+ */
+function loudnessOf(audio: { readonly lufs: number }): number {
+  return Number.isFinite(audio.lufs) ? Math.round(audio.lufs * 10) / 10 : -70
 }
 
 /**

@@ -60,12 +60,34 @@ const mpegFrameLength = (h: MpegHeader): number => {
   return Math.floor((perSlot * bits) / h.sampleRate) + h.framePadding
 }
 
+const tagAt = (data: Uint8Array, at: number): string => String.fromCharCode(...data.subarray(at, at + 4))
+const uint32At = (data: Uint8Array, at: number): number =>
+  ((data[at] ?? 0) * 2 ** 24 + ((data[at + 1] ?? 0) << 16) + ((data[at + 2] ?? 0) << 8) + (data[at + 3] ?? 0)) >>> 0
+
 /**
- * MPEG audio: mpg123 decodes whole frames as they arrive and waits for the rest of a frame cut
- * short, so a truncated file would pass for a shorter one. codec-parser reads the same bytes
- * frame by frame and hands over the last one only at the end: a last frame shorter than its own
- * header says, or in a constant-bitrate stream shorter than the frames before it, is a file cut
- * in the middle.
+ * The audio frames an MP3's first frame says follow it, when it is a tag frame rather than audio:
+ * a Xing or Info tag (LAME writes its own inside it) after the side information, its frame count
+ * present when flag bit 0 is set; or a VBRI tag at byte 36 (Fraunhofer), its count at byte 50.
+ * Null when the first frame is audio, undefined when it is a tag without a count.
+ */
+export const declaredMpegFrames = (first: Uint8Array): number | null | undefined => {
+  if (tagAt(first, 36) === "VBRI") return uint32At(first, 50)
+  // The side information is 9 to 32 bytes (and 2 more after a CRC): the tag starts within them.
+  for (let at = 4 + 9; at <= 4 + 32 + 2; at++) {
+    const tag = tagAt(first, at)
+    if (tag !== "Xing" && tag !== "Info") continue
+    return (uint32At(first, at + 4) & 1) === 1 ? uint32At(first, at + 8) : undefined
+  }
+  return null
+}
+
+/**
+ * MPEG audio, read frame by frame by codec-parser and only its frames fed to mpg123: mpg123
+ * prints every resync in bytes that are not audio (and decodes whole frames as they arrive,
+ * waiting for the rest of a frame cut short, so a truncated file would pass for a shorter one).
+ * A file is cut when its last frame is shorter than its own header says, or in a constant-bitrate
+ * stream shorter than the frames before it, or when fewer frames follow a Xing, Info or VBRI tag
+ * than it counts (a file cut at a frame boundary).
  */
 async function decodeMpeg(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Promise<number> {
   const decoder = new MPEGDecoder()
@@ -73,25 +95,49 @@ async function decodeMpeg(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Pro
   await decoder.ready
   let samples = 0
   let lastLength = 0
+  let frames = 0
+  /** What the first frame declared: not yet seen (undefined at first), a count, or nothing. */
+  let declared: number | null | undefined
+  let secondsPerFrame = 0
+  let first = true
   const bitrates = new Set<number>()
-  try {
-    for await (const chunk of chunks) {
-      for (const frame of walk(parser.parseChunk(chunk))) {
-        if (!("header" in frame)) continue
-        lastLength = frame.data.length
-        bitrates.add((frame.header as unknown as MpegHeader).bitrate)
-      }
-      samples += deliver(decoder.decode(chunk), sink)
-    }
-    for (const frame of walk(parser.flush())) {
+  const feed = (found: Iterable<CodecFrame | OggPage>, atEnd: boolean): void => {
+    const parts: Array<Uint8Array> = []
+    for (const frame of found) {
       if (!("header" in frame)) continue
-      const short =
-        frame.data.length < mpegFrameLength(frame.header as unknown as MpegHeader) ||
-        (bitrates.size === 1 && frame.data.length < lastLength - 1)
-      if (short) throw new UndecodableAudio("the MP3 file ends inside a frame: it is truncated")
+      const header = frame.header as unknown as MpegHeader
+      parts.push(frame.data)
+      if (first) {
+        first = false
+        declared = declaredMpegFrames(frame.data)
+        secondsPerFrame = header.sampleRate > 0 ? frame.samples / header.sampleRate : 0
+        if (declared !== null) continue
+      }
+      if (
+        atEnd &&
+        (frame.data.length < mpegFrameLength(header) || (bitrates.size === 1 && frame.data.length < lastLength - 1))
+      ) {
+        throw new UndecodableAudio("the MP3 file ends inside a frame: it is truncated")
+      }
+      frames++
+      lastLength = frame.data.length
+      bitrates.add(header.bitrate)
     }
+    if (parts.length > 0) samples += deliver(decoder.decode(Buffer.concat(parts)), sink)
+  }
+  try {
+    for await (const chunk of chunks) feed(walk(parser.parseChunk(chunk)), false)
+    feed(walk(parser.flush()), true)
   } finally {
     decoder.free()
+  }
+  // A tag's count may or may not include the tag's own frame: one frame short is not a cut.
+  if (typeof declared === "number" && frames < declared - 1) {
+    const seconds = (n: number) => `${(n * secondsPerFrame).toFixed(1)} s`
+    throw new UndecodableAudio(
+      `the MP3 file's header says ${seconds(declared)} (${declared} frames) but ${seconds(frames)} ` +
+        `(${frames} frames) are there: it is truncated`
+    )
   }
   return samples
 }
@@ -190,6 +236,16 @@ async function decodeWav(chunks: AsyncIterable<Uint8Array>, sink: PcmSink): Prom
   }
   const riff = wav as unknown as { chunkSize: number; fmt: WavFormat; data: { chunkSize: number; samples: Uint8Array } }
   const fmt = riff.fmt
+  if (riff.data.chunkSize > riff.data.samples.length) {
+    throw new UndecodableAudio(
+      `the WAV header declares ${riff.data.chunkSize} bytes of audio but ${riff.data.samples.length} are there: it is truncated`
+    )
+  }
+  if (riff.chunkSize + 8 > bytes.length) {
+    throw new UndecodableAudio(
+      `the WAV header declares ${riff.chunkSize + 8} bytes but the file has ${bytes.length}: it is truncated`
+    )
+  }
   if (riff.chunkSize + 8 !== bytes.length)
     throw new UndecodableAudio("the WAV header's RIFF size does not match the file")
   if (riff.data.chunkSize !== riff.data.samples.length)

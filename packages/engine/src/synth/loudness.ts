@@ -132,3 +132,118 @@ export function truePeakDb(left: Float32Array, right: Float32Array): number {
   const p = Math.max(truePeak(left), truePeak(right))
   return 20 * Math.log10(p || 1e-12)
 }
+
+/**
+ * BS.1770-4's channel weights by position: 1 for the front channels, 0 for the LFE, 1.41 (+1.5 dB)
+ * for surround ones; a mono file has one channel, counted once. Positions follow each format's
+ * defined order: WAV and FLAC put the LFE fourth, Vorbis last and the centre second.
+ */
+export function channelWeights(count: number, order: "wav" | "vorbis"): ReadonlyArray<number> {
+  const S = 1.41
+  const wav: Record<number, ReadonlyArray<number>> = {
+    4: [1, 1, S, S],
+    5: [1, 1, 1, S, S],
+    6: [1, 1, 1, 0, S, S],
+    7: [1, 1, 1, 0, S, S, S],
+    8: [1, 1, 1, 0, S, S, S, S]
+  }
+  const vorbis: Record<number, ReadonlyArray<number>> = {
+    4: [1, 1, S, S],
+    5: [1, 1, 1, S, S],
+    6: [1, 1, 1, S, S, 0],
+    7: [1, 1, 1, S, S, S, 0],
+    8: [1, 1, 1, S, S, S, S, 0]
+  }
+  return (order === "wav" ? wav : vorbis)[count] ?? Array.from({ length: count }, () => 1)
+}
+
+/** A channel's K-weighting filter state (the two biquads' last inputs and outputs). */
+interface FilterState {
+  x1: number
+  x2: number
+  y1: number
+  y2: number
+  z1: number
+  z2: number
+}
+
+/**
+ * Integrated loudness (BS.1770-4, as ffmpeg's `ebur128` measures it) of a file of any number of
+ * channels at its own sample rate, fed block by block as it decodes: each channel K-weighted with
+ * filters for that rate, its energy weighted by its position and summed, in 100 ms steps that
+ * make the gated 400 ms blocks. Nothing but the steps' energies is kept.
+ */
+export class LoudnessMeter {
+  readonly #weights: ReadonlyArray<number>
+  readonly #step: number
+  readonly #filters: readonly [Biquad, Biquad]
+  readonly #states: Array<FilterState>
+  readonly #steps: Array<number> = []
+  #energy = 0
+  #filled = 0
+
+  constructor(sampleRate: number, weights: ReadonlyArray<number>) {
+    this.#weights = weights
+    this.#step = Math.round(0.1 * sampleRate)
+    this.#filters = kWeighting(sampleRate)
+    this.#states = weights.map(() => ({ x1: 0, x2: 0, y1: 0, y2: 0, z1: 0, z2: 0 }))
+  }
+
+  /** One block of PCM: a Float32Array per channel, all of one length. */
+  push(channels: ReadonlyArray<Float32Array>): void {
+    const length = channels[0]?.length ?? 0
+    for (let start = 0; start < length; ) {
+      const end = Math.min(length, start + this.#step - this.#filled)
+      for (let c = 0; c < this.#states.length; c++) {
+        const weight = this.#weights[c] ?? 1
+        const samples = channels[c]
+        if (weight === 0 || samples === undefined) continue
+        this.#energy += weight * this.#filter(samples, start, end, this.#states[c] as FilterState)
+      }
+      this.#filled += end - start
+      start = end
+      if (this.#filled === this.#step) {
+        this.#steps.push(this.#energy)
+        this.#energy = 0
+        this.#filled = 0
+      }
+    }
+  }
+
+  /** The K-weighted energy of `x[start..end)`, carrying the filters' state on. */
+  #filter(x: Float32Array, start: number, end: number, state: FilterState): number {
+    const [s, h] = this.#filters
+    let { x1, x2, y1, y2, z1, z2 } = state
+    let e = 0
+    for (let i = start; i < end; i++) {
+      const v = x[i] as number
+      const y = s.b0 * v + s.b1 * x1 + s.b2 * x2 - s.a1 * y1 - s.a2 * y2
+      x2 = x1
+      x1 = v
+      const z = y - 2 * y1 + y2 - h.a1 * z1 - h.a2 * z2
+      y2 = y1
+      y1 = y
+      z2 = z1
+      z1 = z
+      e += z * z
+    }
+    Object.assign(state, { x1, x2, y1, y2, z1, z2 })
+    return e
+  }
+
+  /** Integrated loudness in LUFS so far (-Infinity for silence or under 400 ms). */
+  integrated(): number {
+    const steps = this.#steps
+    const blocks: Array<number> = []
+    for (let b = 0; b + 4 <= steps.length; b++) {
+      const e =
+        ((steps[b] as number) + (steps[b + 1] as number) + (steps[b + 2] as number) + (steps[b + 3] as number)) /
+        (4 * this.#step)
+      if (-0.691 + 10 * Math.log10(e) > -70) blocks.push(e)
+    }
+    if (blocks.length === 0) return -Infinity
+    const relative = -0.691 + 10 * Math.log10(blocks.reduce((a, e) => a + e, 0) / blocks.length) - 10
+    const gated = blocks.filter((e) => -0.691 + 10 * Math.log10(e) > relative)
+    return -0.691 + 10 * Math.log10(gated.reduce((a, e) => a + e, 0) / gated.length)
+  }
+}
