@@ -173,7 +173,8 @@ const providerLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<P
         })
       : engineProviderLayer({
           stagingDir: join(config.dataDir, "engine"),
-          pcmCacheDir: join(config.dataDir, "engine-pcm")
+          pcmCacheDir: join(config.dataDir, "engine-pcm"),
+          maxSeconds: config.engineMaxSeconds ?? undefined
         })
   )
 

@@ -24,6 +24,11 @@ export interface ServerConfig {
   readonly providerApiKey: string | null
   /** First delay between polls of an accepted task; it doubles per poll up to a minute. */
   readonly providerPollSeconds: number
+  /**
+   * `ENGINE_MAX_SECONDS`: the built-in engine cuts each take after this many seconds, with a short
+   * fade (demonstrations, previews, tests that need a song but not a whole one); unset, whole songs.
+   */
+  readonly engineMaxSeconds: number | null
   /** Limit for every call to the provider (submit, record-info). */
   readonly providerTimeoutSeconds: number
   /** How long a worker's claim on a task lasts; a crashed worker's tasks return after this. */
@@ -87,6 +92,7 @@ const config = Config.all({
   providerUrl: optionalString("PROVIDER_URL"),
   providerApiKey: optionalString("PROVIDER_API_KEY"),
   providerPollSeconds: positiveSeconds("PROVIDER_POLL_SECONDS").pipe(Config.withDefault(5)),
+  engineMaxSeconds: positiveSeconds("ENGINE_MAX_SECONDS").pipe(Config.option, Config.map(Option.getOrNull)),
   providerTimeoutSeconds: positiveSeconds("PROVIDER_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
   workerLeaseSeconds: positiveSeconds("WORKER_LEASE_SECONDS").pipe(Config.withDefault(60)),
   webhookRetryDelays: optionalString("WEBHOOK_RETRY_DELAYS"),

@@ -33,6 +33,7 @@ const variableOf = {
   providerUrl: "PROVIDER_URL",
   providerApiKey: "PROVIDER_API_KEY",
   providerPollSeconds: "PROVIDER_POLL_SECONDS",
+  engineMaxSeconds: "ENGINE_MAX_SECONDS",
   providerTimeoutSeconds: "PROVIDER_TIMEOUT_SECONDS",
   workerLeaseSeconds: "WORKER_LEASE_SECONDS",
   webhookRetryDelaysSeconds: "WEBHOOK_RETRY_DELAYS",

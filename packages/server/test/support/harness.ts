@@ -96,6 +96,9 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     providerUrl: upstream.url,
     providerApiKey: upstreamKey,
     providerPollSeconds: 5,
+    // Where a test runs the built-in engine, a take of half a minute shows what a whole song
+    // would at a third of the CPU; a test about a song's whole length asks for null.
+    engineMaxSeconds: 30,
     providerTimeoutSeconds: 10,
     workerLeaseSeconds: 60,
     webhookRetryDelaysSeconds: defaultWebhookRetryDelaysSeconds,

@@ -44,6 +44,8 @@ export interface EngineProviderOptions {
    */
   readonly pcmCacheDir?: string | undefined
   readonly threads?: number | undefined
+  /** Each take cut after this many seconds, with a fade (ENGINE_MAX_SECONDS); unset, whole songs. */
+  readonly maxSeconds?: number | undefined
 }
 
 type RenderState =
@@ -386,6 +388,7 @@ export const engineProviderLayer = (options: EngineProviderOptions): Layer.Layer
         Effect.sync(() =>
           makeEngine({
             threads: options.threads,
+            ...(options.maxSeconds === undefined ? {} : { render: { maxSeconds: options.maxSeconds } }),
             ...(options.pcmCacheDir === undefined
               ? {}
               : { pcmCache: { ...DEFAULT_PCM_CACHE, dir: options.pcmCacheDir } })
