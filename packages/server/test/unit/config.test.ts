@@ -107,6 +107,16 @@ describe("configuration", () => {
       }
     })
 
+    it("read ENGINE_MAX_SECONDS, whole songs by default, and refuse one not above 0 naming it", async () => {
+      const defaults = await loadConfigFrom({})
+      expect(Exit.isSuccess(defaults) && defaults.value.engineMaxSeconds).toBe(null)
+      const set = await loadConfigFrom({ ENGINE_MAX_SECONDS: "30" })
+      expect(Exit.isSuccess(set) && set.value.engineMaxSeconds).toBe(30)
+      for (const bad of ["0", "-5", "short"]) {
+        expect(await configFailureOf({ ENGINE_MAX_SECONDS: bad })).toContain("ENGINE_MAX_SECONDS")
+      }
+    })
+
     it("default to metrics on, open on loopback, no extra port and no traces", async () => {
       const exit = await loadConfigFrom({})
       expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
