@@ -39,7 +39,7 @@ const coreFolderMayUse = {
   webhooks: ["platform"],
   generation: ["platform", "provider", "sql", "money", "webhooks"],
   personas: ["platform", "provider", "generation"],
-  uploads: ["platform", "webhooks", "generation"],
+  uploads: ["platform", "money", "webhooks", "generation"],
   trpc: ["platform", "credentials", "money", "webhooks", "generation", "personas", "uploads"]
 }
 const groundFloor = ["domain", "observability"]

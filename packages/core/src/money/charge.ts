@@ -44,7 +44,8 @@ const debitAlert = {
   armed: "prev.armed"
 }
 
-const idempotencyWindowMillis = 24 * 60 * 60 * 1000
+/** How long a key holds its answer (decision 0008). */
+export const idempotencyWindowMillis = 24 * 60 * 60 * 1000
 
 /** What a 429 for concurrency suggests: work takes seconds to finish, so try again soon. */
 const concurrencyRetryAfterSeconds = 5

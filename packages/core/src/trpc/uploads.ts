@@ -12,7 +12,7 @@ import {
 } from "../uploads/model.ts"
 import { audioFrom, UploadFromRequest } from "../uploads/uploadFrom.ts"
 import { Uploads } from "../uploads/Uploads.ts"
-import { runProcedure } from "./context.ts"
+import { runPaid, runProcedure } from "./context.ts"
 import { admitted, t, withBody } from "./init.ts"
 
 export const uploadsRouter = t.router({
@@ -40,11 +40,11 @@ export const uploadsRouter = t.router({
     .mutation(({ ctx, input }) => {
       // Only REST hands over a body as it arrives; tRPC and the agents speak JSON.
       const audio = ctx.audio
-      return runProcedure(
+      return runPaid(
         ctx,
         audio === undefined
           ? Effect.fail(new InvalidContentType({ message: "Send the file to POST /api/v1/music/uploads as its body." }))
-          : Uploads.use((uploads) => uploads.create(ctx.principal, input, audio))
+          : Uploads.use((uploads) => uploads.create(ctx.principal, input, audio, ctx.idempotencyKey))
       )
     }),
 
@@ -58,12 +58,14 @@ export const uploadsRouter = t.router({
     .input(UploadFromRequest)
     .output(Upload)
     .mutation(({ ctx, input }) =>
-      runProcedure(
+      runPaid(
         ctx,
         Effect.gen(function* () {
           const { webhookAllowPrivate } = yield* Settings
           const audio = audioFrom(input, webhookAllowPrivate)
-          return yield* Uploads.use((uploads) => uploads.create(ctx.principal, { title: input.title }, audio))
+          return yield* Uploads.use((uploads) =>
+            uploads.create(ctx.principal, { title: input.title }, audio, ctx.idempotencyKey)
+          )
         })
       )
     ),

@@ -52,6 +52,8 @@ export interface IncomingAudio {
 /** What a received file turned out to be, once decoded. */
 export interface ReceivedAudio {
   readonly bytes: number
+  /** SHA-256 of the file's bytes, hex: what an `Idempotency-Key`'s request hash covers of it. */
+  readonly sha256: string
   /** Seconds. */
   readonly duration: number
 }

@@ -8,6 +8,7 @@
  * `ready` (its analysis, and a track every song tool takes) or `failed`, each by a conditional
  * update that writes its event (`upload.ready`, `upload.failed`) in the same transaction.
  */
+import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
@@ -17,7 +18,7 @@ import {
   UploadQuotaExceeded,
   UploadTooLarge
 } from "../domain/errors.ts"
-import type { MissingParameter, ValidationError } from "../domain/errors.ts"
+import type { IdempotencyKeyReused, MissingParameter, ProviderError, ValidationError } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
 import type { Principal } from "../domain/principal.ts"
 import { keptUploadsAllowed } from "../domain/pricing.ts"
@@ -32,8 +33,18 @@ import type { UploadRow } from "./rows.ts"
 import { UploadFiles } from "./UploadFiles.ts"
 import type { IncomingAudio } from "./UploadFiles.ts"
 import { isoTimestamp } from "../domain/timestamps.ts"
+import { canonicalJson, heldAnswer, idempotencyWindowMillis } from "../money/charge.ts"
+import type { Charged } from "../money/charge.ts"
 
-export type CreateUploadError = ValidationError | MissingParameter | InvalidAudio | UploadTooLarge | UploadQuotaExceeded
+export type CreateUploadError =
+  | ValidationError
+  | MissingParameter
+  | InvalidAudio
+  | UploadTooLarge
+  | UploadQuotaExceeded
+  | IdempotencyKeyReused
+  // Never an upload's own answer: a key held by a paid call's 500 is replayed as that call's error.
+  | ProviderError
 
 /** Why listening gave up on an upload, as its `error` shows it. */
 export interface UploadFailure {
@@ -44,12 +55,16 @@ export interface UploadFailure {
 export class Uploads extends Context.Service<
   Uploads,
   {
-    /** `POST /v1/music/uploads`: 202 the pending Upload. */
+    /**
+     * `POST /v1/music/uploads`: 202 the pending Upload; with an `Idempotency-Key`, the first
+     * answer again for the same file and title (decision 0008), one upload counted once.
+     */
     readonly create: (
       principal: Principal,
       input: { readonly title?: string | undefined },
-      audio: IncomingAudio
-    ) => Effect.Effect<Upload, CreateUploadError>
+      audio: IncomingAudio,
+      idempotencyKey?: string | undefined
+    ) => Effect.Effect<Charged<Upload>, CreateUploadError>
     readonly get: (principal: Principal, id: string) => Effect.Effect<Upload, UploadNotFound>
     readonly list: (
       principal: Principal,
@@ -92,16 +107,32 @@ export class Uploads extends Context.Service<
           Effect.orDie
         )
 
+      /** Whether a live row holds the key: then its answer, not the allowance, decides (decision 0008). */
+      const keyHeld = (accountId: string, key: string, now: number) =>
+        sql<{ n: number }>`
+          select count(*)::int as n from idempotency_keys
+          where account_id = ${accountId} and key = ${key}
+            and created_at > ${isoTimestamp(now - idempotencyWindowMillis)}::timestamptz`.pipe(
+          Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
+          Effect.orDie
+        )
+
       const create = Effect.fn("Uploads.create")(function* (
         principal: Principal,
         input: { readonly title?: string | undefined },
-        audio: IncomingAudio
+        audio: IncomingAudio,
+        idempotencyKey?: string | undefined
       ) {
         if (audio.declaredBytes !== null && audio.declaredBytes > maxUploadBytes) {
           return yield* new UploadTooLarge({ message: `An upload is at most ${maxUploadBytes} bytes.` })
         }
         const allowed = keptUploadsAllowed[principal.plan]
-        if ((yield* keptCount(principal.accountId)) >= allowed) return yield* quotaExceeded(allowed)
+        // A retry of a kept upload is answered however full the account is since; its body is
+        // read first, as only the body says whether it is the same request.
+        const held =
+          idempotencyKey !== undefined &&
+          (yield* keyHeld(principal.accountId, idempotencyKey, yield* Clock.currentTimeMillis))
+        if (!held && (yield* keptCount(principal.accountId)) >= allowed) return yield* quotaExceeded(allowed)
 
         const opened = yield* Effect.promise(() => audio.open())
         if (!opened.ok) return yield* Effect.fail(opened.error)
@@ -128,12 +159,34 @@ export class Uploads extends Context.Service<
         }
 
         const now = yield* Clock.currentTimeMillis
+        const idempotency =
+          idempotencyKey === undefined
+            ? undefined
+            : {
+                key: idempotencyKey,
+                requestHash: createHash("sha256")
+                  .update(
+                    canonicalJson({ upload: { file: received.sha256, content_type: type, title: title ?? null } })
+                  )
+                  .digest("hex")
+              }
+        const body = (row: UploadRow): Upload => renderUpload(row)
         // One upload at a time per account past this point: the account row's lock makes the
-        // allowance exact however many arrive together.
-        const row = yield* writes
+        // allowance exact however many arrive together, and a key's claim single.
+        const outcome = yield* writes
           .withTransaction(
             Effect.gen(function* () {
               yield* writes`select id from accounts where id = ${principal.accountId} for update`
+              if (idempotency !== undefined) {
+                const answer = yield* heldAnswer<Upload>(
+                  writes,
+                  principal.accountId,
+                  idempotency.key,
+                  idempotency.requestHash,
+                  now
+                )
+                if (answer !== undefined) return answer
+              }
               const [counted] = yield* writes<{ n: number }>`
             select count(*)::int as n from uploads
             where account_id = ${principal.accountId} and deleted_at is null and status <> 'failed'`
@@ -146,15 +199,28 @@ export class Uploads extends Context.Service<
               ${isoTimestamp(now + settings.generationTimeoutSeconds * 1000)}::timestamptz, ${isoTimestamp(now)}::timestamptz,
               ${isoTimestamp(now)}::timestamptz)
             returning ${writes.literal(uploadColumns)}`
-              return inserted ?? null
+              if (inserted === undefined) return null
+              const created = body(inserted)
+              if (idempotency !== undefined) {
+                yield* writes`
+            insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
+            values (${principal.accountId}, ${idempotency.key}, ${idempotency.requestHash}, 202,
+                    ${JSON.stringify(created)}::json, ${isoTimestamp(now)}::timestamptz)`
+              }
+              return { status: 202, body: created, replayed: false }
             })
           )
-          .pipe(Effect.orDie)
-        if (row === null) {
+          .pipe(
+            Effect.catchTag("SqlError", (error) => Effect.die(error)),
+            Effect.tapError(() => files.remove(key))
+          )
+        if (outcome === null) {
           yield* files.remove(key)
           return yield* quotaExceeded(allowed)
         }
-        return renderUpload(row)
+        // A replay keeps the first upload: this request's copy of the file goes.
+        if (outcome.replayed) yield* files.remove(key)
+        return outcome
       })
 
       const get = Effect.fnUntraced(function* (principal: Principal, id: string) {

@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape } from "@trpc/server"
-import { appRouter, InvalidJson, makeCallContext } from "@lyre/core"
+import { appRouter, InvalidJson, InvalidParameter, makeCallContext, maxIdempotencyKeyLength } from "@lyre/core"
 import type { ValidationError } from "@lyre/core"
 import { incomingAudio, lingerThenClose, sendJson } from "@lyre/http"
 import type { AppRuntime } from "../app.ts"
@@ -37,9 +37,21 @@ const inputOf = (search: URLSearchParams): { readonly input: unknown; readonly e
 export const makeTrpcUploadHandler =
   (runtime: AppRuntime) =>
   async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
-    const { input, error: bodyError } = inputOf(search)
+    const { input, error: inputError } = inputOf(search)
+    // As on the dashboard's other calls, a key in the header makes a retried upload answer the first.
+    const key = req.headers["idempotency-key"]
+    const idempotencyKey = typeof key === "string" && key !== "" ? key : undefined
+    const bodyError =
+      inputError ??
+      (idempotencyKey !== undefined && idempotencyKey.length > maxIdempotencyKeyLength
+        ? new InvalidParameter({
+            message: `Idempotency-Key must be at most ${maxIdempotencyKeyLength} characters.`,
+            param: "Idempotency-Key"
+          })
+        : undefined)
     const ctx = makeCallContext(runtime, {
       authorization: req.headers.authorization,
+      idempotencyKey,
       sessionToken: readSessionToken(req),
       csrfToken: typeof req.headers["x-csrf-token"] === "string" ? req.headers["x-csrf-token"] : undefined,
       bodyError,

@@ -9,7 +9,7 @@ import { request } from "node:http"
 import { join } from "node:path"
 import { createRequire } from "node:module"
 import { createEncoder } from "wasm-media-encoders"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { api, createAccount, startTestServer } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
 import { writeOutsideSong } from "../support/outsideSong.ts"
@@ -341,6 +341,150 @@ describe("the check order", () => {
     const res = await upload("not read", "audio/wav", full.key)
     expect(res.status).toBe(403)
     expect(res.body.error?.code).toBe("upload_quota_exceeded")
+  })
+})
+
+describe("Idempotency-Key (decision 0008, as on creates)", () => {
+  const keyed = (body: Buffer, key: string, credential: string, path = "/api/v1/music/uploads") =>
+    fetch(`${server.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${credential}`, "content-type": "audio/wav", "idempotency-key": key },
+      body
+    }).then(async (res) => ({
+      status: res.status,
+      replayed: res.headers.get("idempotent-replayed"),
+      body: (await res.json()) as Json
+    }))
+  const uploadsOf = (accountId: string) =>
+    server.query<{ id: string }>("select id from uploads where account_id = $1 order by created_at", accountId)
+
+  it("the same key and file twice: one upload, the first answer replayed, counted once; another file is refused", async () => {
+    const owner = await createAccount(server)
+    const before = storedUploads().length
+    const first = await keyed(wav, "take-1", owner.key)
+    expect(first.status).toBe(202)
+    expect(first.replayed).toBeNull()
+    const again = await keyed(wav, "take-1", owner.key)
+    expect(again.status).toBe(202)
+    expect(again.replayed).toBe("true")
+    expect(again.body).toEqual(first.body)
+    expect(await uploadsOf(owner.id)).toEqual([{ id: first.body.id }])
+    expect(storedUploads().length).toBe(before + 1)
+
+    const other = await keyed(wavOf(tone(7)), "take-1", owner.key)
+    expect(other.status).toBe(400)
+    expect(other.body.error).toMatchObject({ type: "invalid_request_error", code: "idempotency_key_reused" })
+    expect(await uploadsOf(owner.id)).toEqual([{ id: first.body.id }])
+    expect(storedUploads().length).toBe(before + 1)
+
+    const fresh = await keyed(wav, "take-2", owner.key)
+    expect(fresh.status).toBe(202)
+    expect(fresh.body.id).not.toBe(first.body.id)
+  })
+
+  it("a held key answers its upload though the account has since reached its allowance", async () => {
+    const full = await createAccount(server)
+    for (let i = 0; i < 49; i++) {
+      await server.query(
+        `insert into uploads (id, account_id, credential_subject, status, content_type, bytes, duration, storage_key, created_at, updated_at)
+         values ($1, $2, 'x', 'ready', 'audio/wav', 1, 6, $3, now(), now())`,
+        `upl_${String(i).padStart(20, "k")}${full.id.slice(-4)}`,
+        full.id,
+        `upl_k${i}/source.wav`
+      )
+    }
+    const last = await keyed(wav, "the-fiftieth", full.key)
+    expect(last.status).toBe(202)
+    const again = await keyed(wav, "the-fiftieth", full.key)
+    expect([again.status, again.replayed, again.body.id]).toEqual([202, "true", last.body.id])
+    const refused = await keyed(wav, "one-more", full.key)
+    expect([refused.status, refused.body.error?.code]).toEqual([403, "upload_quota_exceeded"])
+    expect((await uploadsOf(full.id)).length).toBe(50)
+  })
+
+  it("tRPC's upload call takes the header too", async () => {
+    const owner = await createAccount(server)
+    const first = await keyed(wav, "dash-1", owner.key, "/trpc/uploads.create")
+    expect(first.status).toBe(200)
+    const again = await keyed(wav, "dash-1", owner.key, "/trpc/uploads.create")
+    expect(again.replayed).toBe("true")
+    expect(again.body).toEqual(first.body)
+    expect((await uploadsOf(owner.id)).length).toBe(1)
+  })
+})
+
+describe("an upload whose own header counts more than is there", () => {
+  it("400 invalid_audio, truncated: an MP3 whose Info tag says twice the frames that follow", async () => {
+    const audio = await mp3Of(tone(8))
+    let frames = 0
+    for (let at = 0; at + 4 <= audio.length; frames++) at += 417 + (((audio[at + 2] ?? 0) >> 1) & 1)
+    // MPEG-1 Layer III, 128 kb/s, 44.1 kHz, mono: LAME's Info frame, its frame count present.
+    const info = Buffer.alloc(417)
+    info.set([0xff, 0xfb, 0x90, 0xc0], 0)
+    info.write("Info", 21, "latin1")
+    info.writeUInt32BE(1, 25)
+    info.writeUInt32BE(frames * 2, 29)
+    const before = storedUploads().length
+    const whole = Buffer.concat([Buffer.from(info), audio])
+    whole.writeUInt32BE(frames, 29)
+    expect((await upload(whole, "audio/mpeg")).status).toBe(202)
+    const res = await upload(Buffer.concat([info, audio]), "audio/mpeg")
+    expectInvalidAudio(res)
+    expect(String(res.body.error?.message)).toContain("truncated")
+    expect(storedUploads().length).toBe(before + 1)
+  })
+
+  it("400 invalid_audio, truncated: a WAV whose data chunk is larger than the bytes present", async () => {
+    const res = await upload(wav.subarray(0, wav.length - 1001), "audio/wav")
+    expectInvalidAudio(res)
+    expect(String(res.body.error?.message)).toContain("truncated")
+  })
+})
+
+describe("the log of a refused MP3", () => {
+  let logged: TestServer
+  beforeAll(async () => {
+    logged = await startTestServer({ worker: "inline", logLevel: "info" })
+  }, 60_000)
+  afterAll(() => logged.close())
+
+  it("one structured line with its request id, and nothing from the decoder", async () => {
+    const owner = await createAccount(logged)
+    const written: Array<string> = []
+    const stdout = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+      written.push(String(chunk))
+      return true
+    })
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk))
+      return true
+    })
+    const printed = vi.spyOn(console, "error").mockImplementation((...parts) => void written.push(parts.join(" ")))
+    const noise = Buffer.alloc(300_000)
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919 + (i >> 8)) & 0xff
+    const answers: Array<{ status: number; id: string | null }> = []
+    try {
+      for (const body of [Buffer.from("not audio at all\n".repeat(3000)), Buffer.concat([noise, noise])]) {
+        const res = await fetch(`${logged.url}/api/v1/music/uploads`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${owner.key}`, "content-type": "audio/mpeg" },
+          body
+        })
+        await res.text()
+        answers.push({ status: res.status, id: res.headers.get("x-request-id") })
+      }
+    } finally {
+      stdout.mockRestore()
+      stderr.mockRestore()
+      printed.mockRestore()
+    }
+    expect(written.filter((line) => line.includes("mpg123"))).toEqual([])
+    for (const answer of answers) {
+      expect(answer.status).toBe(400)
+      const lines = written.filter((line) => answer.id !== null && line.includes(answer.id))
+      expect(lines).toHaveLength(1)
+      expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ level: "info", request_id: answer.id, status: 400 })
+    }
   })
 })
 

@@ -7,7 +7,7 @@
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import type { Readable } from "node:stream"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { Effect, Layer } from "effect"
 import {
   InvalidAudio,
@@ -30,7 +30,7 @@ export interface UploadFilesOptions {
 const silentPeak = 1e-4
 
 type Staged =
-  | { readonly ok: true; readonly bytes: number }
+  | { readonly ok: true; readonly bytes: number; readonly sha256: string }
   | { readonly ok: false; readonly tooLarge: boolean; readonly message: string }
 
 /**
@@ -41,6 +41,7 @@ type Staged =
 const stage = (stream: Readable, path: string): Promise<Staged> =>
   new Promise((resolve) => {
     const out = createWriteStream(path)
+    const hash = createHash("sha256")
     let bytes = 0
     let ended = false
     let settled = false
@@ -61,6 +62,7 @@ const stage = (stream: Readable, path: string): Promise<Staged> =>
         stop({ ok: false, tooLarge: true, message: `An upload is at most ${maxUploadBytes} bytes.` })
         return
       }
+      hash.update(chunk)
       if (!out.write(chunk)) {
         stream.pause()
         out.once("drain", () => stream.resume())
@@ -75,7 +77,7 @@ const stage = (stream: Readable, path: string): Promise<Staged> =>
     stream.on("data", onData)
     stream.once("end", () => {
       ended = true
-      out.end(() => settle({ ok: true, bytes }))
+      out.end(() => settle({ ok: true, bytes, sha256: hash.digest("hex") }))
     })
     stream.once("error", broken)
     stream.once("close", () => {
@@ -145,7 +147,7 @@ export const makeUploadFiles = Effect.fnUntraced(function* (options: UploadFiles
           }
           if (probed.peak < silentPeak) return yield* invalid("The audio is silent.")
           yield* storage.put(key, createReadStream(path)).pipe(Effect.orDie)
-          return { bytes: staged.bytes, duration: Math.round(probed.seconds * 1000) / 1000 }
+          return { bytes: staged.bytes, sha256: staged.sha256, duration: Math.round(probed.seconds * 1000) / 1000 }
         }),
       (path) => Effect.sync(() => rmSync(path, { force: true }))
     )
