@@ -326,14 +326,11 @@ if (process.env["PROFILE_ROLES"]) {
     `transactions per request: ${(((await commits()) - commitsBefore) / result.requests.total).toFixed(2)}\n`
   )
   const roles = Object.keys({ ...machineBefore.byRole, ...machineAfter.byRole })
-  process.stdout.write(
-    roles
-      .map(
-        (r) =>
-          `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`
-      )
-      .join(", ") + " ms/request\n"
+  const perRole = roles.map(
+    (r) =>
+      `${r} ${(((machineAfter.byRole[r] ?? 0) - (machineBefore.byRole[r] ?? 0)) / result.requests.total).toFixed(3)}`
   )
+  process.stdout.write(`${perRole.join(", ")} ms/request\n`)
 }
 process.stdout.write(
   `${endpoint}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${result.non2xx + result.errors}; service CPU ${(used / result.requests.total).toFixed(3)} ms/request (main thread ${(mainUsed / result.requests.total).toFixed(3)}), load + upstream ${((own.user + own.system) / 1000 / result.requests.total).toFixed(3)} ms/request, postgres + redis ${((machineAfter.db - machineBefore.db) / result.requests.total).toFixed(3)} ms/request, machine busy ${(((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * 100).toFixed(0)}%\n`

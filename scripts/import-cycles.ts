@@ -41,37 +41,34 @@ export const importCycles = (root: string): Array<Array<string>> => {
   const edges = new Map(files.map((file) => [file, relativeImportsOf(file).filter((target) => known.has(target))]))
 
   const index = new Map<string, number>()
-  const lowLink = new Map<string, number>()
   const stack: Array<string> = []
   const onStack = new Set<string>()
   const cycles: Array<Array<string>> = []
   let counter = 0
-  const connect = (file: string): void => {
-    index.set(file, counter)
-    lowLink.set(file, counter)
-    counter++
+  /** Visits a file and returns its low link, the least index its subtree reaches on the stack. */
+  const connect = (file: string): number => {
+    const own = counter++
+    index.set(file, own)
+    let lowLink = own
     stack.push(file)
     onStack.add(file)
     for (const target of edges.get(file) ?? []) {
-      if (!index.has(target)) {
-        connect(target)
-        lowLink.set(file, Math.min(lowLink.get(file)!, lowLink.get(target)!))
-      } else if (onStack.has(target)) {
-        lowLink.set(file, Math.min(lowLink.get(file)!, index.get(target)!))
-      }
+      const seen = index.get(target)
+      if (seen === undefined) lowLink = Math.min(lowLink, connect(target))
+      else if (onStack.has(target)) lowLink = Math.min(lowLink, seen)
     }
-    if (lowLink.get(file) !== index.get(file)) return
+    if (lowLink !== own) return lowLink
     const component: Array<string> = []
-    let member: string | undefined
-    do {
-      member = stack.pop()!
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
       onStack.delete(member)
       component.push(relative(root, member))
-    } while (member !== file)
+      if (member === file) break
+    }
     if (component.length > 1 || (edges.get(file) ?? []).includes(file)) cycles.push(component.sort())
+    return lowLink
   }
   for (const file of files) if (!index.has(file)) connect(file)
-  return cycles.sort((a, b) => a[0]!.localeCompare(b[0]!))
+  return cycles.sort((a, b) => (a[0] ?? "").localeCompare(b[0] ?? ""))
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
