@@ -60,9 +60,12 @@ describe("a lost database is told from a fault", () => {
 })
 
 describe("RedisGate: Redis on the request path, bounded", () => {
-  const gateRuntime = (counts: { active: boolean; answers: number }) =>
+  // Durations are read as causes, not as budgets: a bound that must be waited for is measured
+  // from below (a timer never fires early), and "at once" is a gate whose bound is a minute, so
+  // a call that waited for it would time the test out instead of racing a loaded machine.
+  const gateRuntime = (counts: { active: boolean; answers: number }, timeoutMillis = 50) =>
     ManagedRuntime.make(
-      RedisGate.layer({ timeoutMillis: 50, probeMillis: 200 }).pipe(
+      RedisGate.layer({ timeoutMillis, probeMillis: 200 }).pipe(
         Layer.provide(
           Layer.succeed(Metrics)({
             ...noopMetrics,
@@ -89,14 +92,12 @@ describe("RedisGate: Redis on the request path, bounded", () => {
     for (const answers of [1, 2]) {
       const started = performance.now()
       expect(await runtime.runPromise(gate.run("rate_limit", hung, () => "local"))).toBe("local")
-      expect(performance.now() - started).toBeLessThan(150)
+      expect(performance.now() - started).toBeGreaterThanOrEqual(45)
       // One slow answer is not an outage yet; the second in a row is.
       expect(counts).toEqual({ active: answers === 2, answers })
     }
-    // Away: answered at once, Redis not asked.
-    const quick = performance.now()
+    // Away: answered without asking Redis (a call to `hung` would have waited for the bound).
     expect(await runtime.runPromise(gate.run("deny_list", hung, () => "mirror"))).toBe("mirror")
-    expect(performance.now() - quick).toBeLessThan(20)
     expect(calls).toBe(2)
     // After the probe interval one call tries again, and an answer ends the outage.
     await new Promise((resolve) => setTimeout(resolve, 220))
@@ -141,12 +142,10 @@ describe("RedisGate: Redis on the request path, bounded", () => {
 
   it("a refused call (no offline queue) is answered by the fallback at once", async () => {
     const counts = { active: false, answers: 0 }
-    const runtime = gateRuntime(counts)
+    const runtime = gateRuntime(counts, 60_000)
     const gate = await runtime.runPromise(RedisGate.use(Effect.succeed))
     const refused = () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
-    const started = performance.now()
     expect(await runtime.runPromise(gate.run("rate_limit", refused, () => 7))).toBe(7)
-    expect(performance.now() - started).toBeLessThan(20)
     expect(gate.away()).toBe(true)
     await runtime.dispose()
   })
