@@ -172,6 +172,10 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
       "--content-type <type>",
       "the file's type when its extension does not say: audio/mpeg, audio/wav, audio/flac or audio/ogg"
     )
+    .option(
+      "--idempotency-key <key>",
+      "sent as Idempotency-Key: the same key and file again answer the first upload (default: one per call)"
+    )
     .option("--wait", "wait until it is listened to (ready, with its tempo, key and chords) or failed")
     .addHelpText(
       "after",
@@ -181,29 +185,36 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
         "lyre upload - --content-type audio/flac < take.flac"
       ) + "\nThe server judges the file: one that is not audio is refused with its message, and nothing is kept.\n"
     )
-    .action(async (file: string, flags: { title?: string; contentType?: string; wait?: boolean }, command: Command) => {
-      const options = globals(command)
-      const { source, name } = sourceOf(file, io.stdin)
-      const display = displayOf(options)
-      const client = clientOf(options, display)
-      let sent = 0
-      const upload = await client.uploads.create(source, {
-        ...(flags.title === undefined ? {} : { title: flags.title }),
-        ...(flags.contentType === undefined ? {} : { contentType: flags.contentType }),
-        onProgress: (bytes, total) => {
-          sent = bytes
-          const share = total === null || total === 0 ? undefined : Math.floor((bytes / total) * 100)
-          // Plain output (a log) gets a line at each quarter; a terminal sees every step.
-          display.progress(
-            `Uploading ${name}  ${formatBytes(bytes)}${total === null ? "" : ` of ${formatBytes(total)}`}${share === undefined ? "" : ` (${share}%)`}`,
-            `upload ${share === undefined ? Math.floor(bytes / (1024 * 1024)) : Math.floor(share / 25)}`
-          )
-        }
-      })
-      display.note(`Uploaded ${name} (${formatBytes(Math.max(sent, upload.bytes))}) as ${upload.id}`)
-      if (flags.wait === true) await waitForUpload(options, client, upload, display)
-      else write(options, upload, formatUpload(upload))
-    })
+    .action(
+      async (
+        file: string,
+        flags: { title?: string; contentType?: string; idempotencyKey?: string; wait?: boolean },
+        command: Command
+      ) => {
+        const options = globals(command)
+        const { source, name } = sourceOf(file, io.stdin)
+        const display = displayOf(options)
+        const client = clientOf(options, display)
+        let sent = 0
+        const upload = await client.uploads.create(source, {
+          ...(flags.title === undefined ? {} : { title: flags.title }),
+          ...(flags.contentType === undefined ? {} : { contentType: flags.contentType }),
+          ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
+          onProgress: (bytes, total) => {
+            sent = bytes
+            const share = total === null || total === 0 ? undefined : Math.floor((bytes / total) * 100)
+            // Plain output (a log) gets a line at each quarter; a terminal sees every step.
+            display.progress(
+              `Uploading ${name}  ${formatBytes(bytes)}${total === null ? "" : ` of ${formatBytes(total)}`}${share === undefined ? "" : ` (${share}%)`}`,
+              `upload ${share === undefined ? Math.floor(bytes / (1024 * 1024)) : Math.floor(share / 25)}`
+            )
+          }
+        })
+        display.note(`Uploaded ${name} (${formatBytes(Math.max(sent, upload.bytes))}) as ${upload.id}`)
+        if (flags.wait === true) await waitForUpload(options, client, upload, display)
+        else write(options, upload, formatUpload(upload))
+      }
+    )
 
   const uploads = program
     .command("uploads")

@@ -209,9 +209,11 @@ export class LyreClient {
      * `source` is a path (Node), a Blob or File, a web `ReadableStream` or a Node `Readable`;
      * `onProgress` is told the bytes sent. A path or Blob is sent again after a 429 or 503; a
      * stream cannot be, so its refusal is thrown at once. A file that is not audio is refused by
-     * the server: `LyreApiError` 400 `invalid_audio`, nothing kept.
+     * the server: `LyreApiError` 400 `invalid_audio`, nothing kept. One `Idempotency-Key` for all
+     * its attempts, so a retried upload is kept and counted once.
      */
-    create: async (source: UploadSource, options: UploadOptions = {}): Promise<Upload> => {
+    create: async (source: UploadSource, given: UploadOptions = {}): Promise<Upload> => {
+      const options = { ...given, idempotencyKey: given.idempotencyKey ?? globalThis.crypto.randomUUID() }
       const body = await uploadBodyOf(source, options)
       const request = {
         apiRoot: this.apiRoot,
@@ -222,7 +224,7 @@ export class LyreClient {
       const response = await this.#send(
         { method: "POST", path: uploadsPath, signal: options.signal },
         () => postUpload(request, body, options),
-        false,
+        true,
         body.replayable ? this.#maxRetries : 0
       )
       return jsonOf<Upload>(response, `${this.apiRoot}${uploadsPath}`)

@@ -30,6 +30,11 @@ export interface UploadOptions {
   /** Told as the body is sent; `total` is null for a stream of unknown size. */
   readonly onProgress?: (sent: number, total: number | null) => void
   readonly signal?: AbortSignal
+  /**
+   * Sent as `Idempotency-Key`: the same key and file again answer the first upload, counted once
+   * against the plan's allowance. `LyreClient` makes one per upload when none is given.
+   */
+  readonly idempotencyKey?: string
 }
 
 /** One attempt's body; `replayable` says whether another attempt can send it again. */
@@ -127,6 +132,7 @@ export const postUpload = (
   const headers: Record<string, string> = { accept: "application/json", "content-type": body.contentType }
   if (request.credential !== undefined) headers["authorization"] = `Bearer ${request.credential}`
   if (request.userAgent !== undefined) headers["user-agent"] = request.userAgent
+  if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
   // A declared length lets the server refuse a file past its limit before it is sent.
   if (body.size !== null) headers["content-length"] = String(body.size)
   const init: RequestInit & { duplex?: "half" } = {

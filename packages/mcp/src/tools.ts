@@ -239,11 +239,17 @@ const uploadDescription = [
   "Returns the pending upload (`upl_...`); call wait_for_upload with its id. Once ready it has a track_id (`trk_...`)",
   "that cover_track, add_vocals, add_instrumental, edit_track, extend_track, export_track and create_persona take,",
   "and the analysis (bpm, key, time signature, loudness, beats, chords). Called as a task (MCP tasks), it answers the",
-  "task at once with the upload's id; tasks/result waits until it is listened to."
+  "task at once with the upload's id; tasks/result waits until it is listened to.",
+  "Pass idempotency_key to retry a call safely: the same key and file answer the first upload, counted once."
 ].join(" ")
 
-const startUpload = (args: z.output<typeof UploadFromRequest>, { request }: ToolCall): Promise<Outcome<Upload>> =>
-  invoke(request, args, (caller) => caller.uploads.createFrom(args))
+/** An upload is free, but counted against the plan's allowance: its key keeps a retry from counting twice. */
+export const UploadAudioArguments = UploadFromRequest.extend({ idempotency_key: idempotencyKey })
+
+const startUpload = (
+  { idempotency_key: key, ...fields }: z.output<typeof UploadAudioArguments>,
+  { request }: ToolCall
+): Promise<Outcome<Upload>> => invoke(request, fields, (caller) => caller.uploads.createFrom(fields), key)
 
 /** The track tasks of DESIGN.md section 11: a generation made from a track, paid and followed like one. */
 const trackTaskTail = [
@@ -376,7 +382,7 @@ export const tools: ReadonlyArray<LyreTool> = [
     name: "upload_audio",
     title: "Upload audio",
     description: uploadDescription,
-    input: UploadFromRequest,
+    input: UploadAudioArguments,
     output: Upload,
     // Fetching a url reaches outside Lyre.
     annotations: { ...keeps, openWorldHint: true },

@@ -86,6 +86,17 @@ describe("lyre upload", () => {
     expect(list.stdout).toContain(upload.id)
   })
 
+  it("--idempotency-key: the same key and file again answer the first upload, kept once", async () => {
+    const keyed = await createAccount(server)
+    const send = () =>
+      home.run(["upload", wavPath, "--idempotency-key", "cli-take-1", "-o", "json"], { env: env(keyed.key) })
+    const first = await send()
+    const again = await send()
+    expect([first.code, again.code]).toEqual([0, 0])
+    expect(JSON.parse(again.stdout)).toEqual(JSON.parse(first.stdout))
+    expect(await uploadRows(keyed.id)).toBe(1)
+  })
+
   it("- reads the file from standard input, typed by --content-type; untyped, the server refuses it", async () => {
     const wav = songWav(6)
     const piped = await home.run(["upload", "-", "--content-type", "audio/wav", "--title", "Piped", "-o", "json"], {

@@ -179,12 +179,23 @@ describe("uploads.create", () => {
     rmSync(big)
   })
 
-  it("a path is sent again after a 429; a stream cannot be, so its 429 is thrown at once", async () => {
+  it("idempotencyKey: the same key and file again answer the first upload, kept once", async () => {
+    const keyed = await createAccount(server)
+    const own = new LyreClient({ apiKey: keyed.key, baseUrl: server.url })
+    const first = await own.uploads.create(wavPath, { idempotencyKey: "client-take-1" })
+    const again = await own.uploads.create(wavPath, { idempotencyKey: "client-take-1" })
+    expect(again).toEqual(first)
+    expect(await uploadRows(keyed.id)).toBe(1)
+  })
+
+  it("a path is sent again after a 429 under one Idempotency-Key; a stream cannot be, so its 429 is thrown at once", async () => {
     const calls: Array<string> = []
+    const keys: Array<string | null> = []
     const limitedOnce = (): typeof globalThis.fetch => {
       let first = true
       return async (input, init) => {
         calls.push(String(input))
+        keys.push(new Headers(init?.headers).get("idempotency-key"))
         if (first) {
           first = false
           // The body is read as a refusal would leave it: not at all.
@@ -202,6 +213,8 @@ describe("uploads.create", () => {
     const retried = new LyreClient({ apiKey: account.key, baseUrl: server.url, fetch: limitedOnce() })
     expect((await retried.uploads.create(wavPath)).bytes).toBe(wav.length)
     expect(calls).toHaveLength(2)
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys[1]).toBe(keys[0])
 
     calls.length = 0
     const once = new LyreClient({ apiKey: account.key, baseUrl: server.url, fetch: limitedOnce() })

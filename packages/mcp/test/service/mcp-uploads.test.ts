@@ -233,6 +233,25 @@ describe("upload_audio, then the track tools", () => {
   })
 })
 
+describe("upload_audio with an idempotency_key", () => {
+  it("the same key and file again answer the first upload, kept once; another file under the key is refused", async () => {
+    const owner = await createAccount(live)
+    const agent = await connect(live, owner.key)
+    try {
+      const args = { data: base64, content_type: "audio/wav", idempotency_key: "agent-take-1" }
+      const first = structured(await callTool(agent, "upload_audio", args))
+      const again = structured(await callTool(agent, "upload_audio", args))
+      expect(again).toEqual(first)
+      const other = await callTool(agent, "upload_audio", { ...args, data: toneWav(7).toString("base64") })
+      expect(envelopeOf(other).error).toMatchObject({ code: "idempotency_key_reused" })
+      const rows = await live.query<{ id: string }>("select id from uploads where account_id = $1", owner.id)
+      expect(rows).toEqual([{ id: first.id }])
+    } finally {
+      await agent.close()
+    }
+  })
+})
+
 describe("what upload_audio refuses", () => {
   it("refuses another account's upload and track everywhere: get, wait, list, cover, persona, tasks/get", async () => {
     const owner = await createAccount(live)

@@ -253,6 +253,17 @@ describe("1.0: a file part is an upload", () => {
     expect(sung.id).toMatch(/^gen_/)
   })
 
+  it("a message sent again (its messageId the Idempotency-Key) answers the first upload, kept and counted once", async () => {
+    const owner = await createAccount(live)
+    const again = await v1Client(live, owner.key)
+    const request = send([part({ $case: "raw", value: wav }, "audio/wav", "again.wav")])
+    const first = asTask(await again.sendMessage(request))
+    expect(first.id).toMatch(/^upl_/)
+    const second = asTask(await again.sendMessage(request))
+    expect(second.id).toBe(first.id)
+    expect(await uploadsKept(live, owner)).toBe(1)
+  })
+
   it("refuses bytes past the stated size (invalid_parameter on data), keeping nothing", async () => {
     const before = await uploadsKept(live, account)
     const oversize = Buffer.alloc(maxInlineUploadBytes + 3, 1)
