@@ -5,7 +5,9 @@
  * Another account's upload track is 404 to every song tool. A persona made from an upload's
  * track is accepted by a generation, which renders to ready.
  */
+import { readdirSync } from "node:fs"
 import { createRequire } from "node:module"
+import { basename, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
@@ -116,6 +118,14 @@ describe("song tools on an upload's track (built-in engine)", { timeout: 240_000
     let differing = 0
     for (let i = 0; i < cut; i++) if (wav[i] !== source[i]) differing++
     expect(differing).toBe(0)
+  })
+
+  it("the tasks and exports made from the upload read its file where storage keeps it: no copy under engine/", () => {
+    const staging = join(server.config.dataDir, "engine")
+    const copies = readdirSync(staging, { recursive: true, encoding: "utf8" }).filter((name) =>
+      basename(name).startsWith("upl_")
+    )
+    expect(copies).toEqual([])
   })
 
   it("another account's upload track is 404 to every song tool", async () => {

@@ -12,7 +12,7 @@
  * id, rendered again from the track's source (its request, task id, index and extension chain,
  * all the engine needs), and handed over as `file:` URLs, or for timed lyrics as the words alone.
  */
-import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { buffer } from "node:stream/consumers"
 import { pathToFileURL } from "node:url"
@@ -94,37 +94,36 @@ const engineRequestOf = (submission: SourceTrack["request"]): EngineRequest => (
   audio_weight: submission.audio_weight
 })
 
-/** Where an upload's file is staged for the engine, in the folder of the job that needs it. */
-const uploadPathIn = (folder: string, upload: UploadSource): string =>
-  join(folder, `${upload.uploadId}.${upload.storageKey.slice(upload.storageKey.lastIndexOf(".") + 1)}`)
+/** Where the engine reads an upload's file. */
+type UploadPathOf = (upload: UploadSource) => string
 
 /** The engine's derivation of a track made from another. */
-const derivationOf = (derive: NonNullable<ProviderSubmission["derive"]>, folder: string): TrackDerivation =>
+const derivationOf = (derive: NonNullable<ProviderSubmission["derive"]>, pathOf: UploadPathOf): TrackDerivation =>
   derive.kind === "edit"
-    ? { kind: "edit", source: trackSourceOf(derive.source, folder), start: derive.start, end: derive.end }
-    : { kind: derive.kind, source: trackSourceOf(derive.source, folder) }
+    ? { kind: "edit", source: trackSourceOf(derive.source, pathOf), start: derive.start, end: derive.end }
+    : { kind: derive.kind, source: trackSourceOf(derive.source, pathOf) }
 
 /**
  * What the engine needs to render a track again: the request and task id that seeded it, and its
- * chain; an upload at its root is read from `folder`, where `stageUploads` put its file.
+ * chain; an upload at its root is read where `pathOf` says (`stageUploads` makes sure it is there).
  */
-export const trackSourceOf = (source: SourceTrack, folder = ""): TrackSource => ({
+export const trackSourceOf = (source: SourceTrack, pathOf: UploadPathOf): TrackSource => ({
   request: engineRequestOf(source.request),
   taskId: source.taskId,
   index: source.index,
   extends:
     source.extends === null
       ? undefined
-      : { source: trackSourceOf(source.extends.source, folder), continueAt: source.extends.continueAt },
+      : { source: trackSourceOf(source.extends.source, pathOf), continueAt: source.extends.continueAt },
   // Present only when set, so that a plain track's source (and its cache key) is what it was.
-  ...(source.derives === null ? {} : { derives: derivationOf(source.derives, folder) }),
-  ...(source.request.persona === undefined ? {} : { persona: trackSourceOf(source.request.persona.source, folder) }),
+  ...(source.derives === null ? {} : { derives: derivationOf(source.derives, pathOf) }),
+  ...(source.request.persona === undefined ? {} : { persona: trackSourceOf(source.request.persona.source, pathOf) }),
   upload:
     source.upload === undefined
       ? undefined
       : {
           id: source.upload.uploadId,
-          audioPath: uploadPathIn(folder, source.upload),
+          audioPath: pathOf(source.upload),
           contentType: source.upload.contentType,
           duration: source.upload.duration,
           analysis: source.upload.analysis,
@@ -158,8 +157,19 @@ const makeEngineProvider = (
   const exports = new Map<string, ExportState>()
   const folderOf = (taskId: string) => join(options.stagingDir, taskId)
 
-  /** Copies the files of the uploads a job starts from into its folder (they may be in a bucket). */
-  const stageUploads = (sources: ReadonlyArray<SourceTrack | undefined>, folder: string) =>
+  /** Copies of uploads kept in a bucket: one per upload, shared by every job made from it. */
+  const uploadCopies = join(options.stagingDir, "uploads")
+
+  /**
+   * An upload's file where storage keeps it, when that is a file on this machine; else its one
+   * copy here. Never a copy per job (a task or an export made from an upload reads its source).
+   */
+  const uploadPathOf: UploadPathOf = (upload) =>
+    storage.localPath(upload.storageKey) ??
+    join(uploadCopies, `${upload.uploadId}.${upload.storageKey.slice(upload.storageKey.lastIndexOf(".") + 1)}`)
+
+  /** Makes sure the files of the uploads a job starts from can be read: in storage, or copied once from a bucket. */
+  const stageUploads = (sources: ReadonlyArray<SourceTrack | undefined>) =>
     Effect.forEach(
       sources.flatMap((source) => (source === undefined ? [] : uploadsOf(source))),
       (upload) =>
@@ -167,12 +177,28 @@ const makeEngineProvider = (
           const info = yield* storage.stat(upload.storageKey)
           if (info === null || info.size === 0)
             return yield* Effect.die(new Error(`the upload ${upload.uploadId} has no file`))
+          if (storage.localPath(upload.storageKey) !== null) return
+          const path = uploadPathOf(upload)
+          const copied = yield* Effect.promise(() =>
+            stat(path).then(
+              async (found) => {
+                if (found.size !== info.size) return false
+                await utimes(path, new Date(), new Date())
+                return true
+              },
+              () => false
+            )
+          )
+          if (copied) return
           const bytes = yield* Effect.promise(() =>
             buffer(storage.read(upload.storageKey, { start: 0, end: info.size - 1 }))
           )
           yield* Effect.promise(async () => {
-            await mkdir(folder, { recursive: true })
-            await writeFile(uploadPathIn(folder, upload), bytes)
+            await mkdir(uploadCopies, { recursive: true })
+            // Whole or not at all: another job may be reading the same copy.
+            const temporary = `${path}.${process.pid}.part`
+            await writeFile(temporary, bytes)
+            await rename(temporary, path)
           })
         }),
       { discard: true }
@@ -182,6 +208,14 @@ const makeEngineProvider = (
     const now = Date.now()
     for (const entry of await readdir(options.stagingDir).catch(() => [])) {
       const folder = join(options.stagingDir, entry)
+      if (folder === uploadCopies) {
+        // Each copy by its own age: a job that uses one touches it, so it outlives the job's folder.
+        for (const copy of await readdir(uploadCopies).catch(() => [])) {
+          const info = await stat(join(uploadCopies, copy)).catch(() => null)
+          if (info !== null && now - info.mtimeMs > stagingMaxAgeMs) await rm(join(uploadCopies, copy), { force: true })
+        }
+        continue
+      }
       const info = await stat(folder).catch(() => null)
       if (info !== null && now - info.mtimeMs > stagingMaxAgeMs) {
         renders.delete(entry)
@@ -255,10 +289,7 @@ const makeEngineProvider = (
   }
 
   const submit = (submission: ProviderSubmission) =>
-    stageUploads(
-      [submission.extend?.source, submission.derive?.source, submission.persona?.source],
-      folderOf(submission.taskId)
-    ).pipe(
+    stageUploads([submission.extend?.source, submission.derive?.source, submission.persona?.source]).pipe(
       Effect.andThen(
         Effect.promise(async () => {
           const staged: StagedRequest = {
@@ -268,17 +299,12 @@ const makeEngineProvider = (
               submission.extend === undefined
                 ? undefined
                 : {
-                    source: trackSourceOf(submission.extend.source, folderOf(submission.taskId)),
+                    source: trackSourceOf(submission.extend.source, uploadPathOf),
                     continueAt: submission.extend.continueAt
                   },
-            derives:
-              submission.derive === undefined
-                ? undefined
-                : derivationOf(submission.derive, folderOf(submission.taskId)),
+            derives: submission.derive === undefined ? undefined : derivationOf(submission.derive, uploadPathOf),
             persona:
-              submission.persona === undefined
-                ? undefined
-                : trackSourceOf(submission.persona.source, folderOf(submission.taskId))
+              submission.persona === undefined ? undefined : trackSourceOf(submission.persona.source, uploadPathOf)
           }
           await mkdir(folderOf(submission.taskId), { recursive: true })
           await writeFile(join(folderOf(submission.taskId), "request.json"), JSON.stringify(staged))
@@ -338,11 +364,11 @@ const makeEngineProvider = (
   }
 
   const submitExport = (submission: ExportSubmission) =>
-    stageUploads([submission.source], folderOf(submission.exportId)).pipe(
+    stageUploads([submission.source]).pipe(
       Effect.andThen(
         Effect.promise(async () => {
           const staged: StagedExport = {
-            source: trackSourceOf(submission.source, folderOf(submission.exportId)),
+            source: trackSourceOf(submission.source, uploadPathOf),
             format: submission.format,
             callbackUrl: submission.callbackUrl
           }

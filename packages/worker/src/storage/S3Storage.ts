@@ -165,6 +165,8 @@ export const makeS3Storage = (options: S3StorageOptions): Effect.Effect<ObjectSt
     }
 
     const storage: ObjectStore = {
+      // Objects are in the bucket, not on this machine: a reader copies what it needs.
+      localPath: () => null,
       put: (key, body) => {
         if (!isStorageKey(key))
           return Effect.fail(new StorageError({ message: `Could not store ${key}: invalid storage key` }))

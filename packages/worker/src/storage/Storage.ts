@@ -196,6 +196,7 @@ const makeFileStorage = (directory: string): Storage["Service"] => {
       if (path === null) return Readable.from([])
       return createReadStream(path, { start: range.start, end: range.end })
     },
+    localPath: pathOf,
     remove: (key) =>
       Effect.try({
         try: () => {

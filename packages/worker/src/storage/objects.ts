@@ -52,6 +52,8 @@ export interface ObjectStore {
   readonly read: (key: string, range: { readonly start: number; readonly end: number }) => Readable
   /** Removes a stored object (a deleted upload's file); one already gone is no error. */
   readonly remove: (key: string) => Effect.Effect<void, StorageError>
+  /** Where a key's object is a file on this machine, to be read in place; null for a remote store. */
+  readonly localPath: (key: string) => string | null
 }
 
 /** Largest object accepted (a long song in a lossless format is well below). */

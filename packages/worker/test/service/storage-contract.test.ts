@@ -4,7 +4,7 @@
  * object lands whole under its key or not at all, a replacement overwrites, ranges read what was
  * written, and keys outside the shape are refused.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
@@ -63,7 +63,7 @@ const implementations: ReadonlyArray<readonly [string, () => Layer.Layer<Storage
   ["s3", () => Storage.layerS3(s3.options({ prefix: "contract/" }))]
 ]
 
-describe.each(implementations)("the storage port on %s", (_name, layer) => {
+describe.each(implementations)("the storage port on %s", (name, layer) => {
   let runtime: ManagedRuntime.ManagedRuntime<Storage, StorageError>
   beforeAll(async () => {
     runtime = ManagedRuntime.make(layer())
@@ -134,6 +134,26 @@ describe.each(implementations)("the storage port on %s", (_name, layer) => {
     expect(await stat("upl_gone/source.wav")).toBeNull()
     await runtime.runPromise(Storage.use((storage) => storage.remove("upl_never/source.wav")))
     await runtime.runPromise(Storage.use((storage) => storage.remove("../escape.wav")))
+  })
+
+  it("a file store gives a key's path to read in place and takes the key's folder with its last file; a bucket gives none", async () => {
+    await put("upl_folder/source.wav", Buffer.from("an upload"))
+    await put("upl_folder/extra.wav", Buffer.from("another"))
+    const path = await runtime.runPromise(
+      Storage.use((storage) => Effect.sync(() => storage.localPath("upl_folder/source.wav")))
+    )
+    if (name === "s3") {
+      expect(path).toBeNull()
+      return
+    }
+    expect(path).toBe(join(directory, "files", "upl_folder", "source.wav"))
+    expect(readFileSync(path ?? "", "utf8")).toBe("an upload")
+    await runtime.runPromise(Storage.use((storage) => storage.remove("upl_folder/source.wav")))
+    expect(existsSync(join(directory, "files", "upl_folder"))).toBe(true)
+    await runtime.runPromise(Storage.use((storage) => storage.remove("upl_folder/extra.wav")))
+    expect(existsSync(join(directory, "files", "upl_folder"))).toBe(false)
+    await put("upl_folder/source.wav", Buffer.from("again"))
+    expect(await stat("upl_folder/source.wav")).toEqual({ size: 5, contentType: "audio/wav" })
   })
 
   it("refuses keys outside the storage shape: nothing stored, nothing found, nothing read", async () => {
