@@ -34,9 +34,10 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   "uploads.delete": [401, 403, 404, 429, 500, 503]
 }
 
-/** Operations that take an `Idempotency-Key`: every paid call. */
+/** Operations that take an `Idempotency-Key`: every paid call, and an upload (counted against the plan's allowance). */
 const keyedOperations = new Set([
   "generations.create",
+  "uploads.create",
   "tracks.extend",
   "tracks.export",
   "tracks.cover",
@@ -219,7 +220,10 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
           name: "Idempotency-Key",
           in: "header",
           required: false,
-          description: "Retries with the same key and body within 24 hours return the first answer and charge once.",
+          description:
+            route.procedurePath === "uploads.create"
+              ? "Retries with the same key and file within 24 hours return the first upload, counted once."
+              : "Retries with the same key and body within 24 hours return the first answer and charge once.",
           schema: { type: "string", maxLength: 255 }
         }
       ]

@@ -70,6 +70,8 @@ describe("GET /api/openapi.json", () => {
     const form = content["multipart/form-data"]?.schema
     expect(form && "required" in form ? form.required : undefined).toEqual(["file"])
     expect(Object.keys(post.responses ?? {}).sort()).toEqual(["202", "400", "401", "403", "413", "429", "500", "503"])
+    const parameters = (post.parameters ?? []) as unknown as Array<Json>
+    expect(parameters.map((p) => [p.name, p.in])).toContainEqual(["Idempotency-Key", "header"])
     expect(Object.keys(doc.paths?.["/v1/music/uploads/{id}"] ?? {}).sort()).toEqual(["delete", "get"])
   })
 
