@@ -2,7 +2,7 @@
  * The REST client against a running service (the test harness: the same composition as
  * `pnpm start`, the fake upstream as provider and the worker inline).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
 import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
 import type { TestServer } from "../../../server/test/support/harness.ts"
 import { apiRootOf, LyreApiError, LyreClient, LyreConnectionError, siteRootOf } from "../../src/index.ts"
@@ -50,10 +50,12 @@ describe("LyreClient", () => {
     expect(seen.at(-1)).toBe("ready")
     expect(done.tracks.map((t) => t.index)).toEqual([0, 1])
 
-    const bytes = await client.download(done.tracks[0]!)
+    const first = done.tracks[0]
+    assert.isDefined(first)
+    const bytes = await client.download(first)
     expect(String.fromCharCode(...bytes.slice(0, 3))).toBe("ID3")
     const progress: Array<number> = []
-    const cover = await client.download(done.tracks[0]!, {
+    const cover = await client.download(first, {
       part: "image",
       onProgress: (received) => progress.push(received)
     })

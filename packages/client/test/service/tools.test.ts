@@ -2,7 +2,7 @@
  * The client's song tools against a running service whose provider is the built-in engine (the
  * worker inline): extend a real song, export it, wait for the export, download its files.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
 import { createAccount, startTestServer } from "../../../server/test/support/harness.ts"
 import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
 import { LyreApiError, LyreClient } from "../../src/index.ts"
@@ -36,7 +36,8 @@ const credits = async (): Promise<number> => (await client.me()).credits.total
 describe("LyreClient song tools", () => {
   it("exports WAV and timed lyrics, waits for them, downloads the files; a second WAV is the same export, free", async () => {
     expect(song.status).toBe("ready")
-    const track = song.tracks[0]!
+    const track = song.tracks[0]
+    assert.isDefined(track)
     const before = await credits()
     const wav = await client.exports.create(track.id, "wav")
     expect(wav).toMatchObject({
@@ -52,7 +53,8 @@ describe("LyreClient song tools", () => {
     const ready = await client.waitForExport(wav.id, { intervalMs: 200, onProgress: (p) => seen.push(p) })
     expect(ready.status).toBe("ready")
     expect(seen.at(-1)?.export.status).toBe("ready")
-    const file = ready.files[0]!
+    const file = ready.files[0]
+    assert.isDefined(file)
     expect(file).toMatchObject({ content_type: "audio/wav", stem: null })
     const bytes = await client.download(file)
     expect(bytes.length).toBe(file.bytes)
@@ -76,7 +78,8 @@ describe("LyreClient song tools", () => {
     ])
     for (const [i, word] of words.entries()) {
       expect(word.end).toBeGreaterThan(word.start)
-      if (i > 0) expect(word.start).toBeGreaterThanOrEqual(words[i - 1]!.start)
+      const previous = words[i - 1]
+      if (previous !== undefined) expect(word.start).toBeGreaterThanOrEqual(previous.start)
     }
 
     const listed = await client.exports.list({ trackId: track.id })
@@ -89,7 +92,8 @@ describe("LyreClient song tools", () => {
   }, 120_000)
 
   it("extends a track from a point: a generation of the source's model, priced as one; a repeated key charges once", async () => {
-    const track = song.tracks[1]!
+    const track = song.tracks[1]
+    assert.isDefined(track)
     const before = await credits()
     const idempotencyKey = `extend-${track.id}`
     const extension = await client.tracks.extend(
@@ -114,7 +118,8 @@ describe("LyreClient song tools", () => {
   it("refuses another account's track and export with not_found, and charges nothing", async () => {
     const other = await createAccount(server)
     const stranger = new LyreClient({ apiKey: other.key, baseUrl: server.url })
-    const track = song.tracks[0]!
+    const track = song.tracks[0]
+    assert.isDefined(track)
     const refused = async (call: () => Promise<unknown>) => {
       const error = await call().then(
         () => undefined,
@@ -127,7 +132,8 @@ describe("LyreClient song tools", () => {
       const error = await refused(call)
       expect([error.status, error.type, error.param]).toEqual([404, "not_found", "track_id"])
     }
-    const mine = (await client.exports.list({ trackId: track.id })).data[0]!
+    const mine = (await client.exports.list({ trackId: track.id })).data[0]
+    assert.isDefined(mine)
     const error = await refused(() => stranger.exports.get(mine.id))
     expect([error.status, error.type]).toEqual([404, "not_found"])
     expect((await stranger.exports.list({ trackId: track.id })).data).toEqual([])

@@ -52,7 +52,7 @@ describe("rendered audio, measured with essentia.js", { timeout: 120_000 }, () =
 
   it("the singing voice shapes its vowels with formants (ee vs ah)", () => {
     const spectrum = (word: string) => {
-      const lyrics = "[Verse]\n" + Array.from({ length: 4 }, () => `${word} ${word} ${word} ${word}`).join("\n")
+      const lyrics = `[Verse]\n${Array.from({ length: 4 }, () => `${word} ${word} ${word} ${word}`).join("\n")}`
       const a = renderAudio(
         req("ambient, 80 bpm, in C major", { lyrics, instrumental: false, model: "nocturne", vocal_gender: "m" }),
         "vowels",

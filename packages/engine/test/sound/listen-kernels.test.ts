@@ -20,10 +20,10 @@ const casesOf = (): ReadonlyArray<readonly [string, () => tf.Tensor]> => {
   let seed = 7
   const random = (shape: number[]): tf.Tensor =>
     tf.tensor(
-      Array.from(
-        { length: shape.reduce((a, b) => a * b, 1) },
-        () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5
-      ),
+      Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => {
+        seed = (seed * 16807) % 2147483647
+        return seed / 2147483647 - 0.5
+      }),
       shape
     )
   const a = random([2, 17, 31, 1])
@@ -91,9 +91,9 @@ describe("the WebAssembly backend's copies, made faster", () => {
     const backends = ["Concat", "Pack", "StridedSlice", "PadV2"].map((name) => tf.getKernel(name, "wasm")?.kernelFunc)
     installFastKernels()
     // In place: the kernels now run are not the backend's.
-    ;["Concat", "Pack", "StridedSlice", "PadV2"].forEach((name, i) =>
+    for (const [i, name] of ["Concat", "Pack", "StridedSlice", "PadV2"].entries()) {
       expect(tf.getKernel(name, "wasm")?.kernelFunc, name).not.toBe(backends[i])
-    )
+    }
     const after = cases.map(([, make]) => make())
     cases.forEach(([name], i) => {
       const [x, y] = [before[i] as tf.Tensor, after[i] as tf.Tensor]

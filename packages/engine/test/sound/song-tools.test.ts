@@ -9,7 +9,13 @@ import { join } from "node:path"
 import { Midi } from "@tonejs/midi"
 import { parseMidi } from "midi-file"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeEngine, type EngineExport, type EngineRequest, type EngineTrack, type TrackSource } from "../../src/index.ts"
+import {
+  makeEngine,
+  type EngineExport,
+  type EngineRequest,
+  type EngineTrack,
+  type TrackSource
+} from "../../src/index.ts"
 import { writeMidi } from "../../src/midi.ts"
 import { timedLyrics, trackMidi } from "../../src/song.ts"
 import { decodeMp3, mono } from "../support/analysis.ts"

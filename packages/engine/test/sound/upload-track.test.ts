@@ -300,7 +300,7 @@ describe("audio_weight on a cover of an upload", { timeout: 120_000 }, () => {
     // The cover's bar 0 is the upload's first beat.
     const onsets = heard.map((n) => n.start - 0.25)
     expect(kept.map((n) => n.midi)).toEqual(tune)
-    kept.forEach((n, i) => expect(Math.abs(n.time - (onsets[i] ?? 0))).toBeLessThan(0.002))
+    for (const [i, n] of kept.entries()) expect(Math.abs(n.time - (onsets[i] ?? 0))).toBeLessThan(0.002)
 
     expect(moved.map((n) => n.midi)).toEqual(tune)
     // Bossa nova is the engine's jazz: straight sixteenths, but the off-beat eighths 0.6 of a sixteenth late.

@@ -15,7 +15,7 @@ import { metricsListenerLayer } from "../../src/metricsListener.ts"
 import { api, backend, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import type { TestAccount, TestServer } from "../support/harness.ts"
 import { freePort, spawnEntry } from "../support/processes.ts"
-import { parseMetrics, scrape, valueOf } from "../support/prometheus.ts"
+import { parseMetrics, scrape, sumOf } from "../support/prometheus.ts"
 import { startReceiver } from "../support/receiver.ts"
 import type { Receiver } from "../support/receiver.ts"
 
@@ -126,39 +126,39 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
   })
 
   it("counts tasks created, ready and failed by model and error code, and the credits moved", () => {
-    expect(valueOf(families, "lyre_tasks_created_total", { model: "aether" })).toBe(3)
-    expect(valueOf(families, "lyre_tasks_ready_total", { model: "aether" })).toBe(1)
-    expect(valueOf(families, "lyre_tasks_failed_total", { model: "aether", code: "provider_error" })).toBe(1)
-    expect(valueOf(families, "lyre_tasks_failed_total", { model: "nocturne", code: "provider_error" })).toBe(5)
-    expect(valueOf(families, "lyre_credits_refunded_total", { model: "nocturne" })).toBe(5 * priceOf.nocturne)
-    expect(valueOf(families, "lyre_credits_debited_total", { model: "aether" })).toBe(3 * priceOf.aether)
-    expect(valueOf(families, "lyre_credits_refunded_total", { model: "aether" })).toBe(priceOf.aether)
+    expect(sumOf(families, "lyre_tasks_created_total", { model: "aether" })).toBe(3)
+    expect(sumOf(families, "lyre_tasks_ready_total", { model: "aether" })).toBe(1)
+    expect(sumOf(families, "lyre_tasks_failed_total", { model: "aether", code: "provider_error" })).toBe(1)
+    expect(sumOf(families, "lyre_tasks_failed_total", { model: "nocturne", code: "provider_error" })).toBe(5)
+    expect(sumOf(families, "lyre_credits_refunded_total", { model: "nocturne" })).toBe(5 * priceOf.nocturne)
+    expect(sumOf(families, "lyre_credits_debited_total", { model: "aether" })).toBe(3 * priceOf.aether)
+    expect(sumOf(families, "lyre_credits_refunded_total", { model: "aether" })).toBe(priceOf.aether)
   })
 
   it("reads the pending count and the oldest pending age from the database", () => {
-    expect(valueOf(families, "lyre_tasks_pending")).toBe(1)
-    expect(valueOf(families, "lyre_tasks_pending_oldest_age_seconds")).toBeGreaterThanOrEqual(0)
-    expect(valueOf(families, "lyre_tasks_pending_oldest_age_seconds")).toBeLessThan(120)
+    expect(sumOf(families, "lyre_tasks_pending")).toBe(1)
+    expect(sumOf(families, "lyre_tasks_pending_oldest_age_seconds")).toBeGreaterThanOrEqual(0)
+    expect(sumOf(families, "lyre_tasks_pending_oldest_age_seconds")).toBeLessThan(120)
   })
 
   it("measures provider calls by call and result, callbacks and re-hosting", () => {
-    expect(valueOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "accepted" })).toBe(2)
-    expect(valueOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "rejected" })).toBe(6)
+    expect(sumOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "accepted" })).toBe(2)
+    expect(sumOf(families, "lyre_provider_call_duration_seconds", { call: "submit", result: "rejected" })).toBe(6)
     expect(
-      valueOf(families, "lyre_provider_call_duration_seconds", { call: "record-info", result: "succeeded" })
+      sumOf(families, "lyre_provider_call_duration_seconds", { call: "record-info", result: "succeeded" })
     ).toBeGreaterThanOrEqual(1)
-    expect(valueOf(families, "lyre_provider_callbacks_total")).toBeGreaterThanOrEqual(1)
-    expect(valueOf(families, "lyre_rehost_bytes_total", { kind: "audio" })).toBeGreaterThanOrEqual(2 * 8 * 1024)
-    expect(valueOf(families, "lyre_rehost_duration_seconds", { kind: "audio" })).toBe(2)
-    expect(valueOf(families, "lyre_provider_circuit_open", { model: "aether" })).toBe(0)
-    expect(valueOf(families, "lyre_provider_circuit_open", { model: "nocturne" })).toBe(1)
-    expect(valueOf(families, "lyre_provider_circuit_opened_total", { model: "nocturne" })).toBe(1)
+    expect(sumOf(families, "lyre_provider_callbacks_total")).toBeGreaterThanOrEqual(1)
+    expect(sumOf(families, "lyre_rehost_bytes_total", { kind: "audio" })).toBeGreaterThanOrEqual(2 * 8 * 1024)
+    expect(sumOf(families, "lyre_rehost_duration_seconds", { kind: "audio" })).toBe(2)
+    expect(sumOf(families, "lyre_provider_circuit_open", { model: "aether" })).toBe(0)
+    expect(sumOf(families, "lyre_provider_circuit_open", { model: "nocturne" })).toBe(1)
+    expect(sumOf(families, "lyre_provider_circuit_opened_total", { model: "nocturne" })).toBe(1)
   })
 
   it("counts webhook attempts by outcome and reads the backlog", () => {
-    expect(valueOf(families, "lyre_webhook_attempt_duration_seconds", { outcome: "succeeded" })).toBe(7)
-    expect(valueOf(families, "lyre_webhook_attempt_duration_seconds", { outcome: "retrying" })).toBe(7)
-    expect(valueOf(families, "lyre_webhook_backlog")).toBe(7)
+    expect(sumOf(families, "lyre_webhook_attempt_duration_seconds", { outcome: "succeeded" })).toBe(7)
+    expect(sumOf(families, "lyre_webhook_attempt_duration_seconds", { outcome: "retrying" })).toBe(7)
+    expect(sumOf(families, "lyre_webhook_backlog")).toBe(7)
   })
 
   it("labels HTTP requests by surface and route template, never a raw id", () => {
@@ -167,7 +167,7 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
     expect(routes).toContain("/api/v1/music/generations/{id}")
     expect(routes.filter((route) => /gen_|acct_|whe_|key_|token=/.test(route))).toEqual([])
     expect(
-      valueOf(families, "lyre_http_request_duration_seconds", {
+      sumOf(families, "lyre_http_request_duration_seconds", {
         surface: "rest",
         route: "/api/v1/music/generations",
         method: "POST",
@@ -175,14 +175,14 @@ describe("GET /metrics after a create, a failure and webhook deliveries", () => 
       })
     ).toBe(6)
     expect(
-      valueOf(families, "lyre_http_request_duration_seconds", {
+      sumOf(families, "lyre_http_request_duration_seconds", {
         surface: "rest",
         route: "/api/v1/music/generations/{id}",
         status: "404"
       })
     ).toBe(1)
     expect(
-      valueOf(families, "lyre_http_request_duration_seconds", {
+      sumOf(families, "lyre_http_request_duration_seconds", {
         surface: "admin",
         route: "/admin/v1/accounts/{id}/webhook-endpoints",
         status: "201"

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { Role, TaskState } from "@a2a-js/sdk"
-import type { Message, Part, SendMessageRequest, StreamResponse, Task } from "@a2a-js/sdk"
+import type { Message, Part, SendMessageRequest, StreamResponse } from "@a2a-js/sdk"
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
 import type { Task as LegacyTask, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"

@@ -27,7 +27,9 @@ const openConnection = async (port: number) => {
   let buffered = ""
   let ended = false
   const waiting: Array<() => void> = []
-  const wake = () => waiting.splice(0).forEach((resume) => resume())
+  const wake = () => {
+    for (const resume of waiting.splice(0)) resume()
+  }
   socket.setEncoding("utf8")
   socket.on("data", (chunk: string) => {
     buffered += chunk

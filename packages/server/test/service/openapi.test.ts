@@ -96,7 +96,9 @@ describe("GET /api/openapi.json", () => {
     expect(properties.style_weight?.maximum).toBe(1)
     expect(properties.model?.default).toBe("aether")
     expect(properties.instrumental?.default).toBe(false)
-    const nocturne = (properties.model?.anyOf as unknown as Array<Json>).find((v) => String(v.const) === "nocturne")
+    const nocturne = ((properties.model?.anyOf ?? []) as unknown as Array<Json>).find(
+      (v) => String(v.const) === "nocturne"
+    )
     expect(nocturne?.deprecated).toBe(true)
   })
 

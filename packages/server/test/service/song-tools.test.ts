@@ -13,7 +13,7 @@ import { Ids, randomBase62, SongTools, Webhooks } from "@lyre/core"
 import { ExportWorker } from "@lyre/worker"
 import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import { readyTrack } from "../support/tracks.ts"
-import { parseMetrics, scrape, valueOf } from "../support/prometheus.ts"
+import { parseMetrics, scrape, sumOf } from "../support/prometheus.ts"
 import type { Json, TestServer } from "../support/harness.ts"
 
 let engine: TestServer
@@ -877,7 +877,7 @@ describe("metrics", () => {
     const source = await readyTrack(engine, account, { instrumental: true })
     const before = parseMetrics((await scrape(engine.url)).text)
     const count = (families: typeof before, name: string, labels: Record<string, string>) =>
-      valueOf(families, name, labels)
+      sumOf(families, name, labels)
     const made = await Promise.all(
       (["wav", "stems"] as const).map((format) => exportOf(engine, account.key, source.trackId, { format }))
     )

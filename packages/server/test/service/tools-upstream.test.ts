@@ -203,7 +203,9 @@ describe("an extension on the upstream", () => {
     const sent = upstream.control.submissions.filter((submission) => submission.endpoint === "extend").at(-1)
     const sourceTask =
       upstream.control.submissions.find((submission) => submission.title === source.title)?.taskId ?? ""
-    expect(upstream.control.task(sourceTask)?.trackIds).toContain((sent?.body as { audioId: string }).audioId)
+    expect(upstream.control.task(sourceTask)?.trackIds).toContain(
+      (sent?.body as { audioId: string } | undefined)?.audioId
+    )
     expect(sent?.body).toMatchObject({ defaultParamFlag: true, continueAt: 30, model: "V4_5" })
     const tracks = done.tracks as unknown as ReadonlyArray<{ audio_url: string }>
     expect(tracks.length).toBeGreaterThan(0)

@@ -176,7 +176,9 @@ describe("tasks on a track on the upstream", () => {
       key: account.key,
       body: { style: "bossa nova" }
     })
-    const signed = new URL(String((lastSubmission("upload-cover")?.body as Record<string, unknown>).uploadUrl))
+    const signed = new URL(
+      String((lastSubmission("upload-cover")?.body as Record<string, unknown> | undefined)?.uploadUrl)
+    )
     expect((await fetch(signed)).status).toBe(200)
     const tampered = new URL(signed)
     tampered.searchParams.set("signature", "0".repeat(64))

@@ -68,7 +68,7 @@ const matches = (sample: Sample, labels: Readonly<Record<string, string>>) =>
   Object.entries(labels).every(([name, value]) => sample.labels?.[name] === value)
 
 /** The sum of a family's values (a histogram's counts) over the samples with these labels; 0 when none. */
-export const valueOf = (
+export const sumOf = (
   families: ReadonlyMap<string, Family>,
   name: string,
   labels: Readonly<Record<string, string>> = {}

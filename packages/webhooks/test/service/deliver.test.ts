@@ -189,7 +189,7 @@ describe("deliverWebhook private addresses", () => {
   })
 
   it("checks the resolved address of a name (localhost), not only literals", async () => {
-    const url = base.replace("127.0.0.1", "localhost") + "/ok"
+    const url = `${base.replace("127.0.0.1", "localhost")}/ok`
     const before = hits.length
     expect((await deliverWebhook({ url, rawBody: body })).error?.code).toBe("private_address")
     expect(hits.length).toBe(before)

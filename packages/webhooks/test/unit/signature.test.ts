@@ -51,7 +51,7 @@ describe("signWebhook", () => {
     expect(() =>
       stripeSignature.verifyHeader(body, signWebhook(body, secret, now), generateWebhookSecret(), 300)
     ).toThrow()
-    expect(() => stripeSignature.verifyHeader(body + " ", signWebhook(body, secret, now), secret, 300)).toThrow()
+    expect(() => stripeSignature.verifyHeader(`${body} `, signWebhook(body, secret, now), secret, 300)).toThrow()
     expect(() => stripeSignature.verifyHeader(body, signWebhook(body, secret, now - 301), secret, 300)).toThrow()
   })
 })

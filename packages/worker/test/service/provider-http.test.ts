@@ -108,7 +108,7 @@ layer(TestLayer, { excludeTestServices: true })("SunoHttpProvider", (it) => {
           title: `Song ${serial}`
         })
         const nocturne = yield* submitWith({}, { model: "nocturne" })
-        assert.strictEqual((nocturne.received[0]?.body as { model: string }).model, "V3_5")
+        assert.strictEqual((nocturne.received[0]?.body as { model: string } | undefined)?.model, "V3_5")
       })
     )
 
