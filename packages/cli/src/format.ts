@@ -22,11 +22,10 @@ const pairs = (rows: ReadonlyArray<readonly [string, string]>): string => {
 
 export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd() + "\n"
+  const line = (cells: ReadonlyArray<string>) => {
+    const padded = cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+    return `${padded.join("  ").trimEnd()}\n`
+  }
   return line(header) + rows.map(line).join("")
 }
 

@@ -316,11 +316,11 @@ export const createProgram = (io: Io): Command => {
     .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
     .addHelpText(
       "after",
-      examples(
+      `${examples(
         "lyre generate --style 'synthwave, 110 bpm' --title 'Night Drive' --lyrics '[Verse] Neon lights' --wait",
         "lyre generate --style 'ambient piano' --title 'Snow' --instrumental --model echo --download ./songs",
         "cat lyrics.txt | lyre generate --style 'folk' --title 'Home' - --output json"
-      ) + "\nThe request is checked with the server's own rules before it is sent.\n"
+      )}\nThe request is checked with the server's own rules before it is sent.\n`
     )
     .action(
       async (
@@ -417,11 +417,11 @@ export const createProgram = (io: Io): Command => {
     .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
     .addHelpText(
       "after",
-      examples(
+      `${examples(
         "lyre extend trk_... --continue-at 95 --lyrics-file bridge.txt --wait",
         "lyre extend trk_... --title 'Rain (extended)' --download ./songs",
         "lyre extend trk_... --output json"
-      ) + "\nThe new songs are whole: the track up to --continue-at, then the continuation to an ending.\n"
+      )}\nThe new songs are whole: the track up to --continue-at, then the continuation to an ending.\n`
     )
     .action(
       async (

@@ -22,6 +22,7 @@ export interface LyreTrpcClientOptions {
    * Called once when a call is refused with 401; answer the new access token (or nothing, when
    * `getCredential` will give it). The call is then retried once. Throw to give up.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a callback that only refreshes a store (`async () => { await store.refresh() }`) returns Promise<void>, which Promise<string | undefined> would refuse.
   readonly onRefreshNeeded?: () => string | undefined | void | Promise<string | undefined | void>
   readonly fetch?: typeof globalThis.fetch
 }

@@ -157,7 +157,9 @@ export const makeMcpHandler = (options: McpHttpOptions) => {
       })
       const answerHeaders = (): Record<string, string> => {
         const out: Record<string, string> = { ...request.headers }
-        response.headers.forEach((value, name) => (out[name] = value))
+        response.headers.forEach((value, name) => {
+          out[name] = value
+        })
         return out
       }
       if (!stream || response.body === null) {

@@ -92,11 +92,12 @@ export const lyricLines = (words: ReadonlyArray<TimedWord>): ReadonlyArray<Reado
   return lines
 }
 
+/** One line of enhanced LRC: the line's tag, then a `<mm:ss.xx>` tag before each word. */
+const lrcLine = (line: ReadonlyArray<TimedWord>): string =>
+  `[${lrcTime(line[0]?.start ?? 0)}]${line.map((w) => `<${lrcTime(w.start)}>${w.text}`).join(" ")}`
+
 /** Enhanced LRC: a line tag per line, and a `<mm:ss.xx>` tag before each word. */
-export const toLrc = (words: ReadonlyArray<TimedWord>): string =>
-  lyricLines(words)
-    .map((line) => `[${lrcTime(line[0]?.start ?? 0)}]` + line.map((w) => `<${lrcTime(w.start)}>${w.text}`).join(" "))
-    .join("\n") + "\n"
+export const toLrc = (words: ReadonlyArray<TimedWord>): string => `${lyricLines(words).map(lrcLine).join("\n")}\n`
 
 /** WebVTT: one cue per line, from its first word's start to its last word's end. */
 export const toWebVtt = (words: ReadonlyArray<TimedWord>): string =>

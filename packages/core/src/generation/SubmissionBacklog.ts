@@ -91,7 +91,8 @@ const make = Effect.fnUntraced(function* (policy: BacklogPolicy) {
   const keep = (outcome: KeptOutcome): Effect.Effect<boolean> =>
     Effect.suspend(() => {
       const first = outage === null
-      const tally: OutageTally = (outage ??= freshTally())
+      outage ??= freshTally()
+      const tally: OutageTally = outage
       const annotations = { [`${outcome.noun}_id`]: outcome.id }
       if (kept.size >= policy.maxKept && !kept.has(outcome.id)) {
         tally.turnedAway++
@@ -116,7 +117,8 @@ const make = Effect.fnUntraced(function* (policy: BacklogPolicy) {
   /** One attempt at every kept outcome, oldest first; false when the database is still away. */
   const round = Effect.gen(function* () {
     for (const [id, outcome] of [...kept]) {
-      const tally = (outage ??= freshTally())
+      outage ??= freshTally()
+      const tally = outage
       // Only this outcome is let go or removed: a newer one kept for the same work stays.
       const settled = () => kept.get(id) === outcome && kept.delete(id)
       if ((yield* Clock.currentTimeMillis) >= outcome.until) {

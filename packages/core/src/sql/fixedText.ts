@@ -148,7 +148,10 @@ export const fixedTextClient = <Client extends Constructor>(client: Client): Cli
     if (typeof strings === "string") return client(strings)
     const template: Template = { strings, values }
     let known = texts.get(strings)
-    if (known === undefined) texts.set(strings, (known = { plain: undefined, shaped: [] }))
+    if (known === undefined) {
+      known = { plain: undefined, shaped: [] }
+      texts.set(strings, known)
+    }
     // Values that are all parameters are the parameters, in order: no walk, no copy.
     if (allParameters(values)) {
       known.plain ??= textOf(

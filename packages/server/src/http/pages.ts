@@ -1,12 +1,12 @@
 /**
  * The service's own HTML pages (sign-in, consent, OAuth errors): one plain layout with inline
- * styles, no scripts and nothing from elsewhere; every interpolated text goes through `escape`.
+ * styles, no scripts and nothing from elsewhere; every interpolated text goes through `escapeText`.
  */
 import type { ServerResponse } from "node:http"
 import escapeHtml from "escape-html"
 
 /** The only way text enters a page. */
-export const escape = (text: string): string => escapeHtml(text)
+export const escapeText = (text: string): string => escapeHtml(text)
 
 const styles = `
 *{box-sizing:border-box}
@@ -33,12 +33,12 @@ export const page = (title: string, body: string): string =>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escape(title)} · Lyre</title>
+<title>${escapeText(title)} · Lyre</title>
 <style>${styles}</style>
 </head>
 <body>
 <main>
-<h1>${escape(title)}</h1>
+<h1>${escapeText(title)}</h1>
 ${body}
 </main>
 <footer><p>Lyre</p></footer>
@@ -64,4 +64,4 @@ export const sendPage = (
 }
 
 export const errorBlock = (message: string | undefined): string =>
-  message === undefined ? "" : `<p class="error" role="alert">${escape(message)}</p>`
+  message === undefined ? "" : `<p class="error" role="alert">${escapeText(message)}</p>`

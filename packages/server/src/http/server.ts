@@ -259,7 +259,16 @@ export interface RunningServer {
   readonly close: (graceMillis?: number) => Promise<void>
 }
 
-const nodeWriteHead = ServerResponse.prototype.writeHead
+/**
+ * Node's writeHead as it is written: three places, the second a status message or headers told
+ * apart by type (its typings split that into two overloads, which a call by name cannot pick).
+ */
+const nodeWriteHead = ServerResponse.prototype.writeHead as (
+  this: ServerResponse,
+  statusCode: number,
+  statusMessageOrHeaders?: string | OutgoingHttpHeaders | Array<OutgoingHttpHeader>,
+  headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>
+) => ServerResponse
 
 export const listen = (handler: Handler, port: number, host: string): Promise<RunningServer> =>
   new Promise((resolve, reject) => {
@@ -279,11 +288,16 @@ export const listen = (handler: Handler, port: number, host: string): Promise<Ru
         headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>
       ): this
       override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>): this
-      override writeHead(_statusCode: number, _statusMessageOrHeaders?: unknown, _headers?: unknown): this {
+      override writeHead(
+        statusCode: number,
+        statusMessageOrHeaders?: string | OutgoingHttpHeaders | Array<OutgoingHttpHeader>,
+        headers?: OutgoingHttpHeaders | Array<OutgoingHttpHeader>
+      ): this {
         if (closing) this.shouldKeepAlive = false
-        // Handed on as given, with no array made for them: Node reads a status message, headers
-        // or both by their types.
-        return Reflect.apply(nodeWriteHead, this, arguments) as this
+        // Handed on by name, with no array made for them (a rest parameter would make one per
+        // answer): Node's writeHead reads a status message, headers or both by their types, and
+        // an argument not given reaches it as undefined either way.
+        return nodeWriteHead.call(this, statusCode, statusMessageOrHeaders, headers) as this
       }
     }
     const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: DrainAwareResponse }, (req, res) => {

@@ -110,6 +110,7 @@ export const readForm = async (req: IncomingMessage): Promise<URLSearchParams> =
 export const safeReturnTo = (value: string | null | undefined, fallback = "/dashboard"): string => {
   if (value === null || value === undefined || value.length === 0 || value.length > 2048) return fallback
   if (!value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return fallback
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it refuses.
   if (/[\u0000-\u001f\u007f\\]/.test(value)) return fallback
   const resolved = new URL(value, "http://same.invalid")
   return resolved.host === "same.invalid" ? `${resolved.pathname}${resolved.search}` : fallback

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, Option } from "effect"
 import { Sessions } from "@lyre/core"
 import type { AppRuntime } from "../app.ts"
-import { errorBlock, escape, page, sendPage } from "./pages.ts"
+import { errorBlock, escapeText, page, sendPage } from "./pages.ts"
 import {
   clearedSessionCookie,
   clientAddress,
@@ -34,10 +34,10 @@ const signInForm = (csrf: string, returnTo: string, email: string, error: string
     "Sign in to Lyre",
     `${errorBlock(error)}
 <form method="post" action="/signin">
-<input type="hidden" name="csrf_token" value="${escape(csrf)}">
-<input type="hidden" name="return_to" value="${escape(returnTo)}">
+<input type="hidden" name="csrf_token" value="${escapeText(csrf)}">
+<input type="hidden" name="return_to" value="${escapeText(returnTo)}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${escape(email)}">
+<input id="email" name="email" type="email" autocomplete="username" required value="${escapeText(email)}">
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>

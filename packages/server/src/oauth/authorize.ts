@@ -10,7 +10,7 @@ import { Effect, Option } from "effect"
 import { challengeShape, OAuth, parseScopes, resourcesOf, scopeDescriptions, scopeNames } from "@lyre/core"
 import type { OAuthClient, OAuthErrorCode, Scope } from "@lyre/core"
 import type { AppRuntime } from "../app.ts"
-import { errorBlock, escape, page, sendPage } from "../http/pages.ts"
+import { errorBlock, escapeText, page, sendPage } from "../http/pages.ts"
 import { csrfMatches, currentSession, readForm } from "../http/session.ts"
 import { redirectError, redirectToClient } from "./respond.ts"
 import type { RequestTarget } from "../http/requestTarget.ts"
@@ -111,21 +111,21 @@ export const makeAuthorizeHandler = (options: { readonly runtime: AppRuntime; re
     const hidden = parameterNames
       .map((name) => {
         const value = params.get(name)
-        return value === null ? "" : `<input type="hidden" name="${name}" value="${escape(value)}">`
+        return value === null ? "" : `<input type="hidden" name="${name}" value="${escapeText(value)}">`
       })
       .join("\n")
     const scopes = checked.scopes.map(
-      (scope) => `<li><strong>${escape(scope)}</strong>: ${escape(scopeDescriptions[scope])}</li>`
+      (scope) => `<li><strong>${escapeText(scope)}</strong>: ${escapeText(scopeDescriptions[scope])}</li>`
     )
     return page(
       `Allow ${checked.client.name}?`,
-      `<p><strong>${escape(checked.client.name)}</strong> asks to use your Lyre account. It will be able to:</p>
+      `<p><strong>${escapeText(checked.client.name)}</strong> asks to use your Lyre account. It will be able to:</p>
 <ul class="scopes">
 ${scopes.join("\n")}
 </ul>
-<p>It will be sent back to <code>${escape(new URL(checked.redirectUri).origin)}</code>.</p>
+<p>It will be sent back to <code>${escapeText(new URL(checked.redirectUri).origin)}</code>.</p>
 <form method="post" action="/oauth/authorize">
-<input type="hidden" name="csrf_token" value="${escape(csrf)}">
+<input type="hidden" name="csrf_token" value="${escapeText(csrf)}">
 ${hidden}
 <div class="actions">
 <button type="submit" name="decision" value="allow">Allow</button>

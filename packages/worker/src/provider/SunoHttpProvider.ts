@@ -217,7 +217,10 @@ const make = Effect.fnUntraced(function* (config: SunoHttpProviderConfig) {
   const postUrls = new Map<string, URL>()
   const postUrlOf = (path: string): URL => {
     let url = postUrls.get(path)
-    if (url === undefined) postUrls.set(path, (url = new URL(`${baseUrl}${path}`)))
+    if (url === undefined) {
+      url = new URL(`${baseUrl}${path}`)
+      postUrls.set(path, url)
+    }
     return url
   }
 
