@@ -55,6 +55,7 @@ export const TaskView = (props: { readonly task: Task; readonly onCreated?: (mad
                 <strong>{track.title ?? "Untitled"}</strong>{" "}
                 {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}
               </p>
+              {/* biome-ignore lint/a11y/useMediaCaption: a track's words are captioned by its Karaoke tool below, which shows the timed lyrics as text beside its own player; this player has no caption file to give, the timed lyrics being an export made on request. */}
               <audio
                 controls
                 preload="none"

@@ -84,7 +84,7 @@ export const Awaited = (props: { readonly problem: ApiProblem | null }) =>
 
 export const Show = <T,>(props: { readonly loaded: Loaded<T>; readonly children: (value: T) => ComponentChildren }) =>
   props.loaded.state === "ok" ? (
-    <>{props.children(props.loaded.value)}</>
+    props.children(props.loaded.value)
   ) : (
     <Awaited problem={props.loaded.state === "error" ? props.loaded.problem : null} />
   )
@@ -94,9 +94,10 @@ export const Show = <T,>(props: { readonly loaded: Loaded<T>; readonly children:
  * has a name (the region a screen reader announces), else keyboard users could not scroll it.
  */
 export const ScrollRegion = (props: { readonly label: string; readonly children: ComponentChildren }) => (
-  <div class="scroll" role="region" aria-label={props.label} tabIndex={0}>
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls takes focus, else keyboard users could not scroll it (axe's scrollable-region-focusable).
+  <section class="scroll" aria-label={props.label} tabIndex={0}>
     {props.children}
-  </div>
+  </section>
 )
 
 /** A modal question answered with the keyboard or the pointer; the native dialog traps focus. */

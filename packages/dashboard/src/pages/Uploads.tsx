@@ -56,6 +56,7 @@ const UploadForm = (props: { readonly onSent: () => void }) => {
           {...(problem?.param === "title" ? { "aria-invalid": true } : {})}
         />
       </label>
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: dropping a file is a pointer's shortcut; the file input inside is the way for a keyboard or a screen reader, so no role announces a control they could not work. */}
       <div
         class={over ? "dropzone over" : "dropzone"}
         data-testid="dropzone"
@@ -136,6 +137,7 @@ const Analysis = (props: { readonly upload: Upload; readonly trackId: string }) 
           ))}
         </ol>
       </details>
+      {/* biome-ignore lint/a11y/useMediaCaption: an upload is the user's own recording, of which the service holds no words to caption (its source has no lyrics: tools/source.ts). */}
       <audio controls preload="none" src={source.track.audio_url} aria-label={`Play ${source.name}`} />
     </>
   )

@@ -137,6 +137,7 @@ export const ABPlayer = (props: { readonly a: Side; readonly b: Side }) => {
           {playing ? "Pause" : "Play"}
           <span class="sr-only"> both versions</span>
         </button>
+        {/* biome-ignore lint/a11y/useSemanticElements: two toggle buttons, not a form's fields: a fieldset would draw the forms' border (styles.css). */}
         <div role="group" aria-label="Hear" class="row">
           {[props.a, props.b].map((side) => (
             <button key={side.name} type="button" aria-pressed={heard === side.name} onClick={() => choose(side.name)}>
