@@ -408,7 +408,7 @@ const TWO_MINUTES: EngineRequest = {
   title: "Two Minutes",
   model: "aether",
   instrumental: false,
-  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n")
+  lyrics: [0, 1, 2].map(() => `${PROMPTS[0]?.lyrics ?? ""}\n${PROMPTS[3]?.lyrics ?? ""}`).join("\n")
 }
 /** The pairs of prompts whose lyrics, three times over, make each speed round's 2-minute song. */
 const SPEED_LYRICS: ReadonlyArray<readonly [number, number]> = [
@@ -423,7 +423,7 @@ const twoMinutes = (round: number): EngineRequest => {
     ? TWO_MINUTES
     : {
         ...TWO_MINUTES,
-        lyrics: [0, 1, 2].map(() => (PROMPTS[a]?.lyrics ?? "") + "\n" + (PROMPTS[b]?.lyrics ?? "")).join("\n")
+        lyrics: [0, 1, 2].map(() => `${PROMPTS[a]?.lyrics ?? ""}\n${PROMPTS[b]?.lyrics ?? ""}`).join("\n")
       }
 }
 

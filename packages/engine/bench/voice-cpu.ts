@@ -54,7 +54,7 @@ const request = {
   title: "Two Minutes",
   model: "aether",
   instrumental: false,
-  lyrics: [0, 1, 2].map(() => (PROMPTS[0]?.lyrics ?? "") + "\n" + (PROMPTS[3]?.lyrics ?? "")).join("\n")
+  lyrics: [0, 1, 2].map(() => `${PROMPTS[0]?.lyrics ?? ""}\n${PROMPTS[3]?.lyrics ?? ""}`).join("\n")
 }
 const totals = new Map<string, number>()
 const first = new Map<string, number>()

@@ -584,7 +584,9 @@ function addComp(
 ): void {
   const vel = 0.45 + 0.35 * e
   const push = (s: number, len: number, pitches: ReadonlyArray<number>, v: number, spread = 0): void => {
-    pitches.forEach((p, i) => out.push({ start: at(b, s) + i * spread, dur: len * step, pitch: p, vel: v }))
+    pitches.forEach((p, i) => {
+      out.push({ start: at(b, s) + i * spread, dur: len * step, pitch: p, vel: v })
+    })
   }
   switch (style) {
     case "block": {
@@ -730,7 +732,9 @@ function addBass(
       const third = root + (b.chord.intervals[1] ?? 4)
       const approach = target + (r.chance(0.5) ? 1 : -1)
       const line = [root, r.chance(0.5) ? third : fifth, r.chance(0.5) ? fifth : third, approach]
-      line.forEach((p, i) => n(i * 4, 3.6, p, vel * (i === 0 ? 1 : 0.85)))
+      line.forEach((p, i) => {
+        n(i * 4, 3.6, p, vel * (i === 0 ? 1 : 0.85))
+      })
       break
     }
     case "sub":

@@ -447,7 +447,7 @@ export function phoneSyllables(phones: ReadonlyArray<string>): Syllable[] {
       onset,
       vowel: n.vowel,
       coda: after.slice(0, split),
-      stressed: k === (primary < 0 ? 0 : primary),
+      stressed: k === Math.max(0, primary),
       wordEnd: last,
       text: ""
     })
@@ -559,7 +559,11 @@ function syllabifyGraphemes(
 export function lineSyllables(line: string): SungSyllable[] {
   const words = line.replace(/\([^)]*\)/g, (m) => m.slice(1, -1)).split(/[\s\-–—/]+/)
   const out: SungSyllable[] = []
-  for (const w of words) syllabify(w).forEach((s, i) => out.push({ ...s, word: w, wordStart: i === 0 }))
+  for (const w of words) {
+    syllabify(w).forEach((s, i) => {
+      out.push({ ...s, word: w, wordStart: i === 0 })
+    })
+  }
   return out
 }
 

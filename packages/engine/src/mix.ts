@@ -292,6 +292,7 @@ export function limit(l: Float32Array, r: Float32Array, ceiling: number, gains?:
       if (stepDown < 0) g += stepDown
       else g += rel * (target - g)
       // Never more gain than this block's own peak allows.
+      // biome-ignore lint/complexity/useMathMinMax: not the same for NaN (this gives own, Math.min NaN) nor for a -0 gain, and the renders are held sample for sample.
       const gg = g < own ? g : own
       if (gains !== undefined) gains[i] = gg
       let x = (l[i] as number) * gg

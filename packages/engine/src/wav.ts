@@ -11,8 +11,8 @@ export function quantize(left: Float32Array, right: Float32Array): Int16Array {
   for (let i = 0; i < n; i++) {
     const l = Math.round((left[i] as number) * 32767)
     const r = Math.round((right[i] as number) * 32767)
-    out[2 * i] = l > 32767 ? 32767 : l < -32768 ? -32768 : l
-    out[2 * i + 1] = r > 32767 ? 32767 : r < -32768 ? -32768 : r
+    out[2 * i] = Math.max(-32768, Math.min(32767, l))
+    out[2 * i + 1] = Math.max(-32768, Math.min(32767, r))
   }
   return out
 }

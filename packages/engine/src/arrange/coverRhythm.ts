@@ -35,13 +35,13 @@ function linePhrases(plan: ReadonlyArray<SectionPlan>): Phrase[] {
   const out: Phrase[] = []
   let at = 0
   for (const s of plan) {
-    s.lines.forEach((line, li) =>
+    s.lines.forEach((line, li) => {
       out.push({
         bar: at + li * s.barsPerLine,
         bars: Math.max(1, Math.min(s.barsPerLine, s.bars - li * s.barsPerLine)),
         key: `line:${s.kind}:${line}`
       })
-    )
+    })
     at += s.bars
   }
   return out

@@ -3,7 +3,7 @@
 
 import type { NoteEvent } from "../compose.ts"
 import type { Instrument } from "../genres.ts"
-import { INV_SR, Noise, SR, midiHz, polyBlep, softClip, tsin } from "./dsp.ts"
+import { INV_SR, type Noise, SR, midiHz, polyBlep, softClip, tsin } from "./dsp.ts"
 
 export type BassVoice = "electric" | "synth" | "sub" | "upright"
 

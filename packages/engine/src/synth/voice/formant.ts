@@ -298,7 +298,7 @@ export function renderFormantVoice(
     }
     // The rest of the note: the soft, centralised vowel, at the note's pitch, the vibrato blooming
     // as it did on a held vowel.
-    const wordEnds = sy.wordEnd && next !== undefined && next.syllable.wordStart
+    const wordEnds = sy.wordEnd && next?.syllable.wordStart
     const sustainEnd = wordEnds && end - WORD_GAP - t > 0.04 ? end - WORD_GAP : end
     if (end - t > 0.04) {
       const ha = fr(t),
