@@ -21,7 +21,9 @@ beforeAll(async () => {
     providerUrl: null,
     providerApiKey: null,
     worker: "inline",
-    providerPollSeconds: 1
+    providerPollSeconds: 1,
+    // A cover's length follows its source's in the new tempo: whole songs, uncut.
+    engineMaxSeconds: null
   })
   account = await createAccount(server, { subscription: 1_000 })
   const created = await api(server, "POST", "/api/v1/music/generations", {
