@@ -179,11 +179,11 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
     .option("--wait", "wait until it is listened to (ready, with its tempo, key and chords) or failed")
     .addHelpText(
       "after",
-      examples(
+      `${examples(
         "lyre upload demo.wav --title 'Demo' --wait",
         "lyre upload take.mp3 --wait --output json | jq -r .track_id",
         "lyre upload - --content-type audio/flac < take.flac"
-      ) + "\nThe server judges the file: one that is not audio is refused with its message, and nothing is kept.\n"
+      )}\nThe server judges the file: one that is not audio is refused with its message, and nothing is kept.\n`
     )
     .action(
       async (

@@ -252,7 +252,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
 
   /** The statement found no counter row for the credential (the model open): make one, charge again. */
   const slotMissing = (outcome: ChargeOutcome | undefined): boolean =>
-    outcome !== undefined && outcome.available && outcome.pending === null
+    outcome?.available === true && outcome.pending === null
 
   /** A credential whose counter row is missing gets one (at zero) and is charged again. */
   const ensureSlot = writes`
