@@ -1,24 +1,22 @@
 /**
- * The REST surface: routes from the router's metadata, bodies read by @lyre/http, every procedure
- * called as the router defines it (its stage, input, resolver and output: `callDirect`, or tRPC
- * for a procedure of another shape), so the check order and validation are the router's, and
- * every answer, success or failure, rendered in the interface's shapes with the interface's
- * headers.
+ * The REST surface: routes from core's procedure table, bodies read by @lyre/http, every
+ * procedure called by the parts the router is built from (its stage, input, resolver and
+ * answer: `restCallOf`), so the check order and validation are the router's, and every answer,
+ * success or failure, rendered in the interface's shapes with the interface's headers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { callTRPCProcedure, getTRPCErrorFromUnknown } from "@trpc/server"
+import { getTRPCErrorFromUnknown } from "@trpc/server"
 import {
   apiErrorFromTrpc,
-  appRouter,
-  callDirect,
-  directProcedure,
   InvalidParameter,
   makeCallContext,
   maxIdempotencyKeyLength,
   MethodNotAllowed,
+  procedureTable,
+  restCallOf,
   RouteNotFound
 } from "@lyre/core"
-import type { ApiError, CoreRuntime, ValidationError } from "@lyre/core"
+import type { CoreRuntime, ValidationError } from "@lyre/core"
 import { incomingAudio, lingerThenClose, readJsonBody, sendApiError, sendJson } from "@lyre/http"
 import { openApiDocument } from "./openapi.ts"
 import { matchRoute, routesOf } from "./routes.ts"
@@ -58,14 +56,10 @@ const withPathParams = (body: unknown, params: Record<string, string>): unknown 
 
 /** Returns a handler for paths below `/api` (the path it receives has that prefix removed). */
 export const makeRestHandler = (options: RestOptions) => {
-  const routes = routesOf(appRouter)
-  // Every REST route's procedure has the shape `callDirect` takes; one that did not would go through tRPC.
-  const direct = new Map(
-    routes.flatMap((route) => {
-      const procedure = directProcedure(appRouter, route.procedurePath, { checkAnswers: options.checkAnswers })
-      return procedure === null ? [] : [[route.procedurePath, procedure] as const]
-    })
-  )
+  const routes = routesOf(procedureTable).map((route) => ({
+    ...route,
+    call: restCallOf(route.procedurePath, route.parts, { checkAnswers: options.checkAnswers })
+  }))
   const resourceMetadataUrl = `${options.publicUrl}/.well-known/oauth-protected-resource`
   let document: string | undefined
 
@@ -123,19 +117,7 @@ export const makeRestHandler = (options: RestOptions) => {
     })
     ctx.response.headers["x-request-id"] = requestId
     try {
-      const procedure = direct.get(match.route.procedurePath)
-      const output: unknown =
-        procedure !== undefined
-          ? await callDirect(procedure, ctx, input)
-          : await callTRPCProcedure({
-              router: appRouter,
-              path: match.route.procedurePath,
-              getRawInput: () => Promise.resolve(input),
-              ctx,
-              type: match.route.type,
-              signal: undefined,
-              batchIndex: 0
-            })
+      const output = await match.route.call(ctx, input)
       sendJson(res, ctx.response.status ?? match.route.meta.successStatus ?? 200, output, ctx.response.headers)
     } catch (cause) {
       const error = apiErrorFromTrpc(getTRPCErrorFromUnknown(cause), input)

@@ -5,7 +5,15 @@
  */
 import { generateOpenApiDocument } from "trpc-to-openapi"
 import type { OpenAPIObject } from "trpc-to-openapi"
-import { appRouter, ErrorEnvelope, errorTable, modelNames, scopeDescriptions, uploadContentTypes } from "@lyre/core"
+import {
+  appRouter,
+  ErrorEnvelope,
+  errorTable,
+  modelNames,
+  procedureTable,
+  scopeDescriptions,
+  uploadContentTypes
+} from "@lyre/core"
 import type { LyreMeta } from "@lyre/core"
 import { routesOf } from "./routes.ts"
 
@@ -190,7 +198,7 @@ export const openApiDocument = (publicUrl: string): OpenAPIObject => {
     defs: { Error: ErrorEnvelope }
   })
   const paths: Json = isJson(document.paths) ? document.paths : {}
-  for (const route of routesOf(appRouter)) {
+  for (const route of routesOf(procedureTable)) {
     const item = paths[route.path]
     const operation = isJson(item) ? item[route.method.toLowerCase()] : undefined
     if (!isJson(operation)) continue

@@ -1,10 +1,10 @@
 /**
- * The REST route table, read from the router's own `openapi` metadata: the same source
- * trpc-to-openapi generates the document from, so a route cannot be served and undocumented.
+ * The REST route table, read from core's procedure table: each procedure's `openapi` metadata, the
+ * same source trpc-to-openapi generates the document from (through the router built of that
+ * table), so a route cannot be served and undocumented.
  */
-import type { AnyTRPCRouter } from "@trpc/server"
-import { flatProcedures } from "@lyre/core"
-import type { LyreMeta } from "@lyre/core"
+import type { LyreMeta, ProcedureParts, ProcedureTree } from "@lyre/core"
+import { partsByPath } from "@lyre/core"
 import { decodePathSegment } from "@lyre/http"
 
 export interface Route {
@@ -13,23 +13,22 @@ export interface Route {
   readonly procedurePath: string
   readonly type: "query" | "mutation"
   readonly meta: LyreMeta
+  readonly parts: ProcedureParts
   readonly pattern: RegExp
   readonly paramNames: ReadonlyArray<string>
 }
 
-export interface RouteMatch {
-  readonly route: Route
+export interface RouteMatch<R extends Route = Route> {
+  readonly route: R
   readonly params: Record<string, string>
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
-  Object.entries(flatProcedures(router)).flatMap(([procedurePath, procedure]) => {
-    const meta = procedure._def.meta as LyreMeta | undefined
-    const openapi = meta?.openapi
-    const type = procedure._def.type
-    if (meta === undefined || openapi === undefined || type === "subscription") return []
+export const routesOf = (table: ProcedureTree): ReadonlyArray<Route> =>
+  partsByPath(table).flatMap(([procedurePath, parts]) => {
+    const openapi = parts.meta.openapi
+    if (openapi === undefined) return []
     const paramNames: Array<string> = []
     const source = openapi.path
       .split(/(\{[^}]+\})/)
@@ -45,8 +44,9 @@ export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
         method: openapi.method,
         path: openapi.path,
         procedurePath,
-        type,
-        meta,
+        type: parts.type,
+        meta: parts.meta,
+        parts,
         pattern: new RegExp(`^${source}/?$`),
         paramNames
       }
@@ -54,11 +54,11 @@ export const routesOf = (router: AnyTRPCRouter): ReadonlyArray<Route> =>
   })
 
 /** The route for a method and path; `allowed` lists the methods the path has when none matches. */
-export const matchRoute = (
-  routes: ReadonlyArray<Route>,
+export const matchRoute = <R extends Route>(
+  routes: ReadonlyArray<R>,
   method: string,
   path: string
-): { readonly match: RouteMatch | null; readonly allowed: ReadonlyArray<string> } => {
+): { readonly match: RouteMatch<R> | null; readonly allowed: ReadonlyArray<string> } => {
   const allowed: Array<string> = []
   for (const route of routes) {
     const found = route.pattern.exec(path)

@@ -31,7 +31,8 @@ const signedIn = t.procedure.use(async ({ ctx, next, type }) => {
   return next({ ctx: { session, accountId: session.principal.accountId } })
 })
 
-export const accountRouter = t.router({
+/** The dashboard's procedures, nested as their tRPC paths under `account`. */
+export const accountProcedures = {
   /** Who is signed in, and the CSRF token the page sends with every change. */
   session: signedIn.query(({ ctx }) => ({
     account_id: ctx.accountId,
@@ -85,7 +86,7 @@ export const accountRouter = t.router({
     )
   ),
 
-  keys: t.router({
+  keys: {
     list: signedIn.query(({ ctx }) =>
       runProcedure(
         ctx,
@@ -120,9 +121,9 @@ export const accountRouter = t.router({
         })
       )
     )
-  }),
+  },
 
-  webhooks: t.router({
+  webhooks: {
     list: signedIn.query(({ ctx }) =>
       runProcedure(
         ctx,
@@ -221,7 +222,7 @@ export const accountRouter = t.router({
         )
       )
     )
-  }),
+  },
 
   /** The `credits.low` threshold; setting it re-judges the armed state as the admin API does. */
   setCreditAlert: signedIn.input(SetCreditAlertInput).mutation(({ ctx, input }) =>
@@ -236,4 +237,4 @@ export const accountRouter = t.router({
       })
     )
   )
-})
+}

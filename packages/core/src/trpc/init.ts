@@ -3,6 +3,9 @@
  * scope, requests per minute) and the body stage, in the check order.
  */
 import { initTRPC, TRPCError } from "@trpc/server"
+import type { TRPCDefaultErrorShape } from "@trpc/server"
+import { getHTTPStatusCodeFromError } from "@trpc/server/http"
+import { TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc"
 import { Effect } from "effect"
 import { rateLimitHeaders, renderError } from "../domain/errors.ts"
 import type { Scope } from "../domain/models.ts"
@@ -32,22 +35,40 @@ export interface LyreMeta {
   readonly requestBody?: "audio"
 }
 
+/** tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape. */
+const errorFormatter = ({
+  shape,
+  error,
+  input
+}: {
+  readonly shape: TRPCDefaultErrorShape
+  readonly error: TRPCError
+  readonly input: unknown
+}) => {
+  const rendered = renderError(apiErrorFromTrpc(error, input))
+  return {
+    ...shape,
+    message: rendered.body.error.message,
+    data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error }
+  }
+}
+
+/** `isDev: false` keeps stacks out of every answer. */
+export const t = initTRPC.context<CallContext>().meta<LyreMeta>().create({ isDev: false, errorFormatter })
+
 /**
- * tRPC clients get the interface's envelope too, under `data.error`, beside tRPC's own shape;
- * `isDev: false` keeps stacks out of every answer.
+ * The error tRPC's HTTP adapter would answer for `error` in a call of `path`, for a call dispatched
+ * beside it (the dashboard's upload): tRPC's default shape without a stack, as `isDev: false`
+ * makes it, given to the router's formatter.
  */
-export const t = initTRPC
-  .context<CallContext>()
-  .meta<LyreMeta>()
-  .create({
-    isDev: false,
-    errorFormatter: ({ shape, error, input }) => {
-      const rendered = renderError(apiErrorFromTrpc(error, input))
-      return {
-        ...shape,
-        message: rendered.body.error.message,
-        data: { ...shape.data, httpStatus: rendered.status, error: rendered.body.error }
-      }
+export const trpcErrorShape = (error: TRPCError, path: string, input: unknown) =>
+  errorFormatter({
+    error,
+    input,
+    shape: {
+      message: error.message,
+      code: TRPC_ERROR_CODES_BY_KEY[error.code],
+      data: { code: error.code, httpStatus: getHTTPStatusCodeFromError(error), path }
     }
   })
 
@@ -81,7 +102,7 @@ const admit = (ctx: CallContext, scope: Scope | undefined, type: "query" | "muta
 /**
  * What a base procedure does before the procedure's own input is read: the admission, and for a
  * change the body judged after it. It returns what it adds to the context. The middleware runs it
- * for tRPC's chain, and `direct.ts` runs the same stage without the chain.
+ * for tRPC's chain, and REST runs the same stage itself (`procedures.ts`).
  */
 export type Stage = (
   ctx: CallContext,
@@ -89,19 +110,9 @@ export type Stage = (
   type: "query" | "mutation" | "subscription"
 ) => Promise<{ readonly principal: Principal }>
 
-/** The stage each base procedure's middleware runs, by that middleware: written once, as the module loads. */
-const stages = new WeakMap<object, Stage>()
-
-/** The stage a procedure's first middleware runs, when it is one of these base procedures'. */
-export const stageOf = (middleware: object): Stage | undefined => stages.get(middleware)
-
 /** A base procedure whose one middleware runs `stage` and hands what it adds to the next step. */
-const staged = (stage: Stage) => {
-  const procedure = t.procedure.use(async ({ ctx, meta, next, type }) => next({ ctx: await stage(ctx, meta, type) }))
-  const [middleware] = procedure._def.middlewares
-  if (middleware !== undefined) stages.set(middleware, stage)
-  return procedure
-}
+const staged = (stage: Stage) =>
+  t.procedure.use(async ({ ctx, meta, next, type }) => next({ ctx: await stage(ctx, meta, type) }))
 
 const admittedStage: Stage = (ctx, meta, type) => admit(ctx, meta?.scope, type)
 
@@ -121,3 +132,9 @@ const withBodyStage: Stage = (ctx, meta, type) =>
 export const admitted = staged(admittedStage)
 
 export const withBody = staged(withBodyStage)
+
+/** The base procedures by name, each with the stage its middleware runs. */
+export const bases = {
+  admitted: { procedure: admitted, stage: admittedStage },
+  withBody: { procedure: withBody, stage: withBodyStage }
+} as const

@@ -1,7 +1,8 @@
 /**
- * The one router every surface calls. Middleware applies the check order once: the guard
- * (credential, plan, scope, requests per minute), then the body stage (unreadable bodies),
- * then input validation, then the procedure (model, concurrency, credits in core).
+ * The interface's procedures and the one router every surface calls. Their base procedures apply
+ * the check order once: the guard (credential, plan, scope, requests per minute), then the body
+ * stage (unreadable bodies), then input validation, then the procedure (model, concurrency,
+ * credits in core).
  */
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server"
 import { z } from "zod"
@@ -32,10 +33,13 @@ import {
   PersonaRequest,
   Personas
 } from "../personas/Personas.ts"
-import { accountRouter } from "./account.ts"
+import { accountProcedures } from "./account.ts"
 import { runPaid, runProcedure } from "./context.ts"
-import { admitted, t, withBody } from "./init.ts"
-import { uploadsRouter } from "./uploads.ts"
+import { t } from "./init.ts"
+import type { LyreMeta } from "./init.ts"
+import { mutation, pathsOf, query, trpcRecordOf } from "./procedures.ts"
+import type { ProcedureTree } from "./procedures.ts"
+import { uploadProcedures } from "./uploads.ts"
 import { isoOfDate } from "../domain/timestamps.ts"
 
 const renderAccount = (principal: Principal): Account => ({
@@ -70,29 +74,34 @@ const NoInput = z.strictObject({}).optional()
  * A task on a track (DESIGN.md section 11): a generation made from the track, paid at accept in
  * the check order, its REST route under the track.
  */
-const trackTask = (route: { readonly segment: string; readonly summary: string; readonly description: string }) =>
-  withBody.meta({
-    openapi: {
-      method: "POST",
-      path: `/v1/music/tracks/{track_id}/${route.segment}`,
-      summary: route.summary,
-      description:
-        `${route.description} Any GenerateRequest field may be given (absent: the source's); priced and ` +
-        "listed as a generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header " +
-        "to retry safely.",
-      tags: ["track tasks"],
-      protect: true,
-      successDescription: "The task, accepted and pending."
-    },
-    scope: "music:generate",
-    successStatus: 202
-  })
+const trackTaskMeta = (route: {
+  readonly segment: string
+  readonly summary: string
+  readonly description: string
+}): LyreMeta => ({
+  openapi: {
+    method: "POST",
+    path: `/v1/music/tracks/{track_id}/${route.segment}`,
+    summary: route.summary,
+    description:
+      `${route.description} Any GenerateRequest field may be given (absent: the source's); priced and ` +
+      "listed as a generation of its model. Answers 202 with the pending task. Send an `Idempotency-Key` header " +
+      "to retry safely.",
+    tags: ["track tasks"],
+    protect: true,
+    successDescription: "The task, accepted and pending."
+  },
+  scope: "music:generate",
+  successStatus: 202
+})
 
-export const appRouter = t.router({
-  /** The account holder's dashboard: signed-in sessions only (trpc/account.ts). */
-  account: accountRouter,
-  me: admitted
-    .meta({
+/**
+ * The interface's procedures, nested as their tRPC paths: the router below is built from their
+ * tRPC procedures, and REST's routes from their parts and `openapi` metadata (procedures.ts).
+ */
+export const procedureTable = {
+  me: query("admitted", {
+    meta: {
       openapi: {
         method: "GET",
         path: "/v1/me",
@@ -101,14 +110,15 @@ export const appRouter = t.router({
         tags: ["account"],
         protect: true
       }
-    })
-    .input(NoInput)
-    .output(Account)
-    .query(({ ctx }) => renderAccount(ctx.principal)),
+    },
+    input: NoInput,
+    output: Account,
+    resolve: (ctx) => renderAccount(ctx.principal)
+  }),
 
-  generations: t.router({
-    create: withBody
-      .meta({
+  generations: {
+    create: mutation("withBody", {
+      meta: {
         openapi: {
           method: "POST",
           path: "/v1/music/generations",
@@ -122,18 +132,18 @@ export const appRouter = t.router({
         },
         scope: "music:generate",
         successStatus: 202
-      })
-      .input(GenerateRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+      },
+      input: GenerateRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           Generations.use((generations) => generations.create(ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
+    }),
 
-    get: admitted
-      .meta({
+    get: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/music/generations/{id}",
@@ -142,18 +152,18 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(GetGenerationParams)
-      .output(GenerationTask)
-      .query(({ ctx, input }) =>
+      },
+      input: GetGenerationParams,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Generations.use((generations) => generations.get(ctx.principal, input.id))
         )
-      ),
+    }),
 
-    list: admitted
-      .meta({
+    list: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/music/generations",
@@ -163,23 +173,23 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(ListGenerationsQuery)
-      .output(GenerationTaskList)
-      .query(({ ctx, input }) =>
+      },
+      input: ListGenerationsQuery,
+      output: GenerationTaskList,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Generations.use((generations) =>
             generations.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
           )
         )
-      )
-  }),
+    })
+  },
 
   /** Song tools (DESIGN.md section 9): paid at accept like a generation, in the same check order. */
-  tracks: t.router({
-    extend: withBody
-      .meta({
+  tracks: {
+    extend: mutation("withBody", {
+      meta: {
         openapi: {
           method: "POST",
           path: "/v1/music/tracks/{track_id}/extensions",
@@ -194,18 +204,18 @@ export const appRouter = t.router({
         },
         scope: "music:generate",
         successStatus: 202
-      })
-      .input(ExtendRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+      },
+      input: ExtendRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           SongTools.use((tools) => tools.extend(ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
+    }),
 
-    export: withBody
-      .meta({
+    export: mutation("withBody", {
+      meta: {
         openapi: {
           method: "POST",
           path: "/v1/music/tracks/{track_id}/exports",
@@ -220,82 +230,86 @@ export const appRouter = t.router({
         },
         scope: "music:generate",
         successStatus: 202
-      })
-      .input(ExportRequest)
-      .output(Export)
-      .mutation(({ ctx, input }) =>
+      },
+      input: ExportRequest,
+      output: Export,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           SongTools.use((tools) => tools.createExport(ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
+    }),
 
-    cover: trackTask({
-      segment: "covers",
-      summary: "Cover a track",
-      description:
-        "The same song (melody, harmony, form, words) in the new `style`; `audio_weight` moves it between " +
-        "the source's rhythm (1) and the new style's (0)."
-    })
-      .input(CoverRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+    cover: mutation("withBody", {
+      meta: trackTaskMeta({
+        segment: "covers",
+        summary: "Cover a track",
+        description:
+          "The same song (melody, harmony, form, words) in the new `style`; `audio_weight` moves it between " +
+          "the source's rhythm (1) and the new style's (0)."
+      }),
+      input: CoverRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           TrackTasks.use((tasks) => tasks.create("cover", ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
-    vocals: trackTask({
-      segment: "vocals",
-      summary: "Add vocals to a track",
-      description:
-        "The source with `lyrics` sung over it on a melody composed for its chords, in its key and on its beat."
-    })
-      .input(VocalsRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+    }),
+    vocals: mutation("withBody", {
+      meta: trackTaskMeta({
+        segment: "vocals",
+        summary: "Add vocals to a track",
+        description:
+          "The source with `lyrics` sung over it on a melody composed for its chords, in its key and on its beat."
+      }),
+      input: VocalsRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           TrackTasks.use((tasks) => tasks.create("vocals", ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
-    instrumental: trackTask({
-      segment: "instrumentals",
-      summary: "Add an accompaniment to a track",
-      description:
-        "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
-        "A track made without vocals is 400 `track_has_no_lyrics`; an upload is accompanied as heard (it may be a voice alone)."
-    })
-      .input(InstrumentalRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+    }),
+    instrumental: mutation("withBody", {
+      meta: trackTaskMeta({
+        segment: "instrumentals",
+        summary: "Add an accompaniment to a track",
+        description:
+          "An arrangement in the new `style` composed for the source's sung melody, mixed with it. " +
+          "A track made without vocals is 400 `track_has_no_lyrics`; an upload is accompanied as heard (it may be a voice alone)."
+      }),
+      input: InstrumentalRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           TrackTasks.use((tasks) => tasks.create("instrumental", ctx.principal, input, ctx.idempotencyKey))
         )
-      ),
-    edit: trackTask({
-      segment: "edits",
-      summary: "Edit a span of a track",
-      description:
-        "The span from `start` to `end` (seconds, 2 to 60 apart, within the track) composed again, with " +
-        "new `lyrics` when given; outside it, the source sample for sample."
-    })
-      .input(EditRequest)
-      .output(GenerationTask)
-      .mutation(({ ctx, input }) =>
+    }),
+    edit: mutation("withBody", {
+      meta: trackTaskMeta({
+        segment: "edits",
+        summary: "Edit a span of a track",
+        description:
+          "The span from `start` to `end` (seconds, 2 to 60 apart, within the track) composed again, with " +
+          "new `lyrics` when given; outside it, the source sample for sample."
+      }),
+      input: EditRequest,
+      output: GenerationTask,
+      resolve: (ctx, input) =>
         runPaid(
           ctx,
           TrackTasks.use((tasks) => tasks.create("edit", ctx.principal, input, ctx.idempotencyKey))
         )
-      )
-  }),
+    })
+  },
 
-  uploads: uploadsRouter,
+  uploads: uploadProcedures,
   /** Personas (DESIGN.md section 11): free of credits; `persona_id` names one in any GenerateRequest. */
-  personas: t.router({
-    create: withBody
-      .meta({
+  personas: {
+    create: mutation("withBody", {
+      meta: {
         openapi: {
           method: "POST",
           path: "/v1/personas",
@@ -309,18 +323,18 @@ export const appRouter = t.router({
         },
         scope: "music:generate",
         successStatus: 201
-      })
-      .input(PersonaRequest)
-      .output(Persona)
-      .mutation(({ ctx, input }) =>
+      },
+      input: PersonaRequest,
+      output: Persona,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Personas.use((personas) => personas.create(ctx.principal, input))
         )
-      ),
+    }),
 
-    get: admitted
-      .meta({
+    get: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/personas/{id}",
@@ -329,18 +343,18 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(GetPersonaParams)
-      .output(Persona)
-      .query(({ ctx, input }) =>
+      },
+      input: GetPersonaParams,
+      output: Persona,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Personas.use((personas) => personas.get(ctx.principal, input.id))
         )
-      ),
+    }),
 
-    list: admitted
-      .meta({
+    list: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/personas",
@@ -350,20 +364,20 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(ListPersonasQuery)
-      .output(PersonaList)
-      .query(({ ctx, input }) =>
+      },
+      input: ListPersonasQuery,
+      output: PersonaList,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Personas.use((personas) =>
             personas.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
           )
         )
-      ),
+    }),
 
-    delete: admitted
-      .meta({
+    delete: mutation("admitted", {
+      meta: {
         openapi: {
           method: "DELETE",
           path: "/v1/personas/{id}",
@@ -373,20 +387,20 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(GetPersonaParams)
-      .output(DeletedPersona)
-      .mutation(({ ctx, input }) =>
+      },
+      input: GetPersonaParams,
+      output: DeletedPersona,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           Personas.use((personas) => personas.remove(ctx.principal, input.id))
         )
-      )
-  }),
+    })
+  },
 
-  exports: t.router({
-    get: admitted
-      .meta({
+  exports: {
+    get: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/music/exports/{id}",
@@ -395,18 +409,18 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(GetExportParams)
-      .output(Export)
-      .query(({ ctx, input }) =>
+      },
+      input: GetExportParams,
+      output: Export,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           SongTools.use((tools) => tools.getExport(ctx.principal, input.id))
         )
-      ),
+    }),
 
-    list: admitted
-      .meta({
+    list: query("admitted", {
+      meta: {
         openapi: {
           method: "GET",
           path: "/v1/music/exports",
@@ -418,10 +432,10 @@ export const appRouter = t.router({
           protect: true
         },
         scope: "music:generate"
-      })
-      .input(ListExportsQuery)
-      .output(ExportList)
-      .query(({ ctx, input }) =>
+      },
+      input: ListExportsQuery,
+      output: ExportList,
+      resolve: (ctx, input) =>
         runProcedure(
           ctx,
           SongTools.use((tools) =>
@@ -432,9 +446,22 @@ export const appRouter = t.router({
             })
           )
         )
-      )
-  })
+    })
+  }
+} satisfies ProcedureTree
+
+/** The one router every surface calls: the table's procedures, and the dashboard's (trpc/account.ts). */
+export const appRouter = t.router({
+  /** The account holder's dashboard: signed-in sessions only. */
+  account: accountProcedures,
+  ...trpcRecordOf(procedureTable)
 })
+
+/** Every procedure's tRPC path, the dashboard's and the table's. */
+export const procedurePaths: ReadonlyArray<string> = [
+  ...pathsOf(accountProcedures, "account."),
+  ...pathsOf(procedureTable)
+]
 
 export type AppRouter = typeof appRouter
 export type RouterInputs = inferRouterInputs<AppRouter>

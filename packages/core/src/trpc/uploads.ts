@@ -13,11 +13,12 @@ import {
 import { audioFrom, UploadFromRequest } from "../uploads/uploadFrom.ts"
 import { Uploads } from "../uploads/Uploads.ts"
 import { runPaid, runProcedure } from "./context.ts"
-import { admitted, t, withBody } from "./init.ts"
+import { mutation, query } from "./procedures.ts"
+import type { ProcedureTree } from "./procedures.ts"
 
-export const uploadsRouter = t.router({
-  create: withBody
-    .meta({
+export const uploadProcedures = {
+  create: mutation("withBody", {
+    meta: {
       openapi: {
         method: "POST",
         path: "/v1/music/uploads",
@@ -34,10 +35,10 @@ export const uploadsRouter = t.router({
       scope: "music:generate",
       successStatus: 202,
       requestBody: "audio"
-    })
-    .input(CreateUploadInput)
-    .output(Upload)
-    .mutation(({ ctx, input }) => {
+    },
+    input: CreateUploadInput,
+    output: Upload,
+    resolve: (ctx, input) => {
       // Only REST hands over a body as it arrives; tRPC and the agents speak JSON.
       const audio = ctx.audio
       return runPaid(
@@ -46,18 +47,19 @@ export const uploadsRouter = t.router({
           ? Effect.fail(new InvalidContentType({ message: "Send the file to POST /api/v1/music/uploads as its body." }))
           : Uploads.use((uploads) => uploads.create(ctx.principal, input, audio, ctx.idempotencyKey))
       )
-    }),
+    }
+  }),
 
   /**
    * The same upload sent as JSON, for the agents (MCP's `upload_audio`, an A2A file part): the
    * file inline as base64 or a URL to fetch, under the same checks and allowance. No REST route:
    * REST takes the file as the body.
    */
-  createFrom: withBody
-    .meta({ scope: "music:generate", successStatus: 202 })
-    .input(UploadFromRequest)
-    .output(Upload)
-    .mutation(({ ctx, input }) =>
+  createFrom: mutation("withBody", {
+    meta: { scope: "music:generate", successStatus: 202 },
+    input: UploadFromRequest,
+    output: Upload,
+    resolve: (ctx, input) =>
       runPaid(
         ctx,
         Effect.gen(function* () {
@@ -68,10 +70,10 @@ export const uploadsRouter = t.router({
           )
         })
       )
-    ),
+  }),
 
-  get: admitted
-    .meta({
+  get: query("admitted", {
+    meta: {
       openapi: {
         method: "GET",
         path: "/v1/music/uploads/{id}",
@@ -80,18 +82,18 @@ export const uploadsRouter = t.router({
         protect: true
       },
       scope: "music:generate"
-    })
-    .input(UploadIdParams)
-    .output(Upload)
-    .query(({ ctx, input }) =>
+    },
+    input: UploadIdParams,
+    output: Upload,
+    resolve: (ctx, input) =>
       runProcedure(
         ctx,
         Uploads.use((uploads) => uploads.get(ctx.principal, input.id))
       )
-    ),
+  }),
 
-  list: admitted
-    .meta({
+  list: query("admitted", {
+    meta: {
       openapi: {
         method: "GET",
         path: "/v1/music/uploads",
@@ -101,20 +103,20 @@ export const uploadsRouter = t.router({
         protect: true
       },
       scope: "music:generate"
-    })
-    .input(ListUploadsQuery)
-    .output(UploadList)
-    .query(({ ctx, input }) =>
+    },
+    input: ListUploadsQuery,
+    output: UploadList,
+    resolve: (ctx, input) =>
       runProcedure(
         ctx,
         Uploads.use((uploads) =>
           uploads.list(ctx.principal, { limit: input.limit, startingAfter: input.starting_after })
         )
       )
-    ),
+  }),
 
-  delete: admitted
-    .meta({
+  delete: mutation("admitted", {
+    meta: {
       openapi: {
         method: "DELETE",
         path: "/v1/music/uploads/{id}",
@@ -124,13 +126,13 @@ export const uploadsRouter = t.router({
         protect: true
       },
       scope: "music:generate"
-    })
-    .input(UploadIdParams)
-    .output(DeletedUpload)
-    .mutation(({ ctx, input }) =>
+    },
+    input: UploadIdParams,
+    output: DeletedUpload,
+    resolve: (ctx, input) =>
       runProcedure(
         ctx,
         Uploads.use((uploads) => uploads.remove(ctx.principal, input.id))
       )
-    )
-})
+  })
+} satisfies ProcedureTree

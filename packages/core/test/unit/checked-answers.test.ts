@@ -3,11 +3,10 @@
  * sent as rendered without it (decision 0109).
  */
 import { TRPCError } from "@trpc/server"
-import { getParseFn } from "@trpc/server/unstable-core-do-not-import"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import { Account } from "../../src/domain/models.ts"
-import { appRouter } from "../../src/trpc/router.ts"
-import { checkedAnswer, directProcedure } from "../../src/trpc/direct.ts"
+import { procedureTable } from "../../src/trpc/router.ts"
+import { answerOf, checkedAnswer } from "../../src/trpc/procedures.ts"
 
 const account = {
   id: "acct_1",
@@ -17,7 +16,7 @@ const account = {
   auth: { kind: "api_key", scopes: ["music:read"], key: { id: "key_1", name: "ci", expires_at: null } }
 }
 
-const check = checkedAnswer("me", getParseFn(Account))
+const check = checkedAnswer("me", (value) => Account.parse(value))
 
 /** The failure tRPC's own output step raises: rendered as a 500 `internal_error`. */
 const refusal = async (value: unknown) => {
@@ -60,10 +59,10 @@ describe("answers held to their schemas", () => {
   })
 
   it("send a procedure's answer as its resolver rendered it when not checking", () => {
-    const unchecked = directProcedure(appRouter, "me", { checkAnswers: false })
+    const unchecked = answerOf("me", procedureTable.me.parts, { checkAnswers: false })
     const rendered = { ...account, extra: true }
-    expect(unchecked?.answer(rendered)).toBe(rendered)
-    const checked = directProcedure(appRouter, "me", { checkAnswers: true })
-    expect(checked?.answer(account)).toBeInstanceOf(Promise)
+    expect(unchecked(rendered)).toBe(rendered)
+    const checked = answerOf("me", procedureTable.me.parts, { checkAnswers: true })
+    expect(checked(account)).toBeInstanceOf(Promise)
   })
 })

@@ -5,7 +5,7 @@
  * segment is `{id}`, and paths deeper than the service's routes are cut at `/*`. Whatever a
  * client sends, the number of distinct routes stays bounded.
  */
-import { appRouter } from "@lyre/core"
+import { procedurePaths } from "@lyre/core"
 
 export interface RouteLabel {
   readonly surface: string
@@ -68,7 +68,7 @@ const vocabulary = new Set([
   "signout"
 ])
 
-const procedures = new Set(Object.keys(appRouter._def.procedures))
+const procedures = new Set(procedurePaths)
 
 /** The first segment of a path and its surface. */
 const surfaces: ReadonlyMap<string, string> = new Map([
@@ -131,9 +131,11 @@ export const makeRouteLabeller = (): ((path: string) => RouteLabel) => {
         route += procedures.has(segment) ? `/${segment}` : segment.includes(",") ? "/{batch}" : "/*"
       else route += segment === "" ? "/" : "/{id}"
     }
-    let known = built.get(route)
-    if (known === undefined) built.set(route, (known = label(surface, route)))
-    return known
+    const known = built.get(route)
+    if (known !== undefined) return known
+    const made = label(surface, route)
+    built.set(route, made)
+    return made
   }
 
   return (path: string): RouteLabel => {

@@ -8,8 +8,15 @@
  * tRPC's `input` query parameter, as a query's do.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { callTRPCProcedure, getTRPCErrorFromUnknown, getTRPCErrorShape } from "@trpc/server"
-import { appRouter, InvalidJson, InvalidParameter, makeCallContext, maxIdempotencyKeyLength } from "@lyre/core"
+import { callTRPCProcedure, getTRPCErrorFromUnknown } from "@trpc/server"
+import {
+  appRouter,
+  InvalidJson,
+  InvalidParameter,
+  makeCallContext,
+  maxIdempotencyKeyLength,
+  trpcErrorShape
+} from "@lyre/core"
 import type { ValidationError } from "@lyre/core"
 import { incomingAudio, lingerThenClose, sendJson } from "@lyre/http"
 import type { AppRuntime } from "../app.ts"
@@ -69,16 +76,8 @@ export const makeTrpcUploadHandler =
       })
       sendJson(res, 200, { result: { data } }, ctx.response.headers)
     } catch (cause) {
-      const error = getTRPCErrorFromUnknown(cause)
-      const shape = getTRPCErrorShape({
-        config: appRouter._def._config,
-        error,
-        type: "mutation",
-        path: uploadProcedurePath,
-        input,
-        ctx
-      })
-      const status = typeof shape.data.httpStatus === "number" ? shape.data.httpStatus : 500
+      const shape = trpcErrorShape(getTRPCErrorFromUnknown(cause), uploadProcedurePath, input)
+      const status = shape.data.httpStatus
       sendJson(res, status, { error: shape }, ctx.response.headers)
       // A file refused before its end: the rest is read and dropped a while, then the connection closed.
       if (!req.complete) lingerThenClose(req, res)
