@@ -1,6 +1,5 @@
 /** JSON-lines logging at the operator's LOG_LEVEL; every request line carries its request id. */
 import { Logger as EffectLogger, Predicate } from "effect"
-import { isoTimestamp } from "@lyre/core"
 
 const levels = { debug: 10, info: 20, warn: 30, error: 40 } as const
 export type LogLevel = keyof typeof levels
@@ -18,7 +17,8 @@ export const makeLogger = (
   return {
     enabled,
     log: (level, msg, fields) => {
-      if (enabled(level)) write(`${JSON.stringify({ time: isoTimestamp(Date.now()), level, msg, ...fields })}\n`)
+      if (enabled(level))
+        write(`${JSON.stringify({ time: new Date(Date.now()).toISOString(), level, msg, ...fields })}\n`)
     }
   }
 }

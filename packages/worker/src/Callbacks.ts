@@ -15,7 +15,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { hasIdShape, isoTimestamp, stillPending } from "@lyre/core"
+import { hasIdShape, stillPending } from "@lyre/core"
 import type { ProviderCallback } from "@lyre/core/provider/outcomes"
 import { Provider } from "@lyre/core/provider/Provider"
 import { Wakeup } from "./Wakeup.ts"
@@ -46,7 +46,7 @@ export class ProviderCallbacks extends Context.Service<
 
       // Untraced: one call per callback, on the intake's hot path.
       const receiveExport = Effect.fnUntraced(function* (exportId: string, token: string) {
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const [found] = yield* sql<{ changed: number }>`
           with found as (
             select id from exports
@@ -74,7 +74,7 @@ export class ProviderCallbacks extends Context.Service<
         // Progress stages (text, first) only say the task is on its way: nothing to do, no query.
         if (progress(callback)) return "ignored" as const
         const providerTaskId = callback?.providerTaskId ?? null
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const remote = wakeup.remote()
         // One statement, so it cannot interleave with the create call recording the submission:
         // find the task by id and token, adopt the provider's task id if we never learned it,

@@ -23,14 +23,7 @@
 import { Cause, Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
-import {
-  causeIsDatabaseUnavailable,
-  doubled,
-  handBackWithin,
-  isoTimestamp,
-  relaxedCommit,
-  stillPending
-} from "@lyre/core"
+import { causeIsDatabaseUnavailable, doubled, handBackWithin, relaxedCommit, stillPending } from "@lyre/core"
 import type { LeaseBook } from "@lyre/core"
 
 /** The options every queue's worker takes. */
@@ -82,12 +75,12 @@ export const leaseQueue = <C extends Leased>(
     return yield* sql<C>`
       ${relaxedCte}
       update ${table} q
-      set lease_owner = ${options.workerId}, lease_expires_at = ${isoTimestamp(now + options.leaseSeconds * 1000)}::timestamptz,
+      set lease_owner = ${options.workerId}, lease_expires_at = ${new Date(now + options.leaseSeconds * 1000).toISOString()}::timestamptz,
           attempts = q.attempts + 1
       from (
         select id from ${table}
-        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${isoTimestamp(now)}::timestamptz
-          and (lease_expires_at is null or lease_expires_at < ${isoTimestamp(now)}::timestamptz)
+        where status = 'pending' and submission_state = 'accepted' and next_poll_at <= ${new Date(now).toISOString()}::timestamptz
+          and (lease_expires_at is null or lease_expires_at < ${new Date(now).toISOString()}::timestamptz)
         order by next_poll_at
         limit ${limit}
         for update skip locked
@@ -115,8 +108,8 @@ export const leaseQueue = <C extends Leased>(
       ${relaxedCte}
       update ${table}
       set lease_owner = null, lease_expires_at = null, last_error = ${reason}, ${also}
-          next_poll_at = case when hints = ${claimed.hints} then ${isoTimestamp(now + delay * 1000)}::timestamptz
-                              else ${isoTimestamp(now)}::timestamptz end
+          next_poll_at = case when hints = ${claimed.hints} then ${new Date(now + delay * 1000).toISOString()}::timestamptz
+                              else ${new Date(now).toISOString()}::timestamptz end
       where id = ${claimed.id} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
         ${relaxedApplied}`.pipe(Effect.orDie)
     book.free(shape.noun, [claimed.id])
@@ -135,7 +128,7 @@ export const leaseQueue = <C extends Leased>(
       yield* sql`
         ${relaxedCte}
         update ${table}
-        set lease_owner = null, lease_expires_at = null, last_error = 'worker stopped', next_poll_at = ${isoTimestamp(now)}::timestamptz
+        set lease_owner = null, lease_expires_at = null, last_error = 'worker stopped', next_poll_at = ${new Date(now).toISOString()}::timestamptz
         where id in ${sql.in(ids)} and ${sql.literal(stillPending())} and lease_owner = ${options.workerId}
           ${relaxedApplied}`
     })
@@ -151,7 +144,7 @@ export const leaseQueue = <C extends Leased>(
       const now = yield* Clock.currentTimeMillis
       const late = yield* sql<{ id: string }>`
         select id from ${table}
-        where status = 'pending' and deadline_at <= ${isoTimestamp(now)}::timestamptz
+        where status = 'pending' and deadline_at <= ${new Date(now).toISOString()}::timestamptz
         order by deadline_at limit 100`.pipe(Effect.orDie)
       let failed = 0
       for (const { id } of late) {

@@ -16,7 +16,6 @@ import { daysEnding, foldUsage } from "../domain/usage.ts"
 import type { OutcomeRow, SpentRow, Usage } from "../domain/usage.ts"
 import { Sessions } from "./Sessions.ts"
 import { Settings } from "../platform/Settings.ts"
-import { isoOfDate } from "../domain/timestamps.ts"
 
 /** The first-party client a session speaks as, and what it may do (DESIGN.md section 5). */
 export const dashboardClientId = "dashboard"
@@ -56,7 +55,7 @@ interface KeyRow {
   readonly revoked_at: Date | null
 }
 
-const isoOrNull = (date: Date | null) => (date === null ? null : isoOfDate(date))
+const isoOrNull = (date: Date | null) => (date === null ? null : date.toISOString())
 
 /** Constant-time comparison of the CSRF header with the session's token. */
 export const csrfMatches = (expected: string, given: string | undefined): boolean => {
@@ -147,7 +146,7 @@ export class AccountConsole extends Context.Service<
                 name: row.name,
                 prefix: row.prefix,
                 scopes: row.scopes,
-                created_at: isoOfDate(row.created_at),
+                created_at: row.created_at.toISOString(),
                 last_used_at: isoOrNull(row.last_used_at),
                 expires_at: isoOrNull(row.expires_at),
                 revoked_at: isoOrNull(row.revoked_at)

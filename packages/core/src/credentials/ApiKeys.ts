@@ -22,7 +22,6 @@ import type { AccountStanding, Principal } from "../domain/principal.ts"
 import { requireAccessTier } from "../domain/access.ts"
 import { AccessTokens, jwtShape } from "./AccessTokens.ts"
 import { baseUrlOf, Settings } from "../platform/Settings.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export const apiKeyPrefix = "lyr_live_"
 const apiKeyShape = /^lyr_live_[0-9A-Za-z]{32}$/
@@ -106,8 +105,8 @@ export class ApiKeys extends Context.Service<
             insert into api_keys (id, account_id, name, prefix, key_hash, scopes, expires_at, created_at,
               expiring_notified_at)
             select ${id}, a.id, ${input.name}, ${key.slice(0, displayLength)}, ${hashKey(key)},
-                   ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt === null ? null : isoOfDate(input.expiresAt)}::timestamptz,
-                   ${isoOfDate(now)}::timestamptz, ${expiring ? isoOfDate(now) : null}::timestamptz
+                   ${JSON.stringify(input.scopes)}::jsonb, ${input.expiresAt === null ? null : input.expiresAt.toISOString()}::timestamptz,
+                   ${now.toISOString()}::timestamptz, ${expiring ? now.toISOString() : null}::timestamptz
             from accounts a where a.id = ${accountId}
             returning id, account_id, prefix, name, expires_at, created_at
           ),
@@ -116,8 +115,8 @@ export class ApiKeys extends Context.Service<
           ),
           event as (
             insert into outbox_events (id, account_id, type, payload, created_at)
-            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", isoOfDate(now)))},
-                   ${isoOfDate(now)}::timestamptz
+            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("made", now.toISOString()))},
+                   ${now.toISOString()}::timestamptz
             from made where ${expiring}::boolean
           )
           select created_at from made`.pipe(Effect.orDie)
@@ -128,22 +127,22 @@ export class ApiKeys extends Context.Service<
           name: input.name,
           prefix: key.slice(0, displayLength),
           scopes: input.scopes,
-          expires_at: input.expiresAt === null ? null : isoOfDate(input.expiresAt),
-          created_at: isoOfDate(now)
+          expires_at: input.expiresAt === null ? null : input.expiresAt.toISOString(),
+          created_at: now.toISOString()
         }
       })
 
       const revoke = Effect.fn("ApiKeys.revoke")(function* (keyId: string) {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql<{ id: string }>`
-          update api_keys set revoked_at = coalesce(revoked_at, ${isoOfDate(now)}::timestamptz)
+          update api_keys set revoked_at = coalesce(revoked_at, ${now.toISOString()}::timestamptz)
           where id = ${keyId} returning id`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* new ResourceNotFound({ message: `No API key ${keyId}` })
       })
 
       const noteUse = (keyId: string, now: number) => {
-        const at = isoTimestamp(now)
-        const staleBefore = isoTimestamp(now - lastUsedResolutionMillis)
+        const at = new Date(now).toISOString()
+        const staleBefore = new Date(now - lastUsedResolutionMillis).toISOString()
         return sql`
           update api_keys set last_used_at = ${at}::timestamptz
           where id = ${keyId} and (last_used_at is null or last_used_at <= ${staleBefore}::timestamptz)`.pipe(

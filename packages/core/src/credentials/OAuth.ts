@@ -23,7 +23,6 @@ import {
 } from "./domain/oauth.ts"
 import { AccessTokens, jwtShape, oauthSubject } from "./AccessTokens.ts"
 import { Settings } from "../platform/Settings.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export interface OAuthClient {
   readonly client_id: string
@@ -46,7 +45,7 @@ const clientView = (row: ClientRow): OAuthClient => ({
   name: row.name,
   redirect_uris: row.redirect_uris,
   refresh_tokens: row.refresh_tokens,
-  created_at: isoOfDate(row.created_at)
+  created_at: row.created_at.toISOString()
 })
 
 /** RFC 6749 section 5.1. */
@@ -130,7 +129,7 @@ export class OAuth extends Context.Service<
       const resources = resourcesOf(settings.publicUrl)
       const hashSecret = (kind: string, value: string) =>
         createHmac("sha256", settings.secretKey).update(`${kind}:${value}`).digest("hex")
-      const nowIso = Effect.map(Clock.currentTimeMillis, isoTimestamp)
+      const nowIso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
       const findClient = (clientId: string) =>
         (clientIdShape.test(clientId)
@@ -190,10 +189,10 @@ export class OAuth extends Context.Service<
             expires_at, created_at)
           values (${hashSecret("code", code)}, ${request.clientId}, ${request.accountId}, ${request.redirectUri},
                   ${request.codeChallenge}, ${JSON.stringify(request.scopes)}::jsonb, ${request.resource},
-                  ${isoTimestamp(now + codeLifetimeSeconds * 1000)}::timestamptz,
-                  ${isoTimestamp(now)}::timestamptz)`.pipe(Effect.orDie)
+                  ${new Date(now + codeLifetimeSeconds * 1000).toISOString()}::timestamptz,
+                  ${new Date(now).toISOString()}::timestamptz)`.pipe(Effect.orDie)
         // Spent and expired codes are swept by new ones.
-        yield* sql`delete from oauth_codes where expires_at < ${isoTimestamp(now - 3_600_000)}::timestamptz`.pipe(
+        yield* sql`delete from oauth_codes where expires_at < ${new Date(now - 3_600_000).toISOString()}::timestamptz`.pipe(
           Effect.orDie
         )
         return code
@@ -228,13 +227,13 @@ export class OAuth extends Context.Service<
           yield* sql`
             insert into oauth_refresh_tokens (token_hash, grant_id, expires_at, created_at)
             values (${hashSecret("refresh", refreshToken)}, ${grant.id},
-                    ${isoTimestamp(now + refreshIdleSeconds * 1000)}::timestamptz,
-                    ${isoTimestamp(now)}::timestamptz)`.pipe(Effect.orDie)
+                    ${new Date(now + refreshIdleSeconds * 1000).toISOString()}::timestamptz,
+                    ${new Date(now).toISOString()}::timestamptz)`.pipe(Effect.orDie)
           // Rotated tokens stay for reuse detection until they would have expired; then they go.
           yield* sql`
             delete from oauth_refresh_tokens where token_hash in (
               select token_hash from oauth_refresh_tokens
-              where expires_at < ${isoTimestamp(now)}::timestamptz limit 100
+              where expires_at < ${new Date(now).toISOString()}::timestamptz limit 100
             )`.pipe(Effect.orDie)
           const response: TokenResponse = { ...base, refresh_token: refreshToken }
           return response
@@ -279,7 +278,8 @@ export class OAuth extends Context.Service<
         }
         if (code.client_id !== input.clientId)
           return yield* fail("invalid_grant", "The code was issued to another client.")
-        if (isoOfDate(code.expires_at) <= at) return yield* fail("invalid_grant", "The authorization code has expired.")
+        if (code.expires_at.toISOString() <= at)
+          return yield* fail("invalid_grant", "The authorization code has expired.")
         if (code.redirect_uri !== input.redirectUri) {
           return yield* fail("invalid_grant", "redirect_uri differs from the authorization request's.")
         }
@@ -328,7 +328,7 @@ export class OAuth extends Context.Service<
         if (row === undefined || row.client_id !== input.clientId || row.grant_revoked_at !== null)
           return yield* invalid
         const now = yield* Clock.currentTimeMillis
-        const at = isoTimestamp(now)
+        const at = new Date(now).toISOString()
         const replayed = Effect.gen(function* () {
           yield* revokeGrants([row.grant_id])
           return yield* fail("invalid_grant", "The refresh token was already used; its grant is revoked.")

@@ -12,7 +12,6 @@ import { doubled } from "../domain/backoff.ts"
 import { Ids, randomBase62 } from "../domain/ids.ts"
 import { decoyPasswordHash, verifyPassword } from "../domain/passwords.ts"
 import { Settings } from "../platform/Settings.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 /** A session lives this long from sign-in, whatever its use. */
 export const sessionLifetimeMillis = 12 * 60 * 60 * 1000
@@ -114,7 +113,7 @@ export class Sessions extends Context.Service<
           select id, password_hash from accounts where email = ${email}`.pipe(Effect.orDie)
         const account = accounts[0]
         const matches = yield* verifyPassword(password, account?.password_hash ?? decoyPasswordHash)
-        const at = isoTimestamp(now)
+        const at = new Date(now).toISOString()
         if (account === undefined || account.password_hash === null || !matches) {
           // A failure counts afresh once the earlier ones are forgotten.
           for (const { key } of keys) {
@@ -139,7 +138,7 @@ export class Sessions extends Context.Service<
         yield* sql`
           insert into sessions (id, token_hash, account_id, csrf_token, expires_at, created_at)
           values (${sessionId}, ${hashToken(sessionToken)}, ${account.id}, ${csrfToken},
-                  ${isoOfDate(expiresAt)}::timestamptz, ${at}::timestamptz)`.pipe(Effect.orDie)
+                  ${expiresAt.toISOString()}::timestamptz, ${at}::timestamptz)`.pipe(Effect.orDie)
         // Expired sessions are swept by sign-ins, so the table holds live ones and a few more.
         yield* sql`delete from sessions where expires_at <= ${at}::timestamptz`.pipe(Effect.orDie)
         return { sessionToken, csrfToken, accountId: account.id, expiresAt }
@@ -150,7 +149,7 @@ export class Sessions extends Context.Service<
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<{ id: string; account_id: string; csrf_token: string; expires_at: Date }>`
           select id, account_id, csrf_token, expires_at from sessions
-          where token_hash = ${hashToken(sessionToken)} and expires_at > ${isoTimestamp(now)}::timestamptz`.pipe(
+          where token_hash = ${hashToken(sessionToken)} and expires_at > ${new Date(now).toISOString()}::timestamptz`.pipe(
           Effect.orDie
         )
         const row = rows[0]

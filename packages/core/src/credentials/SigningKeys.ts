@@ -19,7 +19,6 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "../domain/ids.ts"
 import { accessTokenLifetimeSeconds } from "./domain/oauth.ts"
 import { Settings } from "../platform/Settings.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 /** How long a process trusts what it loaded before it looks again (another process may rotate). */
 const reloadAfterMillis = 30_000
@@ -94,7 +93,7 @@ export class SigningKeys extends Context.Service<
         const jwk = JSON.stringify(publicKey.export({ format: "jwk" }))
         return sql`
           insert into signing_keys (kid, public_jwk, private_key, created_at)
-          select ${kid}, ${jwk}::jsonb, ${sealed}, ${isoOfDate(now)}::timestamptz
+          select ${kid}, ${jwk}::jsonb, ${sealed}, ${now.toISOString()}::timestamptz
           where not ${onlyIfNoneActive}::boolean or not exists (select 1 from signing_keys where retired_at is null)`.pipe(
           Effect.orDie,
           Effect.as(kid)
@@ -103,7 +102,7 @@ export class SigningKeys extends Context.Service<
 
       const load = Effect.fnUntraced(function* () {
         const now = yield* Clock.currentTimeMillis
-        const oldest = isoTimestamp(now - publishedAfterRetirementMillis)
+        const oldest = new Date(now - publishedAfterRetirementMillis).toISOString()
         const rows = yield* sql<KeyRow>`
           select kid, public_jwk, private_key, created_at, retired_at from signing_keys
           where retired_at is null or retired_at > ${oldest}::timestamptz
@@ -148,7 +147,7 @@ export class SigningKeys extends Context.Service<
 
       const rotate = Effect.gen(function* () {
         const now = new Date(yield* Clock.currentTimeMillis)
-        yield* sql`update signing_keys set retired_at = ${isoOfDate(now)}::timestamptz where retired_at is null`.pipe(
+        yield* sql`update signing_keys set retired_at = ${now.toISOString()}::timestamptz where retired_at is null`.pipe(
           Effect.orDie
         )
         const kid = yield* insertKey(now, false)

@@ -3,7 +3,6 @@
  * words: one formatter for every provider, so `.lrc`, WebVTT and JSON always agree.
  */
 import type { Export, ExportFile, ExportFormat, TaskStatus, TimedWord } from "./models.ts"
-import { isoOfDate } from "./timestamps.ts"
 
 /** An export as stored. */
 export interface ExportRow {
@@ -52,8 +51,8 @@ export const renderExport = (row: ExportRow): Export => ({
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
   files: row.files.map(renderExportFile),
   timed_lyrics: row.timed_lyrics === null ? null : row.timed_lyrics.map(renderTimedWord),
-  created_at: isoOfDate(row.created_at),
-  updated_at: isoOfDate(row.updated_at)
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString()
 })
 
 const pad = (n: number, width: number): string => String(n).padStart(width, "0")

@@ -5,7 +5,6 @@
  * so a refunded failure leaves nothing behind instead of a negative bar on a later day.
  */
 import { exportFormats, modelNames } from "./models.ts"
-import { isoTimestamp } from "./timestamps.ts"
 
 export const usageDays = 30
 
@@ -42,7 +41,9 @@ const dayMillis = 86_400_000
 /** The `count` UTC days ending with the day of `nowMillis`, oldest first. */
 export const daysEnding = (nowMillis: number, count: number = usageDays): ReadonlyArray<string> => {
   const today = Math.floor(nowMillis / dayMillis) * dayMillis
-  return Array.from({ length: count }, (_, i) => isoTimestamp(today - (count - 1 - i) * dayMillis).slice(0, 10))
+  return Array.from({ length: count }, (_, i) =>
+    new Date(today - (count - 1 - i) * dayMillis).toISOString().slice(0, 10)
+  )
 }
 
 const isSeries = (name: string): name is UsageSeries => (usageSeries as ReadonlyArray<string>).includes(name)

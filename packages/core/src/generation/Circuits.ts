@@ -7,7 +7,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Metrics } from "../observability/Metrics.ts"
-import { isoTimestamp } from "../domain/timestamps.ts"
 
 export const circuitPolicy = {
   /** Failures within `windowSeconds` that open the circuit. */
@@ -31,9 +30,9 @@ export class Circuits extends Context.Service<
       const metrics = yield* Metrics
       const recordFailure = Effect.fn("Circuits.recordFailure")(function* (model: string) {
         const now = yield* Clock.currentTimeMillis
-        const nowIso = isoTimestamp(now)
-        const cutoff = isoTimestamp(now - circuitPolicy.windowSeconds * 1000)
-        const openUntil = isoTimestamp(now + circuitPolicy.openSeconds * 1000)
+        const nowIso = new Date(now).toISOString()
+        const cutoff = new Date(now - circuitPolicy.windowSeconds * 1000).toISOString()
+        const openUntil = new Date(now + circuitPolicy.openSeconds * 1000).toISOString()
         const recent = sql`(
           select count(*) from unnest(c.failures || ${nowIso}::timestamptz) t where t > ${cutoff}::timestamptz
         )`

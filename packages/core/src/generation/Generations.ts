@@ -35,7 +35,6 @@ import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
-import { isoTimestamp } from "../domain/timestamps.ts"
 
 /** The answer of a create call: a fresh task, or the first answer replayed for an idempotency key. */
 export type CreateOutcome = Charged<GenerationTask>
@@ -175,8 +174,8 @@ export class Generations extends Context.Service<
         const ledgerId = yield* ids.make("ledgerEntry")
         const lowEventId = yield* ids.make("event")
         const price = priceOf[request.model]
-        const nowIso = isoTimestamp(now)
-        const deadlineIso = isoTimestamp(now + settings.generationTimeoutSeconds * 1000)
+        const nowIso = new Date(now).toISOString()
+        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
         const callbackToken = randomBase62(32)
         const traceContext = traced ? yield* currentTraceContext : null
 
@@ -290,7 +289,7 @@ export class Generations extends Context.Service<
       })
 
       const markReady = Effect.fnUntraced(function* (taskId: string, finished: ReadonlyArray<FinishedTrack>) {
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const eventId = yield* ids.make("event")
         const tracks = finished.map((f) => f.track)
         const trackRows = finished.map((f) => ({
@@ -334,7 +333,7 @@ export class Generations extends Context.Service<
       })
 
       const markFailed = Effect.fnUntraced(function* (taskId: string, error: TaskFailure) {
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
         const eventId = yield* ids.make("event")
         const rows = yield* writes<{ model: string; credits_refunded: number }>`

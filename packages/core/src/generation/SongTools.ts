@@ -50,7 +50,6 @@ import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
 import { submissionRecorder } from "./submission.ts"
 import type { SubmittedKind } from "./submission.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
-import { isoTimestamp } from "../domain/timestamps.ts"
 
 export type ExtendError = CreateError | TrackNotFound | RequestValidationError
 export type ExportError = ChargeError | TrackNotFound | TrackHasNoLyrics
@@ -197,8 +196,8 @@ export class SongTools extends Context.Service<
 
         const exportId = yield* ids.make("export")
         const price = exportPriceOf[input.format]
-        const nowIso = isoTimestamp(now)
-        const deadlineIso = isoTimestamp(now + settings.generationTimeoutSeconds * 1000)
+        const nowIso = new Date(now).toISOString()
+        const deadlineIso = new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()
         const callbackToken = randomBase62(32)
         const body = renderExport({
           id: exportId,
@@ -324,7 +323,7 @@ export class SongTools extends Context.Service<
         files: ReadonlyArray<ExportFile>,
         timedLyrics: ReadonlyArray<TimedWord> | null
       ) {
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const done = yield* writes
           .withTransaction(
             Effect.gen(function* () {
@@ -355,7 +354,7 @@ export class SongTools extends Context.Service<
       })
 
       const markExportFailed = Effect.fnUntraced(function* (exportId: string, error: TaskFailure) {
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const ledgerId = yield* ids.make("ledgerEntry")
         const done = yield* writes
           .withTransaction(

@@ -27,7 +27,6 @@ import { Circuits } from "./Circuits.ts"
 import { Settings } from "../platform/Settings.ts"
 import { SubmissionBacklog } from "./SubmissionBacklog.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
-import { isoTimestamp } from "../domain/timestamps.ts"
 
 /** The kind of work a submission was for: where its row is and how it fails. */
 export interface SubmittedKind {
@@ -163,7 +162,7 @@ export const submissionRecorder: Effect.Effect<
         // The first poll counts from when the record commits, which may be after an outage.
         const accepted = Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          const firstPoll = isoTimestamp(now + providerPollSeconds * 1000)
+          const firstPoll = new Date(now + providerPollSeconds * 1000).toISOString()
           yield* writes`
             ${relaxedWith}
             update ${table}

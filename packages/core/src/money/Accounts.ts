@@ -12,7 +12,6 @@ import { hashPassword } from "../domain/passwords.ts"
 import type { Plan } from "../domain/models.ts"
 import { defaultConcurrencyLimit } from "../domain/pricing.ts"
 import { Settings } from "../platform/Settings.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export interface AdminAccountView {
   readonly id: string
@@ -134,7 +133,7 @@ export class Accounts extends Context.Service<
       ) {
         const ledgerId = yield* ids.make("ledgerEntry")
         const lowEventId = yield* ids.make("event")
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         return yield* sql<AccountRow>`
           with prev as (
             select id, subscription_credits as s, onetime_credits as o,
@@ -169,7 +168,7 @@ export class Accounts extends Context.Service<
 
       const create = Effect.fn("Accounts.create")(function* (input: NewAccount) {
         const id = yield* ids.make("account")
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const passwordHash = input.password === undefined ? null : yield* hashPassword(input.password)
         const inserted = yield* sql`
           insert into accounts (id, email, password_hash, plan, credit_alert_threshold, concurrency_limit,
@@ -190,7 +189,7 @@ export class Accounts extends Context.Service<
 
       const update = Effect.fn("Accounts.update")(function* (id: string, patch: AccountPatch) {
         yield* find(id)
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const [row] = yield* sql<AccountRow>`
           update accounts set
             plan = ${patch.plan === undefined ? sql`plan` : sql`${patch.plan}`},
@@ -239,13 +238,13 @@ export class Accounts extends Context.Service<
           select id, kind, task_id, export_id, subscription_delta, onetime_delta, subscription_after, onetime_after, reason,
                  created_at
           from credit_ledger where account_id = ${id} order by seq`.pipe(Effect.orDie)
-        return rows.map((row) => ({ ...row, created_at: isoOfDate(row.created_at) }))
+        return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }))
       })
 
       const setPassword = Effect.fn("Accounts.setPassword")(function* (id: string, password: string) {
         yield* find(id)
         const hash = yield* hashPassword(password)
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         yield* sql`update accounts set password_hash = ${hash}, updated_at = ${now}::timestamptz where id = ${id}`.pipe(
           Effect.orDie
         )

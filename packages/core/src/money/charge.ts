@@ -20,7 +20,6 @@ import {
 } from "../domain/errors.ts"
 import type { ModelName } from "../domain/models.ts"
 import type { Principal } from "../domain/principal.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export type ChargeError =
   | IdempotencyKeyReused
@@ -124,7 +123,7 @@ export const heldAnswer = <B>(
     if (held.created_at.getTime() <= expiredBefore.getTime()) {
       yield* writes`
         delete from idempotency_keys
-        where account_id = ${accountId} and key = ${key} and created_at <= ${isoOfDate(expiredBefore)}::timestamptz`.pipe(
+        where account_id = ${accountId} and key = ${key} and created_at <= ${expiredBefore.toISOString()}::timestamptz`.pipe(
         Effect.orDie
       )
       return undefined
@@ -155,7 +154,7 @@ export const claimKeyWithAnswer = <B>(
     const inserted = yield* writes`
       insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
       values (${accountId}, ${idempotency.key}, ${idempotency.requestHash}, ${status}, ${JSON.stringify(body)}::json,
-              ${isoTimestamp(now)}::timestamptz)
+              ${new Date(now).toISOString()}::timestamptz)
       on conflict do nothing
       returning key`.pipe(Effect.orDie)
     if (inserted.length > 0) return { status, body, replayed: false }
@@ -166,7 +165,7 @@ export const claimKeyWithAnswer = <B>(
 /** Charges for one piece of work, in the check order: model, concurrency, credits. */
 export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.Effect<Charged<B>, ChargeError> => {
   const { principal, price, model, idempotency } = request
-  const nowIso = isoTimestamp(request.nowMillis)
+  const nowIso = new Date(request.nowMillis).toISOString()
 
   /**
    * With a key, the charge also claims it: the row holding this answer, written with the work.

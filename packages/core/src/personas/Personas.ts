@@ -17,7 +17,6 @@ import { personaNotFound, trackSources } from "../generation/sources.ts"
 import type { FoundTrack } from "../generation/sources.ts"
 import { Provider } from "../provider/Provider.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export const PersonaRequest = z.strictObject({
   track_id: z.string().describe("The track whose voice and arrangement palette the persona keeps (`trk_...`)."),
@@ -66,7 +65,7 @@ const renderPersona = (row: PersonaRow): Persona => ({
   description: row.description,
   track_id: row.track_id,
   vocal_gender: row.vocal_gender,
-  created_at: isoOfDate(row.created_at)
+  created_at: row.created_at.toISOString()
 })
 
 /** The voice of a track: asked for in its request, or named in its tags ("female vocals"); none when nothing is sung. */
@@ -119,7 +118,7 @@ export class Personas extends Context.Service<
           yield* Effect.logWarning("persona refused by the provider", { detail: outcome.message })
           return yield* new ProviderError({ message: "The music provider could not make this persona." })
         }
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const [row] = yield* writes<PersonaRow>`
           insert into personas (id, account_id, track_id, name, description, vocal_gender, provider_persona_id, created_at)
           values (${id}, ${principal.accountId}, ${input.track_id}, ${input.name}, ${input.description},
@@ -171,7 +170,7 @@ export class Personas extends Context.Service<
 
       const remove = Effect.fnUntraced(function* (principal: Principal, id: string) {
         if (!hasIdShape("persona", id)) return yield* personaNotFound(id, "id")
-        const now = isoTimestamp(yield* Clock.currentTimeMillis)
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const rows = yield* writes<{ id: string }>`
           update personas set deleted_at = ${now}::timestamptz
           where id = ${id} and account_id = ${principal.accountId} and deleted_at is null

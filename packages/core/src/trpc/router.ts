@@ -40,7 +40,6 @@ import type { LyreMeta } from "./init.ts"
 import { mutation, pathsOf, query, trpcRecordOf } from "./procedures.ts"
 import type { ProcedureTree } from "./procedures.ts"
 import { uploadProcedures } from "./uploads.ts"
-import { isoOfDate } from "../domain/timestamps.ts"
 
 const renderAccount = (principal: Principal): Account => ({
   id: principal.accountId,
@@ -62,7 +61,7 @@ const renderAccount = (principal: Principal): Account => ({
         ? {
             id: principal.credential.keyId,
             name: principal.credential.name,
-            expires_at: principal.credential.expiresAt === null ? null : isoOfDate(principal.credential.expiresAt)
+            expires_at: principal.credential.expiresAt === null ? null : principal.credential.expiresAt.toISOString()
           }
         : null
   }

@@ -32,7 +32,6 @@ import { renderUpload, uploadColumns, uploadKeyOf } from "./rows.ts"
 import type { UploadRow } from "./rows.ts"
 import { UploadFiles } from "./UploadFiles.ts"
 import type { IncomingAudio } from "./UploadFiles.ts"
-import { isoTimestamp } from "../domain/timestamps.ts"
 import { canonicalJson, heldAnswer, idempotencyWindowMillis } from "../money/charge.ts"
 import type { Charged } from "../money/charge.ts"
 
@@ -112,7 +111,7 @@ export class Uploads extends Context.Service<
         sql<{ n: number }>`
           select count(*)::int as n from idempotency_keys
           where account_id = ${accountId} and key = ${key}
-            and created_at > ${isoTimestamp(now - idempotencyWindowMillis)}::timestamptz`.pipe(
+            and created_at > ${new Date(now - idempotencyWindowMillis).toISOString()}::timestamptz`.pipe(
           Effect.map((rows) => (rows[0]?.n ?? 0) > 0),
           Effect.orDie
         )
@@ -195,9 +194,9 @@ export class Uploads extends Context.Service<
             insert into uploads (id, account_id, credential_subject, status, title, content_type, bytes, duration,
               storage_key, next_poll_at, deadline_at, created_at, updated_at)
             values (${id}, ${principal.accountId}, ${principal.subject}, 'pending', ${title ?? null}, ${type},
-              ${received.bytes}, ${received.duration}, ${key}, ${isoTimestamp(now)}::timestamptz,
-              ${isoTimestamp(now + settings.generationTimeoutSeconds * 1000)}::timestamptz, ${isoTimestamp(now)}::timestamptz,
-              ${isoTimestamp(now)}::timestamptz)
+              ${received.bytes}, ${received.duration}, ${key}, ${new Date(now).toISOString()}::timestamptz,
+              ${new Date(now + settings.generationTimeoutSeconds * 1000).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz,
+              ${new Date(now).toISOString()}::timestamptz)
             returning ${writes.literal(uploadColumns)}`
               if (inserted === undefined) return null
               const created = body(inserted)
@@ -205,7 +204,7 @@ export class Uploads extends Context.Service<
                 yield* writes`
             insert into idempotency_keys (account_id, key, request_hash, response_status, response_body, created_at)
             values (${principal.accountId}, ${idempotency.key}, ${idempotency.requestHash}, 202,
-                    ${JSON.stringify(created)}::json, ${isoTimestamp(now)}::timestamptz)`
+                    ${JSON.stringify(created)}::json, ${new Date(now).toISOString()}::timestamptz)`
               }
               return { status: 202, body: created, replayed: false }
             })
@@ -271,7 +270,7 @@ export class Uploads extends Context.Service<
         if (row === undefined) return yield* notFound(id)
         // The file first: should this stop midway, the upload is still there to delete again.
         yield* files.remove(row.storage_key)
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         yield* writes`
           update uploads
           set deleted_at = ${nowIso}::timestamptz, updated_at = ${nowIso}::timestamptz,
@@ -311,7 +310,7 @@ export class Uploads extends Context.Service<
         analysis: UploadAnalysis,
         transcription: Transcription
       ) {
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const trackId = yield* ids.make("track")
         const done = yield* writes
           .withTransaction(
@@ -341,7 +340,7 @@ export class Uploads extends Context.Service<
       })
 
       const markFailed = Effect.fnUntraced(function* (id: string, failure: UploadFailure) {
-        const nowIso = isoTimestamp(yield* Clock.currentTimeMillis)
+        const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
         const done = yield* writes
           .withTransaction(
             Effect.gen(function* () {

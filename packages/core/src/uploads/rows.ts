@@ -1,6 +1,5 @@
 /** Uploads as stored, and as the API shows them. */
 import type { Upload, UploadAnalysis, UploadContentType, UploadStatus } from "./model.ts"
-import { isoOfDate } from "../domain/timestamps.ts"
 
 export interface UploadRow {
   readonly id: string
@@ -43,8 +42,8 @@ export const renderUpload = (row: UploadRow): Upload => ({
   track_id: row.track_id,
   analysis: row.analysis === null ? null : renderAnalysis(row.analysis),
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
-  created_at: isoOfDate(row.created_at),
-  updated_at: isoOfDate(row.updated_at)
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString()
 })
 
 /** The storage key of an upload's file: its id, then `source` with its type's extension. */

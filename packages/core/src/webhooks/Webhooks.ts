@@ -22,7 +22,6 @@ import { keyExpiringPayload } from "../domain/keyExpiring.ts"
 import { Metrics } from "../observability/Metrics.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "./WebhookSignal.ts"
-import { isoOfDate, isoTimestamp } from "../domain/timestamps.ts"
 
 export interface WebhookEndpointView {
   readonly id: string
@@ -132,7 +131,7 @@ const deliveryView = (row: DeliveryRow): DeliveryView => ({
   status: row.status,
   attempts: row.attempts,
   last_status_code: row.last_status_code,
-  next_attempt_at: row.next_attempt_at === null ? null : isoOfDate(row.next_attempt_at)
+  next_attempt_at: row.next_attempt_at === null ? null : row.next_attempt_at.toISOString()
 })
 
 const dayMillis = 24 * 60 * 60 * 1000
@@ -199,7 +198,7 @@ export class Webhooks extends Context.Service<
       const metrics = yield* Metrics
       const signal = yield* WebhookSignal
       const delays = settings.webhookRetryDelaysSeconds
-      const nowIso = Effect.map(Clock.currentTimeMillis, isoTimestamp)
+      const nowIso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
       const endpointNotFound = (id: string) => new ResourceNotFound({ message: `No webhook endpoint ${id}.` })
       const deliveryNotFound = (id: string) => new ResourceNotFound({ message: `No webhook delivery ${id}.` })
@@ -296,12 +295,12 @@ export class Webhooks extends Context.Service<
         yield* findEndpoint(id)
         const now = yield* Clock.currentTimeMillis
         const secret = generateWebhookSecret()
-        const graceUntil = graceSeconds > 0 ? isoTimestamp(now + graceSeconds * 1000) : null
+        const graceUntil = graceSeconds > 0 ? new Date(now + graceSeconds * 1000).toISOString() : null
         const [row] = yield* sql<EndpointRow>`
           update webhook_endpoints
           set previous_secret = ${graceUntil === null ? null : sql`secret`},
               previous_secret_expires_at = ${graceUntil}::timestamptz,
-              secret = ${secret}, updated_at = ${isoTimestamp(now)}::timestamptz
+              secret = ${secret}, updated_at = ${new Date(now).toISOString()}::timestamptz
           where id = ${id}
           returning id, url, events, enabled`.pipe(Effect.orDie)
         if (row === undefined) return yield* endpointNotFound(id)
@@ -326,7 +325,7 @@ export class Webhooks extends Context.Service<
         const rows = yield* sql<Omit<AttemptView, "attempted_at"> & { attempted_at: Date }>`
           select attempt, attempted_at, status_code, latency_ms, response_snippet, error
           from webhook_attempts where delivery_id = ${deliveryId} order by attempt`.pipe(Effect.orDie)
-        return rows.map((row) => ({ ...row, attempted_at: isoOfDate(row.attempted_at) }))
+        return rows.map((row) => ({ ...row, attempted_at: row.attempted_at.toISOString() }))
       })
 
       /** One more delivery of an event of the endpoint's account, due now. */
@@ -412,11 +411,11 @@ export class Webhooks extends Context.Service<
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<ClaimRow>`
           update webhook_deliveries d
-          set lease_owner = ${workerId}, lease_expires_at = ${isoTimestamp(now + leaseSeconds * 1000)}::timestamptz
+          set lease_owner = ${workerId}, lease_expires_at = ${new Date(now + leaseSeconds * 1000).toISOString()}::timestamptz
           from (
             select due.id from webhook_deliveries due join webhook_endpoints w on w.id = due.endpoint_id
-            where due.status = 'pending' and due.next_attempt_at <= ${isoTimestamp(now)}::timestamptz
-              and (due.lease_expires_at is null or due.lease_expires_at < ${isoTimestamp(now)}::timestamptz) and w.enabled
+            where due.status = 'pending' and due.next_attempt_at <= ${new Date(now).toISOString()}::timestamptz
+              and (due.lease_expires_at is null or due.lease_expires_at < ${new Date(now).toISOString()}::timestamptz) and w.enabled
             order by due.next_attempt_at
             limit ${limit}
             for update of due skip locked
@@ -424,7 +423,7 @@ export class Webhooks extends Context.Service<
           where d.id = due.id and e.id = d.event_id and w.id = d.endpoint_id
           returning d.id, d.attempts, e.id as event_id, e.type as event_type,
                     floor(extract(epoch from e.created_at))::int as event_created, e.payload, w.url, w.secret,
-                    case when w.previous_secret_expires_at > ${isoTimestamp(now)}::timestamptz then w.previous_secret end
+                    case when w.previous_secret_expires_at > ${new Date(now).toISOString()}::timestamptz then w.previous_secret end
                       as previous_secret`.pipe(Effect.orDie)
         return rows.map(
           (row): ClaimedDelivery => ({
@@ -455,10 +454,10 @@ export class Webhooks extends Context.Service<
             attempts: delivery.attempts,
             status,
             next_attempt_at:
-              status === "pending" && retryDelay !== undefined ? isoTimestamp(now + retryDelay * 1000) : null,
+              status === "pending" && retryDelay !== undefined ? new Date(now + retryDelay * 1000).toISOString() : null,
             status_code: result.statusCode,
             error: result.error?.message ?? null,
-            attempted_at: isoTimestamp(attemptedAt),
+            attempted_at: new Date(attemptedAt).toISOString(),
             latency_ms: result.latencyMs,
             // jsonb (and text) cannot hold NUL.
             response_snippet: result.responseSnippet.replaceAll("\u0000", "")
@@ -474,7 +473,7 @@ export class Webhooks extends Context.Service<
             update webhook_deliveries d
             set status = input.status, attempts = input.attempts + 1, next_attempt_at = input.next_attempt_at,
                 last_status_code = input.status_code, last_error = input.error,
-                lease_owner = null, lease_expires_at = null, updated_at = ${isoTimestamp(now)}::timestamptz
+                lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now).toISOString()}::timestamptz
             from input
             where d.id = input.id and d.lease_owner = ${workerId} and d.attempts = input.attempts
             returning d.id, input.attempts + 1 as attempt, input.attempted_at, input.status_code, input.latency_ms,
@@ -499,21 +498,21 @@ export class Webhooks extends Context.Service<
         const due = yield* sql<{ id: string }>`
           select id from api_keys
           where expiring_notified_at is null and revoked_at is null and expires_at is not null
-            and expires_at > ${isoTimestamp(now)}::timestamptz and expires_at <= ${isoTimestamp(now + dayMillis)}::timestamptz
+            and expires_at > ${new Date(now).toISOString()}::timestamptz and expires_at <= ${new Date(now + dayMillis).toISOString()}::timestamptz
           order by expires_at limit 100`.pipe(Effect.orDie)
         let sent = 0
         for (const key of due) {
           const eventId = yield* ids.make("event")
           const rows = yield* sql`
             with noted as (
-              update api_keys set expiring_notified_at = ${isoTimestamp(now)}::timestamptz
+              update api_keys set expiring_notified_at = ${new Date(now).toISOString()}::timestamptz
               where id = ${key.id} and expiring_notified_at is null and revoked_at is null
-                and expires_at > ${isoTimestamp(now)}::timestamptz
+                and expires_at > ${new Date(now).toISOString()}::timestamptz
               returning id, account_id, prefix, name, expires_at
             )
             insert into outbox_events (id, account_id, type, payload, created_at)
-            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("noted", isoTimestamp(now)))},
-                   ${isoTimestamp(now)}::timestamptz
+            select ${eventId}, account_id, 'key.expiring', ${sql.literal(keyExpiringPayload("noted", new Date(now).toISOString()))},
+                   ${new Date(now).toISOString()}::timestamptz
             from noted
             returning id`.pipe(Effect.orDie)
           sent += rows.length

@@ -1,5 +1,4 @@
 import type { GenerationTask, ModelName, TaskStatus, Track } from "../../domain/models.ts"
-import { isoOfDate } from "../../domain/timestamps.ts"
 
 /** A task's error as stored and sent in `job.failed`. */
 export interface TaskFailure {
@@ -56,8 +55,8 @@ export const renderTask = (row: TaskRow): GenerationTask => ({
   id: row.id,
   status: row.status,
   model: row.model,
-  created_at: isoOfDate(row.created_at),
-  updated_at: isoOfDate(row.updated_at),
+  created_at: row.created_at.toISOString(),
+  updated_at: row.updated_at.toISOString(),
   credits_used: row.credits_used,
   credits_refunded: row.credits_refunded,
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
