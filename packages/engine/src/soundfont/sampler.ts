@@ -299,7 +299,7 @@ export function playNotes(
 /**
  * The same notes through one synthesizer as a single live sequence (16 voices, the quietest
  * taken beyond that, hi-hats choking): what `playNotes` was before its note cache, kept as the
- * reference the cache is measured against (test/sampler.test.ts).
+ * reference the cache is measured against (test/sound/sampler.test.ts).
  */
 export function playNotesLive(
   notes: ReadonlyArray<PlayedNote>,
