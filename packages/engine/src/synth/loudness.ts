@@ -36,32 +36,56 @@ function kWeighting(fs: number): readonly [Biquad, Biquad] {
 
 const [SHELF, HIGHPASS] = kWeighting(SR)
 
+/** A channel's K-weighting filter state (the two biquads' last inputs and outputs). */
+interface FilterState {
+  x1: number
+  x2: number
+  y1: number
+  y2: number
+  z1: number
+  z2: number
+}
+
+const freshState = (): FilterState => ({ x1: 0, x2: 0, y1: 0, y2: 0, z1: 0, z2: 0 })
+
+/** The K-weighted energy of `x[start..end)` through `shelf` then `highpass`, carrying `state` on. */
+function kWeightedEnergy(
+  x: Float32Array,
+  start: number,
+  end: number,
+  [s, h]: readonly [Biquad, Biquad],
+  state: FilterState
+): number {
+  let { x1, x2, y1, y2, z1, z2 } = state
+  let e = 0
+  for (let i = start; i < end; i++) {
+    const v = x[i] as number
+    const y = s.b0 * v + s.b1 * x1 + s.b2 * x2 - s.a1 * y1 - s.a2 * y2
+    x2 = x1
+    x1 = v
+    const z = y - 2 * y1 + y2 - h.a1 * z1 - h.a2 * z2
+    y2 = y1
+    y1 = y
+    z2 = z1
+    z1 = z
+    e += z * z
+  }
+  state.x1 = x1
+  state.x2 = x2
+  state.y1 = y1
+  state.y2 = y2
+  state.z1 = z1
+  state.z2 = z2
+  return e
+}
+
 /** Adds the K-weighted energy of `x` in each 100 ms step into `steps`. */
 function kWeightedSteps(x: Float32Array, steps: Float64Array, step: number): void {
-  const s = SHELF
-  const h = HIGHPASS
-  let x1 = 0,
-    x2 = 0,
-    y1 = 0,
-    y2 = 0,
-    z1 = 0,
-    z2 = 0
+  const filters = [SHELF, HIGHPASS] as const
+  const state = freshState()
   for (let b = 0; b < steps.length; b++) {
-    let e = 0
     const end = Math.min(x.length, (b + 1) * step)
-    for (let i = b * step; i < end; i++) {
-      const v = x[i] as number
-      const y = s.b0 * v + s.b1 * x1 + s.b2 * x2 - s.a1 * y1 - s.a2 * y2
-      x2 = x1
-      x1 = v
-      const z = y - 2 * y1 + y2 - h.a1 * z1 - h.a2 * z2
-      y2 = y1
-      y1 = y
-      z2 = z1
-      z1 = z
-      e += z * z
-    }
-    steps[b] = (steps[b] as number) + e
+    steps[b] = (steps[b] as number) + kWeightedEnergy(x, b * step, end, filters, state)
   }
 }
 
@@ -157,16 +181,6 @@ export function channelWeights(count: number, order: "wav" | "vorbis"): Readonly
   return (order === "wav" ? wav : vorbis)[count] ?? Array.from({ length: count }, () => 1)
 }
 
-/** A channel's K-weighting filter state (the two biquads' last inputs and outputs). */
-interface FilterState {
-  x1: number
-  x2: number
-  y1: number
-  y2: number
-  z1: number
-  z2: number
-}
-
 /**
  * Integrated loudness (BS.1770-4, as ffmpeg's `ebur128` measures it) of a file of any number of
  * channels at its own sample rate, fed block by block as it decodes: each channel K-weighted with
@@ -186,7 +200,7 @@ export class LoudnessMeter {
     this.#weights = weights
     this.#step = Math.round(0.1 * sampleRate)
     this.#filters = kWeighting(sampleRate)
-    this.#states = weights.map(() => ({ x1: 0, x2: 0, y1: 0, y2: 0, z1: 0, z2: 0 }))
+    this.#states = weights.map(freshState)
   }
 
   /** One block of PCM: a Float32Array per channel, all of one length. */
@@ -198,7 +212,7 @@ export class LoudnessMeter {
         const weight = this.#weights[c] ?? 1
         const samples = channels[c]
         if (weight === 0 || samples === undefined) continue
-        this.#energy += weight * this.#filter(samples, start, end, this.#states[c] as FilterState)
+        this.#energy += weight * kWeightedEnergy(samples, start, end, this.#filters, this.#states[c] as FilterState)
       }
       this.#filled += end - start
       start = end
@@ -208,27 +222,6 @@ export class LoudnessMeter {
         this.#filled = 0
       }
     }
-  }
-
-  /** The K-weighted energy of `x[start..end)`, carrying the filters' state on. */
-  #filter(x: Float32Array, start: number, end: number, state: FilterState): number {
-    const [s, h] = this.#filters
-    let { x1, x2, y1, y2, z1, z2 } = state
-    let e = 0
-    for (let i = start; i < end; i++) {
-      const v = x[i] as number
-      const y = s.b0 * v + s.b1 * x1 + s.b2 * x2 - s.a1 * y1 - s.a2 * y2
-      x2 = x1
-      x1 = v
-      const z = y - 2 * y1 + y2 - h.a1 * z1 - h.a2 * z2
-      y2 = y1
-      y1 = y
-      z2 = z1
-      z1 = z
-      e += z * z
-    }
-    Object.assign(state, { x1, x2, y1, y2, z1, z2 })
-    return e
   }
 
   /** Integrated loudness in LUFS so far (-Infinity for silence or under 400 ms). */
