@@ -40,7 +40,8 @@ const coreFolderMayUse = {
   generation: ["platform", "provider", "sql", "money", "webhooks"],
   personas: ["platform", "provider", "generation"],
   uploads: ["platform", "money", "webhooks", "generation"],
-  trpc: ["platform", "credentials", "money", "webhooks", "generation", "personas", "uploads"]
+  lyrics: ["platform", "provider", "money", "webhooks", "generation"],
+  trpc: ["platform", "credentials", "money", "webhooks", "generation", "personas", "uploads", "lyrics"]
 }
 const groundFloor = ["domain", "observability"]
 

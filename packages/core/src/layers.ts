@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { Ids } from "./domain/ids.ts"
 import { TrackTasks } from "./generation/TrackTasks.ts"
 import { Personas } from "./personas/Personas.ts"
+import { Lyrics } from "./lyrics/Lyrics.ts"
 import { AccessTokens } from "./credentials/AccessTokens.ts"
 import { AccountConsole } from "./credentials/AccountConsole.ts"
 import { Accounts } from "./money/Accounts.ts"
@@ -27,7 +28,8 @@ export const coreLayer = Layer.mergeAll(
   AccountConsole.layer,
   SongTools.layer,
   TrackTasks.layer,
-  Personas.layer
+  Personas.layer,
+  Lyrics.layer
 ).pipe(
   Layer.provideMerge(
     Layer.mergeAll(

@@ -23,6 +23,8 @@ import {
 } from "./tools.ts"
 import type { FakeJob, JobKind, ToolKind } from "./tools.ts"
 import { validateDerived, validatePersona } from "./derived.ts"
+import { lyricsCallbackBody, lyricsRecordBody, lyricsStatus, validateLyrics } from "./lyrics.ts"
+import type { FakeLyrics } from "./lyrics.ts"
 import type { DerivedEndpoint } from "./derived.ts"
 import { validateExtend, validateGenerate, validateMidi, validateTrackTool } from "./validate.ts"
 import type { ExtendRequest, GenerateRequest, KnownTrack } from "./validate.ts"
@@ -90,6 +92,8 @@ export interface FakeUpstreamControl {
   toolRequestsFor(kind: ToolKind): ReadonlyArray<ToolRequestRecord>
   task(taskId: string): TaskView | undefined
   job(taskId: string): JobView | undefined
+  /** A lyrics task (`POST /api/v1/lyrics`): its status now, polls and prompt. */
+  lyrics(taskId: string): { readonly status: string; readonly polls: number; readonly prompt: string } | undefined
   /** Sends one callback now (to the task's `callBackUrl` unless `url` is given), whatever the task's state. */
   sendCallback(taskId: string, stage: CallbackStage, options?: { readonly url?: string }): Promise<CallbackRecord>
   /** Resolves once every callback scheduled so far has been sent and answered. */
@@ -138,6 +142,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   let toolRules = new Map<string, Behaviour>()
   let toolQueues = new Map<ToolKind, Array<Behaviour>>()
   const jobs = new Map<string, FakeJob>()
+  const lyricsTasks = new Map<string, FakeLyrics>()
   /** Served file names of the song tools' results, to the job that made each. */
   const jobFiles = new Map<string, FakeJob>()
   const toolRequests: Array<ToolRequestRecord> = []
@@ -300,6 +305,27 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
   }
 
   const newTaskId = (): string => randomUUID().replaceAll("-", "")
+
+  /** A lyrics task calls back once, when done (`callbackCopies` times); any plan but "none" sends it. */
+  const scheduleLyricsCallback = (task: FakeLyrics): void => {
+    if (task.behaviour.callbacks === "none") return
+    let release = (): void => {}
+    track(new Promise<void>((resolve) => (release = resolve)))
+    const timer = setTimeout(() => {
+      timers.delete(timer)
+      const run = async (): Promise<void> => {
+        task.called = true
+        const body = lyricsCallbackBody(task)
+        for (let copy = 0; copy < task.behaviour.callbackCopies && !aborter.signal.aborted; copy++) {
+          const { statusCode, error } = await post(task.callBackUrl, JSON.stringify(body))
+          const stage = body.code === 200 ? "complete" : "error"
+          callbacks.push({ at: Date.now(), taskId: task.taskId, stage, url: task.callBackUrl, body, statusCode, error })
+        }
+      }
+      void run().finally(release)
+    }, task.behaviour.callbackDelayMs)
+    timers.set(timer, release)
+  }
 
   const createJob = (
     kind: JobKind,
@@ -653,6 +679,41 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       }
     })
 
+  const lyrics = (req: IncomingMessage, res: ServerResponse) =>
+    submitTo(req, res, {
+      record: recordTool(req, "lyrics"),
+      validate: (body) => {
+        const request = validateLyrics(body)
+        return "code" in request ? refusal(request.msg, request.code) : accepted(request)
+      },
+      behaviourOf: () => toolBehaviourFor("lyrics", ""),
+      accept: (request, behaviour) => {
+        const task: FakeLyrics = { taskId: newTaskId(), ...request, behaviour, polls: 0, called: false }
+        lyricsTasks.set(task.taskId, task)
+        scheduleLyricsCallback(task)
+        return { taskId: task.taskId, data: { taskId: task.taskId } }
+      }
+    })
+
+  const lyricsRecordInfo = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void => {
+    const taskId = query.get("taskId") ?? ""
+    if (!authorized(req)) return json(res, 200, { code: 401, msg: "Unauthorized", data: null })
+    const task = lyricsTasks.get(taskId)
+    if (task === undefined)
+      return json(res, 200, { code: taskId === "" ? 400 : 404, msg: "Task not found", data: null })
+    const poll = task.behaviour.poll
+    if (poll === "hang") return
+    if (poll !== "answer" && "code" in poll)
+      return json(res, 200, { code: poll.code, msg: poll.msg ?? `Upstream error ${poll.code}`, data: null })
+    if (poll !== "answer") {
+      res.writeHead(poll.httpStatus, { "Content-Type": "text/html" }).end(poll.body ?? "<html></html>")
+      return
+    }
+    const body = lyricsRecordBody(task)
+    task.polls++
+    json(res, 200, body)
+  }
+
   const recordInfo = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void => {
     const taskId = query.get("taskId") ?? ""
     if (!authorized(req)) return json(res, 200, { code: 401, msg: "Unauthorized", data: null })
@@ -754,7 +815,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       "/api/v1/generate/add-vocals": derived("add-vocals"),
       "/api/v1/generate/add-instrumental": derived("add-instrumental"),
       "/api/v1/generate/replace-section": derived("replace-section"),
-      "/api/v1/generate/generate-persona": persona
+      "/api/v1/generate/generate-persona": persona,
+      "/api/v1/lyrics": lyrics
     }
     const records: Readonly<Record<string, JobKind>> = {
       "/api/v1/wav/record-info": "wav",
@@ -767,6 +829,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       void post(req, res).catch(() => res.destroy())
     } else if (jobKind !== undefined) {
       jobRecordInfo(req, res, jobKind, target.searchParams)
+    } else if (req.method === "GET" && target.pathname === "/api/v1/lyrics/record-info") {
+      lyricsRecordInfo(req, res, target.searchParams)
     } else if (req.method === "GET" && target.pathname === "/api/v1/generate/record-info") {
       recordInfo(req, res, target.searchParams)
     } else if ((req.method === "GET" || req.method === "HEAD") && target.pathname.startsWith("/files/")) {
@@ -841,6 +905,10 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
             callBackUrl: job.callBackUrl,
             partIds: job.parts.map((part) => part.id)
           }
+    },
+    lyrics: (taskId) => {
+      const task = lyricsTasks.get(taskId)
+      return task === undefined ? undefined : { status: lyricsStatus(task), polls: task.polls, prompt: task.prompt }
     },
     task: (taskId) => {
       const task = tasks.get(taskId)

@@ -5,10 +5,10 @@
 import type { Outcome, ResolvedBehaviour } from "./behaviour.ts"
 
 /** The song tools' endpoints, by the name tests select behaviours with. */
-export type ToolKind = "wav" | "vocal-removal" | "midi" | "timestamped-lyrics"
+export type ToolKind = "wav" | "vocal-removal" | "midi" | "timestamped-lyrics" | "lyrics"
 
-/** A tool that runs as a task of its own (the timestamped lyrics answer at once). */
-export type JobKind = Exclude<ToolKind, "timestamped-lyrics">
+/** A tool that runs as a task of its own (the timestamped lyrics answer at once; lyrics are `lyrics.ts`). */
+export type JobKind = Exclude<ToolKind, "timestamped-lyrics" | "lyrics">
 
 export interface SeparatedPart {
   readonly id: string

@@ -39,7 +39,10 @@ const errorStatusesByOperation: Readonly<Record<string, ReadonlyArray<number>>> 
   "uploads.create": [400, 401, 403, 413, 429, 500, 503],
   "uploads.get": [401, 403, 404, 429, 500, 503],
   "uploads.list": [400, 401, 403, 429, 500, 503],
-  "uploads.delete": [401, 403, 404, 429, 500, 503]
+  "uploads.delete": [401, 403, 404, 429, 500, 503],
+  "lyrics.create": [400, 401, 402, 403, 404, 429, 500, 503],
+  "lyrics.get": [401, 403, 404, 429, 500, 503],
+  "lyrics.list": [400, 401, 403, 429, 500, 503]
 }
 
 /** Operations that take an `Idempotency-Key`: every paid call, and an upload (counted against the plan's allowance). */
@@ -51,7 +54,8 @@ const keyedOperations = new Set([
   "tracks.cover",
   "tracks.vocals",
   "tracks.instrumental",
-  "tracks.edit"
+  "tracks.edit",
+  "lyrics.create"
 ])
 
 const errorDescriptions: Readonly<Record<number, string>> = {

@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os"
 import { join } from "node:path"
-import { Context, Effect, Layer, Logger, ManagedRuntime, References } from "effect"
+import { Context, Effect, Layer, Logger, ManagedRuntime, Redacted, References } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import {
@@ -13,6 +13,7 @@ import {
   Ids,
   Leases,
   makeLeaseBook,
+  type LyricsWriter,
   type Provider,
   randomBase62,
   RateLimiter,
@@ -26,12 +27,16 @@ import {
 } from "@lyre/core"
 import type { CoreServices, DenyFeed, LeaseBook } from "@lyre/core"
 import {
+  builtInLyricsWriterLayer,
+  chatLyricsWriterLayer,
   engineProviderLayer,
   ExportWorker,
   ListenWorker,
+  LyricsWorker,
   ProviderCallbacks,
   Storage,
   SunoHttpProvider,
+  sunoLyricsWriterLayer,
   TaskWorker,
   uploadFilesLayer,
   Wakeup
@@ -178,6 +183,27 @@ const providerLayer = (config: ServerConfig, secrets: AppSecrets): Layer.Layer<P
         })
   )
 
+/**
+ * The lyrics writer (DESIGN.md section 12): the chat model `LYRICS_MODEL_URL` names when set (the
+ * operator's explicit choice for words), else the upstream's lyrics endpoint with `PROVIDER=http`,
+ * else the engine's built-in lyricist, offline.
+ */
+export const lyricsWriterLayer = (config: ServerConfig): Layer.Layer<LyricsWriter, never, Storage> =>
+  config.lyricsModelUrl !== null
+    ? chatLyricsWriterLayer({
+        url: config.lyricsModelUrl,
+        model: config.lyricsModel ?? "",
+        apiKey: config.lyricsModelKey === null ? null : Redacted.make(config.lyricsModelKey),
+        timeoutMs: config.lyricsModelTimeoutSeconds * 1000
+      })
+    : config.provider === "http"
+      ? sunoLyricsWriterLayer({
+          baseUrl: config.providerUrl ?? "",
+          apiKey: config.providerApiKey ?? "",
+          timeoutMs: config.providerTimeoutSeconds * 1000
+        })
+      : builtInLyricsWriterLayer
+
 /** Files: in the bucket `STORAGE_URL` names, which every machine shares, else under `DATA_DIR/files`. */
 const storageLayer = (config: ServerConfig): Layer.Layer<Storage, unknown> => {
   const storage = storageOf(config)
@@ -226,6 +252,16 @@ const inlineWorker = (config: ServerConfig) =>
           leaseSeconds: config.workerLeaseSeconds
         })
       )
+    ),
+    Layer.effectDiscard(Effect.forkScoped(LyricsWorker.use((worker) => worker.run))).pipe(
+      Layer.provide(
+        LyricsWorker.layer({
+          workerId,
+          pollSeconds: config.providerPollSeconds,
+          leaseSeconds: config.workerLeaseSeconds
+        })
+      ),
+      Layer.provide(lyricsWriterLayer(config))
     ),
     Layer.effectDiscard(Effect.forkScoped(WebhookWorker.use((deliverer) => deliverer.run))).pipe(
       Layer.provide(WebhookWorker.layer({ workerId, leaseSeconds: config.workerLeaseSeconds }))

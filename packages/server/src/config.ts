@@ -65,6 +65,17 @@ export interface ServerConfig {
   /** `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`: both, or neither for the SDK's default chain (an instance role). */
   readonly awsAccessKeyId: string | null
   readonly awsSecretAccessKey: string | null
+  /**
+   * `LYRICS_MODEL_URL`: an OpenAI-compatible chat completions server (its base URL, `.../v1`)
+   * that writes lyrics; unset, the upstream writes them (`PROVIDER=http`), else the built-in lyricist.
+   */
+  readonly lyricsModelUrl: string | null
+  /** `LYRICS_MODEL`: the model named in each request to that server (required with the URL). */
+  readonly lyricsModel: string | null
+  /** `LYRICS_MODEL_KEY`: its bearer key, when it asks for one. */
+  readonly lyricsModelKey: string | null
+  /** `LYRICS_MODEL_TIMEOUT_SECONDS` (default 60): how long one answer of that server may take. */
+  readonly lyricsModelTimeoutSeconds: number
 }
 
 const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
@@ -111,7 +122,11 @@ const config = Config.all({
   s3Endpoint: optionalString("S3_ENDPOINT"),
   s3Region: optionalString("S3_REGION"),
   awsAccessKeyId: optionalString("AWS_ACCESS_KEY_ID"),
-  awsSecretAccessKey: optionalString("AWS_SECRET_ACCESS_KEY")
+  awsSecretAccessKey: optionalString("AWS_SECRET_ACCESS_KEY"),
+  lyricsModelUrl: optionalString("LYRICS_MODEL_URL"),
+  lyricsModel: optionalString("LYRICS_MODEL"),
+  lyricsModelKey: optionalString("LYRICS_MODEL_KEY"),
+  lyricsModelTimeoutSeconds: positiveSeconds("LYRICS_MODEL_TIMEOUT_SECONDS").pipe(Config.withDefault(60))
 })
 
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
@@ -219,6 +234,14 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(
     raw.otlpEndpoint === null || /^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(raw.otlpEndpoint),
     "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL with no query, e.g. http://collector:4318"
+  )
+  yield* check(
+    raw.lyricsModelUrl === null || /^https?:\/\/[^?#]+$/.test(raw.lyricsModelUrl),
+    "LYRICS_MODEL_URL must be an http(s) URL with no query, e.g. http://127.0.0.1:8080/v1"
+  )
+  yield* check(
+    raw.lyricsModelUrl === null || raw.lyricsModel !== null,
+    "LYRICS_MODEL is required when LYRICS_MODEL_URL is set (the model's name on that server)"
   )
   const storage = storageOf(raw)
   if ("problem" in storage) return yield* new ConfigurationError({ message: storage.problem })

@@ -49,7 +49,11 @@ const variableOf = {
   s3Endpoint: "S3_ENDPOINT",
   s3Region: "S3_REGION",
   awsAccessKeyId: "AWS_ACCESS_KEY_ID",
-  awsSecretAccessKey: "AWS_SECRET_ACCESS_KEY"
+  awsSecretAccessKey: "AWS_SECRET_ACCESS_KEY",
+  lyricsModelUrl: "LYRICS_MODEL_URL",
+  lyricsModel: "LYRICS_MODEL",
+  lyricsModelKey: "LYRICS_MODEL_KEY",
+  lyricsModelTimeoutSeconds: "LYRICS_MODEL_TIMEOUT_SECONDS"
 } as const satisfies { readonly [K in keyof ServerConfig]-?: string }
 
 /**

@@ -75,6 +75,20 @@ export interface WebhookUpload<Status extends "ready" | "failed"> {
   readonly updated_at: string
 }
 
+/** A LyricsTask, as `lyrics.completed` and `lyrics.failed` carry it (DESIGN.md section 12). */
+export interface WebhookLyrics<Status extends "ready" | "failed"> {
+  readonly id: string
+  readonly status: Status
+  readonly prompt: string
+  /** Two when ready, each `text` valid as a generation's `lyrics`; empty on failure. */
+  readonly variations: ReadonlyArray<{ readonly title: string; readonly text: string }>
+  readonly credits_used: number
+  readonly credits_refunded: number
+  readonly error: Status extends "failed" ? { readonly code: string; readonly message: string } : null
+  readonly created_at: string
+  readonly updated_at: string
+}
+
 /** `data` of each event kind the service sends (the interface's "Event kinds", and `ping`). */
 export interface LyreEventData {
   readonly "job.completed": {
@@ -112,6 +126,10 @@ export interface LyreEventData {
   readonly "upload.ready": WebhookUpload<"ready">
   /** Listening to an upload failed. */
   readonly "upload.failed": WebhookUpload<"failed">
+  /** A lyrics task was written: its two variations are there. */
+  readonly "lyrics.completed": WebhookLyrics<"ready">
+  /** Writing lyrics failed; the credits were refunded. */
+  readonly "lyrics.failed": WebhookLyrics<"failed">
   /** Sent by the admin API's ping, to test an endpoint. */
   readonly ping: { readonly webhook_endpoint_id: string }
 }

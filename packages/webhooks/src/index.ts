@@ -9,6 +9,7 @@ export type {
   WebhookEvent,
   WebhookExport,
   WebhookExportFile,
+  WebhookLyrics,
   WebhookTrack,
   WebhookUpload
 } from "./event.ts"

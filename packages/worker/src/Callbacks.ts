@@ -8,7 +8,7 @@
  * how such a task is reconciled without submitting it again. Duplicate, late and forged
  * callbacks change nothing.
  *
- * Exports (`exp_...`) are called back at the same address with a token of their own; their
+ * Exports (`exp_...`) and lyrics tasks (`lyt_...`) are called back at the same address with a token of their own; their
  * callback only makes an accepted export due now. An export whose submission outcome is unknown
  * is not adopted from a callback (its provider id is the adapter's own encoding, which a
  * callback does not carry): its deadline fails it with its refund.
@@ -45,16 +45,18 @@ export class ProviderCallbacks extends Context.Service<
       const wakeup = yield* Wakeup
 
       // Untraced: one call per callback, on the intake's hot path.
-      const receiveExport = Effect.fnUntraced(function* (exportId: string, token: string) {
+      /** An export's or a lyrics task's callback: found by id and token, it makes the row due now. */
+      const receiveHint = Effect.fnUntraced(function* (table: "exports" | "lyrics_tasks", id: string, token: string) {
         const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const rows = sql.literal(table)
         const [found] = yield* sql<{ changed: number }>`
           with found as (
-            select id from exports
-            where id = ${exportId} and callback_token is not null
+            select id from ${rows}
+            where id = ${id} and callback_token is not null
               and sha256(convert_to(callback_token, 'UTF8')) = sha256(convert_to(${token}::text, 'UTF8'))
           ),
           changed as (
-            update exports e set next_poll_at = ${nowIso}::timestamptz, hints = e.hints + 1
+            update ${rows} e set next_poll_at = ${nowIso}::timestamptz, hints = e.hints + 1
             from found
             where e.id = found.id and e.status = 'pending' and e.submission_state = 'accepted'
             returning e.id
@@ -67,8 +69,10 @@ export class ProviderCallbacks extends Context.Service<
       const receive = Effect.fnUntraced(function* (taskId: string, token: string, body: unknown) {
         if (token !== "" && hasIdShape("export", taskId)) {
           if (progress(provider.parseCallback(body))) return "ignored" as const
-          return yield* receiveExport(taskId, token)
+          return yield* receiveHint("exports", taskId, token)
         }
+        // The upstream's lyrics have one stage (complete): any callback makes the task due now.
+        if (token !== "" && hasIdShape("lyrics", taskId)) return yield* receiveHint("lyrics_tasks", taskId, token)
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
         const callback = provider.parseCallback(body)
         // Progress stages (text, first) only say the task is on its way: nothing to do, no query.

@@ -45,9 +45,9 @@ export interface Leased {
 }
 
 export interface QueueShape {
-  readonly table: "generation_tasks" | "exports" | "uploads"
+  readonly table: "generation_tasks" | "exports" | "uploads" | "lyrics_tasks"
   /** What it holds, in log lines and spans: `worker: task processing failed`, `task_id`. */
-  readonly noun: "task" | "export" | "upload"
+  readonly noun: "task" | "export" | "upload" | "lyrics"
   /** The columns a claim returns beside id, attempts and hints. */
   readonly columns: ReadonlyArray<string>
   /**

@@ -55,7 +55,9 @@ export const webhookEventTypes = [
   "export.completed",
   "export.failed",
   "upload.ready",
-  "upload.failed"
+  "upload.failed",
+  "lyrics.completed",
+  "lyrics.failed"
 ] as const
 export const WebhookEventType = z.enum(webhookEventTypes)
 export type WebhookEventType = z.infer<typeof WebhookEventType>

@@ -116,6 +116,11 @@ export class PersonaNotFound extends Schema.TaggedError<PersonaNotFound>()("Pers
   message: Schema.String,
   param: Param
 }) {}
+/** A lyrics task of another account, unknown or malformed. */
+export class LyricsNotFound extends Schema.TaggedError<LyricsNotFound>()("LyricsNotFound", {
+  message: Schema.String,
+  param: Param
+}) {}
 export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", { message: Schema.String }) {}
 /** Admin resources (accounts, keys); the admin API shares the envelope. */
 export class ResourceNotFound extends Schema.TaggedError<ResourceNotFound>()("ResourceNotFound", {
@@ -190,6 +195,7 @@ export type ApiError =
   | TrackNotFound
   | ExportNotFound
   | PersonaNotFound
+  | LyricsNotFound
   | RouteNotFound
   | ResourceNotFound
   | AlreadyExists
@@ -241,6 +247,7 @@ export const errorTable: { readonly [K in ApiError["_tag"]]: Row } = {
   ExportNotFound: { status: 404, type: "not_found", code: "export_not_found" },
   UploadNotFound: { status: 404, type: "not_found", code: "upload_not_found" },
   PersonaNotFound: { status: 404, type: "not_found", code: "persona_not_found" },
+  LyricsNotFound: { status: 404, type: "not_found", code: "lyrics_not_found" },
   RouteNotFound: { status: 404, type: "not_found", code: "route_not_found" },
   ResourceNotFound: { status: 404, type: "not_found", code: "resource_not_found" },
   AlreadyExists: { status: 400, type: "invalid_request_error", code: "already_exists" },

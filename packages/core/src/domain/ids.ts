@@ -19,7 +19,8 @@ export const idPrefixes = {
   request: "req",
   session: "ses",
   grant: "grt",
-  persona: "per"
+  persona: "per",
+  lyrics: "lyt"
 } as const
 export type IdKind = keyof typeof idPrefixes
 
@@ -69,6 +70,9 @@ export const isExportId = (value: string): boolean => value.startsWith(`${idPref
 
 /** An upload's id (`upl_...`) by its prefix alone, as isExportId: the agents follow uploads as tasks too. */
 export const isUploadId = (value: string): boolean => value.startsWith(`${idPrefixes.upload}_`)
+
+/** A lyrics task's id (`lyt_...`) by its prefix alone, as isExportId: the agents follow lyrics tasks too. */
+export const isLyricsId = (value: string): boolean => value.startsWith(`${idPrefixes.lyrics}_`)
 
 export class Ids extends Context.Service<
   Ids,

@@ -6,6 +6,9 @@ export const priceOf: { readonly [M in ModelName]: number } = { aether: 50, echo
 /** Credits charged per export, by format (DESIGN.md section 9). An extension is priced as a generation. */
 export const exportPriceOf: { readonly [F in ExportFormat]: number } = { wav: 5, midi: 5, stems: 20, timed_lyrics: 5 }
 
+/** Credits charged per lyrics task, whichever writer writes it (DESIGN.md section 12). */
+export const lyricsPrice = 2
+
 const planRank: { readonly [P in Plan]: number } = { free: 0, basic: 1, pro: 2, ultra: 3 }
 
 /** Access requires the Pro plan or higher, checked on every request. */

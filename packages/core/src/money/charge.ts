@@ -78,7 +78,13 @@ const storedErrorMessage = (body: unknown): string => {
 
 export interface ChargeRequest<B> {
   readonly principal: Principal
-  readonly model: ModelName
+  /** The model whose availability is checked; null for work no model makes (lyrics). */
+  readonly model: ModelName | null
+  /**
+   * Whether the work holds one of the credential's in-flight slots until it finishes (checked
+   * against the concurrency limit); default true. Lyrics count against the per-minute limit only.
+   */
+  readonly inflight?: boolean
   readonly price: number
   readonly nowMillis: number
   readonly ledgerId: string
@@ -88,8 +94,8 @@ export interface ChargeRequest<B> {
    * and `o_take` are the buckets debited) and `returning id`.
    */
   readonly work: Fragment
-  /** The ledger column that names the work: `task_id` or `export_id`. */
-  readonly ledgerColumn: "task_id" | "export_id"
+  /** The ledger column that names the work: `task_id`, `export_id` or `lyrics_id`. */
+  readonly ledgerColumn: "task_id" | "export_id" | "lyrics_id"
   /** The 202 answer, stored with the key; it depends on nothing the charge reads. */
   readonly body: B
   /** A key and the hash of what was asked (the route's parameters and body). */
@@ -165,6 +171,9 @@ export const claimKeyWithAnswer = <B>(
 /** Charges for one piece of work, in the check order: model, concurrency, credits. */
 export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.Effect<Charged<B>, ChargeError> => {
   const { principal, price, model, idempotency } = request
+  const inflight = request.inflight ?? true
+  /** Work outside the concurrency limit neither waits for a slot nor takes one. */
+  const hasRoom = inflight ? writes`slot.pending < ${principal.concurrencyLimit}` : writes`true`
   const nowIso = new Date(request.nowMillis).toISOString()
 
   /**
@@ -220,7 +229,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
           credit_alert_armed = ${writes.literal(armedAfter(debitAlert))},
           updated_at = ${nowIso}::timestamptz
       from prev, model, slot
-      where a.id = prev.id and model.available and slot.pending < ${principal.concurrencyLimit}
+      where a.id = prev.id and model.available and ${hasRoom}
         and prev.s + prev.o >= ${price}
       returning a.subscription_credits as s_after, a.onetime_credits as o_after,
                 least(prev.s, ${price}) as s_take, ${price} - least(prev.s, ${price}) as o_take,
@@ -228,7 +237,7 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
     ),
     admitted as (
       update credential_inflight c set pending = c.pending + 1
-      from debit where c.subject = ${principal.subject}
+      from debit where c.subject = ${principal.subject} and ${inflight}
     ),
     low as (
       insert into outbox_events (id, account_id, type, payload, created_at)
@@ -263,12 +272,13 @@ export const charge = <B>(writes: SqlClient, request: ChargeRequest<B>): Effect.
       return Effect.fail(
         new ModelUnavailable({
           message: `The ${model} model is temporarily unavailable. Retry later or choose another model.`,
-          model,
+          // Work no model makes (null) finds no switch and no circuit: always available.
+          model: model ?? "none",
           retryAfterSeconds: outcome?.retry_after_seconds ?? 60
         })
       )
     }
-    if (!outcome.debited && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
+    if (!outcome.debited && inflight && (outcome.pending ?? 0) >= principal.concurrencyLimit) {
       return Effect.fail(
         new ConcurrentLimitExceeded({
           message: `At most ${principal.concurrencyLimit} generations may be in flight at once for this credential.`,

@@ -1,5 +1,5 @@
 /**
- * The leases this process holds: tasks, exports, uploads being listened to and webhook deliveries. Each queue notes a lease
+ * The leases this process holds: tasks, exports, uploads being listened to, lyrics and webhook deliveries. Each queue notes a lease
  * as its claim returns and forgets it once the row is handed back or settled, so a stopping
  * process knows at every moment what it still holds: it hands that back before its pool
  * closes, within the drain's bound, and names in one log line whatever it could not.
@@ -9,13 +9,14 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 
-export type LeaseKind = "task" | "export" | "upload" | "delivery"
+export type LeaseKind = "task" | "export" | "upload" | "lyrics" | "delivery"
 
 /** The kinds as the drain's log line names them. */
 const plural = {
   task: "tasks",
   export: "exports",
   upload: "uploads",
+  lyrics: "lyrics tasks",
   delivery: "deliveries"
 } as const satisfies Record<LeaseKind, string>
 
@@ -39,6 +40,7 @@ export const makeLeaseBook = (): LeaseBook => {
     task: new Set(),
     export: new Set(),
     upload: new Set(),
+    lyrics: new Set(),
     delivery: new Set()
   }
   let deadline: number | null = null
@@ -53,7 +55,7 @@ export const makeLeaseBook = (): LeaseBook => {
     held: (kind) => [...books[kind]],
     unreturned: () => {
       const named: Record<string, ReadonlyArray<string>> = {}
-      for (const kind of ["task", "export", "upload", "delivery"] as const) {
+      for (const kind of ["task", "export", "upload", "lyrics", "delivery"] as const) {
         if (books[kind].size > 0) named[plural[kind]] = [...books[kind]]
       }
       return Object.keys(named).length === 0 ? null : named

@@ -488,6 +488,53 @@ const m0011_replays_as_sent = Effect.gen(function* () {
   yield* sql`alter table idempotency_keys alter column response_body type json using response_body::json`
 })
 
+/**
+ * The lyrics agent (DESIGN.md section 12): a task of its own, charged as the others are (its
+ * ledger rows and events once per task) but outside the in-flight counter, leased by the lyrics
+ * worker with the same claim, release and sweep columns as exports and uploads.
+ */
+const m0012_lyrics = Effect.gen(function* () {
+  const sql = yield* SqlClient
+  yield* sql`
+    create table lyrics_tasks (
+      id text primary key,
+      account_id text not null references accounts (id),
+      credential_subject text not null,
+      status text not null check (status in ('pending', 'ready', 'failed')),
+      prompt text not null,
+      request jsonb not null,
+      track_id text references tracks (id),
+      variations jsonb not null default '[]',
+      credits_used integer not null,
+      credits_refunded integer not null default 0,
+      debit_subscription integer not null,
+      debit_onetime integer not null,
+      error_code text,
+      error_message text,
+      provider_task_id text,
+      callback_token text not null,
+      submission_state text not null default 'accepted' check (submission_state = 'accepted'),
+      attempts integer not null default 0,
+      hints integer not null default 0,
+      lease_owner text,
+      lease_expires_at timestamptz,
+      next_poll_at timestamptz,
+      deadline_at timestamptz not null,
+      last_error text,
+      created_at timestamptz not null,
+      updated_at timestamptz not null
+    )`
+  yield* sql`create index lyrics_tasks_account_recent on lyrics_tasks (account_id, created_at desc, id desc)`
+  yield* sql`create index lyrics_tasks_due on lyrics_tasks (next_poll_at) where status = 'pending'`
+  yield* sql`create index lyrics_tasks_deadline on lyrics_tasks (deadline_at) where status = 'pending'`
+  yield* sql`alter table credit_ledger add column lyrics_id text references lyrics_tasks (id)`
+  yield* sql`
+    create unique index credit_ledger_once_per_lyrics on credit_ledger (lyrics_id, kind) where lyrics_id is not null`
+  yield* sql`
+    create unique index outbox_events_once_per_lyrics on outbox_events ((payload ->> 'id'), type)
+    where type in ('lyrics.completed', 'lyrics.failed')`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -499,7 +546,8 @@ export const migrations = Migrator.fromRecord({
   "0008_song_tools": m0008_song_tools,
   "0009_uploads": m0009_uploads,
   "0010_track_tasks": m0010_track_tasks,
-  "0011_replays_as_sent": m0011_replays_as_sent
+  "0011_replays_as_sent": m0011_replays_as_sent,
+  "0012_lyrics": m0012_lyrics
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

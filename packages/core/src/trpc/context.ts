@@ -23,6 +23,7 @@ import type { IncomingAudio } from "../uploads/UploadFiles.ts"
 import type { Uploads } from "../uploads/Uploads.ts"
 import type { TrackTasks } from "../generation/TrackTasks.ts"
 import type { Personas } from "../personas/Personas.ts"
+import type { Lyrics } from "../lyrics/Lyrics.ts"
 import { trpcCodeFor } from "./errors.ts"
 
 /** What the procedures may use: the services of core. */
@@ -40,6 +41,7 @@ export type CoreServices =
   | Uploads
   | TrackTasks
   | Personas
+  | Lyrics
   | AccountConsole
   | Settings
   | Webhooks

@@ -40,6 +40,7 @@ import type { LyreMeta } from "./init.ts"
 import { mutation, pathsOf, query, trpcRecordOf } from "./procedures.ts"
 import type { ProcedureTree } from "./procedures.ts"
 import { uploadProcedures } from "./uploads.ts"
+import { lyricsProcedures } from "./lyrics.ts"
 
 const renderAccount = (principal: Principal): Account => ({
   id: principal.accountId,
@@ -305,6 +306,8 @@ export const procedureTable = {
   },
 
   uploads: uploadProcedures,
+  /** The lyrics agent (DESIGN.md section 12): scope `lyrics:agent`, 2 credits a task. */
+  lyrics: lyricsProcedures,
   /** Personas (DESIGN.md section 11): free of credits; `persona_id` names one in any GenerateRequest. */
   personas: {
     create: mutation("withBody", {

@@ -5,11 +5,19 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest"
 import type { z } from "zod"
-import type { LyreEventData, LyreEventType, WebhookExport, WebhookTrack, WebhookUpload } from "@lyre/webhooks"
+import type {
+  LyreEventData,
+  LyreEventType,
+  WebhookExport,
+  WebhookLyrics,
+  WebhookTrack,
+  WebhookUpload
+} from "@lyre/webhooks"
 import type { webhookEventTypes } from "../../src/domain/admin.ts"
 import type { UploadAnalysis } from "../../src/domain/listening.ts"
 import { Export } from "../../src/domain/models.ts"
 import type { ExportFormat, TaskError, TimedWord, Track } from "../../src/domain/models.ts"
+import type { LyricsTask } from "../../src/lyrics/model.ts"
 import { Upload } from "../../src/uploads/model.ts"
 
 /** Core's zod shapes infer mutable fields; an event is read only, so its shapes are readonly throughout. */
@@ -36,7 +44,18 @@ type SettledExport<S extends "ready" | "failed"> = DeepReadonly<
     (S extends "ready" ? { status: "ready"; error: null } : { status: "failed"; error: Failure })
 >
 
+/** A LyricsTask as `lyrics.completed` or `lyrics.failed` carries it. */
+type SettledLyrics<S extends "ready" | "failed"> = DeepReadonly<
+  Omit<LyricsTask, "status" | "error"> &
+    (S extends "ready" ? { status: "ready"; error: null } : { status: "failed"; error: Failure })
+>
+
 describe("webhook event types", () => {
+  it("a lyrics.completed or lyrics.failed task is core's LyricsTask", () => {
+    expectTypeOf<WebhookLyrics<"ready">>().toEqualTypeOf<SettledLyrics<"ready">>()
+    expectTypeOf<WebhookLyrics<"failed">>().toEqualTypeOf<SettledLyrics<"failed">>()
+  })
+
   it("a job.completed track is core's Track", () => {
     expectTypeOf<WebhookTrack>().toEqualTypeOf<Readonly<Track>>()
   })

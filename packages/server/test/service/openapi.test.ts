@@ -25,8 +25,10 @@ describe("GET /api/openapi.json", () => {
     expect((doc.servers as unknown as Array<Json>)[0]?.url).toBe(`${server.url}/api`)
   })
 
-  it("documents the interface's operations, the song tools, the tasks on a track and personas, and nothing else", () => {
+  it("documents the interface's operations, the song tools, the tasks on a track, personas and lyrics, and nothing else", () => {
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
+      "/v1/lyrics",
+      "/v1/lyrics/{id}",
       "/v1/me",
       "/v1/music/exports",
       "/v1/music/exports/{id}",

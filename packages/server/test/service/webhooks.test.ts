@@ -154,7 +154,9 @@ describe("admin API: webhook endpoints", () => {
       "export.completed",
       "export.failed",
       "upload.ready",
-      "upload.failed"
+      "upload.failed",
+      "lyrics.completed",
+      "lyrics.failed"
     ])
     expect(res.body.enabled).toBe(true)
   })

@@ -116,6 +116,10 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     s3Region: null,
     awsAccessKeyId: null,
     awsSecretAccessKey: null,
+    lyricsModelUrl: null,
+    lyricsModel: null,
+    lyricsModelKey: null,
+    lyricsModelTimeoutSeconds: 60,
     ...overrides
   }
   // The public URL must name the real port, which is known only after listening: reserve it first.
