@@ -8,19 +8,20 @@
 /** What each package's shipped source (`src/`) may import of the workspace: the layering, stated once. */
 const packageMayUse = {
   webhooks: [],
+  provenance: [],
   engine: [],
   "fake-upstream": [],
-  core: ["webhooks"],
+  core: ["provenance", "webhooks"],
   http: ["core"],
   rest: ["core", "http"],
   mcp: ["core", "http"],
   a2a: ["core", "http"],
   worker: ["core", "engine"],
-  client: ["core"],
-  cli: ["client", "core"],
+  client: ["core", "provenance"],
+  cli: ["client", "core", "provenance"],
   dashboard: ["core"],
   // The composition root: every surface, the worker and their shared helpers.
-  server: ["a2a", "core", "http", "mcp", "rest", "worker"]
+  server: ["a2a", "core", "http", "mcp", "provenance", "rest", "worker"]
 }
 
 /**
@@ -34,10 +35,11 @@ const coreFolderMayUse = {
   sql: [],
   platform: [],
   provider: [],
+  provenance: [],
   credentials: ["platform"],
   money: ["platform"],
   webhooks: ["platform"],
-  generation: ["platform", "provider", "sql", "money", "webhooks"],
+  generation: ["platform", "provider", "provenance", "sql", "money", "webhooks"],
   personas: ["platform", "provider", "generation"],
   uploads: ["platform", "money", "webhooks", "generation"],
   lyrics: ["platform", "provider", "money", "webhooks", "generation"],
