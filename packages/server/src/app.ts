@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Logger, ManagedRuntime, Redacted, References } 
 import { SqlClient } from "effect/sql/SqlClient"
 import { Redis } from "ioredis"
 import {
+  type ContentCredentials,
   coreLayer,
   DenyList,
   Ids,
@@ -42,6 +43,7 @@ import {
   Wakeup
 } from "@lyre/worker"
 import { ConfigurationError, storageOf } from "./config.ts"
+import { contentCredentialsLayer } from "./contentCredentials.ts"
 import { effectLinesOf, makeLogger } from "./log.ts"
 import type { ServerConfig } from "./config.ts"
 import { databaseLayer } from "./database.ts"
@@ -160,6 +162,7 @@ export type AppServices =
   | ProviderCallbacks
   | Wakeup
   | Leases
+  | ContentCredentials
 
 /**
  * The provider port: `PROVIDER=http` is the Suno-style upstream; without it, the built-in engine
@@ -361,7 +364,14 @@ export const appLayer = (
   const services = Layer.mergeAll(ProviderCallbacks.layer, uploads).pipe(
     Layer.provideMerge(coreLayer),
     Layer.provideMerge(
-      Layer.mergeAll(limiterAndReadiness, providerLayer(config, secrets), wakeup, Ids.layer, Leases.layer(leases))
+      Layer.mergeAll(
+        limiterAndReadiness,
+        providerLayer(config, secrets),
+        wakeup,
+        Ids.layer,
+        Leases.layer(leases),
+        contentCredentialsLayer(config)
+      )
     ),
     Layer.provideMerge(observabilityLayer(config)),
     // The engine reads uploads' files, and uploads keep them: both sit above storage.

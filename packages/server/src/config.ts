@@ -76,6 +76,13 @@ export interface ServerConfig {
   readonly lyricsModelKey: string | null
   /** `LYRICS_MODEL_TIMEOUT_SECONDS` (default 60): how long one answer of that server may take. */
   readonly lyricsModelTimeoutSeconds: number
+  /**
+   * `C2PA_SIGNING_CERT` and `C2PA_SIGNING_KEY`: the content credentials' signing chain (PEM, end
+   * entity first) and its PKCS #8 key (ES256 or Ed25519), each as PEM text or a path to a PEM
+   * file; unset, a local CA and certificate made once in `DATA_DIR/c2pa` (on no trust list).
+   */
+  readonly c2paSigningCert: string | null
+  readonly c2paSigningKey: string | null
 }
 
 const positiveInt = (name: string) => Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)
@@ -126,7 +133,9 @@ const config = Config.all({
   lyricsModelUrl: optionalString("LYRICS_MODEL_URL"),
   lyricsModel: optionalString("LYRICS_MODEL"),
   lyricsModelKey: optionalString("LYRICS_MODEL_KEY"),
-  lyricsModelTimeoutSeconds: positiveSeconds("LYRICS_MODEL_TIMEOUT_SECONDS").pipe(Config.withDefault(60))
+  lyricsModelTimeoutSeconds: positiveSeconds("LYRICS_MODEL_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  c2paSigningCert: optionalString("C2PA_SIGNING_CERT"),
+  c2paSigningKey: optionalString("C2PA_SIGNING_KEY")
 })
 
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
@@ -242,6 +251,10 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(
     raw.lyricsModelUrl === null || raw.lyricsModel !== null,
     "LYRICS_MODEL is required when LYRICS_MODEL_URL is set (the model's name on that server)"
+  )
+  yield* check(
+    (raw.c2paSigningCert === null) === (raw.c2paSigningKey === null),
+    "C2PA_SIGNING_CERT and C2PA_SIGNING_KEY go together: set both, or neither for a local certificate"
   )
   const storage = storageOf(raw)
   if ("problem" in storage) return yield* new ConfigurationError({ message: storage.problem })

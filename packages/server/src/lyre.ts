@@ -53,7 +53,9 @@ const variableOf = {
   lyricsModelUrl: "LYRICS_MODEL_URL",
   lyricsModel: "LYRICS_MODEL",
   lyricsModelKey: "LYRICS_MODEL_KEY",
-  lyricsModelTimeoutSeconds: "LYRICS_MODEL_TIMEOUT_SECONDS"
+  lyricsModelTimeoutSeconds: "LYRICS_MODEL_TIMEOUT_SECONDS",
+  c2paSigningCert: "C2PA_SIGNING_CERT",
+  c2paSigningKey: "C2PA_SIGNING_KEY"
 } as const satisfies { readonly [K in keyof ServerConfig]-?: string }
 
 /**

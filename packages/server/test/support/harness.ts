@@ -120,6 +120,8 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     lyricsModel: null,
     lyricsModelKey: null,
     lyricsModelTimeoutSeconds: 60,
+    c2paSigningCert: null,
+    c2paSigningKey: null,
     ...overrides
   }
   // The public URL must name the real port, which is known only after listening: reserve it first.
