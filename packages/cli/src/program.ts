@@ -4,7 +4,7 @@
  * 1 otherwise.
  */
 import { readFileSync } from "node:fs"
-import { Command, Option } from "commander"
+import { Command, CommanderError, Option } from "commander"
 import { LyreApiError, LyreClient, LyreConnectionError, apiRootOf } from "@lyre/client"
 import type { Export, ExportFormat, GenerationTask } from "@lyre/client"
 import { checkBaseUrl, clearConfig, configPath, maskKey, readConfig, resolveSettings, writeConfig } from "./config.ts"
@@ -54,6 +54,9 @@ export const createProgram = (io: Io): Command => {
     )
     .addOption(new Option("-o, --output <format>", "result format").choices(["table", "json"]).default("table"))
     .showHelpAfterError()
+    // Help, --version and a usage error end `run` with commander's exit code rather than
+    // exiting the process, so that `run` can be called in a process that goes on (the tests).
+    .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .addHelpText(
       "after",
@@ -542,6 +545,8 @@ export const run = async (argv: ReadonlyArray<string>, io: Io): Promise<number> 
     await createProgram(io).parseAsync([...argv])
     return exitCodes.ok
   } catch (error) {
+    // Commander has printed the help, version or usage error already.
+    if (error instanceof CommanderError) return error.exitCode
     if (error instanceof TaskFailed) {
       io.stderr.write(`lyre: ${error.message}\n`)
       return exitCodes.taskFailed

@@ -1,6 +1,8 @@
 /**
- * `lyre` as a process against a running service (the test harness with the fake upstream as
- * provider and the worker inline): settings, every command, exit codes and messages.
+ * `lyre` against a running service (the test harness with the fake upstream as provider and the
+ * worker inline): settings, every command, exit codes and messages. The commands run in the
+ * test's process through the CLI's `run` (test/support/lyre.ts); one smoke test starts the real
+ * binary, for what `main.ts` adds: the process's argv, environment, streams and exit code.
  */
 import { statSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -30,6 +32,25 @@ afterAll(async () => {
 const withKey = (key: string = account.key) => ({ LYRE_API_KEY: key, LYRE_BASE_URL: server.url })
 const credits = async (id: string): Promise<number> =>
   Number((await server.admin("GET", `/accounts/${id}`)).body["credits"]?.["total"])
+
+describe("lyre as a process", () => {
+  it("reads its argv, environment and standard input, prints to its streams and exits with the run's code", async () => {
+    const created = await home.spawn(["generate", "--style", "x", "--title", "Spawned", "-", "-o", "json"], {
+      env: withKey(),
+      input: "[Verse]\nThrough a pipe"
+    })
+    expect(created.code).toBe(0)
+    expect(JSON.parse(created.stdout)).toMatchObject({ status: "pending" })
+    // The lyrics piped in reach the provider.
+    await expect
+      .poll(() => JSON.stringify(server.upstream.control.submissionsFor("Spawned")[0]?.body ?? null))
+      .toContain("Through a pipe")
+    const refused = await home.spawn(["me"], { env: withKey("lyr_live_nope") })
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe("")
+    expect(refused.stderr).toMatch(/^lyre: .+ \(authentication_error\/invalid_credential; request .+\)\n$/)
+  })
+})
 
 describe("lyre config", () => {
   it("stores the key in a 0600 file, masks it, and lets the environment and flags win, flags first", async () => {
