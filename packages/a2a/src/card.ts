@@ -14,6 +14,8 @@ import {
   exportPriceOf,
   maxInlineUploadBytes,
   maxUploadBytes,
+  lyricsPrice,
+  lyricsSectionNames,
   modelNames,
   priceOf,
   uploadContentTypes,
@@ -36,6 +38,7 @@ const description =
 
 const scopeDescriptions = {
   "music:generate": "Generate music and read your generations",
+  "lyrics:agent": "Use the lyrics agent",
   profile: "Read your account: plan, credits, limits"
 } as const
 
@@ -196,6 +199,28 @@ const skills: ReadonlyArray<Skill> = [
       })
     ],
     outputModes: ["application/json", "text/plain"]
+  },
+  {
+    id: "lyrics",
+    name: "Write lyrics",
+    description:
+      'Send a data part with `operation: "lyrics"` and a `prompt` (theme, mood, story; 1 to 1000 characters), ' +
+      "optionally `style`, `title`, `language` (BCP 47) and `sections` in order (from " +
+      `${lyricsSectionNames.join(", ")}); a \`track_id\` of yours to fit that track's melody; or \`lyrics\` with an ` +
+      `\`instruction\` to revise them. Needs the lyrics:agent scope. ${lyricsPrice} credits; refunded if it fails. ` +
+      "The task (lyt_...) completes with two artifacts, one per variation: its words as text (with [Verse], [Chorus] " +
+      "headers, ready to send as a generation's lyrics) and the variation {title, text} as data.",
+    tags: ["lyrics", "songwriting", "words", "rhyme"],
+    examples: [
+      JSON.stringify({ operation: "lyrics", prompt: "a harbour town at dusk", style: "folk" }),
+      JSON.stringify({
+        operation: "lyrics",
+        prompt: "same song",
+        lyrics: "[Verse]\n...",
+        instruction: "make the chorus rhyme"
+      })
+    ],
+    outputModes: ["text/plain", "application/json"]
   }
 ]
 

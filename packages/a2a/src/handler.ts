@@ -27,7 +27,7 @@ import {
   JsonRpcUnsupportedOperationError
 } from "@a2a-js/sdk/errors"
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server"
-import { IdempotencyKeyReused, isExportId, isUploadId } from "@lyre/core"
+import { IdempotencyKeyReused, isExportId, isLyricsId, isUploadId } from "@lyre/core"
 import type { ApiError, Persona, RouterInputs } from "@lyre/core"
 import { callerOf } from "./caller.ts"
 import type { Caller, CallResult, Procedures } from "./caller.ts"
@@ -117,6 +117,8 @@ const startTask = (
       return run((procedures) => procedures.tracks.instrumental(input as RouterInputs["tracks"]["instrumental"]))
     case "edit_track":
       return run((procedures) => procedures.tracks.edit(input as RouterInputs["tracks"]["edit"]))
+    case "lyrics":
+      return run((procedures) => procedures.lyrics.create(input as RouterInputs["lyrics"]["create"]))
   }
 }
 
@@ -143,7 +145,9 @@ const get = (caller: Caller, id: string): Promise<CallResult<A2aJob>> => {
     ? caller.call(input, (procedures) => procedures.exports.get(input))
     : isUploadId(id)
       ? caller.call(input, (procedures) => procedures.uploads.get(input))
-      : caller.call(input, (procedures) => procedures.generations.get(input))
+      : isLyricsId(id)
+        ? caller.call(input, (procedures) => procedures.lyrics.get(input))
+        : caller.call(input, (procedures) => procedures.generations.get(input))
 }
 
 type Created =
@@ -216,7 +220,13 @@ export class LyreRequestHandler implements A2ARequestHandler {
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return shielded(async () => {
       const task = await this.load(need(context), params, context)
-      const what = isExportId(task.id) ? "an export" : isUploadId(task.id) ? "listening to an upload" : "a generation"
+      const what = isExportId(task.id)
+        ? "an export"
+        : isUploadId(task.id)
+          ? "listening to an upload"
+          : isLyricsId(task.id)
+            ? "writing lyrics"
+            : "a generation"
       throw new JsonRpcTaskNotCancelableError({
         message: `Task ${task.id} cannot be canceled: ${what} runs to its end once submitted.`
       })

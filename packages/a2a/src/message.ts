@@ -47,7 +47,8 @@ export const operations = [
   "add_vocals",
   "add_instrumental",
   "edit_track",
-  "create_persona"
+  "create_persona",
+  "lyrics"
 ] as const
 export type Operation = (typeof operations)[number]
 

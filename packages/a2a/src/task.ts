@@ -6,16 +6,18 @@
  */
 import { Role, TaskState } from "@a2a-js/sdk"
 import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "@a2a-js/sdk"
-import { isExport, isUploadId } from "@lyre/core"
-import type { Export, Job, Persona, Track, Upload } from "@lyre/core"
+import { isExport, isLyricsId, isUploadId } from "@lyre/core"
+import type { Export, Job, LyricsTask, Persona, Track, Upload } from "@lyre/core"
 
 /**
  * What an A2A task is in Lyre: a generation (an extension or a track task too), an export or an
  * upload being listened to, told apart by core's id prefix.
  */
-export type A2aJob = Job | Upload
+export type A2aJob = Job | Upload | LyricsTask
 
 export const isUpload = (job: A2aJob): job is Upload => isUploadId(job.id)
+
+export const isLyrics = (job: A2aJob): job is LyricsTask => isLyricsId(job.id)
 
 const stateOf: { readonly [S in A2aJob["status"]]: TaskState } = {
   pending: TaskState.TASK_STATE_WORKING,
@@ -73,14 +75,30 @@ export const uploadArtifactOf = (upload: Upload): Artifact => ({
   extensions: []
 })
 
+/** A ready lyrics task's artifacts: one per variation, its words as text (a generation's `lyrics`) and as data. */
+export const lyricsArtifactsOf = (task: LyricsTask): Array<Artifact> =>
+  task.variations.map((variation, index) => ({
+    artifactId: `${task.id}_${index}`,
+    name: variation.title,
+    description: "",
+    parts: [
+      part({ $case: "text", value: variation.text }, "text/plain"),
+      part({ $case: "data", value: { ...variation } })
+    ],
+    metadata: undefined,
+    extensions: []
+  }))
+
 const artifactsOf = (job: A2aJob): Array<Artifact> =>
   job.status !== "ready"
     ? []
     : isUpload(job)
       ? [uploadArtifactOf(job)]
-      : isExport(job)
-        ? [exportArtifactOf(job)]
-        : job.tracks.map(artifactOf)
+      : isLyrics(job)
+        ? lyricsArtifactsOf(job)
+        : isExport(job)
+          ? [exportArtifactOf(job)]
+          : job.tracks.map(artifactOf)
 
 /** An upload is free: its failure has nothing to refund. */
 const failureMessage = (task: A2aJob, contextId: string): Message =>
@@ -105,9 +123,15 @@ const uploadFailureMessage = (upload: Upload, contextId: string): Message => {
 }
 
 /** The failure told to an agent: our error code and message, and what was refunded. */
-const paidFailureMessage = (task: Job, contextId: string): Message => {
+const paidFailureMessage = (task: Job | LyricsTask, contextId: string): Message => {
   const code = task.error?.code ?? "internal_error"
-  const detail = task.error?.message ?? (isExport(task) ? "The export failed." : "The generation failed.")
+  const detail =
+    task.error?.message ??
+    (isLyricsId(task.id)
+      ? "Writing the lyrics failed."
+      : isExport(task as Job)
+        ? "The export failed."
+        : "The generation failed.")
   return {
     messageId: `msg_${task.id}_failed`,
     contextId,
@@ -132,6 +156,10 @@ const statusOf = (task: A2aJob, contextId: string): TaskStatus => ({
 /** The task beside the A2A view: everything but the tracks or files, which are the artifacts. */
 const metadataOf = (task: A2aJob) => {
   if (isUpload(task)) return { upload: task }
+  if (isLyrics(task)) {
+    const { variations: _variations, ...lyrics } = task
+    return { lyrics }
+  }
   if (isExport(task)) {
     const { files: _files, ...exported } = task
     return { export: exported }

@@ -4,15 +4,17 @@
  * with `pending`, `ready` and `failed`; the id's prefix (core's) says which procedure reads one,
  * so an MCP task id needs no table of its own.
  */
-import { isExportId, isUploadId } from "@lyre/core"
-import type { Export, GenerationTask, Job, Upload } from "@lyre/core"
+import { isExportId, isLyricsId, isUploadId } from "@lyre/core"
+import type { Export, GenerationTask, Job, LyricsTask, Upload } from "@lyre/core"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 
 /** Anything an MCP task stands for. */
-export type McpJob = Job | Upload
+export type McpJob = Job | Upload | LyricsTask
 
 export const isUpload = (job: McpJob): job is Upload => isUploadId(job.id)
+
+export const isLyrics = (job: McpJob): job is LyricsTask => isLyricsId(job.id)
 
 export const loadGeneration = (request: McpRequest, id: string): Promise<Outcome<GenerationTask>> =>
   invoke(request, { id }, (caller) => caller.generations.get({ id }))
@@ -23,11 +25,21 @@ export const loadExport = (request: McpRequest, id: string): Promise<Outcome<Exp
 export const loadUpload = (request: McpRequest, id: string): Promise<Outcome<Upload>> =>
   invoke(request, { id }, (caller) => caller.uploads.get({ id }))
 
+export const loadLyrics = (request: McpRequest, id: string): Promise<Outcome<LyricsTask>> =>
+  invoke(request, { id }, (caller) => caller.lyrics.get({ id }))
+
 /** Any kind by its id; any other id is read as a generation's, and so is not found as one. */
 export const loadJob = (request: McpRequest, id: string): Promise<Outcome<McpJob>> =>
-  isExportId(id) ? loadExport(request, id) : isUploadId(id) ? loadUpload(request, id) : loadGeneration(request, id)
+  isExportId(id)
+    ? loadExport(request, id)
+    : isUploadId(id)
+      ? loadUpload(request, id)
+      : isLyricsId(id)
+        ? loadLyrics(request, id)
+        : loadGeneration(request, id)
 
-const kindOf = (id: string): string => (isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : "Task")
+const kindOf = (id: string): string =>
+  isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : isLyricsId(id) ? "Lyrics task" : "Task"
 
 /** The words of the wait's progress and of a working task's status message. */
 export const pendingMessage = (id: string, elapsedSeconds: number): string =>

@@ -1,8 +1,8 @@
 /** Tool results: the structured value and its JSON text, or the REST envelope as an error result. */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { isExport, renderError } from "@lyre/core"
-import type { ApiError, Export, GenerationTask, Upload } from "@lyre/core"
-import { isUpload } from "./jobs.ts"
+import type { ApiError, Export, GenerationTask, LyricsTask, Upload } from "@lyre/core"
+import { isLyrics, isUpload } from "./jobs.ts"
 import type { McpJob } from "./jobs.ts"
 
 type Content = CallToolResult["content"][number]
@@ -80,8 +80,17 @@ export const exportResult = (exported: Export): CallToolResult => valueResult(ex
 /** An upload: its fields (once ready, the track_id every track tool takes and what listening heard). */
 export const uploadResult = (upload: Upload): CallToolResult => valueResult(upload)
 
+/** A lyrics task: once ready, its two variations, each `text` ready to pass as generate_music's lyrics. */
+export const lyricsResult = (task: LyricsTask): CallToolResult => valueResult(task)
+
 export const jobResult = (job: McpJob): CallToolResult =>
-  isUpload(job) ? uploadResult(job) : isExport(job) ? exportResult(job) : taskResult(job)
+  isUpload(job)
+    ? uploadResult(job)
+    : isLyrics(job)
+      ? lyricsResult(job)
+      : isExport(job)
+        ? exportResult(job)
+        : taskResult(job)
 
 /**
  * A domain failure: the REST envelope as JSON text. No `structuredContent`, which would have to

@@ -9,10 +9,10 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk/types.js"
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/interfaces.js"
-import { errorTable, isExport, isExportId, isUploadId, renderError } from "@lyre/core"
+import { errorTable, isExport, isExportId, isLyricsId, isUploadId, renderError } from "@lyre/core"
 import type { ApiError, Upload } from "@lyre/core"
 import { lyreJsonRpcCodes } from "@lyre/http"
-import { isUpload, loadJob, pendingMessage } from "./jobs.ts"
+import { isLyrics, isUpload, loadJob, pendingMessage } from "./jobs.ts"
 import type { McpJob } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
@@ -52,6 +52,12 @@ const uploadMessageOf = (upload: Upload): string =>
 const statusMessageOf = (task: McpJob, ageSeconds: number): string => {
   if (task.status === "pending") return pendingMessage(task.id, ageSeconds)
   if (isUpload(task)) return uploadMessageOf(task)
+  if (isLyrics(task) && task.status === "ready") {
+    return `Lyrics task ${task.id} is ready: ${task.variations.length} variations.`
+  }
+  if (isLyrics(task)) {
+    return `${task.error?.message ?? "Writing the lyrics failed."} (${task.error?.code ?? "internal_error"}). ${task.credits_refunded} credits were refunded.`
+  }
   if (task.status === "ready") {
     return isExport(task)
       ? `Export ${task.id} is ready: ${task.files.length} files.`
@@ -194,7 +200,13 @@ export class LyreTaskStore implements TaskStore {
 
   /** The SDK's `tasks/cancel` ends here for a task still working: a generation or export cannot be stopped. */
   updateTaskStatus(taskId: string): Promise<void> {
-    const what = isExportId(taskId) ? "an export" : isUploadId(taskId) ? "an upload being listened to" : "a generation"
+    const what = isExportId(taskId)
+      ? "an export"
+      : isUploadId(taskId)
+        ? "an upload being listened to"
+        : isLyricsId(taskId)
+          ? "a lyrics task"
+          : "a generation"
     return Promise.reject(
       new McpError(
         ErrorCode.InvalidParams,

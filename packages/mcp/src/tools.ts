@@ -37,7 +37,12 @@ import {
   GenerationTaskList,
   GetExportParams,
   GetGenerationParams,
+  GetLyricsParams,
   ListGenerationsQuery,
+  LyricsRequestFields,
+  LyricsTask,
+  lyricsPrice,
+  lyricsSectionNames,
   maxIdempotencyKeyLength,
   modelNames,
   priceOf,
@@ -45,11 +50,11 @@ import {
   tracksPerTask,
   validationErrorFrom
 } from "@lyre/core"
-import { loadExport, loadGeneration, loadUpload } from "./jobs.ts"
+import { loadExport, loadGeneration, loadLyrics, loadUpload } from "./jobs.ts"
 import type { McpJob } from "./jobs.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
-import { errorResult, exportResult, taskResult, uploadResult, valueResult } from "./results.ts"
+import { errorResult, exportResult, lyricsResult, taskResult, uploadResult, valueResult } from "./results.ts"
 import { waitFor } from "./wait.ts"
 import type { Progress } from "./wait.ts"
 
@@ -277,6 +282,33 @@ const instrumentalTask = (
 const editTask = ({ idempotency_key: key, ...fields }: z.output<typeof EditTrackArguments>, { request }: ToolCall) =>
   invoke(request, fields, (caller) => caller.tracks.edit(fields), key)
 
+/**
+ * The request's fields as the tool's arguments (its cross-field rule, `lyrics` with `instruction`,
+ * is the procedure's and comes back as a tool error naming the field).
+ */
+export const WriteLyricsArguments = LyricsRequestFields.extend({ idempotency_key: idempotencyKey })
+
+export const WaitForLyricsParams = GetLyricsParams.extend({
+  id: GetLyricsParams.shape.id.describe("The lyrics task's id (`lyt_...`), as write_lyrics returned it."),
+  timeout_seconds: timeoutSeconds("lyrics task")
+})
+
+const lyricsDescription = [
+  `Write song lyrics: two variations (each a title and words with ${lyricsSectionNames.map((name) => `[${name}]`).join(", ")}`,
+  "headers) from a prompt (theme, mood, story), optionally a style, title, language (BCP 47) and sections in order.",
+  "With track_id (`trk_...`, a track of this account) the words are written to fit that track's melody; with lyrics",
+  'and instruction ("make the chorus rhyme") existing words are revised. Needs the lyrics:agent scope.',
+  `Costs ${lyricsPrice} credits when accepted; refunded automatically if it fails.`,
+  "Returns the pending task (`lyt_...`) at once; call wait_for_lyrics with its id. Each ready variation's text can be",
+  "passed as it stands as generate_music's lyrics. Called as a task (MCP tasks), it answers the task at once with the",
+  "lyrics task's id; tasks/result waits for the words. Pass idempotency_key to retry a call safely."
+].join(" ")
+
+const lyricsTask = (
+  { idempotency_key: key, ...fields }: z.output<typeof WriteLyricsArguments>,
+  { request }: ToolCall
+): Promise<Outcome<LyricsTask>> => invoke(request, fields, (caller) => caller.lyrics.create(fields), key)
+
 /** Free and kept: a persona or an upload is a new record each call. */
 const keeps: ToolAnnotations = {
   readOnlyHint: false,
@@ -377,6 +409,33 @@ export const tools: ReadonlyArray<LyreTool> = [
         exportResult
       ),
     startTask: (args, { request }) => loadExport(request, args.id)
+  }),
+  defineTool({
+    name: "write_lyrics",
+    title: "Write lyrics",
+    description: lyricsDescription,
+    input: WriteLyricsArguments,
+    output: LyricsTask,
+    // Paid, but the words come from Lyre's own writer or its configured model.
+    annotations: paid,
+    run: async (args, call) => resultOf(await lyricsTask(args, call), lyricsResult),
+    startTask: lyricsTask
+  }),
+  defineTool({
+    name: "wait_for_lyrics",
+    title: "Wait for a lyrics task",
+    description:
+      `Waits until the lyrics task is \`ready\` (its two variations) or \`failed\`, up to timeout_seconds (at most ` +
+      `${maxWaitSeconds}), and returns it; when time runs out, returns it still \`pending\` (call again). Lyrics take seconds.`,
+    input: WaitForLyricsParams,
+    output: LyricsTask,
+    annotations: readOnly,
+    run: async (args, { request, signal, progress }) =>
+      resultOf(
+        await waitFor((id) => loadLyrics(request, id), args.id, args.timeout_seconds, signal, progress),
+        lyricsResult
+      ),
+    startTask: (args, { request }) => loadLyrics(request, args.id)
   }),
   defineTool({
     name: "upload_audio",

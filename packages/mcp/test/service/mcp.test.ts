@@ -83,6 +83,8 @@ describe("tools/list", () => {
       "extend_track",
       "export_track",
       "wait_for_export",
+      "write_lyrics",
+      "wait_for_lyrics",
       "upload_audio",
       "get_upload",
       "wait_for_upload",

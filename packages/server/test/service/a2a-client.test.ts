@@ -57,7 +57,8 @@ describe("the SDK client finds the agent", () => {
       "add_vocals",
       "add_instrumental",
       "edit_track",
-      "create_persona"
+      "create_persona",
+      "lyrics"
     ])
   })
 })

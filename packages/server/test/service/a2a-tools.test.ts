@@ -12,7 +12,7 @@ import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import type { Client } from "@a2a-js/sdk/client"
 import type { Task as LegacyTask, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk-0.3"
 import type { A2AClient } from "@a2a-js/sdk-0.3/client"
-import { exportPriceOf, priceOf } from "@lyre/core"
+import { exportPriceOf, lyricsPrice, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, asTask, dataMessage, detailOf, rejectionOf } from "../support/a2a.ts"
 import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
@@ -116,8 +116,10 @@ describe("the agent cards", () => {
         "add_vocals",
         "add_instrumental",
         "edit_track",
-        "create_persona"
+        "create_persona",
+        "lyrics"
       ])
+      expect(skills.at(-1)?.description).toContain(`lyrics:agent scope. ${lyricsPrice} credits`)
       const exportSkill = skills[2]
       for (const [format, price] of Object.entries(exportPriceOf))
         expect(exportSkill?.description).toContain(`${format} ${price}`)
@@ -326,5 +328,46 @@ describe("refusals on both versions", () => {
       code: "export_not_found"
     })
     expect(await balanceOf(server, stranger)).toBe(1_000)
+  })
+})
+
+describe("the lyrics skill", () => {
+  const scopes = ["profile", "music:generate", "lyrics:agent"]
+
+  it("1.0: waits to a completed lyt_ task, one artifact per variation (its words as text, then as data)", async () => {
+    const account = await createAccount(server, { scopes })
+    const client = await v1Client(account.key)
+    const task = asTask(await client.sendMessage(send({ operation: "lyrics", prompt: "tidal pools" }, { wait: true })))
+    expect(task.id).toMatch(/^lyt_/)
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(task.artifacts).toHaveLength(2)
+    const [text, data] = task.artifacts[0]?.parts ?? []
+    expect(text?.content).toMatchObject({ $case: "text", value: expect.stringContaining("[Verse]") })
+    expect(data?.content).toMatchObject({ $case: "data", value: { title: expect.any(String) } })
+    expect(task.metadata).toMatchObject({ lyrics: { id: task.id, status: "ready", credits_used: lyricsPrice } })
+    expect(await balanceOf(server, account)).toBe(1_000 - lyricsPrice)
+  })
+
+  it("0.3: answers the working task, and tasks/get follows it to completed; without the scope, refused", async () => {
+    const account = await createAccount(server, { scopes })
+    const client = await a2aClient(server, account.key)
+    const sent = legacyTask(await client.sendMessage(dataMessage({ operation: "lyrics", prompt: "old radio" })))
+    expect(sent.id).toMatch(/^lyt_/)
+    const until = Date.now() + 20_000
+    let got = sent
+    while (got.status.state !== "completed" && got.status.state !== "failed" && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const answer = await client.getTask({ id: sent.id })
+      if ("error" in answer) throw new Error(JSON.stringify(answer.error))
+      got = answer.result
+    }
+    expect(got.status.state).toBe("completed")
+    expect(got.artifacts).toHaveLength(2)
+
+    const musicOnly = await a2aClient(server, (await createAccount(server)).key)
+    const refused = await musicOnly.sendMessage(dataMessage({ operation: "lyrics", prompt: "no scope" }))
+    expect("error" in refused ? refused.error.data : undefined).toMatchObject({
+      error: { code: "insufficient_scope" }
+    })
   })
 })

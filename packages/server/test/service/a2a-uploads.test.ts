@@ -120,7 +120,8 @@ const allSkills = [
   "add_vocals",
   "add_instrumental",
   "edit_track",
-  "create_persona"
+  "create_persona",
+  "lyrics"
 ]
 
 describe("the agent cards", () => {

@@ -97,7 +97,8 @@ describe("the 1.x client finds Lyre", () => {
       "add_vocals",
       "add_instrumental",
       "edit_track",
-      "create_persona"
+      "create_persona",
+      "lyrics"
     ])
 
     const v1 = await fetch(`${server.url}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { CallToolResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import type { CallToolResult, Progress, Task } from "@modelcontextprotocol/sdk/types.js"
-import { exportPriceOf, priceOf } from "@lyre/core"
+import { exportPriceOf, lyricsPrice, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
@@ -392,6 +392,55 @@ describe("refusals", () => {
     expect((await client.experimental.tasks.listTasks()).tasks).toEqual([])
     expect(await balance(other)).toBe(1_000)
     await ownerClient.close()
+    await client.close()
+  })
+})
+
+describe("write_lyrics (the upstream's lyrics endpoint, as the server's writer with PROVIDER=http)", () => {
+  it("charges its price, waits to two variations, and as an MCP task tasks/result waits for them", async () => {
+    const account = await createAccount(server, { scopes: ["profile", "lyrics:agent"] })
+    const client = await connect(account.key)
+    const created = structured(await callTool(client, "write_lyrics", { prompt: "a lighthouse keeper's last night" }))
+    expect(created).toMatchObject({ status: "pending", credits_used: lyricsPrice })
+    const done = structured(await callTool(client, "wait_for_lyrics", { id: String(created.id), timeout_seconds: 30 }))
+    expect(done.status).toBe("ready")
+    expect(done.variations).toHaveLength(2)
+
+    const started = await startTask(client, "write_lyrics", { prompt: "as a task", sections: ["Verse", "Chorus"] })
+    if (started.type !== "taskCreated") throw new Error(`expected a task, got ${started.type}`)
+    expect(started.task.taskId).toMatch(/^lyt_/)
+    const result = await client.experimental.tasks.getTaskResult(started.task.taskId, CallToolResultSchema, {
+      timeout: 60_000
+    })
+    expect(result.structuredContent).toMatchObject({ id: started.task.taskId, status: "ready" })
+    expect(await client.experimental.tasks.getTask(started.task.taskId)).toMatchObject({ status: "completed" })
+    expect(await balance(account)).toBe(1_000 - 2 * lyricsPrice)
+    await client.close()
+  })
+
+  it("a key without lyrics:agent is a 403 insufficient_scope challenge; bad arguments name the field", async () => {
+    const key = (await createAccount(server)).key
+    const res = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream"
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "write_lyrics", arguments: { prompt: "no scope" } }
+      })
+    })
+    expect(res.status).toBe(403)
+    expect(res.headers.get("www-authenticate")).toContain('scope="lyrics:agent"')
+    expect(((await res.json()) as Json).error).toMatchObject({ code: "insufficient_scope" })
+    const client = await connect(key)
+    const invalid = await rejectionOf(callTool(client, "write_lyrics", { prompt: "" }))
+    expect(invalid.code).toBe(-32602)
+    expect(invalid.data).toMatchObject({ error: { param: "prompt" } })
     await client.close()
   })
 })
