@@ -64,7 +64,8 @@ export interface ParsedLyrics {
   readonly tagged: boolean
 }
 
-function tagKind(tag: string): SectionKind {
+/** The kind of section a tag names (`[Pre-Chorus]` prechorus, `[Hook]` chorus, `[Break]` solo...). */
+export function tagKind(tag: string): SectionKind {
   const t = tag.toLowerCase()
   if (/pre-? ?chorus|build/.test(t)) return "prechorus"
   if (/chorus|hook|refrain/.test(t)) return "chorus"
