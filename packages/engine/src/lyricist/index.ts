@@ -25,7 +25,7 @@ export function writeLyrics(brief: LyricsBrief): ReadonlyArray<LyricsDraft> {
   let shape: SectionTarget[]
   let check: ((text: string) => boolean) | null = null
   let unit = 4
-  if (fitted !== null && fitted.some((s) => s.lines.length > 0)) shape = fitted
+  if (fitted?.some((s) => s.lines.length > 0)) shape = fitted
   else {
     const planned = styleShape(style, brief.sections, brief.seed)
     shape = planned.sections
