@@ -98,7 +98,7 @@ export function styleShape(
     hooks.get(`chorus:${i % 4}`) ??
     hooks.get(`solo:${i % 4}`) ??
     fallback(i)
-  const names = sections ?? take.spec.genre.form.map((k) => NAME_OF[k])
+  const names = sections !== null && sections.length > 0 ? sections : take.spec.genre.form.map((k) => NAME_OF[k])
   const unit = take.spec.genre.progressions[0]?.length ?? 4
   const out: SectionTarget[] = []
   for (const name of names) {
@@ -110,13 +110,22 @@ export function styleShape(
     const repeats = (kind === "chorus" || kind === "prechorus") && first >= 0 ? first : -1
     out.push({ name, kind, lines: Array.from({ length: count }, (_, i) => targetFor(kind, i)), repeats })
   }
+  // Only instrumental sections asked for: each sings two lines, so the words have somewhere to be.
+  if (out.every((s) => s.lines.length === 0))
+    out.forEach((s, i) => {
+      out[i] = { ...s, lines: [targetFor("verse", 0), targetFor("verse", 1)] }
+    })
   const genre = take.spec.genre
   return {
     sections: out,
     genre,
     unit,
     bpm: score.bpm,
-    slowest: take.spec.bpmExplicit ? score.bpm : Math.min(score.bpm, genre.bpm[0])
+    // The slowest tempo another task id could draw for the style: the genre's range, widened as
+    // parseStyle widens it at style_weight 0 and pushes it down for slow words (at least 50).
+    slowest: take.spec.bpmExplicit
+      ? score.bpm
+      : Math.min(score.bpm, Math.max(50, Math.round(genre.bpm[0] - 0.325 * (genre.bpm[1] - genre.bpm[0]))))
   }
 }
 

@@ -159,6 +159,13 @@ describe("the built-in lyricist", () => {
     }
   })
 
+  it("gives words somewhere to be when only instrumental sections are asked for", () => {
+    for (const d of writeLyrics(brief({ sections: ["Intro", "Break", "Outro"] }))) {
+      expect(tags(d)).toEqual(["Intro", "Break", "Outro"])
+      expect(sungLines(d).length).toBeGreaterThan(0)
+    }
+  })
+
   it("fits a track's melody: as many lines as it sings, each within one note of its phrase", () => {
     const lyrics = [
       "[Verse]",
