@@ -29,7 +29,7 @@ export default defineConfig({
       // Unit files hold no state beyond their own tests, so a worker imports core once for all of
       // them rather than once a file: a third of the lane's CPU.
       lane("unit", [], { isolate: false }),
-      lane("sound", ["test/fluidsynth.ts", "test/ffmpeg.ts"]),
+      lane("sound", ["test/fluidsynth.ts", "test/ffmpeg.ts", "test/debianMusic.ts"]),
       lane("service", ["test/fluidsynth.ts", "test/databaseTemplate.ts"]),
       lane("process", ["test/haproxy.ts", "test/faultServers.ts", "test/fluidsynth.ts", "test/databaseTemplate.ts"]),
       lane("browser", ["test/chromium.ts", "test/dashboardBuild.ts", "test/databaseTemplate.ts"]),

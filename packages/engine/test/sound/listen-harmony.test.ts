@@ -56,6 +56,45 @@ describe("key and chords from notes", () => {
     expect(chordsOn(notes, [0, 4, 8, 12], 16).map((c) => c.chord)).toEqual(["Em", "Am", "Bm", "Em"])
   })
 
+  it("holds a chord through a beat of passing notes, and changes where the harmony does", () => {
+    // C for two bars, a beat of it taken by D-F-A passing notes over the C bass; then G for two bars.
+    const held = [
+      ...progression([[60, 64, 67]]),
+      ...progression([[60, 64, 67]]).map((n) => ({ ...n, start: n.start + 4, end: n.end + 4 }))
+    ]
+    const passing = [note(62, 5, 6), note(65, 5, 6), note(69, 5, 6)]
+    const g = progression([[55, 59, 62]]).flatMap((n) => [
+      { ...n, start: n.start + 8, end: n.end + 8 },
+      { ...n, start: n.start + 12, end: n.end + 12 }
+    ])
+    const notes = [...held.filter((n) => n.pitch < 60 || n.start !== 4), ...passing, ...g]
+    const beats = Array.from({ length: 16 }, (_, i) => i)
+    expect(chordsOn(notes, beats, 16, "C major").map((c) => c.chord)).toEqual(["C", "G"])
+  })
+
+  it("keeps a chord outside the key where the notes hold it for a bar, not a beat's neighbour chord", () => {
+    const bar = (root: number, third: number, at: number, beats: number) => [
+      note(root - 12, at, at + beats),
+      note(root, at, at + beats, 0.6),
+      note(root + third, at, at + beats, 0.6),
+      note(root + 7, at, at + beats, 0.6)
+    ]
+    const beats = Array.from({ length: 12 }, (_, i) => i)
+    // C major; a whole bar of Ab (bVI, borrowed) is heard as Ab.
+    const borrowed = [...bar(60, 4, 0, 4), ...bar(56, 4, 4, 4), ...bar(60, 4, 8, 4)]
+    expect(chordsOn(borrowed, beats, 12, "C major").map((c) => c.chord)).toEqual(["C", "Ab", "C"])
+    // One beat of Db-F-Ab over C's held bass is a neighbour chord on a pedal, not a change.
+    const passing = [
+      ...bar(60, 4, 0, 5),
+      note(48, 5, 6),
+      note(61, 5, 6, 0.6),
+      note(65, 5, 6, 0.6),
+      note(68, 5, 6, 0.6),
+      ...bar(60, 4, 6, 6)
+    ]
+    expect(chordsOn(passing, beats, 12, "C major").map((c) => c.chord)).toEqual(["C"])
+  })
+
   it("lets a chord ring on through beats where nothing starts, and names nothing without notes", () => {
     const notes = [note(48, 0, 1), note(52, 0, 1), note(55, 0, 1)]
     expect(chordsOn(notes, [0, 1, 2, 3], 4)).toEqual([{ start: 0, end: 4, chord: "C" }])
