@@ -8,18 +8,13 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
+import { pnpm } from "./support/commands.ts"
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url))
 
 interface Licensed {
   readonly name: string
   readonly versions: ReadonlyArray<string>
-}
-
-/** The pnpm running the suite when there is one (`pnpm test`), else the one README installs. */
-const pnpm = (): [string, Array<string>] => {
-  const execPath = process.env.npm_execpath
-  return execPath !== undefined && /pnpm/.test(execPath) ? [process.execPath, [execPath]] : ["npx", ["-y", "pnpm@10"]]
 }
 
 describe("licences of what the service ships", () => {

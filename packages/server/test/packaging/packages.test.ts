@@ -1,10 +1,14 @@
 /**
  * The packages as a user gets them: every public package is packed with pnpm (its `prepack`
- * builds it), the tarballs are installed with plain npm into a project outside the workspace, and
- * that project type-checks and runs the files in `test/packaging/fixtures/`. publint and
- * arethetypeswrong judge each tarball. One build, one pack and one install for the whole file.
+ * builds it), the tarballs are installed into a project outside the workspace, and that project
+ * type-checks and runs the files in `test/packaging/fixtures/`. publint and arethetypeswrong
+ * judge each tarball. One build, one pack and one install for the whole file.
+ *
+ * The install (support/installTarballs.ts) takes our packages from the tarballs alone and every
+ * other package from pnpm's store at the version of the workspace's lockfile, through a registry
+ * on loopback: no network when the store holds them (a fresh clone's `pnpm install` fills it),
+ * and a layout in which a package finds only what it declares.
  */
-import { execFile } from "node:child_process"
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
@@ -12,6 +16,8 @@ import { join } from "node:path"
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pnpm, run, succeed } from "./support/commands.ts"
+import { installTarballs } from "./support/installTarballs.ts"
 
 const root = join(import.meta.dirname, "../../../..")
 const fixtures = join(import.meta.dirname, "fixtures")
@@ -29,30 +35,6 @@ const manifests = readdirSync(join(root, "packages")).map((dir) => ({
   manifest: JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8")) as Manifest
 }))
 const publicPackages = manifests.filter(({ manifest }) => manifest.private !== true)
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** The environment without what pnpm's script runner adds for npm, so npm reads only its own. */
-const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)))
-
-const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(command, [...args], { cwd, env: cleanEnv, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-      resolve({ code, stdout, stderr })
-    })
-  })
-
-const succeed = async (command: string, args: ReadonlyArray<string>, cwd: string): Promise<string> => {
-  const result = await run(command, args, cwd)
-  if (result.code !== 0)
-    throw new Error(`${command} ${args.join(" ")} exited ${result.code}:\n${result.stdout}\n${result.stderr}`)
-  return result.stdout
-}
 
 /** Runs one of the fixture files in the project and returns the JSON line it prints. */
 const runFixture = async (file: string): Promise<Record<string, unknown>> => {
@@ -84,13 +66,14 @@ beforeAll(async () => {
     ],
     root
   )
+  const [command, prefix] = pnpm()
   await succeed(
-    "npx",
+    command,
     [
-      "-y",
-      "pnpm@10",
+      ...prefix,
       "-r",
-      "--workspace-concurrency=1",
+      // The builds are done: each prepack's tsc finds nothing to write.
+      "--workspace-concurrency=2",
       ...publicPackages.flatMap(({ dir }) => ["--filter", `./packages/${dir}`]),
       "pack",
       "--pack-destination",
@@ -106,13 +89,6 @@ beforeAll(async () => {
   }
 
   mkdirSync(project)
-  // Each tarball stands for its name everywhere in the tree, so nothing is fetched from the registry under our names.
-  const dependencies = Object.fromEntries([...tarballOf].map(([name, file]) => [name, `file:${file}`]))
-  const overrides = Object.fromEntries([...tarballOf.keys()].map((name) => [name, `$${name}`]))
-  writeFileSync(
-    join(project, "package.json"),
-    JSON.stringify({ name: "lyre-consumer", private: true, type: "module", dependencies, overrides })
-  )
   writeFileSync(
     join(project, "tsconfig.json"),
     JSON.stringify({
@@ -135,15 +111,28 @@ beforeAll(async () => {
     })
   )
   for (const file of readdirSync(fixtures)) copyFileSync(join(fixtures, file), join(project, file))
-  await succeed(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"],
-    project
-  )
+  const { fetchedUpstream } = await installTarballs({
+    workspace: root,
+    tarballs: [...tarballOf.values()],
+    project,
+    packages: join(scratch, "packages")
+  })
+  if (fetchedUpstream.length > 0)
+    console.warn(`Not in pnpm's store, so fetched from the registry: ${fetchedUpstream.join(", ")}`)
 }, 600_000)
 
-// The installed project holds TensorFlow.js and Essentia too: removing it takes a while on a busy machine.
 afterAll(() => rmSync(scratch, { recursive: true, force: true }), 300_000)
+
+/** Runs `task` over `items`, `width` at a time; the results in the items' order. */
+const inTurns = async <A, B>(items: ReadonlyArray<A>, width: number, task: (item: A) => Promise<B>) => {
+  const results: Array<B> = []
+  let next = 0
+  const turn = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await task(items[i] as A)
+  }
+  await Promise.all(Array.from({ length: width }, turn))
+  return results
+}
 
 describe("the published packages", () => {
   it("the public ones are core, webhooks, server, client and cli, and what server needs at run time", () => {
@@ -155,17 +144,22 @@ describe("the published packages", () => {
   })
 
   it("each tarball holds its build and passes publint and arethetypeswrong", async () => {
-    for (const [name, file] of tarballOf) {
+    // Each arethetypeswrong is a process that loads its own TypeScript: one a core.
+    const judged = await inTurns([...tarballOf], 2, async ([name, file]) => {
       const tarball = readFileSync(file)
       const { messages, pkg } = await publint({
         pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
         strict: true
       })
-      expect(messages.map((message) => `${name}: ${formatMessage(message, pkg) ?? message.code}`)).toEqual([])
       // ESM only: CommonJS `require` of these packages is not offered, so that profile is the one that applies.
       const attw = await run(join(root, "node_modules/.bin/attw"), [file, "--profile", "esm-only", "--no-color"], root)
-      expect(attw.code, `${name}:\n${attw.stdout}${attw.stderr}`).toBe(0)
-    }
+      return {
+        publint: messages.map((message) => `${name}: ${formatMessage(message, pkg) ?? message.code}`),
+        attw: attw.code === 0 ? [] : [`${name}: attw exited ${attw.code}\n${attw.stdout}${attw.stderr}`]
+      }
+    })
+    expect(judged.flatMap((judgement) => judgement.publint)).toEqual([])
+    expect(judged.flatMap((judgement) => judgement.attw)).toEqual([])
   }, 180_000)
 
   it("each package declares every package its built code and declarations import", () => {
