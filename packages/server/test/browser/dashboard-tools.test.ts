@@ -6,14 +6,21 @@
  * chart drawn from a ledger the test wrote. Screenshots go to
  * `test-output/screenshots/dashboard-tools/`; axe-core checks each view.
  */
-import { readFileSync } from "node:fs"
 import type { Browser, Locator, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api } from "../support/harness.ts"
 import type { Json, TestServer } from "../support/harness.ts"
 import { createHolder, envelopeOf, startDashboardServer, trpc } from "../support/dashboard.ts"
 import type { Holder, Session } from "../support/dashboard.ts"
-import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "../support/browser.ts"
+import {
+  axeSource,
+  dashboardTabs,
+  desktop,
+  downloadedBytes,
+  connectBrowser,
+  phone,
+  screenshotPath
+} from "../support/browser.ts"
 import type { Tabs } from "../support/browser.ts"
 import { writeLedger } from "../support/ledger.ts"
 
@@ -42,7 +49,7 @@ beforeAll(async () => {
     providerPollSeconds: 1
   })
   ;({ server, signIn } = dashboard)
-  browser = await launchBrowser(["--autoplay-policy=no-user-gesture-required"])
+  browser = await connectBrowser()
   tabs = dashboardTabs(browser, dashboard, { acceptDownloads: true })
   holder = await createHolder(server, { plan: "pro", subscription: 2_000 })
   const key = await server.admin("POST", `/accounts/${holder.id}/keys`, { name: "setup", scopes: ["music:generate"] })
@@ -163,7 +170,7 @@ describe("song tools in the dashboard", () => {
       expect(count).toBeGreaterThan(0)
       for (let i = 0; i < count; i++) {
         const [download] = await Promise.all([page.waitForEvent("download"), links.nth(i).click()])
-        const bytes = readFileSync(await download.path())
+        const bytes = await downloadedBytes(download)
         const name = download.suggestedFilename()
         if (format in magic) expect([name, bytes.subarray(0, 4).toString("latin1")]).toEqual([name, magic[format]])
         if (format === "stems") expect([name, bytes.subarray(8, 12).toString("latin1")]).toEqual([name, "WAVE"])

@@ -17,7 +17,7 @@ import { api } from "../support/harness.ts"
 import type { Json, TestServer } from "../support/harness.ts"
 import { createHolder, envelopeOf, startDashboardServer, trpc } from "../support/dashboard.ts"
 import type { Holder, Session } from "../support/dashboard.ts"
-import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "../support/browser.ts"
+import { axeSource, dashboardTabs, desktop, connectBrowser, phone, screenshotPath } from "../support/browser.ts"
 import type { Tabs } from "../support/browser.ts"
 import { aMajor, pulsedChordWav } from "../support/testAudio.ts"
 
@@ -41,7 +41,7 @@ beforeAll(async () => {
     providerPollSeconds: 1
   })
   ;({ server, signIn } = dashboard)
-  browser = await launchBrowser(["--autoplay-policy=no-user-gesture-required"])
+  browser = await connectBrowser()
   tabs = dashboardTabs(browser, dashboard)
   holder = await createHolder(server, { plan: "pro", subscription: 2_000 })
   const key = await server.admin("POST", `/accounts/${holder.id}/keys`, { name: "compare", scopes: ["music:generate"] })

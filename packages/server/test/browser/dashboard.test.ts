@@ -11,7 +11,7 @@ import { api, createAccount } from "../support/harness.ts"
 import type { TestServer } from "../support/harness.ts"
 import { createHolder, startDashboardServer } from "../support/dashboard.ts"
 import type { Holder } from "../support/dashboard.ts"
-import { axeSource, dashboardTabs, desktop, launchBrowser, phone, screenshotPath } from "../support/browser.ts"
+import { axeSource, dashboardTabs, desktop, connectBrowser, phone, screenshotPath } from "../support/browser.ts"
 import type { Tabs } from "../support/browser.ts"
 import { startReceiver } from "../support/receiver.ts"
 import type { Receiver } from "../support/receiver.ts"
@@ -33,7 +33,7 @@ beforeAll(async () => {
     webhookAllowPrivate: true
   })
   server = dashboard.server
-  browser = await launchBrowser(["--autoplay-policy=no-user-gesture-required"])
+  browser = await connectBrowser()
   tabs = dashboardTabs(browser, dashboard)
   pro = await createHolder(server, { plan: "pro", subscription: 1_000, onetime: 200 })
 }, 60_000)

@@ -3,7 +3,7 @@
  * caching, CORS for GET (and the preflight), HEAD, and content that points at real addresses.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, screenshotPath } from "../support/browser.ts"
+import { connectBrowser, screenshotPath } from "../support/browser.ts"
 import { startTestServer } from "../support/harness.ts"
 import type { Json, TestServer } from "../support/harness.ts"
 
@@ -121,7 +121,7 @@ describe("GET /api/docs", () => {
   })
 
   it("renders the operations in headless Chromium without leaving this host", async () => {
-    const browser = await launchBrowser()
+    const browser = await connectBrowser()
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
       // Redoc's attribution asks its CDN for a logo: the page's CSP refuses it before anything

@@ -10,7 +10,7 @@ import { api, startTestServer } from "../support/harness.ts"
 import type { TestServer } from "../support/harness.ts"
 import { authorizationUrl, callback, exchange, password, setUpOAuth } from "../support/oauth.ts"
 import type { OAuthWorld } from "../support/oauth.ts"
-import { launchBrowser, screenshotPath } from "../support/browser.ts"
+import { connectBrowser, screenshotPath } from "../support/browser.ts"
 
 let server: TestServer
 let world: OAuthWorld
@@ -19,7 +19,7 @@ let browser: Browser
 beforeAll(async () => {
   server = await startTestServer()
   world = await setUpOAuth(server)
-  browser = await launchBrowser()
+  browser = await connectBrowser()
 }, 90_000)
 
 afterAll(async () => {

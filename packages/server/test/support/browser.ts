@@ -1,31 +1,29 @@
 /**
- * Headless Chromium for the page tests: Debian's `chromium` (never a browser of playwright's
- * own, which would need a download), with the switches this closed network needs, one folder
- * for the screenshots a run keeps, and the signed-in dashboard tabs the page tests open.
+ * Headless Chromium for the page tests: the run's one Debian `chromium` (never a browser of
+ * playwright's own, which would need a download), started by the lane's global setup
+ * (test/chromium.ts) with the switches this closed network needs; one folder for the
+ * screenshots a run keeps, and the signed-in dashboard tabs the page tests open.
  */
 import { mkdirSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { chromium } from "playwright-core"
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core"
+import type { Browser, BrowserContext, BrowserContextOptions, Download, Page } from "playwright-core"
+import { inject } from "vitest"
 import type { DashboardServer, Holder } from "./dashboard.ts"
 
-export const chromiumPath = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
+/**
+ * A connection to the run's Chromium. Closing it closes the contexts made through it and leaves
+ * the browser to the other files.
+ */
+export const connectBrowser = (): Promise<Browser> => chromium.connect(inject("chromiumEndpoint"))
 
-export const launchBrowser = (extraArgs: ReadonlyArray<string> = []): Promise<Browser> =>
-  chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      ...extraArgs
-    ]
-  })
+/** A download's bytes, read through the connection (a connected browser keeps the file on its side). */
+export const downloadedBytes = async (download: Download): Promise<Buffer> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
 
 /** `test-output/screenshots/<name>.png` at the repository root (git-ignored); `name` may hold a folder. */
 export const screenshotPath = (name: string): string => {
