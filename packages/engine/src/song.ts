@@ -12,10 +12,18 @@ import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
 import { encodeMp3 } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
-import { editPcm, editSegments, editStems, identityOf, isUploadRoot, sourceTake } from "./arrange/index.ts"
+import {
+  editPcm,
+  editSegments,
+  editStems,
+  identityOf,
+  isUploadRoot,
+  sourceTake,
+  uploadStandIn
+} from "./arrange/index.ts"
 import { spliceStems, spliceStereo, type NamedStereo, type Segment, type Stereo, type TrackReader } from "./splice.ts"
 import { DRUM_HOLD, KIT_PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
-import { composeTake, kitFor, programOf, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
+import { kitFor, programOf, knobs, mixTake, requestKey, type StemAudio, type Take } from "./render.ts"
 import { Rng } from "./rng.ts"
 import { PC_NAMES } from "./style.ts"
 import { SR } from "./synth/dsp.ts"
@@ -56,9 +64,10 @@ function renderedSeconds(score: Score, options: RenderOptions): number {
 /** The takes a track is made of, in order. Composition only: no sound is made here. */
 export function segmentsOf(source: TrackSource, options: RenderOptions): ReadonlyArray<Segment> {
   if (source.extends === undefined && source.upload !== undefined) {
-    // An upload's audio is not a take: this one, composed in its tempo and key, only gives a
-    // continuation its bar grid and the section it leads on from. It is never heard.
-    const take = composeTake(source.request, source.taskId, source.index)
+    // An upload's audio is not a take: this one, composed in its tempo and key on the upload's own
+    // form and length, only gives what is made from it (a cover, a continuation) its bar grid and
+    // sections. It is never heard.
+    const take = uploadStandIn(source)
     return [{ take, offset: 0, from: 0, until: source.upload.duration, options }]
   }
   if (source.extends === undefined && source.derives?.kind === "edit") return editSegments(source, options, reader)

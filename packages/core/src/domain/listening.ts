@@ -32,6 +32,8 @@ export interface Transcription {
   }>
   /** The voice heard along its top line (register, centre, brightness, vibrato): what a persona of the upload's track sings with. */
   readonly voice?: HeardVoice | null | undefined
+  /** The level of each bar from the first beat, dB: the quiet and full parts a cover's sections follow. */
+  readonly levels?: ReadonlyArray<number> | undefined
 }
 
 /** The voice heard in an upload (the engine's measure of it), kept with its transcription. */

@@ -16,6 +16,8 @@ import { arrangedTake, personaTake, vocalsTake } from "./takes.ts"
 
 export { isUploadRoot } from "./takes.ts"
 
+export { uploadStandIn } from "./uploadSheet.ts"
+
 export { editPcm, editSegments, editStems } from "./edit.ts"
 
 /** True when a source is made by this module rather than by `composeTake` alone. */

@@ -4,7 +4,7 @@
 // take under a persona (the voice and palette of the persona's track). Composition only: the
 // takes are rendered with `mixTake` like any other.
 
-import { compose, type NoteEvent, type Part, type VocalNote } from "../compose.ts"
+import { compose, type DrumHit, type NoteEvent, type Part, type Score, type VocalNote } from "../compose.ts"
 import { barSeconds, type SectionPlan } from "../form.ts"
 import type { Instrument } from "../genres.ts"
 import { lineSyllables, parseLyrics, type ParsedLyrics } from "../lyrics.ts"
@@ -16,6 +16,7 @@ import type { VoiceColour } from "../synth/voice/colour.ts"
 import type { RenderOptions, TrackSource } from "../types.ts"
 import { coverLine, coverVocal } from "./coverRhythm.ts"
 import { sheetOf, type Sheet } from "./sheet.ts"
+import { breakEnergy } from "./uploadSheet.ts"
 
 /** What a persona lends a take: the voice's register, the palette, and the voice's own seeds. */
 interface PersonaVoice {
@@ -93,6 +94,43 @@ function scaled<N extends NoteEvent>(notes: ReadonlyArray<N>, ratio: number, shi
 }
 
 /**
+ * Semitones from one key to another, the nearer way (-5..6): a named key of the other mode moves
+ * the source to that key's relative, so its chords keep their places in the scale (a major song
+ * asked for in C minor is played in E flat major's chords, C minor's own).
+ */
+function transposition(
+  from: { readonly tonic: number; readonly minor: boolean },
+  to: { readonly tonic: number; readonly minor: boolean }
+): number {
+  const major = (k: typeof from) => (k.minor ? k.tonic + 3 : k.tonic)
+  const up = (((major(to) - major(from)) % 12) + 12) % 12
+  return up > 6 ? up - 12 : up
+}
+
+/** Hats, ride and shaker only: what a cover's drummer keeps playing in a break. */
+const breakDrums: ReadonlySet<DrumHit["kind"]> = new Set(["hat", "ride", "shaker"])
+
+/**
+ * The source's breaks (its quiet runs, planned at `breakEnergy`) stay breaks: the kit but the
+ * cymbals keeping time stops there, and with the kick the sidechain it pumps.
+ */
+function withBreaks(score: Score, plan: ReadonlyArray<SectionPlan>, bar: number): Score {
+  const spans: Array<readonly [number, number]> = []
+  let at = 0
+  for (const s of plan) {
+    if (s.kind === "bridge" && s.energy <= breakEnergy) spans.push([at * bar, (at + s.bars) * bar])
+    at += s.bars
+  }
+  if (spans.length === 0) return score
+  const inBreak = (t: number) => spans.some(([from, to]) => t >= from - 1e-6 && t < to - 1e-6)
+  return {
+    ...score,
+    drums: score.drums.filter((d) => breakDrums.has(d.kind) || !inBreak(d.time)),
+    kicks: score.kicks.filter((t) => !inBreak(t))
+  }
+}
+
+/**
  * A cover or an instrumental: the source's form and chords played by a band in the new style,
  * with the source's sung melody (and words) and lead line on the same bars. At `audio_weight`
  * 0.5 or more the band keeps the source's groove (drum pattern, swing, bass and comping rhythm)
@@ -122,24 +160,29 @@ export function arrangedTake(
       ? { ...styled.genre, drums: groove.drums, swing: groove.swing, bass: groove.bass, comp: groove.comp }
       : styled.genre
   const bpm = kind === "cover" && styled.bpmExplicit ? styled.bpm : sheet.spec.bpm
+  // The source's key, unless a cover's request names another: then everything moves by the step between them.
+  const key = kind === "cover" && styled.keyExplicit ? styled : sheet.spec
+  const step = transposition(sheet.spec, key)
   const base: StyleSpec = {
     ...withPersona(styled, persona),
     genre,
     bpm,
-    tonic: sheet.spec.tonic,
-    minor: sheet.spec.minor,
+    tonic: key.tonic,
+    minor: key.minor,
     keyExplicit: true
   }
   const spec: StyleSpec = { ...base, tags: retag(base) }
   const voice = kind === "instrumental" ? sheet.voice : (persona?.voice ?? request.vocal_gender ?? sheet.voice)
   const takeRng = new Rng(`${kind}|take|${source.index}|${source.taskId}|${requestKey(request)}`)
   const plan: SectionPlan[] = sheet.plan.map((s) => ({ ...s, lines: [] }))
-  const score = compose(
-    { spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords: sheet.chords },
+  const chords = sheet.chords.map((c) => ({ ...c, root: 48 + ((c.root + step + 120) % 12) }))
+  const composed = compose(
+    { spec, lyrics: null, instrumental: true, model: request.model, voice, ...k, plan, chords },
     takeRng
   )
+  const score = withBreaks(composed, plan, barSeconds(bpm))
   const ratio = barSeconds(bpm) / sheet.bar
-  const shift = CENTRE[voice] - CENTRE[sheet.voice]
+  const shift = CENTRE[voice] - CENTRE[sheet.voice] + step
   // A cover's tune takes the rhythm audio_weight asks for (coverRhythm.ts); an instrumental keeps the source's.
   const rhythm = {
     bar: barSeconds(bpm),
@@ -149,7 +192,7 @@ export function arrangedTake(
   }
   const sung = coverVocal(scaled(sheet.vocal, ratio, shift), scaled(sheet.harmony, ratio, shift), sheet.plan, rhythm)
   const vocal: VocalNote[] = sung.vocal
-  const lead = coverLine(scaled(sheet.lead, ratio, 0), sheet.chords.length, rhythm)
+  const lead = coverLine(scaled(sheet.lead, ratio, step), sheet.chords.length, rhythm)
   const leadInstrument: Instrument = score.parts.find((p) => p.role === "lead")?.instrument ?? styled.genre.lead
   // An instrumental of an upload is laid under the upload itself (song.ts), which carries its tune.
   const underUpload =

@@ -87,6 +87,26 @@ function loudnessOf(audio: { readonly lufs: number }): number {
 }
 
 /**
+ * The level of each of the upload's bars (four beats at the tempo heard, from its first beat, as
+ * a cover lays its bars), dB of the mean square to a tenth: where the song is quiet (an intro, a
+ * break, an outro) and where it is full, which a cover's sections follow (arrange/uploadSheet.ts).
+ */
+export function barLevels(mono: Float32Array, beats: ReadonlyArray<number>, bpm: number): Array<number> {
+  const first = beats[0]
+  if (first === undefined || !(bpm > 0)) return []
+  const bar = ((4 * 60) / bpm) * SR
+  const levels: Array<number> = []
+  for (let start = first * SR; start + bar / 2 <= mono.length; start += bar) {
+    const from = Math.round(start)
+    const to = Math.min(mono.length, Math.round(start + bar))
+    let sum = 0
+    for (let i = from; i < to; i++) sum += (mono[i] ?? 0) ** 2
+    levels.push(Math.round(10 * Math.max(-100, 10 * Math.log10(sum / Math.max(1, to - from) + 1e-12))) / 10)
+  }
+  return levels
+}
+
+/**
  * Listens to an upload once. `transcribe` is the note transcription (Basic Pitch), given the
  * decoded audio; the key and the chords are read from its notes.
  */
@@ -112,6 +132,7 @@ export async function listen(
   const chords = timed(() => chordsOn(transcription.notes, rhythm.value.beats, duration))
   const loudness = timed(() => loudnessOf(audio))
   const voice = timed(() => voiceProfile(mono, SR, transcription.notes))
+  const levels = barLevels(mono, rhythm.value.beats, rhythm.value.bpm)
 
   const analysis: Analysis = {
     bpm: rhythm.value.bpm,
@@ -123,7 +144,7 @@ export async function listen(
   }
   return {
     analysis,
-    transcription: { ...transcription, voice: voice.value },
+    transcription: { ...transcription, voice: voice.value, levels },
     duration,
     timings: {
       decode: decodeMs,

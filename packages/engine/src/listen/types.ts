@@ -35,6 +35,12 @@ export interface Transcription {
    * listened to before it was measured.
    */
   readonly voice?: VoiceProfile | null | undefined
+  /**
+   * The level of each bar from the first beat (four beats at the tempo heard), dB (analyse.ts
+   * `barLevels`): the quiet and full parts a cover's sections follow; absent for uploads listened
+   * to before it was measured.
+   */
+  readonly levels?: ReadonlyArray<number> | undefined
 }
 
 /** The voice heard in an upload. */
