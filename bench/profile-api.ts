@@ -172,7 +172,8 @@ const entry = bare
 if (entry !== undefined) {
   await stopProcess(child)
   child = launch(entry)
-  await waitUntilServing(child, url, "/api/v1/me")
+  // Under callgrind, on a machine busy with other work, a start took more than a minute.
+  await waitUntilServing(child, url, "/api/v1/me", counted ? 600 : 60)
 }
 const requests = requestsOf(keys, taskId)
 const requestFor =

@@ -223,15 +223,20 @@ export const launchService = ({
  * Waits until `path` answers with anything below 500: `/readyz` answers 503 until the database
  * (and Redis) can be reached, and the bare server answers 401 to any request without a key.
  */
-export const waitUntilServing = (child: ChildProcess, url: string, path: string) =>
-  waitUntilAnswering(url, path, () => child.exitCode)
+export const waitUntilServing = (child: ChildProcess, url: string, path: string, seconds = 60) =>
+  waitUntilAnswering(url, path, () => child.exitCode, seconds)
 
 /**
- * Until `path` answers below 500 (for /readyz: ready), for at most a minute; `exitCode` says
- * the service has died (absent for a service in this process).
+ * Until `path` answers below 500 (for /readyz: ready), for at most `seconds` (a minute unless
+ * said); `exitCode` says the service has died (absent for a service in this process).
  */
-export const waitUntilAnswering = async (url: string, path: string, exitCode: () => number | null = () => null) => {
-  const deadline = Date.now() + 60_000
+export const waitUntilAnswering = async (
+  url: string,
+  path: string,
+  exitCode: () => number | null = () => null,
+  seconds = 60
+) => {
+  const deadline = Date.now() + seconds * 1000
   for (;;) {
     const code = exitCode()
     if (code !== null) throw new Error(`the service exited with ${code}`)
