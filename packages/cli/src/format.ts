@@ -4,6 +4,7 @@ import type {
   Export,
   GenerationTask,
   GenerationTaskList,
+  LyricsTask,
   Persona,
   PersonaList,
   TimedWord,
@@ -97,6 +98,25 @@ export const formatList = (list: GenerationTaskList): string =>
 
 export const formatBytes = (n: number): string =>
   n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(0)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`
+
+/** A lyrics task: its fields, then each variation under its title, as a generation's `lyrics` takes it. */
+export const formatLyricsTask = (task: LyricsTask): string => {
+  const rows: Array<readonly [string, string]> = [
+    ["id", task.id],
+    ["status", task.status],
+    [
+      "credits",
+      task.credits_refunded > 0
+        ? `${task.credits_used} used, ${task.credits_refunded} refunded`
+        : `${task.credits_used} used`
+    ]
+  ]
+  if (task.error !== null) rows.push(["error", `${task.error.message} (${task.error.code})`])
+  const variations = task.variations.map(
+    (variation, index) => `\n# ${index + 1}. ${variation.title}\n\n${variation.text}\n`
+  )
+  return pairs(rows) + variations.join("")
+}
 
 export const formatExport = (found: Export): string => {
   const rows: Array<readonly [string, string]> = [

@@ -6,13 +6,21 @@
 import { readFileSync } from "node:fs"
 import { Command, CommanderError, Option } from "commander"
 import { LyreApiError, LyreClient, LyreConnectionError, apiRootOf } from "@lyre/client"
-import type { Export, ExportFormat, GenerationTask } from "@lyre/client"
+import type { Export, ExportFormat, GenerationTask, LyricsRequest } from "@lyre/client"
 import { checkBaseUrl, clearConfig, configPath, maskKey, readConfig, resolveSettings, writeConfig } from "./config.ts"
 import { displayFor } from "./display.ts"
 import type { Display } from "./display.ts"
 import { saveExportFiles, saveTracks } from "./download.ts"
 import { CliError, exitCodes, TaskFailed } from "./errors.ts"
-import { formatAccount, formatExport, formatList, formatLyricLines, formatTask, json } from "./format.ts"
+import {
+  formatAccount,
+  formatExport,
+  formatList,
+  formatLyricLines,
+  formatLyricsTask,
+  formatTask,
+  json
+} from "./format.ts"
 import { examples } from "./context.ts"
 import type { GlobalOptions, Io } from "./context.ts"
 import { addOwnAudioCommands } from "./ownAudio.ts"
@@ -65,6 +73,7 @@ export const createProgram = (io: Io): Command => {
         "lyre generate --style 'lofi hip hop, mellow' --title 'Rain' --lyrics-file rain.txt --wait --download songs/",
         "lyre list --limit 5 --output json",
         "lyre export trk_... --format stems --download songs/",
+        "lyre lyrics 'a harbour town at dusk' --sections Verse,Chorus",
         "lyre lyrics trk_... --lrc",
         "lyre upload demo.wav --wait",
         "lyre cover trk_... --style 'bossa nova' --download songs/"
@@ -499,39 +508,111 @@ export const createProgram = (io: Io): Command => {
       write(options, found, formatExport(found))
     })
 
+  /** The timed words of a track, as `lyre lyrics trk_...` printed them before lyrics were written. */
+  const timedLyrics = async (trackId: string, lrc: boolean, options: GlobalOptions): Promise<void> => {
+    const display = displayOf(options)
+    const client = clientOf(options, display)
+    // A ready or pending export of the track is reused: asking twice never pays twice.
+    const existing = (await client.exports.list({ trackId, limit: 100 })).data.find(
+      (e) => e.format === "timed_lyrics" && e.status !== "failed"
+    )
+    const found = await waitForExport(
+      client,
+      existing ?? (await client.exports.create(trackId, "timed_lyrics")),
+      display
+    )
+    if (found.status === "failed") {
+      write(options, found, formatExport(found))
+      throw failedExport(found)
+    }
+    const words = found.timed_lyrics ?? []
+    const { lyricLines, toLrc } = await import("@lyre/core/domain/exports")
+    if (lrc) io.stdout.write(toLrc(words))
+    else write(options, found, formatLyricLines(lyricLines(words)))
+  }
+
   program
     .command("lyrics")
     .description(
-      "Print a track's lyrics with the time each phrase is sung; makes the timed-lyrics export (5 credits) unless the account has it."
+      "Write lyrics (2 credits, the lyrics:agent scope): two variations for a prompt, fitted to a track's melody " +
+        "with --fit, or revising a file's words with --revise (the prompt is then the instruction). " +
+        "A track id alone (trk_...) prints that track's timed lyrics instead (the timed-lyrics export, 5 credits unless you have it)."
     )
-    .argument("<track>", "track id, trk_...")
-    .option("--lrc", "print LRC (a time tag per line and per word) instead of the table")
+    .argument("<prompt>", "what the song is about; or a track id, trk_..., for its timed lyrics")
+    .option("--fit <track>", "write words that fit this track's melody (trk_...)")
+    .option("--revise <file>", "revise the words in this file (- for standard input) as the prompt says")
+    .option("--style <style>", "the style of the song the words are for")
+    .option("--title <title>", "a title to write to")
+    .option("--language <tag>", "BCP 47 language tag, e.g. en, es, pt-BR")
+    .option(
+      "--sections <list>",
+      "the form, comma-separated: Intro, Verse, Pre-Chorus, Chorus, Bridge, Outro, Hook, Break"
+    )
+    .option("--no-wait", "print the pending task instead of waiting for the words")
+    .option("--lrc", "with a track id: print LRC (a time tag per line and per word) instead of the table")
     .addHelpText(
       "after",
-      examples("lyre lyrics trk_...", "lyre lyrics trk_... --lrc > song.lrc", "lyre lyrics trk_... --output json")
+      examples(
+        "lyre lyrics 'a harbour town at dusk' --style folk --sections Verse,Chorus,Verse,Chorus",
+        "lyre lyrics 'a second verse about leaving' --fit trk_...",
+        "lyre lyrics 'make the chorus rhyme' --revise words.txt --output json",
+        "lyre lyrics trk_... --lrc > song.lrc"
+      )
     )
-    .action(async (trackId: string, flags: { lrc?: boolean }, command: Command) => {
-      const options = globals(command)
-      const display = displayOf(options)
-      const client = clientOf(options, display)
-      // A ready or pending export of the track is reused: asking twice never pays twice.
-      const existing = (await client.exports.list({ trackId, limit: 100 })).data.find(
-        (e) => e.format === "timed_lyrics" && e.status !== "failed"
-      )
-      const found = await waitForExport(
-        client,
-        existing ?? (await client.exports.create(trackId, "timed_lyrics")),
-        display
-      )
-      if (found.status === "failed") {
-        write(options, found, formatExport(found))
-        throw failedExport(found)
+    .action(
+      async (
+        prompt: string,
+        flags: {
+          fit?: string
+          revise?: string
+          style?: string
+          title?: string
+          language?: string
+          sections?: string
+          wait: boolean
+          lrc?: boolean
+        },
+        command: Command
+      ) => {
+        const options = globals(command)
+        const writing = [flags.fit, flags.revise, flags.style, flags.title, flags.language, flags.sections].some(
+          (flag) => flag !== undefined
+        )
+        if (!writing && /^trk_[0-9A-Za-z]{24}$/.test(prompt)) return timedLyrics(prompt, flags.lrc === true, options)
+        const revised =
+          flags.revise === undefined
+            ? undefined
+            : flags.revise === "-"
+              ? await readStdin(io.stdin)
+              : readTextFile(flags.revise, "lyrics")
+        const display = displayOf(options)
+        const client = clientOf(options, display)
+        const created = await client.lyrics.create({
+          prompt,
+          ...(flags.style === undefined ? {} : { style: flags.style }),
+          ...(flags.title === undefined ? {} : { title: flags.title }),
+          ...(flags.language === undefined ? {} : { language: flags.language }),
+          ...(flags.sections === undefined
+            ? {}
+            : { sections: flags.sections.split(",").map((name) => name.trim()) as LyricsRequest["sections"] }),
+          ...(flags.fit === undefined ? {} : { track_id: flags.fit }),
+          ...(revised === undefined ? {} : { lyrics: revised, instruction: prompt })
+        })
+        if (!flags.wait) {
+          write(options, created, formatLyricsTask(created))
+          return
+        }
+        const task = await follow(created.id, display, () => client.waitForLyrics(created.id, { intervalMs: 500 }))
+        write(options, task, formatLyricsTask(task))
+        if (task.status === "failed") {
+          throw new TaskFailed(
+            `Lyrics ${task.id} failed: ${task.error?.message ?? "unknown error"}` +
+              (task.error === null ? "" : ` (${task.error.code})`) +
+              (task.credits_refunded > 0 ? `; ${task.credits_refunded} credits refunded.` : ".")
+          )
+        }
       }
-      const words = found.timed_lyrics ?? []
-      const { lyricLines, toLrc } = await import("@lyre/core/domain/exports")
-      if (flags.lrc === true) io.stdout.write(toLrc(words))
-      else write(options, found, formatLyricLines(lyricLines(words)))
-    })
+    )
 
   // your own audio: upload, uploads, cover, vocals, accompany, edit, personas (ownAudio.ts)
   addOwnAudioCommands(program, { io, globals, write, displayOf, clientOf, follow, finishCreated, lyricsOf })

@@ -17,6 +17,9 @@ import type {
   DeletedUpload,
   EditRequest,
   InstrumentalRequest,
+  LyricsRequest,
+  LyricsTask,
+  LyricsTaskList,
   Persona,
   PersonaList,
   PersonaRequest,
@@ -92,6 +95,15 @@ export interface ExportWaitProgress {
 
 export interface ExportWaitOptions extends Omit<WaitOptions, "onProgress"> {
   readonly onProgress?: (progress: ExportWaitProgress) => void
+}
+
+export interface LyricsWaitProgress {
+  readonly lyrics: LyricsTask
+  readonly elapsedMs: number
+}
+
+export interface LyricsWaitOptions extends Omit<WaitOptions, "onProgress"> {
+  readonly onProgress?: (progress: LyricsWaitProgress) => void
 }
 
 export interface UploadWaitProgress {
@@ -253,6 +265,17 @@ export class LyreClient {
       this.#call({ method: "DELETE", path: `/v1/personas/${encodeURIComponent(id)}`, signal: options.signal })
   }
 
+  /** The lyrics agent (scope `lyrics:agent`): two variations of words a task, 2 credits, refunded if it fails. */
+  readonly lyrics = {
+    create: (body: LyricsRequest, options: CreateOptions = {}): Promise<LyricsTask> =>
+      this.#create("/v1/lyrics", body, options),
+    get: (id: string, options: RequestOptions = {}): Promise<LyricsTask> =>
+      this.#call({ method: "GET", path: `/v1/lyrics/${encodeURIComponent(id)}`, signal: options.signal }),
+    /** The account's lyrics tasks, newest first. */
+    list: (options: ListOptions = {}): Promise<LyricsTaskList> =>
+      this.#call({ method: "GET", path: `/v1/lyrics${pageQuery(options)}`, signal: options.signal })
+  }
+
   readonly exports = {
     /**
      * The track as `wav`, `midi`, `stems` or `timed_lyrics`: the pending export, charged its
@@ -285,6 +308,15 @@ export class LyreClient {
     return this.#poll(
       (signal) => this.uploads.get(id, signal),
       (found, elapsedMs) => options.onProgress?.({ upload: found, elapsedMs }),
+      options
+    )
+  }
+
+  /** Polls the lyrics task until it is `ready` (its two variations) or `failed`, and answers it. */
+  waitForLyrics(id: string, options: LyricsWaitOptions = {}): Promise<LyricsTask> {
+    return this.#poll(
+      (signal) => this.lyrics.get(id, signal),
+      (found, elapsedMs) => options.onProgress?.({ lyrics: found, elapsedMs }),
       options
     )
   }

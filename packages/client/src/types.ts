@@ -38,3 +38,9 @@ export type Persona = RouterOutputs["personas"]["get"]
 export type PersonaList = RouterOutputs["personas"]["list"]
 export type PersonaRequest = RouterInputs["personas"]["create"]
 export type DeletedPersona = RouterOutputs["personas"]["delete"]
+
+export type LyricsTask = RouterOutputs["lyrics"]["get"]
+export type LyricsTaskList = RouterOutputs["lyrics"]["list"]
+export type LyricsVariation = LyricsTask["variations"][number]
+/** The body of `POST /v1/lyrics`: a prompt, and what shapes the words (style, form, a track to fit, words to revise). */
+export type LyricsRequest = RouterInputs["lyrics"]["create"]

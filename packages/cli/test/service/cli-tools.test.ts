@@ -181,6 +181,44 @@ describe("lyre extend", () => {
   })
 })
 
+describe("lyre lyrics: writing (the built-in lyricist)", () => {
+  it("writes two variations, fits a track with --fit and revises a file with --revise; 2 credits each", async () => {
+    // A key of the song's account with the lyrics agent's scope: --fit names that account's track.
+    const made = await server.admin("POST", `/accounts/${account.id}/keys`, {
+      name: "lyrics",
+      scopes: ["profile", "lyrics:agent"]
+    })
+    const writer = { key: String(made.body["key"]) }
+    const before = await credits()
+    const written = await home.run(["lyrics", "lanterns on the river", "--sections", "Verse,Chorus", "-o", "json"], {
+      env: env(writer.key)
+    })
+    expect(written.stderr).not.toContain("lyre:")
+    expect(written.code).toBe(0)
+    const task = JSON.parse(written.stdout)
+    expect(task).toMatchObject({ status: "ready", credits_used: 2 })
+    expect(task.variations).toHaveLength(2)
+    expect(task.variations[0].text).toContain("[Chorus]")
+
+    const table = await home.run(["lyrics", "a road that leads home", "--fit", trackOf(0)], { env: env(writer.key) })
+    expect(table.code).toBe(0)
+    expect(table.stdout).toMatch(/^# 1\. .+\n\n\[/m)
+
+    const file = join(home.home, "words.txt")
+    writeFileSync(file, "[Verse]\nThe river runs so slow\n[Chorus]\nCarry me home")
+    const revised = await home.run(["lyrics", "make the chorus longer", "--revise", file, "-o", "json"], {
+      env: env(writer.key)
+    })
+    expect(revised.code).toBe(0)
+    expect(JSON.parse(revised.stdout).status).toBe("ready")
+    expect(await credits()).toBe(before - 3 * 2)
+
+    const refused = await home.run(["lyrics", "no scope here"], { env: env() })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("permission_error/insufficient_scope")
+  })
+})
+
 describe("another account's track", () => {
   it("is not found for extend, export and lyrics, and nothing is charged", async () => {
     const other = await createAccount(server)

@@ -19,7 +19,7 @@ import { Settings } from "../platform/Settings.ts"
 
 /** The first-party client a session speaks as, and what it may do (DESIGN.md section 5). */
 export const dashboardClientId = "dashboard"
-export const dashboardScopes = ["profile", "music:generate"] as const
+export const dashboardScopes = ["profile", "music:generate", "lyrics:agent"] as const
 
 export interface ConsoleSession {
   readonly principal: Principal

@@ -11,6 +11,7 @@ import { priceOf } from "@lyre/core/domain/pricing"
 import { api } from "../api.ts"
 import type { ApiProblem } from "../api.ts"
 import { Following, TaskView } from "../tasks.tsx"
+import { LyricsStep } from "../tools/LyricsStep.tsx"
 import type { Followed, Task } from "../tasks.tsx"
 import { attempt, checkBody, Problem, Show, useQuery } from "../ui.tsx"
 
@@ -99,6 +100,14 @@ const GenerateForm = (props: { readonly onCreated: (task: Task) => void }) => {
         />
         Instrumental
       </label>
+      {!draft.instrumental && (
+        <LyricsStep
+          style={draft.style}
+          onUse={(variation) =>
+            setDraft({ ...draft, lyrics: variation.text, title: draft.title === "" ? variation.title : draft.title })
+          }
+        />
+      )}
       <label>
         Lyrics
         <textarea

@@ -243,6 +243,20 @@ describe("songs", () => {
   }, 200_000)
 })
 
+describe("writing lyrics", () => {
+  it("the Write lyrics step asks the lyrics agent, shows two variations, and fills the generate form with one", async () => {
+    const page = await tabs.open(pro, "/dashboard/songs")
+    await page.getByLabel("Style").fill("folk, 90 bpm")
+    await page.getByLabel("What is the song about?").fill("a harbour town at dusk")
+    await page.getByRole("button", { name: "Write lyrics for 2 credits" }).click()
+    const use = page.getByRole("button", { name: "Use these words" })
+    await expect.poll(() => use.count(), { timeout: 30_000 }).toBe(2)
+    await use.first().click()
+    expect(await page.getByLabel("Lyrics", { exact: true }).inputValue()).toMatch(/^\[[A-Za-z-]+\]\n/)
+    expect(await page.getByLabel("Title").inputValue()).not.toBe("")
+  })
+})
+
 describe("a lower-tier account", () => {
   it("signs in, sees its overview, and sees why it cannot create keys or generate", async () => {
     const basic = await createHolder(server, { plan: "basic", subscription: 300 })
