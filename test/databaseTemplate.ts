@@ -73,10 +73,14 @@ const postgresTemplate = async (baseUrl: string, name: string): Promise<string> 
           // cannot be copied. Renamed only once whole, so a template that exists is migrated.
           yield* sql.unsafe(`alter database ${name}_making with is_template true allow_connections false`)
           yield* sql.unsafe(`alter database ${name}_making rename to ${name}`)
-          // Templates of older migrations go: their names can never be asked for again.
+          yield* sql.unsafe(`comment on database ${name} is '${Date.now()}'`)
+          // Templates of older migrations go once a day old: their names can never be asked for
+          // again by this tree, but a run of another branch beside this one may be copying its own.
           const stale = yield* sql.unsafe<{ datname: string }>(
-            "select datname from pg_database where datname like 'lyre_template_%' and datname <> $1",
-            [name]
+            `select datname from pg_database
+              where datname like 'lyre_template_%' and datname <> $1
+                and coalesce(nullif(shobj_description(oid, 'pg_database'), '')::bigint, 0) < $2`,
+            [name, Date.now() - 24 * 3600 * 1000]
           )
           for (const row of stale) {
             yield* sql.unsafe(`alter database ${row.datname} is_template false`)
