@@ -11,6 +11,7 @@ import type { AudioType } from "./listen/decode.ts"
 import type { Listening } from "./listen/types.ts"
 import { extensionSources } from "./song.ts"
 import type {
+  AudioPieces,
   Engine,
   EngineExport,
   EngineRequest,
@@ -21,6 +22,7 @@ import type {
 } from "./types.ts"
 
 export type {
+  AudioPieces,
   Engine,
   EngineExport,
   EngineFile,
@@ -69,6 +71,10 @@ export function makeListener(options?: { readonly threads?: number | undefined }
   }
 }
 
+/** One take's pieces, for the pool: `onAudio` with the take's index. */
+const piecesOf = (onAudio: AudioPieces | undefined, index: number) =>
+  onAudio === undefined ? undefined : (piece: Uint8Array) => onAudio(index, piece)
+
 function track(result: JobResult): EngineTrack {
   if (result.kind !== "track") throw new Error("engine worker answered a take with an export")
   return result.track
@@ -81,26 +87,29 @@ export function makeEngine(options?: EngineOptions): Engine {
     options?.pcmCache === undefined ? DEFAULT_PCM_CACHE : options.pcmCache
   )
   return {
-    async render(request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>> {
+    async render(request: EngineRequest, taskId: string, onAudio?: AudioPieces): Promise<ReadonlyArray<EngineTrack>> {
       const takes: Promise<EngineTrack>[] = []
       for (let index = 0; index < TAKES; index++)
-        takes.push(pool.run({ kind: "render", request, taskId, index }).then(track))
+        takes.push(pool.run({ kind: "render", request, taskId, index }, piecesOf(onAudio, index)).then(track))
       return Promise.all(takes)
     },
     async extend(
       source: TrackSource,
       continueAt: number,
       request: EngineRequest,
-      taskId: string
+      taskId: string,
+      onAudio?: AudioPieces
     ): Promise<ReadonlyArray<EngineTrack>> {
       return Promise.all(
         extensionSources(source, continueAt, request, taskId, TAKES).map((s) =>
-          pool.run({ kind: "extend", source: s }).then(track)
+          pool.run({ kind: "extend", source: s }, piecesOf(onAudio, s.index)).then(track)
         )
       )
     },
-    async arrange(sources: ReadonlyArray<TrackSource>): Promise<ReadonlyArray<EngineTrack>> {
-      return Promise.all(sources.map((source) => pool.run({ kind: "arrange", source }).then(track)))
+    async arrange(sources: ReadonlyArray<TrackSource>, onAudio?: AudioPieces): Promise<ReadonlyArray<EngineTrack>> {
+      return Promise.all(
+        sources.map((source) => pool.run({ kind: "arrange", source }, piecesOf(onAudio, source.index)).then(track))
+      )
     },
     async export(source: TrackSource, format: ExportFormat): Promise<EngineExport> {
       const result = await pool.run({ kind: "export", source, format })

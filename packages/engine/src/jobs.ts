@@ -7,6 +7,7 @@ import { transcribe } from "./listen/transcribe.ts"
 import type { Listening } from "./listen/types.ts"
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { renderArranged } from "./arrange/index.ts"
+import type { Mp3Sink } from "./mp3.ts"
 import { finishTrack, renderAudio } from "./render.ts"
 import { exportTrack, renderExtension, segmentsOf, trackWav } from "./song.ts"
 import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
@@ -31,7 +32,8 @@ export type JobResult =
   | { readonly kind: "export"; readonly export: EngineExport }
   | { readonly kind: "listening"; readonly listening: Listening }
 
-export async function runJob(msg: JobMessage): Promise<JobResult> {
+/** Runs one job; a take's MP3 also goes to `sink`, piece by piece, as it is encoded. */
+export async function runJob(msg: JobMessage, sink?: Mp3Sink): Promise<JobResult> {
   switch (msg.kind) {
     case "render": {
       const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
@@ -45,12 +47,12 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
               cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options),
               wavFile(quantize(audio.left, audio.right))
             )
-      const track = await finishTrack(msg.request, msg.index, audio)
+      const track = await finishTrack(msg.request, msg.index, audio, sink)
       await written
       return { kind: "track", track }
     }
     case "extend":
-      return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache) }
+      return { kind: "track", track: await renderExtension(msg.source, msg.options, msg.cache, sink) }
     case "export":
       return { kind: "export", export: await exportTrack(msg.source, msg.format, msg.options, msg.cache) }
     case "listen":
@@ -58,7 +60,7 @@ export async function runJob(msg: JobMessage): Promise<JobResult> {
     case "arrange":
       return {
         kind: "track",
-        track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav })
+        track: await renderArranged(msg.source, msg.options, msg.cache, { segmentsOf, trackWav }, sink)
       }
   }
 }

@@ -25,11 +25,20 @@ function lameModule(): Promise<LameWasm> {
   return compiled
 }
 
-/** Encodes 44.1 kHz stereo float PCM (-1..1) to a CBR MP3 (no ID3 tag). */
+/**
+ * Where an MP3 goes while it is encoded: each piece of frames the encoder hands out, in order, the
+ * moment it is out. The pieces joined are the returned file, byte for byte (a stream of a take
+ * being made is its final file's first bytes). The piece is the file's own: a sink that keeps or
+ * transfers it takes a copy.
+ */
+export type Mp3Sink = (piece: Uint8Array) => void
+
+/** Encodes 44.1 kHz stereo float PCM (-1..1) to a CBR MP3 (no ID3 tag); each piece also to `sink` as it is made. */
 export async function encodeMp3(
   left: Float32Array,
   right: Float32Array,
-  kbps: 128 | 160 | 192 = MP3_BITRATE
+  kbps: 128 | 160 | 192 = MP3_BITRATE,
+  sink?: Mp3Sink
 ): Promise<Uint8Array> {
   const encoder = await createEncoder("audio/mpeg", await lameModule())
   encoder.configure({ sampleRate: 44100, channels: 2, bitrate: kbps })
@@ -39,12 +48,15 @@ export async function encodeMp3(
   for (let i = 0; i < left.length; i += step) {
     // The returned view belongs to the encoder and is overwritten by the next call: copy it.
     const out = encoder.encode([left.subarray(i, i + step), right.subarray(i, i + step)])
-    chunks.push(out.slice())
-    total += out.length
+    const piece = out.slice()
+    chunks.push(piece)
+    total += piece.length
+    if (sink !== undefined && piece.length > 0) sink(piece)
   }
-  const tail = encoder.finalize()
-  chunks.push(tail.slice())
+  const tail = encoder.finalize().slice()
+  chunks.push(tail)
   total += tail.length
+  if (sink !== undefined && tail.length > 0) sink(tail)
   const mp3 = new Uint8Array(total)
   let o = 0
   for (const c of chunks) {

@@ -17,6 +17,8 @@ const workerUrl = new URL(`./render-worker${extname(new URL(import.meta.url).pat
 
 interface Job {
   readonly message: JobMessage
+  /** A take's MP3 pieces as its worker encodes them. */
+  readonly onPiece: ((piece: Uint8Array) => void) | undefined
   readonly resolve: (r: JobResult) => void
   readonly reject: (e: Error) => void
 }
@@ -29,6 +31,7 @@ interface Slot {
 const isLight = (body: JobBody): boolean => body.kind === "export" && body.format !== "stems"
 
 type Reply =
+  | { readonly id: number; readonly piece: Uint8Array }
   | { readonly id: number; readonly ok: true; readonly result: JobResult }
   | { readonly id: number; readonly ok: false; readonly error: string }
 
@@ -55,11 +58,13 @@ export class RenderPool {
     return this.slots.length
   }
 
-  run(body: JobBody): Promise<JobResult> {
+  /** Runs one job; a take's MP3 reaches `onPiece` piece by piece as it is encoded, before the job answers. */
+  run(body: JobBody, onPiece?: (piece: Uint8Array) => void): Promise<JobResult> {
     if (this.closed) return Promise.reject(new Error("engine is closed"))
     return new Promise<JobResult>((resolve, reject) => {
       const job: Job = {
         message: { ...body, id: this.nextId++, options: this.options, cache: this.cache },
+        onPiece,
         resolve,
         reject
       }
@@ -105,6 +110,13 @@ export class RenderPool {
     w.on("message", (reply: Reply) => {
       const job = slot.job
       if (job === null || job.message.id !== reply.id) return
+      if ("piece" in reply) {
+        // A listener's trouble is the listener's: the take goes on whatever becomes of its stream.
+        try {
+          job.onPiece?.(reply.piece)
+        } catch {}
+        return
+      }
       slot.job = null
       w.unref()
       if (reply.ok) job.resolve(reply.result)

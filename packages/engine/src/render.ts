@@ -6,7 +6,7 @@ import { compose, type DrumHit, type Part, type Score } from "./compose.ts"
 import { drawCover } from "./cover.ts"
 import type { Genre } from "./genres.ts"
 import { CEILING, TARGET_LUFS, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
-import { encodeMp3 } from "./mp3.ts"
+import { encodeMp3, type Mp3Sink } from "./mp3.ts"
 import { Rng } from "./rng.ts"
 import { parseStyle, type StyleSpec } from "./style.ts"
 import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
@@ -489,9 +489,14 @@ export async function renderTrack(
   return finishTrack(request, index, renderAudio(request, taskId, index, options))
 }
 
-/** Encodes a rendered take and draws its cover. */
-export async function finishTrack(request: EngineRequest, index: number, audio: RenderedAudio): Promise<EngineTrack> {
-  const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192)
+/** Encodes a rendered take (its MP3 also to `sink`, piece by piece, as it is made) and draws its cover. */
+export async function finishTrack(
+  request: EngineRequest,
+  index: number,
+  audio: RenderedAudio,
+  sink?: Mp3Sink
+): Promise<EngineTrack> {
+  const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192, sink)
   const png = drawCover(request.title, request.style, audio.spec.genre.name, index)
   const sung = audio.score.vocal.length > 0
   return {

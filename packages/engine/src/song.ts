@@ -10,7 +10,7 @@ import { drawCover } from "./cover.ts"
 import { barSeconds, planContinuation } from "./form.ts"
 import { parseLyrics } from "./lyrics.ts"
 import { writeMidi, type MidiLyricInput, type MidiNoteInput, type MidiTrackInput } from "./midi.ts"
-import { encodeMp3 } from "./mp3.ts"
+import { encodeMp3, type Mp3Sink } from "./mp3.ts"
 import { cacheKey, readCached, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import {
   editPcm,
@@ -223,16 +223,17 @@ async function extensionAudio(
   return { mix, pcm: quantize(mix.left, mix.right), segments }
 }
 
-/** Renders one take of an extension, and leaves its PCM in the cache. */
+/** Renders one take of an extension (its MP3 also to `sink` as it is made), and leaves its PCM in the cache. */
 export async function renderExtension(
   source: TrackSource,
   options: RenderOptions,
-  cache: PcmCacheOptions | null
+  cache: PcmCacheOptions | null,
+  sink?: Mp3Sink
 ): Promise<EngineTrack> {
   const { mix, pcm, segments } = await extensionAudio(source, options, cache)
   const written = cache === null ? null : writeCached(cache, cacheKey(source, options), wavFile(pcm))
   const first = segments[0] as Segment
-  const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192)
+  const mp3 = await encodeMp3(mix.left, mix.right, first.take.score.richness < 0.5 ? 128 : 192, sink)
   await written
   const root = rootOf(source)
   const sung = segments.some((s) =>

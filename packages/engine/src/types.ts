@@ -29,8 +29,14 @@ export interface EngineTrack {
   readonly tags: string
 }
 
+/**
+ * A take's MP3 while it is made: each piece of frames as it is encoded, in order, by take index.
+ * The pieces of a take joined are its final `mp3`, byte for byte.
+ */
+export type AudioPieces = (index: number, piece: Uint8Array) => void
+
 export interface Engine {
-  render(request: EngineRequest, taskId: string): Promise<ReadonlyArray<EngineTrack>>
+  render(request: EngineRequest, taskId: string, onAudio?: AudioPieces): Promise<ReadonlyArray<EngineTrack>>
   /**
    * Two takes, each: the source up to `continueAt` seconds, then a continuation in the source's key,
    * tempo, instrumentation and voice to a proper ending. `request` is the extension's own (absent
@@ -41,14 +47,15 @@ export interface Engine {
     source: TrackSource,
     continueAt: number,
     request: EngineRequest,
-    taskId: string
+    taskId: string,
+    onAudio?: AudioPieces
   ): Promise<ReadonlyArray<EngineTrack>>
   /**
    * Takes of tracks made from others or under a persona (each source's `derives` or `persona` set;
    * its `index` the take): covers, vocals, instrumentals, edits. An extension of such a track
    * goes through `extend`, whose source may be one.
    */
-  arrange(sources: ReadonlyArray<TrackSource>): Promise<ReadonlyArray<EngineTrack>>
+  arrange(sources: ReadonlyArray<TrackSource>, onAudio?: AudioPieces): Promise<ReadonlyArray<EngineTrack>>
   /** One track in another form, rendered again from its TrackSource alone (same source, same bytes). */
   export(source: TrackSource, format: ExportFormat): Promise<EngineExport>
   close(): Promise<void>

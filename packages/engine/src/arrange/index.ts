@@ -4,7 +4,7 @@
 // under a persona is its own take in the persona's voice. Every one renders with `mixTake`.
 
 import { drawCover } from "../cover.ts"
-import { encodeMp3 } from "../mp3.ts"
+import { encodeMp3, type Mp3Sink } from "../mp3.ts"
 import type { PcmCacheOptions } from "../pcm-cache.ts"
 import { composeTake, songIdentity, type Take } from "../render.ts"
 import type { Segment, TrackReader } from "../splice.ts"
@@ -62,12 +62,13 @@ export async function renderArranged(
   source: TrackSource,
   options: RenderOptions,
   cache: PcmCacheOptions | null,
-  tracks: TrackReader
+  tracks: TrackReader,
+  sink?: Mp3Sink
 ): Promise<EngineTrack> {
   const mix = dequantize(wavSamples(await tracks.trackWav(source, options, cache)))
   const segments = tracks.segmentsOf(source, options)
   const first = (segments[0] as Segment).take
-  const mp3 = await encodeMp3(mix.left, mix.right, first.score.richness < 0.5 ? 128 : 192)
+  const mp3 = await encodeMp3(mix.left, mix.right, first.score.richness < 0.5 ? 128 : 192, sink)
   const sung = segments.some((s) =>
     s.take.score.vocal.some((v) => s.offset + v.start >= s.from && s.offset + v.start < s.until)
   )
