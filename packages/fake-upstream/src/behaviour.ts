@@ -71,6 +71,12 @@ export interface Behaviour {
   readonly recordInfoCasing?: "camel" | "snake"
   /** `"missing"` makes the task's audio and image URLs answer 404. */
   readonly files?: "serve" | "missing"
+  /**
+   * The tracks' `streamAudioUrl` (offered from the `first` stage on, at `/stream/{id}.mp3`):
+   * `"serve"` (default) sends the audio chunked, half then the rest; `"break"` sends half and then
+   * breaks the connection, as a stream that fails midway.
+   */
+  readonly stream?: "serve" | "break"
 }
 
 export type ResolvedBehaviour = Required<Behaviour>
@@ -85,7 +91,8 @@ export const defaultBehaviour: ResolvedBehaviour = {
   callbackDelayMs: 0,
   callbackCopies: 1,
   recordInfoCasing: "camel",
-  files: "serve"
+  files: "serve",
+  stream: "serve"
 }
 
 /** The stages a real upstream would send on the way to `outcome`. */

@@ -801,6 +801,27 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
     res.end(req.method === "HEAD" ? undefined : bytes)
   }
 
+  /** A track's audio while it is made: chunked (no length), half, then the rest or a broken connection. */
+  const stream = (req: IncomingMessage, res: ServerResponse, name: string): void => {
+    const match = /^([0-9a-f-]+)\.mp3$/.exec(name)
+    const task = match?.[1] === undefined ? undefined : filesOf.get(match[1])
+    if (task === undefined) {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found")
+      return
+    }
+    downloads.push(`/stream/${name}`)
+    res.writeHead(200, { "Content-Type": "audio/mpeg" })
+    if (req.method === "HEAD") {
+      res.end()
+      return
+    }
+    const half = audio.length >> 1
+    res.write(audio.subarray(0, half), () => {
+      if (task.behaviour.stream === "break") res.destroy()
+      else res.end(audio.subarray(half))
+    })
+  }
+
   const server = createServer((req, res) => {
     const target = new URL(req.url ?? "/", "http://fake")
     const posts: Readonly<Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>> = {
@@ -835,6 +856,8 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       recordInfo(req, res, target.searchParams)
     } else if ((req.method === "GET" || req.method === "HEAD") && target.pathname.startsWith("/files/")) {
       file(req, res, target.pathname.slice("/files/".length))
+    } else if ((req.method === "GET" || req.method === "HEAD") && target.pathname.startsWith("/stream/")) {
+      stream(req, res, target.pathname.slice("/stream/".length))
     } else {
       json(res, 404, { code: 404, msg: "Not found", data: null })
     }

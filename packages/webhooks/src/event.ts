@@ -105,6 +105,15 @@ export interface LyreEventData {
     readonly credits_refunded: number
     readonly created_at: string
   }
+  /**
+   * A pending task's audio can be heard while it is made (once per task, asked for by name):
+   * Lyre's own stream address per track; the final files come with `job.completed`.
+   */
+  readonly "job.streaming": {
+    readonly task_id: string
+    readonly previews: ReadonlyArray<{ readonly index: number; readonly stream_url: string }>
+    readonly created_at: string
+  }
   readonly "credits.low": {
     readonly threshold: number
     readonly balance: number

@@ -2,8 +2,9 @@
  * The provider's callbacks, received at `{site_url}/internal/provider/callback/{task_id}?token=`.
  * Callbacks are unsigned, so the per-task secret token in the URL is what makes one ours; even
  * then a callback is only a hint: it makes the task due now, and the worker confirms through
- * record-info before any transition. Only the final stages (`complete`, `error`) are acted on;
- * `text` and `first` are answered without a query. A final callback for a task whose submission
+ * record-info before any transition. The final stages (`complete`, `error`) and `first` (audio
+ * can be heard: the task's previews, decision 0126) are acted on; `text` is answered without a
+ * query. A final callback for a task whose submission
  * outcome we never learned (time-out, lost connection) carries the provider's task id, which is
  * how such a task is reconciled without submitting it again. Duplicate, late and forged
  * callbacks change nothing.
@@ -23,7 +24,11 @@ import { Wakeup } from "./Wakeup.ts"
 /** `not_found`: no such task or a wrong token (indistinguishable to the caller). */
 export type CallbackReceipt = "accepted" | "ignored" | "not_found"
 
-const progress = (callback: ProviderCallback | null): boolean =>
+/** A stage that changes nothing for a task: `text` (the lyrics are written; no audio yet). */
+const progress = (callback: ProviderCallback | null): boolean => callback !== null && callback.stage === "text"
+
+/** An export's progress stages: only its end makes it due. */
+const exportProgress = (callback: ProviderCallback | null): boolean =>
   callback !== null && callback.stage !== "complete" && callback.stage !== "error"
 
 export class ProviderCallbacks extends Context.Service<
@@ -31,7 +36,7 @@ export class ProviderCallbacks extends Context.Service<
   {
     readonly receive: (taskId: string, token: string, body: unknown) => Effect.Effect<CallbackReceipt>
     /**
-     * True for a progress stage (`text`, `first`): nothing to do, so the HTTP adapter may answer
+     * True for a progress stage (`text`): nothing to do, so the HTTP adapter may answer
      * 200 at once without running `receive`.
      */
     readonly isProgress: (body: unknown) => boolean
@@ -68,14 +73,15 @@ export class ProviderCallbacks extends Context.Service<
 
       const receive = Effect.fnUntraced(function* (taskId: string, token: string, body: unknown) {
         if (token !== "" && hasIdShape("export", taskId)) {
-          if (progress(provider.parseCallback(body))) return "ignored" as const
+          if (exportProgress(provider.parseCallback(body))) return "ignored" as const
           return yield* receiveHint("exports", taskId, token)
         }
         // The upstream's lyrics have one stage (complete): any callback makes the task due now.
         if (token !== "" && hasIdShape("lyrics", taskId)) return yield* receiveHint("lyrics_tasks", taskId, token)
         if (!hasIdShape("task", taskId) || token === "") return "not_found" as const
         const callback = provider.parseCallback(body)
-        // Progress stages (text, first) only say the task is on its way: nothing to do, no query.
+        // `text` only says the task is on its way: nothing to do, no query. `first` makes it due:
+        // the look finds its streams.
         if (progress(callback)) return "ignored" as const
         const providerTaskId = callback?.providerTaskId ?? null
         const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString()

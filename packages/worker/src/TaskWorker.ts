@@ -117,16 +117,37 @@ const make = Effect.fnUntraced(function* (options: TaskWorkerOptions) {
   // it is stopped first) and before the pool closes: what is still leased goes back.
   yield* Effect.addFinalizer(() => queue.handBack)
 
+  /**
+   * Tasks whose previews this worker has recorded (the statement applies once in any case; this
+   * spares it on every later look). Forgotten when the task ends; a task another worker finishes
+   * leaves a few bytes here until the process ends.
+   */
+  const streaming = new Set<string>()
+
   const settle = Effect.fnUntraced(function* (task: Claimed, outcome: PollOutcome) {
     switch (outcome._tag) {
       case "Pending":
+        // Audio before `ready` (DESIGN.md section 14): the first look that sees it offers it, once.
+        if (outcome.previews !== undefined && outcome.previews.length > 0 && !streaming.has(task.id)) {
+          streaming.add(task.id)
+          yield* generations.markStreaming(task.id, outcome.previews)
+          yield* release(task, "pending")
+          // The upstream's next callback (`complete`) often comes while this look is on its way:
+          // released due at once, the task is looked at again now rather than at the next idle look.
+          return yield* wakeup.notifyLocal
+        }
         return yield* release(task, "pending")
       case "Unknown":
         return yield* release(task, outcome.message)
       case "Failed":
+        streaming.delete(task.id)
         yield* generations.markFailed(task.id, providerFailure(outcome.code, outcome.message))
         return
       case "Succeeded": {
+        // Done before any look saw it streaming: its streams are still announced, once, before ready.
+        if (outcome.previews !== undefined && outcome.previews.length > 0 && !streaming.has(task.id))
+          yield* generations.markStreaming(task.id, outcome.previews)
+        streaming.delete(task.id)
         const rehosted = yield* rehostTracks(task.id, outcome.tracks, rehostOptions).pipe(
           Effect.provideContext(context),
           Effect.result

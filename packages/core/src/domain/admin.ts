@@ -57,8 +57,14 @@ export const webhookEventTypes = [
   "upload.ready",
   "upload.failed",
   "lyrics.completed",
-  "lyrics.failed"
+  "lyrics.failed",
+  "job.streaming"
 ] as const
+/**
+ * What an endpoint created without `events` subscribes to: every kind but `job.streaming`, which
+ * is asked for by name (decision 0126: a hint while a task is made, not a result).
+ */
+export const defaultWebhookEventTypes = webhookEventTypes.filter((type) => type !== "job.streaming")
 export const WebhookEventType = z.enum(webhookEventTypes)
 export type WebhookEventType = z.infer<typeof WebhookEventType>
 

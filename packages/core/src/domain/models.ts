@@ -144,6 +144,17 @@ export type Track = z.infer<typeof Track>
 
 export const TaskError = z.object({ code: z.string(), message: z.string() })
 
+/** A track being made, heard while it is made (DESIGN.md section 14): Lyre's own growing MP3 stream. */
+export const Preview = z.object({
+  index: z.int().describe("The track's index, as in `tracks` once the task is ready."),
+  stream_url: z
+    .url()
+    .describe(
+      "Lyre's own address of the track's audio while it is made: chunked MP3 that grows until the track is done. Not the final file; redirects to it once the task is ready."
+    )
+})
+export type Preview = z.infer<typeof Preview>
+
 export const GenerationTask = z.object({
   id: z.string().describe("Task id; pass this exact value as {id} in the get path."),
   status: TaskStatus,
@@ -153,7 +164,12 @@ export const GenerationTask = z.object({
   credits_used: z.int(),
   credits_refunded: z.int(),
   error: TaskError.nullable(),
-  tracks: z.array(Track)
+  tracks: z.array(Track),
+  previews: z
+    .array(Preview)
+    .describe(
+      "While the task is pending: one stream per track being made, once its audio has started (empty before). Empty once the task is ready or failed; `tracks` has the final files."
+    )
 })
 export type GenerationTask = z.infer<typeof GenerationTask>
 

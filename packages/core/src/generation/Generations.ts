@@ -23,8 +23,15 @@ import type { GenerateRequest, GenerationTask, GenerationTaskList, Track } from 
 import type { Principal } from "../domain/principal.ts"
 import { priceOf } from "../domain/pricing.ts"
 import { renderTask, stillPending } from "./domain/tasks.ts"
-import type { TaskFailure, TaskRow } from "./domain/tasks.ts"
-import type { Extension, PersonaSource, ProviderSubmission, TrackDerivation } from "../provider/outcomes.ts"
+import type { StoredPreview, TaskFailure, TaskRow } from "./domain/tasks.ts"
+import type {
+  Extension,
+  PersonaSource,
+  ProviderPreview,
+  ProviderSubmission,
+  TrackDerivation
+} from "../provider/outcomes.ts"
+import { signFileUrl } from "./signedFiles.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
@@ -81,6 +88,21 @@ export const isoText = (column: string) => `to_char(${column} at time zone 'UTC'
 
 export { providerRequestOf } from "./providerRequest.ts"
 
+/** The storage-like key of a track's stream while it is made: `{site_url}/files/streams/{task}/{index}.mp3`. */
+export const streamKeyOf = (taskId: string, index: number): string => `streams/${taskId}/${index}.mp3`
+
+/**
+ * Where a task's stream stands, for the server's `/files/streams/...`: its status, the provider's
+ * address of the track's audio while pending, and the final file's once ready.
+ */
+export interface StreamLookup {
+  readonly status: "pending" | "ready" | "failed"
+  /** The provider's address (`file:` or `http(s):`) while pending and streaming; else null. */
+  readonly source: string | null
+  /** The track's final file once ready; else null. */
+  readonly audioUrl: string | null
+}
+
 /** What the provider receives: the validated request, our task id and where to call back. */
 const submissionOf = (
   taskId: string,
@@ -131,6 +153,13 @@ export class Generations extends Context.Service<
      * statement; false when not pending.
      */
     readonly markFailed: (taskId: string, error: TaskFailure) => Effect.Effect<boolean>
+    /**
+     * A pending task's audio has started: its previews (Lyre's own signed stream addresses) and
+     * its `job.streaming` event, in one statement, once; false when already set or not pending.
+     */
+    readonly markStreaming: (taskId: string, previews: ReadonlyArray<ProviderPreview>) => Effect.Effect<boolean>
+    /** What `/files/streams/{task}/{index}.mp3` serves; null when there is no such task. */
+    readonly streamOf: (taskId: string, index: number) => Effect.Effect<StreamLookup | null>
   }
 >()("lyre/core/generation/Generations") {
   static readonly layer = Layer.effect(
@@ -245,7 +274,7 @@ export class Generations extends Context.Service<
         if (!hasIdShape("task", id)) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
         const [row] = yield* sql<TaskRow>`
           select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
-                 created_at, updated_at
+                 previews, created_at, updated_at
           from generation_tasks where id = ${id} and account_id = ${principal.accountId}`.pipe(Effect.orDie)
         if (row === undefined) return yield* new TaskNotFound({ message: `No generation task ${id}.` })
         return renderTask(row)
@@ -272,7 +301,7 @@ export class Generations extends Context.Service<
         }
         const rows = yield* sql<TaskRow>`
           select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks,
-                 created_at, updated_at
+                 previews, created_at, updated_at
           from generation_tasks t
           where t.account_id = ${principal.accountId}
           ${
@@ -389,7 +418,63 @@ export class Generations extends Context.Service<
         return true
       })
 
-      return Generations.of({ create, get, list, markReady, markFailed })
+      const markStreaming = Effect.fnUntraced(function* (taskId: string, offered: ReadonlyArray<ProviderPreview>) {
+        if (offered.length === 0) return false
+        const nowMillis = yield* Clock.currentTimeMillis
+        const now = new Date(nowMillis).toISOString()
+        const eventId = yield* ids.make("event")
+        // Signed like the files an upstream is handed, for as long as the task can stay pending
+        // and an hour more: the address is the access (another task's, or unsigned, is a 404).
+        const expires = Math.floor(nowMillis / 1000) + settings.generationTimeoutSeconds + 3600
+        const previews: ReadonlyArray<StoredPreview> = [...offered]
+          .sort((a, b) => a.index - b.index)
+          .map((p) => ({
+            index: p.index,
+            stream_url: signFileUrl(
+              `${settings.publicUrl}/files/${streamKeyOf(taskId, p.index)}`,
+              settings.publicUrl,
+              settings.secretKey,
+              expires
+            ),
+            source: p.url
+          }))
+        const shown = previews.map((p) => ({ index: p.index, stream_url: p.stream_url }))
+        const rows = yield* writes<{ id: string }>`
+          with streaming as (
+            update generation_tasks set previews = ${JSON.stringify(previews)}::jsonb, updated_at = ${now}::timestamptz
+            where id = ${taskId} and ${writes.literal(stillPending())} and previews is null
+            returning id, account_id, created_at
+          ),
+          event as (
+            insert into outbox_events (id, account_id, type, payload, created_at)
+            select ${eventId}, account_id, 'job.streaming',
+                   jsonb_build_object('task_id', id, 'previews', ${JSON.stringify(shown)}::jsonb,
+                                      'created_at', ${writes.literal(isoText("created_at"))}),
+                   ${now}::timestamptz
+            from streaming
+          )
+          select id from streaming`.pipe(Effect.orDie)
+        if (rows.length === 0) return false
+        yield* signal.notify
+        return true
+      })
+
+      const streamOf = Effect.fnUntraced(function* (taskId: string, index: number) {
+        if (!hasIdShape("task", taskId)) return null
+        const [row] = yield* sql<{
+          status: "pending" | "ready" | "failed"
+          previews: ReadonlyArray<StoredPreview> | null
+          tracks: ReadonlyArray<Track>
+        }>`select status, previews, tracks from generation_tasks where id = ${taskId}`.pipe(Effect.orDie)
+        if (row === undefined) return null
+        return {
+          status: row.status,
+          source: row.status === "pending" ? (row.previews?.find((p) => p.index === index)?.source ?? null) : null,
+          audioUrl: row.status === "ready" ? (row.tracks.find((t) => t.index === index)?.audio_url ?? null) : null
+        }
+      })
+
+      return Generations.of({ create, get, list, markReady, markFailed, markStreaming, streamOf })
     })
   )
 }

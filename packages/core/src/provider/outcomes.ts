@@ -30,10 +30,28 @@ export interface ProviderTrack {
   readonly duration: number | null
 }
 
+/**
+ * A track's audio while it is made, as the provider offers it: a `file:` the built-in engine is
+ * still writing, or the upstream's stream address (its `first` stage).
+ */
+export interface ProviderPreview {
+  readonly index: number
+  readonly url: string
+}
+
 /** What a status query told us. */
 export type PollOutcome =
-  | { readonly _tag: "Pending" }
-  | { readonly _tag: "Succeeded"; readonly tracks: ReadonlyArray<ProviderTrack> }
+  | {
+      readonly _tag: "Pending"
+      /** The tracks' audio while it is made, once there is some (DESIGN.md section 14). */
+      readonly previews?: ReadonlyArray<ProviderPreview> | undefined
+    }
+  | {
+      readonly _tag: "Succeeded"
+      readonly tracks: ReadonlyArray<ProviderTrack>
+      /** The streams it offered while pending, when no look saw them then: `job.streaming` still goes out once. */
+      readonly previews?: ReadonlyArray<ProviderPreview> | undefined
+    }
   | { readonly _tag: "Failed"; readonly code: string; readonly message: string }
   | { readonly _tag: "Unknown"; readonly message: string }
 

@@ -535,6 +535,19 @@ const m0012_lyrics = Effect.gen(function* () {
     where type in ('lyrics.completed', 'lyrics.failed')`
 })
 
+/**
+ * Audio before `ready` (DESIGN.md section 14, decision 0126): a pending task's previews, set once
+ * when its audio starts (`[{index, stream_url, source}]`, `source` the provider's address, never
+ * shown), and `job.streaming` at most once per task.
+ */
+const m0013_previews = Effect.gen(function* () {
+  const sql = yield* SqlClient
+  yield* sql`alter table generation_tasks add column previews jsonb`
+  yield* sql`
+    create unique index outbox_events_streaming_once on outbox_events ((payload ->> 'task_id'))
+    where type = 'job.streaming'`
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001_foundation,
   "0002_worker": m0002_worker,
@@ -547,7 +560,8 @@ export const migrations = Migrator.fromRecord({
   "0009_uploads": m0009_uploads,
   "0010_track_tasks": m0010_track_tasks,
   "0011_replays_as_sent": m0011_replays_as_sent,
-  "0012_lyrics": m0012_lyrics
+  "0012_lyrics": m0012_lyrics,
+  "0013_previews": m0013_previews
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

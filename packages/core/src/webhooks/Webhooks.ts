@@ -14,7 +14,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { generateWebhookSecret, isPrivateAddress } from "@lyre/webhooks"
 import type { DeliveryResult } from "@lyre/webhooks"
-import { webhookEventTypes } from "../domain/admin.ts"
+import { defaultWebhookEventTypes } from "../domain/admin.ts"
 import type { WebhookEventType } from "../domain/admin.ts"
 import { InvalidParameter, ResourceNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids } from "../domain/ids.ts"
@@ -244,7 +244,7 @@ export class Webhooks extends Context.Service<
         yield* checkUrl(input.url)
         const id = yield* ids.make("webhookEndpoint")
         const secret = generateWebhookSecret()
-        const events = [...new Set(input.events ?? webhookEventTypes)]
+        const events = [...new Set(input.events ?? defaultWebhookEventTypes)]
         const now = yield* nowIso
         const rows = yield* sql<EndpointRow>`
           insert into webhook_endpoints (id, account_id, url, secret, events, enabled, created_at, updated_at)

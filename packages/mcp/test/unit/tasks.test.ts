@@ -12,7 +12,8 @@ const pending: GenerationTask = {
   credits_used: 50,
   credits_refunded: 0,
   error: null,
-  tracks: []
+  tracks: [],
+  previews: []
 }
 
 describe("pollIntervalFor", () => {

@@ -22,7 +22,7 @@ const usage = `Usage: pnpm lyre-admin <command> [options] [--json]
   keys create ACCOUNT_ID --name NAME --scopes a,b [--expires-at ISO-8601]
   keys revoke KEY_ID
   models set MODEL (--available | --unavailable) [--retry-after SECONDS]
-  webhooks create ACCOUNT_ID --url URL [--events job.completed,job.failed,credits.low,key.expiring,export.completed,export.failed,upload.ready,upload.failed,lyrics.completed,lyrics.failed]
+  webhooks create ACCOUNT_ID --url URL [--events job.completed,job.failed,credits.low,key.expiring,export.completed,export.failed,upload.ready,upload.failed,lyrics.completed,lyrics.failed,job.streaming]
   webhooks list ACCOUNT_ID
   webhooks update ENDPOINT_ID [--url URL] [--events a,b] [--enable | --disable]
   webhooks delete ENDPOINT_ID

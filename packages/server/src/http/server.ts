@@ -36,6 +36,7 @@ import { RequestTracing } from "../telemetry.ts"
 import { defaultDashboardDir, makeDashboardHandler } from "./dashboard.ts"
 import { readSessionToken } from "./session.ts"
 import { serveFile } from "./files.ts"
+import { serveStream } from "./streams.ts"
 import { isTrpcUpload, makeTrpcUploadHandler } from "./trpcUpload.ts"
 import { makeMetricsEndpoint } from "./metricsEndpoint.ts"
 import { makeProviderCallbackHandler } from "./providerCallback.ts"
@@ -161,7 +162,11 @@ export const makeRequestHandler = (options: HttpOptions): Handler => {
       const decoded = decodePathSegment(key)
       const allowed =
         decoded !== undefined && fileRequestAllowed(settings.secretKey, decoded, signed, Math.floor(Date.now() / 1000))
-      if (allowed && (await serveFile(runtime, req, res, key))) return
+      // A track's audio while it is made (decision 0126): only by its signed address.
+      const isSigned = signed.expires !== null && signed.signature !== null
+      if (allowed && decoded?.startsWith("streams/") === true) {
+        if (await serveStream(runtime, req, res, decoded, isSigned)) return
+      } else if (allowed && (await serveFile(runtime, req, res, key))) return
     }
     req.resume()
     const metadata = resourceMetadata.get(path)

@@ -37,7 +37,8 @@ describe("POST /v1/music/generations", () => {
       credits_used: 50,
       credits_refunded: 0,
       error: null,
-      tracks: []
+      tracks: [],
+      previews: []
     })
     expect(new Date(String(res.body.created_at)).toISOString()).toBe(res.body.created_at)
     expect(await balanceOf(account.id)).toEqual({ subscription: 950, onetime: 0, total: 950 })

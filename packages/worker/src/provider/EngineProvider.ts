@@ -12,7 +12,10 @@
  * id, rendered again from the track's source (its request, task id, index and extension chain,
  * all the engine needs), and handed over as `file:` URLs, or for timed lyrics as the words alone.
  */
+import { createWriteStream } from "node:fs"
+import type { WriteStream } from "node:fs"
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
+import { finished } from "node:stream/promises"
 import { join } from "node:path"
 import { buffer } from "node:stream/consumers"
 import { pathToFileURL } from "node:url"
@@ -24,6 +27,7 @@ import type {
   ExportSubmission,
   PollOutcome,
   ProviderExportFile,
+  ProviderPreview,
   ProviderSubmission,
   ProviderTrack,
   SourceTrack,
@@ -49,8 +53,16 @@ export interface EngineProviderOptions {
 }
 
 type RenderState =
-  | { readonly status: "rendering" }
-  | { readonly status: "done"; readonly tracks: ReadonlyArray<ProviderTrack> }
+  | {
+      readonly status: "rendering"
+      /** Each take's growing MP3 (`file:`), once the first of them has audio (DESIGN.md section 14). */
+      readonly previews?: ReadonlyArray<ProviderPreview> | undefined
+    }
+  | {
+      readonly status: "done"
+      readonly tracks: ReadonlyArray<ProviderTrack>
+      readonly previews: ReadonlyArray<ProviderPreview> | undefined
+    }
   | { readonly status: "failed"; readonly message: string }
 
 type ExportState =
@@ -140,12 +152,66 @@ const uploadsOf = (source: SourceTrack): ReadonlyArray<UploadSource> => [
 ]
 
 /** The upstream's callback shape, so the one callback parser serves both providers. */
-const completionCallback = (taskId: string, ok: boolean) =>
+const stageCallback = (taskId: string, stage: "first" | "complete" | "error") =>
   JSON.stringify({
-    code: ok ? 200 : 500,
-    msg: ok ? "success" : "render failed",
-    data: { callbackType: ok ? "complete" : "error", task_id: taskId, data: [] }
+    code: stage === "error" ? 500 : 200,
+    msg: stage === "error" ? "render failed" : "success",
+    data: { callbackType: stage, task_id: taskId, data: [] }
   })
+
+/** A take's MP3 while it is encoded: `{index}.mp3.part`, renamed to `{index}.mp3` when whole. */
+export const growingFileOf = (folder: string, index: number): string => join(folder, `${index}.mp3.part`)
+
+/**
+ * The growing files of one task's takes: each piece of a take is appended the moment the
+ * engine hands it out, so `/files/streams/...` can serve what is written and wait for the rest.
+ * When the take is done its file is renamed to the final name (a reader holding it open reads
+ * on to the end); when the render fails the files go, and readers end where they are.
+ */
+const growingFiles = (folder: string, count: number, started: () => void) => {
+  const streams: Array<WriteStream | null> = Array.from({ length: count }, () => null)
+  let first = true
+  const open = (index: number): WriteStream => {
+    const existing = streams[index]
+    if (existing !== null && existing !== undefined) return existing
+    const stream = createWriteStream(growingFileOf(folder, index))
+    // A write that fails (a full disk) ends the stream, never the take.
+    stream.on("error", () => undefined)
+    streams[index] = stream
+    return stream
+  }
+  return {
+    /** Every take's file, empty: a listener may start on a take whose audio has not begun. */
+    create: () => {
+      for (let index = 0; index < count; index++) open(index)
+    },
+    piece: (index: number, piece: Uint8Array) => {
+      if (index < 0 || index >= count) return
+      open(index).write(piece)
+      if (first) {
+        first = false
+        started()
+      }
+    },
+    close: () =>
+      Promise.all(
+        streams.map(async (stream) => {
+          if (stream === null) return
+          stream.end()
+          await finished(stream).catch(() => undefined)
+        })
+      ),
+    /** The take's file under its final name, when it holds exactly the final bytes; false otherwise. */
+    settle: async (index: number, bytes: number, finalPath: string): Promise<boolean> => {
+      const part = growingFileOf(folder, index)
+      const info = await stat(part).catch(() => null)
+      if (info === null || info.size !== bytes) return false
+      await rename(part, finalPath)
+      return true
+    },
+    remove: () => Promise.all(streams.map((_, index) => rm(growingFileOf(folder, index), { force: true })))
+  }
+}
 
 const makeEngineProvider = (
   engine: Engine,
@@ -225,12 +291,12 @@ const makeEngineProvider = (
     }
   }
 
-  const notify = async (callbackUrl: string | null, taskId: string, ok: boolean) => {
+  const notify = async (callbackUrl: string | null, taskId: string, stage: "first" | "complete" | "error") => {
     if (callbackUrl === null) return
     await fetch(callbackUrl, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: completionCallback(taskId, ok),
+      body: stageCallback(taskId, stage),
       signal: AbortSignal.timeout(15_000)
     }).then(
       (response) => response.body?.cancel(),
@@ -240,13 +306,26 @@ const makeEngineProvider = (
 
   const render = (taskId: string, staged: StagedRequest) => {
     renders.set(taskId, { status: "rendering" })
+    const folder = folderOf(taskId)
+    const growing = growingFiles(folder, TAKES, () => {
+      // The first piece of audio: the takes can be heard while they are made (section 14).
+      if (renders.get(taskId)?.status !== "rendering") return
+      const previews = Array.from({ length: TAKES }, (_, index) => ({
+        index,
+        url: pathToFileURL(growingFileOf(folder, index)).toString()
+      }))
+      renders.set(taskId, { status: "rendering", previews })
+      void notify(staged.callbackUrl, taskId, "first")
+    })
+    const onAudio = growing.piece
     void (async () => {
       try {
         const started = performance.now()
+        growing.create()
         const arranged = staged.derives !== undefined || staged.persona !== undefined
         const takes =
           staged.extend !== undefined
-            ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId)
+            ? await engine.extend(staged.extend.source, staged.extend.continueAt, staged.request, taskId, onAudio)
             : arranged
               ? await engine.arrange(
                   Array.from({ length: TAKES }, (_, index) => ({
@@ -255,19 +334,21 @@ const makeEngineProvider = (
                     index,
                     ...(staged.derives === undefined ? {} : { derives: staged.derives }),
                     ...(staged.persona === undefined ? {} : { persona: staged.persona })
-                  }))
+                  })),
+                  onAudio
                 )
-              : await engine.render(staged.request, taskId)
+              : await engine.render(staged.request, taskId, onAudio)
         metrics.engineRender(
           (performance.now() - started) / 1000,
           takes.reduce((sum, take) => sum + take.duration, 0)
         )
-        const folder = folderOf(taskId)
+        await growing.close()
         const tracks: Array<ProviderTrack> = []
         for (const take of takes) {
           const audio = join(folder, `${take.index}.mp3`)
           const cover = join(folder, `${take.index}-cover.png`)
-          await writeFile(audio, take.mp3)
+          // The streamed file is the final file (the engine's pieces join to it byte for byte).
+          if (!(await growing.settle(take.index, take.mp3.length, audio))) await writeFile(audio, take.mp3)
           await writeFile(cover, take.png)
           tracks.push({
             providerTrackId: `${taskId}-${take.index}`,
@@ -279,11 +360,18 @@ const makeEngineProvider = (
             duration: take.duration
           })
         }
-        renders.set(taskId, { status: "done", tracks })
-        await notify(staged.callbackUrl, taskId, true)
+        const current = renders.get(taskId)
+        renders.set(taskId, {
+          status: "done",
+          tracks,
+          previews: current?.status === "rendering" ? current.previews : undefined
+        })
+        await notify(staged.callbackUrl, taskId, "complete")
       } catch (cause) {
+        await growing.close()
+        await growing.remove()
         renders.set(taskId, { status: "failed", message: `The engine could not render this request: ${String(cause)}` })
-        await notify(staged.callbackUrl, taskId, false)
+        await notify(staged.callbackUrl, taskId, "error")
       }
     })()
   }
@@ -329,9 +417,9 @@ const makeEngineProvider = (
         render(providerTaskId, staged)
         return { _tag: "Pending" }
       }
-      if (state.status === "rendering") return { _tag: "Pending" }
+      if (state.status === "rendering") return { _tag: "Pending", previews: state.previews }
       if (state.status === "failed") return { _tag: "Failed", code: "provider_error", message: state.message }
-      return { _tag: "Succeeded", tracks: state.tracks }
+      return { _tag: "Succeeded", tracks: state.tracks, previews: state.previews }
     })
 
   const renderExport = (exportId: string, staged: StagedExport) => {
@@ -352,13 +440,13 @@ const makeEngineProvider = (
           })
         }
         exports.set(exportId, { status: "done", files, timedLyrics: result.timedLyrics })
-        await notify(staged.callbackUrl, exportId, true)
+        await notify(staged.callbackUrl, exportId, "complete")
       } catch (cause) {
         exports.set(exportId, {
           status: "failed",
           message: `The engine could not render this export: ${String(cause)}`
         })
-        await notify(staged.callbackUrl, exportId, false)
+        await notify(staged.callbackUrl, exportId, "error")
       }
     })()
   }

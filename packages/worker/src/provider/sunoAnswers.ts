@@ -3,6 +3,7 @@ import type {
   PersonaOutcome,
   PollOutcome,
   ProviderExportFile,
+  ProviderPreview,
   ProviderTrack,
   SubmitOutcome,
   TimedWord
@@ -23,6 +24,9 @@ interface SunoTrack {
   readonly audio_url?: string | null
   readonly imageUrl?: string | null
   readonly image_url?: string | null
+  /** The track's audio while it is made (from the `first` stage on); not checked by `isSunoTrack`, read only if text. */
+  readonly streamAudioUrl?: unknown
+  readonly stream_audio_url?: unknown
   readonly prompt?: string | null
   readonly title?: string | null
   readonly tags?: string | null
@@ -147,6 +151,20 @@ const toTracks = (tracks: ReadonlyArray<SunoTrack>): ReadonlyArray<ProviderTrack
     ]
   })
 
+/**
+ * The tracks' stream addresses at the `first` stage (only http(s) ones), indexed as the tracks
+ * will be: in the order of those with an id. `previews` only when there is one.
+ */
+const withPreviews = (tracks: ReadonlyArray<SunoTrack>): { readonly previews?: ReadonlyArray<ProviderPreview> } => {
+  const previews = tracks
+    .filter((track) => track.id)
+    .flatMap((track, index) => {
+      const url = [track.streamAudioUrl, track.stream_audio_url].find((u) => typeof u === "string" && u !== "")
+      return typeof url === "string" && /^https?:\/\//i.test(url) ? [{ index, url }] : []
+    })
+  return previews.length === 0 ? {} : { previews }
+}
+
 /** Reads a record-info answer into the port's outcome, by the status table of section 6. */
 export const interpretRecordInfo = (answer: RawAnswer): PollOutcome => {
   const read = readRecordInfoAnswer(parseJson(answer.text))
@@ -162,8 +180,9 @@ export const interpretRecordInfo = (answer: RawAnswer): PollOutcome => {
   switch (data.status) {
     case "PENDING":
     case "TEXT_SUCCESS":
-    case "FIRST_SUCCESS":
       return { _tag: "Pending" }
+    case "FIRST_SUCCESS":
+      return { _tag: "Pending", ...withPreviews(data.tracks ?? []) }
     case "SUCCESS":
       return tracks.length > 0
         ? { _tag: "Succeeded", tracks }

@@ -167,6 +167,27 @@ describe("a generation's record-info answer", () => {
 
   it("is pending, failed or unknown by the status table", () => {
     assert.deepStrictEqual(read({ code: 200, data: { status: "FIRST_SUCCESS", response: null } }), { _tag: "Pending" })
+    // The `first` stage: each track's stream (http(s) only), indexed as the tracks will be.
+    const first = {
+      code: 200,
+      data: {
+        status: "FIRST_SUCCESS",
+        response: {
+          sunoData: [
+            { ...track, audioUrl: "" },
+            { ...track, id: "u2", audioUrl: "", streamAudioUrl: "file:///etc/passwd" },
+            { ...track, id: "u3", audioUrl: "", streamAudioUrl: "https://cdn.example/u3-stream" }
+          ]
+        }
+      }
+    }
+    assert.deepStrictEqual(read(first), {
+      _tag: "Pending",
+      previews: [
+        { index: 0, url: "https://cdn.example/u1-stream" },
+        { index: 2, url: "https://cdn.example/u3-stream" }
+      ]
+    })
     assert.deepStrictEqual(read({ code: 200, data: { status: "SUCCESS", response: { sunoData: [] } } }), {
       _tag: "Failed",
       code: "provider_error",

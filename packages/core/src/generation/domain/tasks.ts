@@ -1,4 +1,10 @@
-import type { GenerationTask, ModelName, TaskStatus, Track } from "../../domain/models.ts"
+import type { GenerationTask, ModelName, Preview, TaskStatus, Track } from "../../domain/models.ts"
+
+/** A preview as stored: what the task shows, and where the provider's audio is read (never shown). */
+export interface StoredPreview extends Preview {
+  /** `file:` (the built-in engine's growing file) or `http(s):` (the upstream's stream). */
+  readonly source: string
+}
 
 /** A task's error as stored and sent in `job.failed`. */
 export interface TaskFailure {
@@ -18,6 +24,8 @@ export interface TaskRow {
   readonly error_code: string | null
   readonly error_message: string | null
   readonly tracks: ReadonlyArray<Track>
+  /** Null until the task's audio starts (and on rows read without the column). */
+  readonly previews?: ReadonlyArray<StoredPreview> | null | undefined
   readonly created_at: Date
   readonly updated_at: Date
 }
@@ -31,6 +39,7 @@ export const taskColumns = [
   "error_code",
   "error_message",
   "tracks",
+  "previews",
   "created_at",
   "updated_at"
 ] as const
@@ -60,7 +69,12 @@ export const renderTask = (row: TaskRow): GenerationTask => ({
   credits_used: row.credits_used,
   credits_refunded: row.credits_refunded,
   error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? "" },
-  tracks: row.tracks.map(renderStoredTrack)
+  tracks: row.tracks.map(renderStoredTrack),
+  // Offered only while pending: at ready the final files are in `tracks`, at failed there is nothing.
+  previews:
+    row.status === "pending" && row.previews != null
+      ? row.previews.map((p) => ({ index: p.index, stream_url: p.stream_url }))
+      : []
 })
 
 /**
