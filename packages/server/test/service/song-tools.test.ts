@@ -477,7 +477,8 @@ describe("POST /v1/music/tracks/{track_id}/extensions", () => {
       credits_used: 100,
       credits_refunded: 0,
       error: null,
-      tracks: []
+      tracks: [],
+      previews: []
     })
     expect(await balanceOf(engine, account.id)).toBe(900)
     const [stored] = await engine.query<{ request: Json; source_track_id: string; continue_at: number }>(
