@@ -23,7 +23,7 @@ afterAll(() => server.close())
 
 /** The task's stored previews, set once its first audio is out (they stay in the row after ready). */
 const storedPreviews = async (id: string) => {
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 240_000
   for (;;) {
     const [row] = await server.query<{ previews: Array<{ index: number; stream_url: string }> | null }>(
       "select previews from generation_tasks where id = $1",
@@ -34,7 +34,7 @@ const storedPreviews = async (id: string) => {
   }
 }
 
-describe("previews on the built-in engine", { timeout: 120_000 }, () => {
+describe("previews on the built-in engine", { timeout: 480_000 }, () => {
   it("streams each take as it is encoded, and the stream joined is the final file", async () => {
     const account = await createAccount(server)
     const created = await api(server, "POST", "/api/v1/music/generations", {
