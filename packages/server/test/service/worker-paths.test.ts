@@ -31,6 +31,12 @@ afterAll(async () => {
   await upstream?.close()
 })
 
+/**
+ * How long a task on the callbacks server may take to settle: well inside its 30 s poll interval,
+ * so a task settled by then was moved by a callback, however loaded the machine.
+ */
+const beforeThePoll = 20_000
+
 let serial = 0
 /** A song whose title is unique to the call, with the fake told how to treat it. */
 const songBehaving = (behaviour: Behaviour, extra: Record<string, unknown> = {}) => {
@@ -85,7 +91,7 @@ describe("completion", () => {
     const res = await create(callbacks, account, song)
     expect(res.status).toBe(202)
     const id = String(res.body.id)
-    const task = await settled(callbacks, account, id, 5_000)
+    const task = await settled(callbacks, account, id, beforeThePoll)
     expect(task.status).toBe("ready")
     expect(task.credits_used).toBe(50)
     expect(task.credits_refunded).toBe(0)
@@ -158,7 +164,7 @@ describe("re-hosted files at /files/...", () => {
   it("serve Content-Type, Content-Length, Accept-Ranges, and 206 for a range", async () => {
     const account = await createAccount(callbacks)
     const res = await create(callbacks, account, songBehaving({}))
-    const task = await settled(callbacks, account, String(res.body.id), 5_000)
+    const task = await settled(callbacks, account, String(res.body.id), beforeThePoll)
     const audioUrl = String(task.tracks?.[0]?.audio_url)
     await expectServedWithRanges(audioUrl, 64 * 1024)
 
@@ -189,7 +195,7 @@ describe("callbacks are hints", () => {
     const account = await createAccount(callbacks)
     const res = await create(callbacks, account, songBehaving({ callbackCopies: 3 }))
     const id = String(res.body.id)
-    expect((await settled(callbacks, account, id, 5_000)).status).toBe("ready")
+    expect((await settled(callbacks, account, id, beforeThePoll)).status).toBe("ready")
     await upstream.control.settled()
     const providerTaskId = String(await providerTaskOf(callbacks, id))
     const completes = upstream.control.callbacks.filter((c) => c.taskId === providerTaskId && c.stage === "complete")
@@ -234,7 +240,7 @@ describe("callbacks are hints", () => {
     // The task's own callback (right URL and token) is a hint the worker confirms: record-info says done.
     const genuine = await upstream.control.sendCallback(providerTaskId, "complete")
     expect(genuine.statusCode).toBe(200)
-    expect((await settled(callbacks, account, id, 5_000)).status).toBe("ready")
+    expect((await settled(callbacks, account, id, beforeThePoll)).status).toBe("ready")
   })
 
   it("a callback announcing what record-info does not confirm changes nothing", async () => {
@@ -323,7 +329,7 @@ describe("failures", () => {
       account,
       songBehaving({ pollsBeforeDone: Infinity, outcome: "CREATE_TASK_FAILED" })
     )
-    const task = await settled(callbacks, account, String(res.body.id), 5_000)
+    const task = await settled(callbacks, account, String(res.body.id), beforeThePoll)
     expect(task.status).toBe("failed")
     expect(task.error?.code).toBe("provider_error")
     expect(task.credits_refunded).toBe(50)
@@ -400,7 +406,7 @@ describe("failures", () => {
     expect(state?.submission_state).toBe("unknown")
     const [submission] = upstream.control.submissionsFor(song.title)
     await upstream.control.sendCallback(String(submission?.taskId), "complete")
-    const task = await settled(callbacks, account, id, 5_000)
+    const task = await settled(callbacks, account, id, beforeThePoll)
     expect(task.status).toBe("ready")
     expect(upstream.control.submissionsFor(song.title)).toHaveLength(1)
   })
