@@ -1,12 +1,12 @@
 /**
- * c2pa-rs, compiled to WebAssembly (`@contentauth/c2pa-wasm`), loaded once per process on first
- * use. Its builder reads the asset it signs through `Blob.slice` and the browser worker's
+ * c2pa-rs, compiled to WebAssembly (`@contentauth/c2pa-wasm`), loaded once per process. Its
+ * builder reads the asset it signs through `Blob.slice` and the browser worker's
  * `FileReaderSync`, which Node does not have: bytes at hand are handed to it as a `ByteView`
  * (the two members the binding calls), and a `FileReaderSync` that reads only a `ByteView` is
  * defined on the global object when none is there (docs/decisions/0123-content-credentials.md).
  */
-import { readFileSync } from "node:fs"
-import { initSync } from "@contentauth/c2pa-wasm"
+import { readFile } from "node:fs/promises"
+import initC2pa from "@contentauth/c2pa-wasm"
 
 /** Bytes as the binding reads a Blob: its size and a slice, read back whole. */
 class ByteView {
@@ -31,16 +31,21 @@ class ByteViewReader {
   }
 }
 
-let loaded = false
+let loading: Promise<void> | null = null
 
-/** Loads the WebAssembly module (about 9 MB, some 100 ms) the first time it is needed. */
-export const loadC2pa = (): void => {
-  if (loaded) return
+/**
+ * Loads the WebAssembly module (about 9 MB) once per process, compiled asynchronously so that
+ * the event loop keeps turning meanwhile; a service calls it at start, so no file waits for it.
+ */
+export const loadC2pa = (): Promise<void> => {
+  if (loading !== null) return loading
   if (!("FileReaderSync" in globalThis)) {
     Object.defineProperty(globalThis, "FileReaderSync", { value: ByteViewReader, configurable: true, writable: true })
   }
-  initSync({ module: readFileSync(new URL(import.meta.resolve("@contentauth/c2pa-wasm/c2pa.wasm"))) })
-  loaded = true
+  loading = readFile(new URL(import.meta.resolve("@contentauth/c2pa-wasm/c2pa.wasm")))
+    .then((module) => initC2pa({ module_or_path: module }))
+    .then(() => undefined)
+  return loading
 }
 
 /** Bytes as the binding's `Blob` parameters take them. */

@@ -5,6 +5,7 @@
  * WebAssembly, does the C2PA work; this package has no workspace dependency, so the server,
  * the client and the CLI all read manifests the same way.
  */
+export { loadC2pa } from "./c2pa.ts"
 export { coseSign1, reserveSize } from "./cose.ts"
 export type { CoseSigner, SigningAlgorithm } from "./cose.ts"
 export {

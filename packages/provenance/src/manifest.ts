@@ -69,7 +69,7 @@ const withBuilder = async <A>(
   definition: ManifestDefinition,
   use: (builder: WasmBuilder) => Promise<A>
 ): Promise<A> => {
-  loadC2pa()
+  await loadC2pa()
   const builder = WasmBuilder.fromJson(
     JSON.stringify({
       claim_generator_info: [definition.claimGenerator],
@@ -228,7 +228,7 @@ const readStore = async (
   options: ReadOptions,
   dataHashOf: (reader: WasmReader) => string | null
 ): Promise<ContentCredentialsReport & { readonly dataHash: string | null }> => {
-  loadC2pa()
+  await loadC2pa()
   let reader: WasmReader
   try {
     reader = await WasmReader.fromBytes(format, bytes, readerContext(options))

@@ -15,14 +15,14 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { exportFailure, Ids, Leases, SongTools } from "@lyre/core"
+import { ContentCredentials, exportFailure, exportOrigin, Ids, Leases, SongTools } from "@lyre/core"
 import type { ExportFormat, ExportPollOutcome } from "@lyre/core"
 import { Provider } from "@lyre/core/provider/Provider"
 import { runBatches } from "./batchLoop.ts"
 import { leaseQueue } from "./leaseQueue.ts"
 import type { Leased, LeaseOptions } from "./leaseQueue.ts"
 import { UpstreamConnections } from "./provider/upstreamAgents.ts"
-import { rehostExportFiles } from "./rehost.ts"
+import { provenanceOf, RehostError, rehostExportFiles } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { timeoutFailure } from "./TaskWorker.ts"
 
@@ -63,7 +63,10 @@ const make = Effect.fnUntraced(function* (options: ExportWorkerOptions) {
   const sql = yield* SqlClient
   const provider = yield* Provider
   const tools = yield* SongTools
-  const context = Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids))
+  const context = Context.merge(
+    Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids)),
+    Context.make(ContentCredentials, yield* ContentCredentials)
+  )
   const concurrency = options.concurrency ?? 8
   const idleMillis = options.idleMillis ?? 250
   const sweepMillis = options.sweepMillis ?? 1_000
@@ -105,7 +108,11 @@ const make = Effect.fnUntraced(function* (options: ExportWorkerOptions) {
         yield* tools.markExportFailed(claimed.id, exportFailure(outcome.code, outcome.message))
         return
       case "Succeeded": {
-        const rehosted = yield* rehostExportFiles(claimed.id, outcome.files, outcome.timedLyrics, rehostOptions).pipe(
+        const rehosted = yield* exportOrigin(sql, claimed.id, provider.name).pipe(
+          Effect.mapError((error) => new RehostError({ message: error.message, definite: false })),
+          Effect.flatMap((origin) =>
+            rehostExportFiles(claimed.id, outcome.files, outcome.timedLyrics, rehostOptions, provenanceOf(origin))
+          ),
           Effect.provideContext(context),
           Effect.result
         )

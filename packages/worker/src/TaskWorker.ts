@@ -17,6 +17,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
+  ContentCredentials,
   Generations,
   Ids,
   Leases,
@@ -24,6 +25,7 @@ import {
   makeOutageBackoff,
   providerFailure,
   TaskTraces,
+  taskOrigin,
   traceParentOf
 } from "@lyre/core"
 import type { PollOutcome } from "@lyre/core"
@@ -31,7 +33,7 @@ import { Provider } from "@lyre/core/provider/Provider"
 import { leaseQueue } from "./leaseQueue.ts"
 import type { Leased, LeaseOptions } from "./leaseQueue.ts"
 import { UpstreamConnections } from "./provider/upstreamAgents.ts"
-import { rehostTracks } from "./rehost.ts"
+import { provenanceOf, RehostError, rehostTracks } from "./rehost.ts"
 import { Storage } from "./storage/Storage.ts"
 import { Wakeup } from "./Wakeup.ts"
 
@@ -88,7 +90,10 @@ const make = Effect.fnUntraced(function* (options: TaskWorkerOptions) {
   const generations = yield* Generations
   const wakeup = yield* Wakeup
   const traced = yield* TaskTraces
-  const context = Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids))
+  const context = Context.merge(
+    Context.merge(Context.make(Storage, yield* Storage), Context.make(Ids, yield* Ids)),
+    Context.make(ContentCredentials, yield* ContentCredentials)
+  )
   // Most of a task's time is waiting (record-info, downloads, the final statement), and on a
   // busy process those waits stretch: 32 in flight let the inline worker fall behind the create
   // rate in the benchmark. Downloads stream to disk, so a task in flight holds little memory.
@@ -148,7 +153,10 @@ const make = Effect.fnUntraced(function* (options: TaskWorkerOptions) {
         if (outcome.previews !== undefined && outcome.previews.length > 0 && !streaming.has(task.id))
           yield* generations.markStreaming(task.id, outcome.previews)
         streaming.delete(task.id)
-        const rehosted = yield* rehostTracks(task.id, outcome.tracks, rehostOptions).pipe(
+        // What the files' content credentials say: read before they are signed, in re-hosting.
+        const rehosted = yield* taskOrigin(sql, task.id, provider.name).pipe(
+          Effect.mapError((error) => new RehostError({ message: error.message, definite: false })),
+          Effect.flatMap((origin) => rehostTracks(task.id, outcome.tracks, rehostOptions, provenanceOf(origin))),
           Effect.provideContext(context),
           Effect.result
         )

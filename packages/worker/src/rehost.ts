@@ -6,11 +6,20 @@
  */
 import type { ClientRequest, IncomingMessage } from "node:http"
 import { readFile } from "node:fs/promises"
+import { buffer } from "node:stream/consumers"
 import { fileURLToPath } from "node:url"
 import { Effect, Schema } from "effect"
-import type { ExportFile, FinishedTrack, ProviderExportFile, ProviderTrack, RehostKind, TimedWord } from "@lyre/core"
-import { Ids, Metrics, timedLyricsFiles } from "@lyre/core"
-import { contentTypes, Storage } from "./storage/Storage.ts"
+import type {
+  ExportFile,
+  FileOrigin,
+  FinishedTrack,
+  ProviderExportFile,
+  ProviderTrack,
+  RehostKind,
+  TimedWord
+} from "@lyre/core"
+import { ContentCredentials, Ids, isSigned, Metrics, timedLyricsFiles } from "@lyre/core"
+import { contentTypeOf, contentTypes, maxObjectBytes, Storage } from "./storage/Storage.ts"
 import { requestOptionsOf, transportFor } from "./provider/upstreamAgents.ts"
 import type { UpstreamAgents } from "./provider/upstreamAgents.ts"
 
@@ -44,6 +53,79 @@ export interface RehostOptions {
 }
 
 const maxRedirects = 3
+
+/**
+ * What the files of one task or export say about their making (their content credentials,
+ * DESIGN.md section 13), and their source file's bytes, read from storage once, when first needed.
+ */
+export interface Provenance {
+  readonly origin: FileOrigin
+  readonly source: Effect.Effect<Uint8Array | null, never, Storage>
+}
+
+/** A stored object's bytes, or null when it is missing or unreadable. */
+const readStored = (key: string): Effect.Effect<Uint8Array | null, never, Storage> =>
+  Effect.gen(function* () {
+    const storage = yield* Storage
+    const info = yield* storage.stat(key)
+    if (info === null || info.size === 0) return null
+    return yield* Effect.tryPromise(() => buffer(storage.read(key, { start: 0, end: info.size - 1 }))).pipe(
+      Effect.orElseSucceed(() => null)
+    )
+  })
+
+/** The provenance of files made as `origin` says; the source is read at most once. */
+export const provenanceOf = (origin: FileOrigin): Provenance => {
+  let read: Uint8Array | null | undefined
+  const key = origin.source?.storageKey ?? null
+  return {
+    origin,
+    source: Effect.suspend(() =>
+      read !== undefined || key === null
+        ? Effect.succeed(read ?? null)
+        : Effect.tap(readStored(key), (bytes) =>
+            Effect.sync(() => {
+              read = bytes
+            })
+          )
+    )
+  }
+}
+
+const storageFailure = (error: { readonly message: string }) =>
+  new RehostError({ message: error.message, definite: false })
+
+/**
+ * The one place a served file is written with its content credentials: audio is signed (its
+ * manifest embedded, or a sidecar stored at `<key>.c2pa` beside it), anything else stored as it is.
+ */
+const storeSigned = Effect.fnUntraced(function* (
+  key: string,
+  bytes: Uint8Array,
+  title: string,
+  provenance: Provenance
+) {
+  const storage = yield* Storage
+  const contentType = contentTypeOf(key)
+  if (!isSigned(contentType)) {
+    const stored = yield* storage.put(key, bytes).pipe(Effect.mapError(storageFailure))
+    return { size: stored.size, sidecar: null }
+  }
+  const credentials = yield* ContentCredentials
+  const source = provenance.origin.source === null ? null : yield* provenance.source
+  const signed = yield* credentials
+    .sign({ bytes, contentType, title }, provenance.origin, source)
+    .pipe(Effect.mapError(storageFailure))
+  const sidecar =
+    signed.sidecar === null
+      ? null
+      : {
+          key: `${key}.c2pa`,
+          size: (yield* storage.put(`${key}.c2pa`, signed.sidecar).pipe(Effect.mapError(storageFailure))).size
+        }
+  const stored = yield* storage.put(key, signed.bytes).pipe(Effect.mapError(storageFailure))
+  return { size: stored.size, sidecar }
+})
 
 /**
  * The time limit of one download, connect to last byte: on expiry the request in flight (the
@@ -113,9 +195,9 @@ const copyLocal = Effect.fnUntraced(function* (
   kind: RehostKind,
   key: (extension: string) => string,
   fallback: string,
-  options: RehostOptions
+  options: RehostOptions,
+  signing: Signing
 ) {
-  const storage = yield* Storage
   const metrics = yield* Metrics
   const started = performance.now()
   const path = fileURLToPath(url)
@@ -128,22 +210,49 @@ const copyLocal = Effect.fnUntraced(function* (
       })
   })
   const storedKey = key(extensionOf(url, null, fallback))
-  const stored = yield* storage
-    .put(storedKey, bytes)
-    .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
+  const stored = yield* storeSigned(storedKey, bytes, signing.title, signing.provenance)
   metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
   return `${options.publicUrl}/files/${storedKey}`
 })
 
-/** Downloads one file into storage; answers its lasting URL. */
+/** How a copied file is signed: its title in the manifest and its provenance. */
+interface Signing {
+  readonly title: string
+  readonly provenance: Provenance
+}
+
+/** A download's whole body, refused past the storage's limit (a declared length is checked first). */
+const readBody = (url: string, response: IncomingMessage) =>
+  Effect.tryPromise({
+    try: async () => {
+      const declared = Number(response.headers["content-length"] ?? 0)
+      if (declared > maxObjectBytes) throw new Error(`larger than ${maxObjectBytes} bytes`)
+      const chunks: Array<Buffer> = []
+      let size = 0
+      for await (const chunk of response) {
+        const bytes = chunk as Buffer
+        size += bytes.length
+        if (size > maxObjectBytes) throw new Error(`larger than ${maxObjectBytes} bytes`)
+        chunks.push(bytes)
+      }
+      return Buffer.concat(chunks, size)
+    },
+    catch: (cause) => new RehostError({ message: `Could not download ${url}: ${String(cause)}`, definite: false })
+  })
+
+/**
+ * Downloads one file into storage; answers its lasting URL. Audio is read whole and signed
+ * (`storeSigned`); an image streams to storage as it arrives.
+ */
 const copy = Effect.fnUntraced(function* (
   url: string,
   kind: RehostKind,
   key: (extension: string) => string,
   fallback: string,
-  options: RehostOptions
+  options: RehostOptions,
+  signing: Signing
 ) {
-  if (url.startsWith("file:")) return yield* copyLocal(url, kind, key, fallback, options)
+  if (url.startsWith("file:")) return yield* copyLocal(url, kind, key, fallback, options, signing)
   const storage = yield* Storage
   const metrics = yield* Metrics
   const started = performance.now()
@@ -162,9 +271,15 @@ const copy = Effect.fnUntraced(function* (
       })
     }
     const storedKey = key(extensionOf(url, response.headers["content-type"] ?? null, fallback))
-    const stored = yield* storage
-      .put(storedKey, response)
-      .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
+    // The time limit covers the download: signing after the last byte is not the upstream's time.
+    const stored = isSigned(contentTypeOf(storedKey))
+      ? yield* storeSigned(
+          storedKey,
+          yield* readBody(url, response).pipe(Effect.ensuring(Effect.sync(() => deadline.end()))),
+          signing.title,
+          signing.provenance
+        )
+      : yield* storage.put(storedKey, response).pipe(Effect.mapError(storageFailure))
     metrics.rehosted(kind, stored.size, (performance.now() - started) / 1000)
     return `${options.publicUrl}/files/${storedKey}`
   }).pipe(
@@ -181,7 +296,8 @@ const copy = Effect.fnUntraced(function* (
 export const rehostTracks = Effect.fnUntraced(function* (
   taskId: string,
   tracks: ReadonlyArray<ProviderTrack>,
-  options: RehostOptions
+  options: RehostOptions,
+  provenance: Provenance
 ) {
   const ids = yield* Ids
   return yield* Effect.forEach(
@@ -190,16 +306,16 @@ export const rehostTracks = Effect.fnUntraced(function* (
       Effect.gen(function* () {
         const [audioUrl, imageUrl] = yield* Effect.all(
           [
-            copy(track.audioUrl, "audio", (extension) => `${taskId}/${index}.${extension}`, "mp3", options),
+            copy(track.audioUrl, "audio", (extension) => `${taskId}/${index}.${extension}`, "mp3", options, {
+              title: track.title ?? `${taskId}-${index}`,
+              provenance
+            }),
             track.imageUrl === null
               ? Effect.succeed(null)
-              : copy(
-                  track.imageUrl,
-                  "cover",
-                  (extension) => `${taskId}/${index}-cover.${extension}`,
-                  "png",
-                  options
-                ).pipe(
+              : copy(track.imageUrl, "cover", (extension) => `${taskId}/${index}-cover.${extension}`, "png", options, {
+                  title: track.title ?? `${taskId}-${index}`,
+                  provenance
+                }).pipe(
                   Effect.catchIf(
                     (error) => error.definite,
                     () => Effect.succeed(null)
@@ -240,14 +356,35 @@ const keyName = (
   return { base, extension }
 }
 
-/** Stores bytes at hand (an export's file given as bytes, or one the service wrote). */
-const storeBytes = Effect.fnUntraced(function* (key: string, bytes: Uint8Array, options: RehostOptions) {
-  const storage = yield* Storage
-  const stored = yield* storage
-    .put(key, bytes)
-    .pipe(Effect.mapError((error) => new RehostError({ message: error.message, definite: false })))
-  return { url: `${options.publicUrl}/files/${key}`, bytes: stored.size }
+/** Stores bytes at hand (an export's file given as bytes, or one the service wrote), signed if audio. */
+const storeBytes = Effect.fnUntraced(function* (
+  key: string,
+  bytes: Uint8Array,
+  options: RehostOptions,
+  signing: Signing
+) {
+  const stored = yield* storeSigned(key, bytes, signing.title, signing.provenance)
+  return { url: `${options.publicUrl}/files/${key}`, bytes: stored.size, sidecar: stored.sidecar }
 })
+
+/** An export's file, and its sidecar manifest's entry beside it when it has one. */
+const withSidecar = (
+  file: ExportFile,
+  sidecar: { readonly key: string; readonly size: number } | null,
+  options: RehostOptions
+): ReadonlyArray<ExportFile> =>
+  sidecar === null
+    ? [file]
+    : [
+        file,
+        {
+          name: `${file.name}.c2pa`,
+          url: `${options.publicUrl}/files/${sidecar.key}`,
+          content_type: "application/c2pa",
+          bytes: sidecar.size,
+          stem: file.stem
+        }
+      ]
 
 /**
  * Copies every file of a finished export into storage under `<export id>/...` (fixed keys, so a
@@ -258,7 +395,8 @@ export const rehostExportFiles = Effect.fnUntraced(function* (
   exportId: string,
   files: ReadonlyArray<ProviderExportFile>,
   timedLyrics: ReadonlyArray<TimedWord> | null,
-  options: RehostOptions
+  options: RehostOptions,
+  provenance: Provenance
 ) {
   const storage = yield* Storage
   const provided = yield* Effect.forEach(
@@ -267,20 +405,24 @@ export const rehostExportFiles = Effect.fnUntraced(function* (
       Effect.gen(function* () {
         const { base, extension } = keyName(index, file.name, "bin")
         const key = (ext: string) => `${exportId}/${index}-${base}.${ext}`
+        const signing = { title: file.name, provenance }
         if (file.content._tag === "Bytes") {
-          const stored = yield* storeBytes(key(extension), file.content.bytes, options)
-          return {
-            name: file.name,
-            url: stored.url,
-            content_type: file.contentType,
-            bytes: stored.bytes,
-            stem: file.stem
-          }
+          const stored = yield* storeBytes(key(extension), file.content.bytes, options, signing)
+          return withSidecar(
+            { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: file.stem },
+            stored.sidecar,
+            options
+          )
         }
         let storedKey = key(extension)
-        const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options)
+        const url = yield* copy(file.content.url, "audio", (ext) => (storedKey = key(ext)), extension, options, signing)
         const stored = yield* storage.stat(storedKey)
-        return { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem }
+        const sidecar = yield* storage.stat(`${storedKey}.c2pa`)
+        return withSidecar(
+          { name: file.name, url, content_type: file.contentType, bytes: stored?.size ?? 0, stem: file.stem },
+          sidecar === null ? null : { key: `${storedKey}.c2pa`, size: sidecar.size },
+          options
+        )
       }),
     { concurrency: 4 }
   )
@@ -289,9 +431,12 @@ export const rehostExportFiles = Effect.fnUntraced(function* (
       ? []
       : yield* Effect.forEach(timedLyricsFiles(timedLyrics), (file) =>
           Effect.gen(function* () {
-            const stored = yield* storeBytes(`${exportId}/${file.name}`, Buffer.from(file.text, "utf8"), options)
+            const stored = yield* storeBytes(`${exportId}/${file.name}`, Buffer.from(file.text, "utf8"), options, {
+              title: file.name,
+              provenance
+            })
             return { name: file.name, url: stored.url, content_type: file.contentType, bytes: stored.bytes, stem: null }
           })
         )
-  return [...provided, ...written] satisfies ReadonlyArray<ExportFile>
+  return [...provided.flat(), ...written] satisfies ReadonlyArray<ExportFile>
 })

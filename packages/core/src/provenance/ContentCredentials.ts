@@ -7,7 +7,15 @@
  * (cover images, lyrics) are not signed.
  */
 import { Context, Effect, Layer, Schema } from "effect"
-import { discloseInMp3, discloseInWav, signAsset, signSidecar } from "@lyre/provenance"
+import {
+  discloseInMp3,
+  discloseInWav,
+  loadC2pa,
+  loadSigningCredentials,
+  makeLocalCredentials,
+  signAsset,
+  signSidecar
+} from "@lyre/provenance"
 import type { CoseSigner, ManifestDefinition } from "@lyre/provenance"
 import { disclosureOf, manifestOf, sourceIngredientId } from "./origin.ts"
 import type { FileOrigin, ProductInfo } from "./origin.ts"
@@ -68,7 +76,23 @@ export class ContentCredentials extends Context.Service<
 >()("lyre/core/provenance/ContentCredentials") {
   /** Signs with `signer` (the operator's credential, checked at start), naming `product` as the claim generator. */
   static readonly layer = (signer: CoseSigner, product: ProductInfo) =>
-    Layer.succeed(ContentCredentials)(ContentCredentials.of({ sign: makeSign(signer, product) }))
+    Layer.effect(ContentCredentials)(
+      // c2pa-rs is compiled here, at start, rather than in the first file's re-hosting.
+      Effect.as(
+        Effect.promise(() => loadC2pa()),
+        ContentCredentials.of({ sign: makeSign(signer, product) })
+      )
+    )
+  /** Signs with a local CA and certificate made for this layer alone (tests, tools); no trust list holds them. */
+  static readonly layerEphemeral = (product: ProductInfo = { name: "Lyre", version: "0.0.0" }) =>
+    Layer.effect(ContentCredentials)(
+      Effect.promise(async () => {
+        const local = await makeLocalCredentials()
+        const signer = await loadSigningCredentials(local.chainPem, local.keyPem)
+        await loadC2pa()
+        return ContentCredentials.of({ sign: makeSign(signer, product) })
+      })
+    )
 }
 
 const makeSign =

@@ -3,6 +3,7 @@
  * the API is extended and exported in every format; each reaches `ready` through the worker,
  * with its files re-hosted and served at the service's own URLs with Range.
  */
+import { readAsset, readSidecar } from "@lyre/provenance"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, settledAt, startTestServer } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
@@ -162,4 +163,59 @@ describe("song tools on the built-in engine", () => {
     const exported = await exportAndWait(String(firstTrack(task).id), "midi")
     expect(exported.status).toBe("ready")
   }, 300_000)
+})
+
+/** A hosted file's bytes. */
+const bytesAt = async (url: unknown): Promise<Buffer> => Buffer.from(await (await fetch(String(url))).arrayBuffer())
+
+/** The ready export of a format (made in the test above, or now). */
+const readyExport = async (trackId: string, format: string): Promise<Json> => {
+  const res = await api(server, "POST", `/api/v1/music/tracks/${trackId}/exports`, {
+    key: account.key,
+    body: { format }
+  })
+  return settled(`/api/v1/music/exports/${String(res.body.id)}`)
+}
+
+describe("content credentials (DESIGN.md section 13)", () => {
+  it("the song's MP3 and its WAV and MIDI exports read Valid by c2pa-rs, and Invalid with one audio byte changed", async () => {
+    const track = firstTrack(song)
+    const mp3 = await bytesAt(track.audio_url)
+    const report = await readAsset(mp3, "audio/mpeg")
+    expect(report.state).toBe("Valid")
+    expect(report.failures.map((failure) => failure.code)).toEqual(["signingCredential.untrusted"])
+    expect(report.manifests[0]).toMatchObject({
+      title: "Glass City",
+      claimGenerator: expect.stringMatching(/^Lyre /),
+      actions: [
+        {
+          action: "c2pa.created",
+          digitalSourceType: "http://cv.iptc.org/newscodes/digitalsourcetype/algorithmicMedia",
+          softwareAgent: expect.stringMatching(/^Lyre built-in engine/)
+        }
+      ]
+    })
+    expect(JSON.stringify(report)).not.toContain(account.id)
+    // The disclosure in the file's own ID3v2 tag.
+    expect(mp3.subarray(0, 3).toString()).toBe("ID3")
+    expect(mp3.includes("Made with AI")).toBe(true)
+    const changed = Buffer.from(mp3)
+    changed[changed.length - 500] = (changed[changed.length - 500] ?? 0) ^ 0x01
+    expect((await readAsset(changed, "audio/mpeg")).state).toBe("Invalid")
+
+    const wav = await readyExport(String(track.id), "wav")
+    const wavBytes = await bytesAt(filesOf(wav)[0]?.url)
+    const wavReport = await readAsset(wavBytes, "audio/wav")
+    expect(wavReport.state).toBe("Valid")
+    expect(wavReport.manifests[0]?.actions.map((action) => action.action)).toEqual(["c2pa.opened", "c2pa.transcoded"])
+    // Its ingredient is the track's MP3, whose own manifest comes along.
+    expect(wavReport.manifests[0]?.ingredients).toMatchObject([{ title: "Glass City", relationship: "parentOf" }])
+    expect(wavReport.manifests.map((manifest) => manifest.title)).toEqual(["track.wav", "Glass City"])
+
+    const midi = await readyExport(String(track.id), "midi")
+    const [midiFile, sidecar] = filesOf(midi)
+    expect(sidecar).toMatchObject({ name: "track.mid.c2pa", content_type: "application/c2pa" })
+    const midiBytes = await bytesAt(midiFile?.url)
+    expect((await readSidecar(await bytesAt(sidecar?.url), midiBytes)).state).toBe("Valid")
+  }, 120_000)
 })

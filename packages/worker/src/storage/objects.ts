@@ -31,11 +31,16 @@ export const contentTypes: Readonly<Record<string, string>> = {
   lrc: "text/plain; charset=utf-8",
   vtt: "text/vtt; charset=utf-8",
   json: "application/json",
-  zip: "application/zip"
+  zip: "application/zip",
+  // A sidecar manifest store (content credentials) beside a file whose format has no place for one.
+  c2pa: "application/c2pa"
 }
 
-/** Keys are `<segment>/<segment>.<ext>` of URL-safe characters; anything else is refused. */
-const keyShape = /^[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.[a-z0-9]+$/
+/**
+ * Keys are `<segment>/<segment>.<ext>` of URL-safe characters, or such a key's sidecar
+ * `<segment>/<segment>.<ext>.c2pa`; anything else is refused.
+ */
+const keyShape = /^[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.[a-z0-9]+(?:\.c2pa)?$/
 
 export const isStorageKey = (key: string): boolean => keyShape.test(key)
 

@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { Accounts, Generations, Leases, makeLeaseBook } from "@lyre/core"
+import { Accounts, ContentCredentials, Generations, Leases, makeLeaseBook } from "@lyre/core"
 import {
   coreServicesLayer,
   generateRequest,
@@ -39,7 +39,14 @@ const workerLayer = TaskWorker.layer({
   pollSeconds: testSettings.providerPollSeconds,
   publicUrl: testSettings.publicUrl
 }).pipe(
-  Layer.provide(Layer.mergeAll(scratchStorage, Wakeup.layerLocal, Leases.layer(makeLeaseBook()))),
+  Layer.provide(
+    Layer.mergeAll(
+      scratchStorage,
+      Wakeup.layerLocal,
+      Leases.layer(makeLeaseBook()),
+      ContentCredentials.layerEphemeral()
+    )
+  ),
   Layer.provideMerge(coreServicesLayer)
 )
 
