@@ -24,6 +24,7 @@ import {
 import { examples } from "./context.ts"
 import type { GlobalOptions, Io } from "./context.ts"
 import { addOwnAudioCommands } from "./ownAudio.ts"
+import { addVerifyCommand } from "./verify.ts"
 import { pageOf, withPaging } from "./paging.ts"
 import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
 
@@ -616,6 +617,7 @@ export const createProgram = (io: Io): Command => {
 
   // your own audio: upload, uploads, cover, vocals, accompany, edit, personas (ownAudio.ts)
   addOwnAudioCommands(program, { io, globals, write, displayOf, clientOf, follow, finishCreated, lyricsOf })
+  addVerifyCommand(program, { globals, write })
 
   return program
 }

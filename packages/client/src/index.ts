@@ -18,6 +18,15 @@ export type {
   WaitOptions,
   WaitProgress
 } from "./rest.ts"
+export { embeddedFormatOf, readContentCredentials } from "./contentCredentials.ts"
+export type {
+  ActionSummary,
+  ContentCredentialsOptions,
+  ContentCredentialsReport,
+  IngredientSummary,
+  ManifestSummary,
+  ValidationFailure
+} from "./contentCredentials.ts"
 export { createLyreTrpcClient } from "./trpc.ts"
 export { uploadAudio } from "./upload.ts"
 export type { UploadOptions, UploadSource, UploadTarget } from "./upload.ts"
