@@ -184,7 +184,8 @@ const extras =
         "packages/engine/bench/sound-bench.ts",
         "bench/engine-e2e-bench.ts",
         "bench/engine-tools-bench.ts",
-        "bench/listen-bench.ts"
+        "bench/listen-bench.ts",
+        "bench/content-credentials-bench.ts"
       ]
 for (const extra of extras) {
   if (!existsSync(join(repositoryRoot, extra))) continue
