@@ -17,6 +17,7 @@ import { ContentCredentials } from "../packages/core/src/index.ts"
 import type { FileOrigin } from "../packages/core/src/index.ts"
 import { runJob } from "../packages/engine/src/jobs.ts"
 import type { EngineRequest } from "../packages/engine/src/types.ts"
+import { pcmWav } from "../packages/provenance/test/support/audio.ts"
 
 const song: EngineRequest = {
   style: "pop, 100 bpm, in C major, piano, synth, drums",
@@ -64,20 +65,7 @@ console.log(
 )
 
 // A WAV of the same length (16-bit stereo, 44.1 kHz), as an export is.
-const wavBytes = 44 + Math.round(seconds * 44_100) * 4
-const wav = Buffer.alloc(wavBytes)
-wav.write("RIFF", 0)
-wav.writeUInt32LE(wavBytes - 8, 4)
-wav.write("WAVEfmt ", 8)
-wav.writeUInt32LE(16, 16)
-wav.writeUInt16LE(1, 20)
-wav.writeUInt16LE(2, 22)
-wav.writeUInt32LE(44_100, 24)
-wav.writeUInt32LE(176_400, 28)
-wav.writeUInt16LE(4, 32)
-wav.writeUInt16LE(16, 34)
-wav.write("data", 36)
-wav.writeUInt32LE(wavBytes - 44, 40)
+const wav = pcmWav(Math.round(seconds * 44_100), { channels: 2, rate: 44_100 })
 
 const directory = mkdtempSync(join(tmpdir(), "lyre-c2pa-bench-"))
 try {

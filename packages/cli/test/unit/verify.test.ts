@@ -7,29 +7,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadSigningCredentials, makeLocalCredentials, signAsset } from "@lyre/provenance"
 import { afterAll, describe, expect, it } from "vitest"
+import { pcmWav } from "../../../provenance/test/support/audio.ts"
 import { run } from "../../src/program.ts"
 import type { Io } from "../../src/program.ts"
 
 const directory = mkdtempSync(join(tmpdir(), "lyre-verify-"))
 afterAll(() => rmSync(directory, { recursive: true, force: true }))
 
-const wav = (samples: number): Uint8Array => {
-  const out = Buffer.alloc(44 + samples * 2)
-  out.write("RIFF", 0)
-  out.writeUInt32LE(36 + samples * 2, 4)
-  out.write("WAVEfmt ", 8)
-  out.writeUInt32LE(16, 16)
-  out.writeUInt16LE(1, 20)
-  out.writeUInt16LE(1, 22)
-  out.writeUInt32LE(8000, 24)
-  out.writeUInt32LE(16000, 28)
-  out.writeUInt16LE(2, 32)
-  out.writeUInt16LE(16, 34)
-  out.write("data", 36)
-  out.writeUInt32LE(samples * 2, 40)
-  for (let i = 0; i < samples; i++) out.writeInt16LE((i * 53) % 4000, 44 + i * 2)
-  return out
-}
+const wav = (samples: number): Uint8Array => pcmWav(samples, { sample: (i) => (i * 53) % 4000 })
 
 const lyre = async (...args: Array<string>) => {
   let stdout = ""

@@ -7,6 +7,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { loadSigningCredentials, makeLocalCredentials, readAsset, readSidecar } from "@lyre/provenance"
+import { pcmWav } from "../../../provenance/test/support/audio.ts"
 import { ContentCredentials, digitalSourceTypeOf, manifestOf } from "../../src/index.ts"
 import type { FileOrigin } from "../../src/index.ts"
 
@@ -14,24 +15,7 @@ const product = { name: "Lyre", version: "9.9.9" }
 const song: FileOrigin = { work: "song", model: "aether", maker: "engine", userAudio: false, source: null }
 const source = { storageKey: "gen_1/0.wav", title: "First", contentType: "audio/wav" }
 
-const wav = (samples: number): Uint8Array => {
-  const out = new Uint8Array(44 + samples * 2)
-  const view = new DataView(out.buffer)
-  out.set(new TextEncoder().encode("RIFF"), 0)
-  view.setUint32(4, 36 + samples * 2, true)
-  out.set(new TextEncoder().encode("WAVEfmt "), 8)
-  view.setUint32(16, 16, true)
-  view.setUint16(20, 1, true)
-  view.setUint16(22, 1, true)
-  view.setUint32(24, 8000, true)
-  view.setUint32(28, 16000, true)
-  view.setUint16(32, 2, true)
-  view.setUint16(34, 16, true)
-  out.set(new TextEncoder().encode("data"), 36)
-  view.setUint32(40, samples * 2, true)
-  for (let i = 0; i < samples; i++) view.setInt16(44 + i * 2, (i * 37) % 3000, true)
-  return out
-}
+const wav = (samples: number): Uint8Array => pcmWav(samples, { sample: (i) => (i * 37) % 3000 })
 
 describe("the manifest of a file", () => {
   it("names the digital source type by maker and by the user's audio", () => {

@@ -15,33 +15,11 @@ import {
   signSidecar
 } from "../../src/index.ts"
 import type { LocalCredentials, ManifestDefinition, SigningCredentials } from "../../src/index.ts"
+import { pcmWav, silentMp3 } from "../support/audio.ts"
 
-/** Silent MPEG-1 Layer III frames (128 kbit/s, 44.1 kHz: 417 bytes each). */
-const mp3 = (frames: number): Uint8Array => {
-  const out = new Uint8Array(frames * 417)
-  for (let i = 0; i < frames; i++) out.set([0xff, 0xfb, 0x90, 0x64], i * 417)
-  return out
-}
-
+const mp3 = silentMp3
 /** A 16-bit mono WAV of `samples` samples of a ramp. */
-const wav = (samples: number): Uint8Array => {
-  const out = new Uint8Array(44 + samples * 2)
-  const view = new DataView(out.buffer)
-  out.set(new TextEncoder().encode("RIFF"), 0)
-  view.setUint32(4, 36 + samples * 2, true)
-  out.set(new TextEncoder().encode("WAVEfmt "), 8)
-  view.setUint32(16, 16, true)
-  view.setUint16(20, 1, true)
-  view.setUint16(22, 1, true)
-  view.setUint32(24, 44_100, true)
-  view.setUint32(28, 88_200, true)
-  view.setUint16(32, 2, true)
-  view.setUint16(34, 16, true)
-  out.set(new TextEncoder().encode("data"), 36)
-  view.setUint32(40, samples * 2, true)
-  for (let i = 0; i < samples; i++) view.setInt16(44 + i * 2, (i % 200) * 100, true)
-  return out
-}
+const wav = (samples: number): Uint8Array => pcmWav(samples, { rate: 44_100, sample: (i) => (i % 200) * 100 })
 
 const created = (format: string): ManifestDefinition => ({
   title: "song",
