@@ -80,11 +80,16 @@ const withBuilder = async <A>(
   )
   try {
     for (const ingredient of definition.ingredients ?? []) {
-      await builder.addIngredientFromBlob(
-        JSON.stringify({ title: ingredient.title, relationship: ingredient.relationship, label: ingredient.id }),
-        ingredient.format,
-        asBlob(ingredient.bytes)
-      )
+      const json = JSON.stringify({
+        title: ingredient.title,
+        format: ingredient.format,
+        relationship: ingredient.relationship,
+        label: ingredient.id
+      })
+      // A format c2pa-rs cannot open (an OGG upload) is named without its bytes: no manifest to keep.
+      await builder.addIngredientFromBlob(json, ingredient.format, asBlob(ingredient.bytes)).catch(() => {
+        builder.addIngredient(json)
+      })
     }
     return await use(builder)
   } finally {

@@ -89,6 +89,34 @@ describe("signAsset and readAsset", () => {
     expect(report.manifests[0]?.actions.map((action) => action.action)).toEqual(["c2pa.opened", "c2pa.edited"])
   })
 
+  it("names an ingredient c2pa-rs cannot open (an OGG upload) without its bytes", async () => {
+    const edit = await signAsset(
+      {
+        ...created("audio/wav"),
+        actions: [
+          { action: "c2pa.opened", ingredientIds: ["upload"] },
+          { action: "c2pa.edited", digitalSourceType: "compositeSynthetic" }
+        ],
+        ingredients: [
+          {
+            id: "upload",
+            title: "mine.ogg",
+            format: "audio/ogg",
+            relationship: "parentOf",
+            bytes: Buffer.from("OggS...")
+          }
+        ]
+      },
+      wav(500),
+      signer
+    )
+    const report = await readAsset(edit, "audio/wav")
+    expect(report.state).toBe("Valid")
+    expect(report.manifests[0]?.ingredients).toMatchObject([
+      { title: "mine.ogg", relationship: "parentOf", manifest: null }
+    ])
+  })
+
   it("reads a file without a manifest as Missing", async () => {
     expect((await readAsset(wav(100), "audio/wav")).state).toBe("Missing")
   })
