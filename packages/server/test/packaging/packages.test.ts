@@ -15,6 +15,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
+import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pnpm, run, succeed } from "./support/commands.ts"
 import { installTarballs } from "./support/installTarballs.ts"
@@ -180,7 +181,12 @@ describe("the published packages", () => {
       const undeclared = new Set<string>()
       for (const file of files) {
         const text = readFileSync(join(installed, "dist", file), "utf8")
-        for (const [, specifier = ""] of text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*["']([^"'./][^"']*)["']/g)) {
+        // TypeScript's own scanner finds imports, re-exports and import() calls, not words in strings.
+        const specifiers = ts
+          .preProcessFile(text, true, true)
+          .importedFiles.map((reference) => reference.fileName)
+          .filter((specifier) => !specifier.startsWith("."))
+        for (const specifier of specifiers) {
           const name = packageOf(specifier)
           if (!specifier.startsWith("node:") && !builtinModules.includes(name) && !declared.has(name))
             undeclared.add(`${file}: ${specifier}`)
