@@ -142,6 +142,7 @@ interface TaskRow {
   readonly error_code: string | null
   readonly error_message: string | null
   readonly tracks: ReadonlyArray<unknown> | null
+  readonly previews: ReadonlyArray<{ readonly index: number; readonly stream_url: string }> | null
 }
 
 /** A task as the interface shows it; a stored track is sent as stored. */
@@ -154,7 +155,11 @@ const renderTask = (task: TaskRow) => ({
   credits_used: task.credits_used,
   credits_refunded: task.credits_refunded,
   error: task.error_code === null ? null : { code: task.error_code, message: task.error_message ?? "" },
-  tracks: task.tracks ?? []
+  tracks: task.tracks ?? [],
+  previews:
+    task.status === "pending" && task.previews !== null
+      ? task.previews.map((p) => ({ index: p.index, stream_url: p.stream_url }))
+      : []
 })
 
 const readBody = (req: IncomingMessage) =>
@@ -412,14 +417,15 @@ const server = createServer((req, res) => {
           credits_used: result.price,
           credits_refunded: 0,
           error: null,
-          tracks: []
+          tracks: [],
+          previews: []
         },
         admitted
       )
     }
     const id = path.slice("/api/v1/music/generations/".length)
     const [task] = await runtime.runPromise(sql<TaskRow>`
-      select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks, created_at, updated_at
+      select id, status, model, credits_used, credits_refunded, error_code, error_message, tracks, previews, created_at, updated_at
       from generation_tasks where id = ${id} and account_id = ${row.account_id}`)
     return task === undefined
       ? send(res, 404, { error: { code: "task_not_found" } }, admitted)

@@ -66,6 +66,8 @@ describe("task-augmented tools/call", () => {
       "extend_track",
       "export_track",
       "wait_for_export",
+      "write_lyrics",
+      "wait_for_lyrics",
       "upload_audio",
       "wait_for_upload",
       "cover_track",

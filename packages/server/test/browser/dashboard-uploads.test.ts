@@ -439,7 +439,7 @@ describe("personas in the dashboard", () => {
     await expect.poll(() => personaSelect.locator("option:checked").textContent()).toBe("Porch voice")
     await page.getByLabel("Style").fill("folk, 90 bpm, acoustic guitar")
     await page.getByLabel("Title").fill("Porch Song")
-    await page.getByLabel("Lyrics").fill("[Verse]\nEvening on the porch")
+    await page.getByLabel("Lyrics", { exact: true }).fill("[Verse]\nEvening on the porch")
     const before = await balance()
     await page.getByRole("button", { name: "Generate for 50 credits" }).click()
     const following = page.locator("section.following")

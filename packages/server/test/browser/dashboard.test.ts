@@ -200,7 +200,7 @@ describe("songs", () => {
     const problem = page.locator("#generate-problem")
     await expect.poll(() => problem.textContent()).toContain("missing_parameter")
     expect(await problem.textContent()).toContain(String(rest.body["error"]?.["message"]))
-    expect(await page.getByLabel("Lyrics").getAttribute("aria-invalid")).toBe("true")
+    expect(await page.getByLabel("Lyrics", { exact: true }).getAttribute("aria-invalid")).toBe("true")
 
     // Layout shifts not caused by the user's own input (the Layout Instability API).
     await page.evaluate(`
@@ -208,7 +208,7 @@ describe("songs", () => {
       new PerformanceObserver((list) => {
         for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.shifts.push(entry.value)
       }).observe({ type: "layout-shift", buffered: true })`)
-    await page.getByLabel("Lyrics").fill("[Verse]\nRain on the glass\n[Chorus]\nStay a while")
+    await page.getByLabel("Lyrics", { exact: true }).fill("[Verse]\nRain on the glass\n[Chorus]\nStay a while")
     await page.getByRole("button", { name: "Generate for 50 credits" }).click()
     const following = page.locator("section.following")
     await following.locator("[data-status=pending]").waitFor()
@@ -271,7 +271,7 @@ describe("a lower-tier account", () => {
     const songs = await tabs.open(basic, "/dashboard/songs")
     await songs.getByLabel("Style").fill("ambient")
     await songs.getByLabel("Title").fill("Quiet")
-    await songs.getByLabel("Lyrics").fill("la la")
+    await songs.getByLabel("Lyrics", { exact: true }).fill("la la")
     await songs.getByRole("button", { name: /^Generate/ }).click()
     await expect.poll(() => songs.locator("#generate-problem").textContent()).toContain("tier_insufficient")
     expect((await server.query("select 1 from generation_tasks where account_id = $1", basic.id)).length).toBe(0)

@@ -191,12 +191,14 @@ describe("PostgreSQL stopped under load", () => {
         expect(output, name).not.toContain("unhandled")
       }
       const workerOutput = worker.output()
-      expect(workerOutput.match(/(?<!(export|listen) )worker: the database is out of reach/g)?.length).toBe(1)
+      expect(workerOutput.match(/(?<!(export|listen|lyrics) )worker: the database is out of reach/g)?.length).toBe(1)
       expect(workerOutput).toContain("worker: the database answers again")
       // The export poller shares the rule; it says so at most once (it may sleep through a short outage).
       expect(workerOutput.match(/export worker: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
       // So does the worker that listens to uploads.
       expect(workerOutput.match(/listen worker: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
+      // And the lyrics worker.
+      expect(workerOutput.match(/lyrics worker: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)
       expect(workerOutput.match(/webhooks: the database is out of reach/g)?.length).toBe(1)
       // The API process said at most once that it kept outcomes (none when no create met the stop).
       expect(api.output().match(/submissions: the database is out of reach/g)?.length ?? 0).toBeLessThanOrEqual(1)

@@ -82,7 +82,11 @@ describe("song tools for agents on the built-in engine", () => {
     expect(created?.taskId).toMatch(/^exp_/)
     expect(result?.structuredContent).toMatchObject({ id: created?.taskId, status: "ready", format: "midi" })
     const links = (result?.content ?? []).filter((item) => item.type === "resource_link")
-    expect(links).toEqual([expect.objectContaining({ name: "track.mid", mimeType: "audio/midi" })])
+    // A MIDI file has no place for a manifest: its content credentials come beside it (record 0123).
+    expect(links).toEqual([
+      expect.objectContaining({ name: "track.mid", mimeType: "audio/midi" }),
+      expect.objectContaining({ name: "track.mid.c2pa", mimeType: "application/c2pa" })
+    ])
     const link = links[0]
     const midi = await fetch(link?.type === "resource_link" ? link.uri : "")
     expect(midi.headers.get("content-type")).toBe("audio/midi")
