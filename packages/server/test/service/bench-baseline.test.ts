@@ -11,18 +11,9 @@ import { answerShape, startBothSides } from "../../../../bench/service.ts"
 import { query, sleep } from "../../../../bench/support.ts"
 import { startWorkerService } from "../../../../bench/worker-service.ts"
 import type { WorkerMode } from "../../../../bench/worker-service.ts"
+import { mp3FramesOf } from "../support/files.ts"
 
 const mode = process.env["DATABASE_URL"] === undefined ? "pglite" : "postgres"
-
-/** The length of the ID3v2 tags at the start of an MP3 (0 without one): each header, body and footer. */
-const id3v2TagsLength = (bytes: Uint8Array): number => {
-  let at = 0
-  while (bytes[at] === 0x49 && bytes[at + 1] === 0x44 && bytes[at + 2] === 0x33) {
-    const size = [6, 7, 8, 9].reduce((sum, i) => sum * 128 + ((bytes[at + i] ?? 0) & 0x7f), 0)
-    at += 10 + size + (((bytes[at + 5] ?? 0) & 0x10) === 0 ? 0 : 10)
-  }
-  return at
-}
 
 describe("the benchmark's baseline", () => {
   it(`answers GET /v1/me, GET of a task and create as Lyre does (${mode})`, async () => {
@@ -92,7 +83,7 @@ const finishedTaskShape = async (mode: WorkerMode) => {
       .sort()
       .map((name) => {
         const bytes = readFileSync(join(directory, name))
-        return [name, name.endsWith(".mp3") ? bytes.length - id3v2TagsLength(bytes) : bytes.length]
+        return [name, name.endsWith(".mp3") ? mp3FramesOf(bytes).length : bytes.length]
       })
     const text = JSON.stringify({ task, tracks, events, slots, files })
     return JSON.parse(

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, settledAt, startTestServer } from "../support/harness.ts"
 import type { TestServer } from "../support/harness.ts"
+import { mp3FramesOf } from "../support/files.ts"
 
 let server: TestServer
 beforeAll(async () => {
@@ -32,17 +33,6 @@ const storedPreviews = async (id: string) => {
     if (row?.previews != null || Date.now() > deadline) return row?.previews ?? []
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-}
-
-/**
- * An MP3's frames: the file without a leading ID3v2 tag, where the stored file carries its content
- * credentials (record 0123) and a preview carries none (record 0126).
- */
-const framesOf = (mp3: Buffer): Buffer => {
-  if (mp3.length < 10 || mp3.toString("latin1", 0, 3) !== "ID3") return mp3
-  const size = (mp3.readUInt8(6) << 21) | (mp3.readUInt8(7) << 14) | (mp3.readUInt8(8) << 7) | mp3.readUInt8(9)
-  const footer = (mp3.readUInt8(5) & 0x10) !== 0 ? 10 : 0
-  return framesOf(mp3.subarray(10 + size + footer))
 }
 
 describe("previews on the built-in engine", { timeout: 480_000 }, () => {
@@ -75,8 +65,8 @@ describe("previews on the built-in engine", { timeout: 480_000 }, () => {
         await (await fetch(tracks.find((t) => t.index === p.index)?.audio_url ?? "")).arrayBuffer()
       )
       // The same MP3 frames, byte for byte: the same audio, to the sample.
-      expect(heard[p.index]?.length).toBe(framesOf(final).length)
-      expect(heard[p.index]?.equals(framesOf(final))).toBe(true)
+      expect(heard[p.index]?.length).toBe(mp3FramesOf(final).length)
+      expect(heard[p.index]?.equals(mp3FramesOf(final))).toBe(true)
     }
     const events = await server.query<{ type: string }>(
       "select type from outbox_events where payload ->> 'task_id' = $1 and type like 'job.%' order by seq",

@@ -46,3 +46,14 @@ export const expectServedWithRanges = async (url: string, audioSize: number): Pr
   expect(head.headers.get("content-length")).toBe(String(bytes.length))
   return bytes
 }
+
+/**
+ * An MP3's frames: the file without its leading ID3v2 tags, where a stored file carries its content
+ * credentials (record 0123) and a preview or the upstream's bytes carry none (record 0126).
+ */
+export const mp3FramesOf = (mp3: Uint8Array): Uint8Array => {
+  if (mp3.length < 10 || mp3[0] !== 0x49 || mp3[1] !== 0x44 || mp3[2] !== 0x33) return mp3
+  const size = [6, 7, 8, 9].reduce((sum, i) => sum * 128 + ((mp3[i] ?? 0) & 0x7f), 0)
+  const footer = ((mp3[5] ?? 0) & 0x10) !== 0 ? 10 : 0
+  return mp3FramesOf(mp3.subarray(10 + size + footer))
+}
