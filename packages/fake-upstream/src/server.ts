@@ -94,8 +94,16 @@ export interface FakeUpstreamControl {
   job(taskId: string): JobView | undefined
   /** A lyrics task (`POST /api/v1/lyrics`): its status now, polls and prompt. */
   lyrics(taskId: string): { readonly status: string; readonly polls: number; readonly prompt: string } | undefined
-  /** Sends one callback now (to the task's `callBackUrl` unless `url` is given), whatever the task's state. */
-  sendCallback(taskId: string, stage: CallbackStage, options?: { readonly url?: string }): Promise<CallbackRecord>
+  /**
+   * Sends one callback now (to the task's `callBackUrl` unless `url` is given), whatever the task's
+   * state. With `advance`, record-info first shows what the callback announces (as the scheduled
+   * callbacks do), so `complete` finishes a task that polls alone would keep pending.
+   */
+  sendCallback(
+    taskId: string,
+    stage: CallbackStage,
+    options?: { readonly url?: string; readonly advance?: boolean }
+  ): Promise<CallbackRecord>
   /** Resolves once every callback scheduled so far has been sent and answered. */
   settled(): Promise<void>
   /** The most connections the fake held open at once, since it started or was reset. */
@@ -956,6 +964,7 @@ export const startFakeUpstream = async (options: FakeUpstreamOptions): Promise<F
       if (task === undefined || target === undefined || target === null) {
         return Promise.reject(new Error(`No task ${taskId} with a callback URL`))
       }
+      if (extra.advance === true) task.callbackProgress = Math.max(task.callbackProgress, stageProgress(stage))
       return track(sendCallback(task, stage, target))
     },
     settled: async () => {

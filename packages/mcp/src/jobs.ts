@@ -5,7 +5,8 @@
  * so an MCP task id needs no table of its own.
  */
 import { isExportId, isLyricsId, isUploadId } from "@lyre/core"
-import type { Export, GenerationTask, Job, LyricsTask, Upload } from "@lyre/core"
+import type { Export, GenerationTask, Job, LyricsTask, Preview, Upload } from "@lyre/core"
+import { listenSentence } from "./previews.ts"
 import { invoke } from "./procedures.ts"
 import type { McpRequest, Outcome } from "./procedures.ts"
 
@@ -41,6 +42,13 @@ export const loadJob = (request: McpRequest, id: string): Promise<Outcome<McpJob
 const kindOf = (id: string): string =>
   isExportId(id) ? "Export" : isUploadId(id) ? "Upload" : isLyricsId(id) ? "Lyrics task" : "Task"
 
-/** The words of the wait's progress and of a working task's status message. */
-export const pendingMessage = (id: string, elapsedSeconds: number): string =>
-  `${kindOf(id)} ${id} is pending after ${Math.round(elapsedSeconds)} s.`
+/** A pending generation's streams of its takes being made; nothing for any other job or state. */
+export const pendingPreviews = (job: McpJob): ReadonlyArray<Preview> =>
+  job.status === "pending" && "previews" in job ? job.previews : []
+
+/**
+ * The words of the wait's progress and of a working task's status message, with the addresses of
+ * its audio while it is made once there is some.
+ */
+export const pendingMessage = (job: McpJob, elapsedSeconds: number): string =>
+  `${kindOf(job.id)} ${job.id} is pending after ${Math.round(elapsedSeconds)} s.${listenSentence(pendingPreviews(job))}`

@@ -4,6 +4,7 @@ import { isExport, renderError } from "@lyre/core"
 import type { ApiError, Export, GenerationTask, LyricsTask, Upload } from "@lyre/core"
 import { isLyrics, isUpload } from "./jobs.ts"
 import type { McpJob } from "./jobs.ts"
+import { previewLinks } from "./previews.ts"
 
 type Content = CallToolResult["content"][number]
 
@@ -55,7 +56,9 @@ const trackLinks = (task: GenerationTask): ReadonlyArray<Content> =>
         ]
       })
 
-export const taskResult = (task: GenerationTask): CallToolResult => valueResult(task, trackLinks(task))
+/** A ready song links its files; a pending one its takes' streams, once there is audio to hear. */
+export const taskResult = (task: GenerationTask): CallToolResult =>
+  valueResult(task, task.status === "pending" ? previewLinks(task.id, task.previews) : trackLinks(task))
 
 /** A ready export's files, each a link with the media type the service serves it with. */
 const fileLinks = (exported: Export): ReadonlyArray<Content> =>

@@ -19,7 +19,8 @@ import type { ProgressToken, ServerNotification, ServerRequest } from "@modelcon
 import type { McpRequest } from "./procedures.ts"
 import { finalResultOf, LyreTaskStore, mcpErrorFor, mcpTaskOf, tasksCapability } from "./tasks.ts"
 import { toolDefinitions, toolsByName } from "./tools.ts"
-import { loadJob } from "./jobs.ts"
+import { loadJob, pendingMessage, pendingPreviews } from "./jobs.ts"
+import { previewLinks, previewsMetaKey } from "./previews.ts"
 import { waitFor } from "./wait.ts"
 import type { Progress } from "./wait.ts"
 
@@ -56,16 +57,26 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator()
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
-/** Progress notifications for a request that carries a progress token; nothing otherwise. */
+/**
+ * Progress notifications for a request that carries a progress token; nothing otherwise. A
+ * generation with audio to hear names its streams in the message and links them in `_meta`.
+ */
 const progressSender =
   (progressToken: ProgressToken | undefined, extra: Extra): Progress =>
-  (progress, total, message) =>
-    progressToken === undefined
-      ? Promise.resolve()
-      : extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken, progress, ...(total === undefined ? {} : { total }), message }
-        })
+  (progress, total, job) => {
+    if (progressToken === undefined) return Promise.resolve()
+    const links = previewLinks(job.id, pendingPreviews(job))
+    return extra.sendNotification({
+      method: "notifications/progress",
+      params: {
+        progressToken,
+        progress,
+        ...(total === undefined ? {} : { total }),
+        message: pendingMessage(job, progress),
+        ...(links.length === 0 ? {} : { _meta: { [previewsMetaKey]: links } })
+      }
+    })
+  }
 
 export const makeMcpServer = (request: McpRequest, websiteUrl: string): Server => {
   const server = new Server(

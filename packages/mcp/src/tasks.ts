@@ -50,7 +50,7 @@ const uploadMessageOf = (upload: Upload): string =>
 
 /** The status message, in the wait tool's words while pending, and the failure with its refund. */
 const statusMessageOf = (task: McpJob, ageSeconds: number): string => {
-  if (task.status === "pending") return pendingMessage(task.id, ageSeconds)
+  if (task.status === "pending") return pendingMessage(task, ageSeconds)
   if (isUpload(task)) return uploadMessageOf(task)
   if (isLyrics(task) && task.status === "ready") {
     return `Lyrics task ${task.id} is ready: ${task.variations.length} variations.`

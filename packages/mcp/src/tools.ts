@@ -332,7 +332,8 @@ export const tools: ReadonlyArray<LyreTool> = [
     name: "get_generation",
     title: "Get a generation task",
     description:
-      "The task as it stands: `pending`, `ready` with its tracks (audio_url, image_url, duration, lyrics), or " +
+      "The task as it stands: `pending` (with previews, each take's stream_url to hear it while it is made, " +
+      "once there is audio), `ready` with its tracks (audio_url, image_url, duration, lyrics), or " +
       "`failed` with the error and the credits refunded.",
     input: GetGenerationParams,
     output: GenerationTask,
@@ -346,7 +347,9 @@ export const tools: ReadonlyArray<LyreTool> = [
     description:
       `Waits until the task is \`ready\` or \`failed\`, up to timeout_seconds (at most ${maxWaitSeconds}), and ` +
       "returns it; when time runs out, returns it still `pending` (call again). Sends progress notifications " +
-      "while waiting when the request carries a progress token. Songs usually take seconds to a few minutes.",
+      "while waiting when the request carries a progress token; once the song can be heard while it is made, " +
+      "they name each take's stream address (resource links in _meta, under lyre/previews), and so does a " +
+      "pending result. Songs usually take seconds to a few minutes.",
     input: WaitForGenerationParams,
     output: GenerationTask,
     annotations: readOnly,

@@ -4,7 +4,7 @@
  * so polls thin out (1, 1, 2, 2, 3, then every 5 seconds): a two-minute wait costs 29 polls,
  * about 15 a minute of the 60 a credential has by default, and a song ready in ten seconds 7.
  */
-import { pendingMessage } from "./jobs.ts"
+import type { McpJob } from "./jobs.ts"
 import type { Outcome } from "./procedures.ts"
 
 export const pollDelaysSeconds: ReadonlyArray<number> = [1, 1, 2, 2, 3]
@@ -25,11 +25,14 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", done)
   })
 
-/** Elapsed and total seconds; no total when the wait lasts until the task ends (`tasks/result`). */
-export type Progress = (elapsedSeconds: number, totalSeconds: number | undefined, message: string) => Promise<void>
+/**
+ * Elapsed and total seconds (no total when the wait lasts until the task ends, `tasks/result`),
+ * and the job as the last poll saw it.
+ */
+export type Progress = (elapsedSeconds: number, totalSeconds: number | undefined, job: McpJob) => Promise<void>
 
 /** Polls `load` (one procedure call each time) for the job `id`. */
-export const waitFor = async <J extends { readonly status: string }>(
+export const waitFor = async <J extends McpJob>(
   load: (id: string) => Promise<Outcome<J>>,
   id: string,
   timeoutSeconds: number,
@@ -50,7 +53,7 @@ export const waitFor = async <J extends { readonly status: string }>(
     const remaining = deadline - performance.now()
     if (remaining <= 0) return { ok: true, value: last }
     const elapsed = (performance.now() - started) / 1000
-    await progress(elapsed, Number.isFinite(timeoutSeconds) ? timeoutSeconds : undefined, pendingMessage(id, elapsed))
+    await progress(elapsed, Number.isFinite(timeoutSeconds) ? timeoutSeconds : undefined, last)
     // A poll refused for the rate limit waits as long as the limiter asks, within the deadline.
     const pause =
       outcome.ok || !("retryAfterSeconds" in outcome.error) ? delayBefore(poll) : outcome.error.retryAfterSeconds

@@ -48,6 +48,22 @@ describe("mcpTaskOf", () => {
     })
     expect(mcpTaskOf(failed, now).pollInterval).toBeUndefined()
   })
+
+  it("a pending task with audio to hear names its streams' addresses (issue 54)", () => {
+    const now = Date.parse(pending.created_at) + 3_000
+    const stream = (index: number) =>
+      `https://lyre.example.com/files/streams/gen_abc/${index}.mp3?expires=1&signature=ab`
+    const streaming: GenerationTask = {
+      ...pending,
+      previews: [
+        { index: 0, stream_url: stream(0) },
+        { index: 1, stream_url: stream(1) }
+      ]
+    }
+    expect(mcpTaskOf(streaming, now).statusMessage).toBe(
+      `Task gen_abc is pending after 3 s. Hear it while it is made: ${stream(0)} ${stream(1)}`
+    )
+  })
 })
 
 const exportAt = (id: string, createdAt: string, status: Export["status"] = "pending"): Export => ({

@@ -13,6 +13,7 @@ import { exportPriceOf, lyricsPrice, priceOf } from "@lyre/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { streamingSong } from "../support/previews.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
@@ -441,6 +442,94 @@ describe("write_lyrics (the upstream's lyrics endpoint, as the server's writer w
     const invalid = await rejectionOf(callTool(client, "write_lyrics", { prompt: "" }))
     expect(invalid.code).toBe(-32602)
     expect(invalid.data).toMatchObject({ error: { param: "prompt" } })
+    await client.close()
+  })
+})
+
+describe("audio before ready (issue 54): a pending generation's streams in progress and results", {
+  timeout: 60_000
+}, () => {
+  type Link = { uri: string; name: string; mimeType?: string }
+  /** What a progress notification carries: the SDK hands its `_meta` on beside the message. */
+  type Heard = Progress & { _meta?: { "lyre/previews"?: Array<Link> } }
+
+  /** The progress seen, finishing the song at the first one that offers its streams. */
+  const listener = (finish: () => void) => {
+    const heard: Array<Heard> = []
+    const onprogress = (p: Progress) => {
+      heard.push(p as Heard)
+      if ((p as Heard)._meta?.["lyre/previews"] !== undefined) finish()
+    }
+    return { heard, onprogress }
+  }
+
+  const expectStreams = (id: string, heard: ReadonlyArray<Heard>) => {
+    const streaming = heard.find((p) => p._meta?.["lyre/previews"] !== undefined)
+    const links = streaming?._meta?.["lyre/previews"] ?? []
+    expect(links.map((link) => [link.name, link.mimeType])).toEqual([
+      [`${id}-0-stream.mp3`, "audio/mpeg"],
+      [`${id}-1-stream.mp3`, "audio/mpeg"]
+    ])
+    links.forEach((link, index) => {
+      expect(link.uri.startsWith(`${server.url}/files/streams/${id}/${index}.mp3?`)).toBe(true)
+    })
+    expect(streaming?.message).toMatch(
+      new RegExp(
+        `^Task ${id} is pending after \\d+ s\\. Hear it while it is made: ${links.map((l) => l.uri.replace(/[?.]/g, "\\$&")).join(" ")}$`
+      )
+    )
+    return links
+  }
+
+  it("wait_for_generation's progress names each take's stream and links it; the result links the final files", async () => {
+    const account = await createAccount(server)
+    const client = await connect(account.key)
+    const song = streamingSong(server, "wait")
+    const created = await callTool(client, "generate_music", song.request)
+    expect(linksOf(created)).toEqual([])
+    const id = String(structured(created).id)
+    const { heard, onprogress } = listener(song.finish)
+    const waited = (await client.callTool(
+      { name: "wait_for_generation", arguments: { id, timeout_seconds: 60 } },
+      undefined,
+      { onprogress, resetTimeoutOnProgress: true, timeout: 90_000 }
+    )) as CallToolResult
+    expect(structured(waited).status).toBe("ready")
+    expectStreams(id, heard)
+    const tracks = structured(waited).tracks as unknown as Array<{ audio_url: string }>
+    expect(
+      linksOf(waited)
+        .filter((link) => link.mimeType === "audio/mpeg")
+        .map((link) => link.uri)
+    ).toEqual(tracks.map((track) => track.audio_url))
+    await client.close()
+  })
+
+  it("as an MCP task: tasks/get's message and a pending result name the streams; tasks/result's progress links them", async () => {
+    const account = await createAccount(server)
+    const client = await connect(account.key)
+    const song = streamingSong(server, "task")
+    const started = await startTask(client, "generate_music", song.request)
+    if (started.type !== "taskCreated") throw new Error(`expected a task, got ${started.type}`)
+    const id = started.task.taskId
+    await expect
+      .poll(async () => (await client.experimental.tasks.getTask(id)).statusMessage, { timeout: 30_000, interval: 200 })
+      .toContain(`Hear it while it is made: ${server.url}/files/streams/${id}/0.mp3?`)
+    const pending = await callTool(client, "get_generation", { id })
+    expect(structured(pending).status).toBe("pending")
+    const pendingLinks = linksOf(pending)
+    expect(pendingLinks.map((link) => link.uri)).toEqual(
+      (structured(pending).previews as unknown as Array<{ stream_url: string }>).map((p) => p.stream_url)
+    )
+
+    const { heard, onprogress } = listener(song.finish)
+    const result = await client.experimental.tasks.getTaskResult(id, CallToolResultSchema, {
+      onprogress,
+      resetTimeoutOnProgress: true,
+      timeout: 90_000
+    })
+    expect(result.structuredContent).toMatchObject({ id, status: "ready", previews: [] })
+    expect(expectStreams(id, heard).map((link) => link.uri)).toEqual(pendingLinks.map((link) => link.uri))
     await client.close()
   })
 })
