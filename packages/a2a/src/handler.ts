@@ -34,7 +34,16 @@ import type { Caller, CallResult, Procedures } from "./caller.ts"
 import { a2aErrorFor, a2aErrorForProblem, internalError, shielded } from "./errors.ts"
 import { idempotencyKeyOf, readSendParams, readTaskIdParams } from "./message.ts"
 import type { Operation } from "./message.ts"
-import { contextIdFor, endEvents, isFinished, personaMessage, statusUpdate, taskEvent, toA2aTask } from "./task.ts"
+import {
+  contextIdFor,
+  endEvents,
+  hasPreviews,
+  isFinished,
+  personaMessage,
+  statusUpdate,
+  taskEvent,
+  toA2aTask
+} from "./task.ts"
 import type { A2aJob } from "./task.ts"
 
 export interface WaitOptions {
@@ -290,13 +299,19 @@ export class LyreRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * Polls the task through the router until it ends, the deadline passes or the client leaves.
-   * A 429 from the per-minute limit is waited out, since the poll is ours, not the agent's.
+   * Polls the task through the router until it ends (or `stop` holds of it), the deadline passes
+   * or the client leaves. A 429 from the per-minute limit is waited out, since the poll is ours,
+   * not the agent's.
    */
-  private async follow(caller: Caller, start: A2aJob, deadline: number): Promise<Followed> {
+  private async follow(
+    caller: Caller,
+    start: A2aJob,
+    deadline: number,
+    stop: (task: A2aJob) => boolean = isFinished
+  ): Promise<Followed> {
     let task = start
     let delay = 1_000
-    while (!isFinished(task) && !caller.signal.aborted) {
+    while (!stop(task) && !caller.signal.aborted) {
       const remaining = deadline - Date.now()
       if (remaining <= 0) break
       await sleep(Math.min(delay, remaining), caller.signal)
@@ -323,8 +338,12 @@ export class LyreRequestHandler implements A2ARequestHandler {
     }
     const end = Date.now() + this.wait.streamMaxMillis
     let task = start
+    // Audio before `ready` (decision 0128): the first look that finds previews says so at once,
+    // in a status update whose message carries the streams; the task event said so if it had them.
+    let told = hasPreviews(start)
+    const news = (polled: A2aJob) => isFinished(polled) || (!told && hasPreviews(polled))
     for (;;) {
-      const followed = await this.follow(caller, task, Math.min(end, Date.now() + this.wait.keepAliveMillis))
+      const followed = await this.follow(caller, task, Math.min(end, Date.now() + this.wait.keepAliveMillis), news)
       if (followed.error !== undefined) throw a2aErrorFor(followed.error, context)
       task = followed.task
       if (isFinished(task)) {
@@ -332,6 +351,7 @@ export class LyreRequestHandler implements A2ARequestHandler {
         return
       }
       if (caller.signal.aborted || Date.now() >= end) return
+      told ||= hasPreviews(task)
       yield statusUpdate(task, contextId)
     }
   }

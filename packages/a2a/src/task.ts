@@ -7,7 +7,7 @@
 import { Role, TaskState } from "@a2a-js/sdk"
 import type { Artifact, Message, Part, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "@a2a-js/sdk"
 import { isExport, isLyricsId, isUploadId } from "@lyre/core"
-import type { Export, Job, LyricsTask, Persona, Track, Upload } from "@lyre/core"
+import type { Export, Job, LyricsTask, Persona, Preview, Track, Upload } from "@lyre/core"
 
 /**
  * What an A2A task is in Lyre: a generation (an extension or a track task too), an export or an
@@ -147,10 +147,47 @@ const paidFailureMessage = (task: Job | LyricsTask, contextId: string): Message 
   }
 }
 
+/** A pending generation's streams of its takes being made (DESIGN.md section 14); none for other jobs. */
+const previewsOf = (task: A2aJob): ReadonlyArray<Preview> =>
+  task.status === "pending" && "previews" in task ? task.previews : []
+
+/** Whether the task has audio to hear before it is ready: a stream says so once, when it first has. */
+export const hasPreviews = (task: A2aJob): boolean => previewsOf(task).length > 0
+
+/**
+ * A working task's audio while it is made (decision 0128): a sentence with the addresses for a
+ * person, each take's stream as a file by URL (0.3's file part), and the previews as data.
+ */
+const previewsMessage = (task: A2aJob, previews: ReadonlyArray<Preview>, contextId: string): Message => ({
+  messageId: `msg_${task.id}_streaming`,
+  contextId,
+  taskId: task.id,
+  role: Role.ROLE_AGENT,
+  parts: [
+    part({
+      $case: "text",
+      value: `Hear it while it is made: ${previews.map((preview) => preview.stream_url).join(" ")}`
+    }),
+    ...previews.map((preview) =>
+      part({ $case: "url", value: preview.stream_url }, "audio/mpeg", `${task.id}-${preview.index}-stream.mp3`)
+    ),
+    part({ $case: "data", value: { previews: [...previews] } })
+  ],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: []
+})
+
+const statusMessageOf = (task: A2aJob, contextId: string): Message | undefined => {
+  if (task.status === "failed") return failureMessage(task, contextId)
+  const previews = previewsOf(task)
+  return previews.length === 0 ? undefined : previewsMessage(task, previews, contextId)
+}
+
 const statusOf = (task: A2aJob, contextId: string): TaskStatus => ({
   state: stateOf[task.status],
   timestamp: task.updated_at,
-  message: task.status === "failed" ? failureMessage(task, contextId) : undefined
+  message: statusMessageOf(task, contextId)
 })
 
 /** The task beside the A2A view: everything but the tracks or files, which are the artifacts. */

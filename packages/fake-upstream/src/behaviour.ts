@@ -74,9 +74,10 @@ export interface Behaviour {
   /**
    * The tracks' `streamAudioUrl` (offered from the `first` stage on, at `/stream/{id}.mp3`):
    * `"serve"` (default) sends the audio chunked, half then the rest; `"break"` sends half and then
-   * breaks the connection, as a stream that fails midway.
+   * breaks the connection, as a stream that fails midway; `"none"` offers no stream (an empty
+   * `streamAudioUrl`), as a model that cannot be heard before it is done.
    */
-  readonly stream?: "serve" | "break"
+  readonly stream?: "serve" | "break" | "none"
 }
 
 export type ResolvedBehaviour = Required<Behaviour>

@@ -32,7 +32,7 @@ const tracksAt = (task: FakeTask, baseUrl: string, status: UpstreamStatus): Read
   return task.trackIds.map((id, index) => ({
     id,
     audioUrl: index < withAudio ? `${baseUrl}/files/${id}.mp3` : "",
-    streamAudioUrl: `${baseUrl}/stream/${id}.mp3`,
+    streamAudioUrl: task.behaviour.stream === "none" ? "" : `${baseUrl}/stream/${id}.mp3`,
     imageUrl: `${baseUrl}/files/${id}.png`,
     prompt: task.prompt,
     modelName: task.model,

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { a2aClient, dataMessage, textMessage } from "../support/a2a.ts"
 import { api, balanceOf, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import type { TestServer } from "../support/harness.ts"
+import { streamingSong } from "../support/previews.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
@@ -161,7 +162,8 @@ describe("message/stream and tasks/resubscribe", () => {
   it("resubscribe follows a pending task to its end, and a finished one answers at once", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    server.upstream.control.onTitle("Slow", { pollsBeforeDone: 4, callbacks: "none" })
+    // No stream offered: previews would add a status update while it is pending (tested below).
+    server.upstream.control.onTitle("Slow", { pollsBeforeDone: 4, callbacks: "none", stream: "none" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Slow" })))
     const followed = await collect(client.resubscribeTask({ id: sent.id }))
     expect(followed.map((e) => e.kind)).toEqual(["task", "artifact-update", "artifact-update", "status-update"])
@@ -201,7 +203,8 @@ describe("message/stream and tasks/resubscribe", () => {
   it("a quiet stream sends a working status-update every 15 s, so proxies keep it open", async () => {
     const account = await createAccount(server)
     const client = await a2aClient(server, account.key)
-    server.upstream.control.onTitle("Quiet", { pollsBeforeDone: Infinity, callbacks: "none" })
+    // Nothing to hear early either: previews are news, which a quiet stream has none of.
+    server.upstream.control.onTitle("Quiet", { pollsBeforeDone: Infinity, callbacks: "none", stream: "none" })
     const sent = asTask(await client.sendMessage(dataMessage({ ...validSong, title: "Quiet" })))
     const started = Date.now()
     const events = client.resubscribeTask({ id: sent.id })
@@ -216,6 +219,43 @@ describe("message/stream and tasks/resubscribe", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(14_000)
     await events.return(undefined)
   }, 40_000)
+
+  it("says at once when the song can be heard while it is made: a working status update with each take's stream", async () => {
+    const account = await createAccount(server)
+    const client = await a2aClient(server, account.key)
+    const song = streamingSong(server, "a2a 0.3")
+    const events: Array<Event> = []
+    for await (const event of client.sendMessageStream(dataMessage(song.request))) {
+      events.push(event as Event)
+      if (event.kind === "status-update" && event.status.message !== undefined) song.finish()
+    }
+    // Keep-alives (a working status without a message) may come at any time; the rest is fixed.
+    const told = events.filter((e) => e.kind !== "status-update" || e.final || e.status.message !== undefined)
+    expect(told.map((e) => e.kind)).toEqual([
+      "task",
+      "status-update",
+      "artifact-update",
+      "artifact-update",
+      "status-update"
+    ])
+    const [task, streaming] = told
+    if (task?.kind !== "task" || streaming?.kind !== "status-update") throw new Error("unexpected events")
+    expect(streaming).toMatchObject({ final: false, taskId: task.id, status: { state: "working" } })
+    const generation = streaming.metadata?.["generation"] as { previews: Array<{ index: number; stream_url: string }> }
+    const previews = generation.previews
+    expect(previews.map((p) => p.index)).toEqual([0, 1])
+    for (const p of previews)
+      expect(p.stream_url.startsWith(`${server.url}/files/streams/${task.id}/${p.index}.mp3?`)).toBe(true)
+    expect(streaming.status.message?.parts).toEqual([
+      { kind: "text", text: `Hear it while it is made: ${previews.map((p) => p.stream_url).join(" ")}` },
+      ...previews.map((p) => ({
+        kind: "file",
+        file: { uri: p.stream_url, mimeType: "audio/mpeg", name: `${task.id}-${p.index}-stream.mp3` }
+      })),
+      { kind: "data", data: { previews } }
+    ])
+    expect(told.at(-1)).toMatchObject({ kind: "status-update", final: true, status: { state: "completed" } })
+  })
 
   it("a stream that cannot start says why, with the envelope", async () => {
     const poor = await createAccount(server, { subscription: 10 })

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { asTask, call, dataMessage, detailOf, rejectionOf, rpc } from "../support/a2a.ts"
 import { api, createAccount, startTestServer, validSong } from "../support/harness.ts"
 import type { Json, TestAccount, TestServer } from "../support/harness.ts"
+import { streamingSong } from "../support/previews.ts"
 
 // The harness's own fake upstream (server.upstream) is the provider; the worker runs inline.
 let server: TestServer
@@ -214,6 +215,53 @@ describe("SendStreamingMessage and SubscribeToTask on 1.0", () => {
     const again: Array<StreamResponse> = []
     for await (const event of client.resubscribeTask({ tenant: "", id })) again.push(event)
     expect(again.map((e) => e.payload?.$case)).toEqual(["task", "statusUpdate"])
+  })
+
+  it("sends a working status update with each take's stream once the song can be heard (issue 54)", async () => {
+    const account = await createAccount(server)
+    const client = await v1Client(account.key)
+    const song = streamingSong(server, "a2a 1.0")
+    const events: Array<StreamResponse> = []
+    for await (const event of client.sendMessageStream(send(song.request))) {
+      events.push(event)
+      if (event.payload?.$case === "statusUpdate" && event.payload.value.status?.message !== undefined) song.finish()
+    }
+    // Keep-alives (a working status without a message) may come at any time; the rest is fixed.
+    const told = events.filter(
+      (e) =>
+        e.payload?.$case !== "statusUpdate" ||
+        e.payload.value.status?.message !== undefined ||
+        e.payload.value.status?.state !== TaskState.TASK_STATE_WORKING
+    )
+    expect(told.map((e) => e.payload?.$case)).toEqual([
+      "task",
+      "statusUpdate",
+      "artifactUpdate",
+      "artifactUpdate",
+      "statusUpdate"
+    ])
+    const first = told[0]?.payload
+    const id = first?.$case === "task" ? first.value.id : ""
+    const streaming = told[1]?.payload
+    if (streaming?.$case !== "statusUpdate") throw new Error("expected a status update")
+    expect(streaming.value.status?.state).toBe(TaskState.TASK_STATE_WORKING)
+    const parts = streaming.value.status?.message?.parts ?? []
+    const streams = parts.flatMap((p) =>
+      p.content?.$case === "url" ? [[p.content.value, p.mediaType, p.filename]] : []
+    )
+    expect(streams.map(([, mediaType, filename]) => [mediaType, filename])).toEqual([
+      ["audio/mpeg", `${id}-0-stream.mp3`],
+      ["audio/mpeg", `${id}-1-stream.mp3`]
+    ])
+    streams.forEach(([url], index) => {
+      expect(url?.startsWith(`${server.url}/files/streams/${id}/${index}.mp3?`)).toBe(true)
+    })
+    expect(parts[0]?.content).toEqual({
+      $case: "text",
+      value: `Hear it while it is made: ${streams.map(([url]) => url).join(" ")}`
+    })
+    const last = told.at(-1)?.payload
+    expect(last?.$case === "statusUpdate" ? last.value.status?.state : undefined).toBe(TaskState.TASK_STATE_COMPLETED)
   })
 })
 
