@@ -55,6 +55,7 @@ export type {
   Persona,
   PersonaList,
   PersonaRequest,
+  Preview,
   TaskStatus,
   TimedWord,
   Track,

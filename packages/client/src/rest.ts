@@ -34,6 +34,7 @@ import type {
   GenerateRequest,
   GenerationTask,
   GenerationTaskList,
+  Preview,
   Track
 } from "./types.ts"
 
@@ -303,6 +304,21 @@ export class LyreClient {
     )
   }
 
+  /**
+   * Polls the task until its audio can be heard while it is made, and answers it: pending with
+   * `previews` (each take's `stream_url`, for a player or `downloadStream`), or already `ready`
+   * or `failed` (no previews then; a ready task's `tracks` are the final files). Audio before
+   * `ready` comes from the upstream's first stage or the engine's first encoded frames.
+   */
+  waitForPreview(id: string, options: WaitOptions = {}): Promise<GenerationTask> {
+    return this.#poll(
+      (signal) => this.generations.get(id, signal),
+      (task, elapsedMs) => options.onProgress?.({ task, elapsedMs }),
+      options,
+      (task) => task.status !== "pending" || task.previews.length > 0
+    )
+  }
+
   /** Polls the upload until it is `ready` (listened to) or `failed`, and answers it (a failed upload is an answer, not an error). */
   waitForUpload(id: string, options: UploadWaitOptions = {}): Promise<Upload> {
     return this.#poll(
@@ -333,7 +349,8 @@ export class LyreClient {
   async #poll<A extends { readonly status: string }>(
     get: (options: RequestOptions) => Promise<A>,
     onProgress: (value: A, elapsedMs: number) => void,
-    options: Omit<WaitOptions, "onProgress">
+    options: Omit<WaitOptions, "onProgress">,
+    done: (value: A) => boolean = (value) => value.status !== "pending"
   ): Promise<A> {
     const signals = [
       options.signal,
@@ -344,17 +361,25 @@ export class LyreClient {
     for (;;) {
       const value = await get(signal === undefined ? {} : { signal })
       onProgress(value, Date.now() - started)
-      if (value.status !== "pending") return value
+      if (done(value)) return value
       await sleep(options.intervalMs ?? 2_000, signal)
     }
   }
 
   /**
-   * A track's audio (or cover), or an export's file, as a stream with its size when known.
-   * Files are public: no credential is sent.
+   * A track's audio (or cover), an export's file, or a preview's stream (chunked MP3 that ends
+   * with its take; no size), as a stream with its size when known. Files are public: no
+   * credential is sent (a stream's address is signed).
    */
-  async downloadStream(source: Track | ExportFile, options: DownloadOptions = {}): Promise<DownloadStream> {
-    const url = "url" in source ? source.url : options.part === "image" ? source.image_url : source.audio_url
+  async downloadStream(source: Track | ExportFile | Preview, options: DownloadOptions = {}): Promise<DownloadStream> {
+    const url =
+      "stream_url" in source
+        ? source.stream_url
+        : "url" in source
+          ? source.url
+          : options.part === "image"
+            ? source.image_url
+            : source.audio_url
     if (url === null) throw new LyreConnectionError("The track has no cover image.")
     const response = await this.#send(
       { method: "GET", path: url, signal: options.signal },
@@ -381,8 +406,8 @@ export class LyreClient {
     return { url, stream, size, contentType: response.headers.get("content-type") }
   }
 
-  /** A track's audio (or cover), or an export's file, as bytes. */
-  async download(source: Track | ExportFile, options: DownloadOptions = {}): Promise<Uint8Array> {
+  /** A track's audio (or cover), an export's file, or a preview's whole stream, as bytes. */
+  async download(source: Track | ExportFile | Preview, options: DownloadOptions = {}): Promise<Uint8Array> {
     const { stream } = await this.downloadStream(source, options)
     return new Uint8Array(await new Response(stream).arrayBuffer())
   }

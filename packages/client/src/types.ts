@@ -8,6 +8,8 @@ export type Account = RouterOutputs["me"]
 export type GenerationTask = RouterOutputs["generations"]["get"]
 export type GenerationTaskList = RouterOutputs["generations"]["list"]
 export type Track = GenerationTask["tracks"][number]
+/** A track being made, heard while it is made: its `stream_url` grows until the take is done (DESIGN.md section 14). */
+export type Preview = GenerationTask["previews"][number]
 export type TaskStatus = GenerationTask["status"]
 /** The body of a create as a caller writes it: defaults (`instrumental`, `model`) may be left out. */
 export type GenerateRequest = RouterInputs["generations"]["create"]

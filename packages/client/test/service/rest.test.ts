@@ -5,6 +5,7 @@
 import { afterAll, assert, beforeAll, describe, expect, it } from "vitest"
 import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
 import type { TestServer } from "../../../server/test/support/harness.ts"
+import { streamingSong } from "../../../server/test/support/previews.ts"
 import { apiRootOf, LyreApiError, LyreClient, LyreConnectionError, siteRootOf } from "../../src/index.ts"
 import type { RetryInfo } from "../../src/index.ts"
 
@@ -198,6 +199,29 @@ describe("LyreClient", () => {
     expect(error).toBeInstanceOf(LyreConnectionError)
     expect(String((error as Error).message)).toContain("Could not reach http://127.0.0.1:9")
     expect(retries).toHaveLength(1)
+  })
+
+  it("waitForPreview answers the pending task once it can be heard; its stream plays, then the song is ready (issue 54)", async () => {
+    const account = await createAccount(server)
+    const client = clientFor(account.key)
+    const song = streamingSong(server, "client")
+    const task = await client.generations.create(song.request)
+    expect(task.previews).toEqual([])
+    const heard = await client.waitForPreview(task.id, { intervalMs: 100, timeoutMs: 20_000 })
+    expect(heard.status).toBe("pending")
+    expect(heard.previews.map((preview) => preview.index)).toEqual([0, 1])
+    const [first] = heard.previews
+    assert(first !== undefined)
+    expect(first.stream_url.startsWith(`${server.url}/files/streams/${task.id}/0.mp3?`)).toBe(true)
+    const stream = await client.downloadStream(first)
+    expect([stream.contentType, stream.size]).toEqual(["audio/mpeg", null])
+    expect((await new Response(stream.stream).arrayBuffer()).byteLength).toBeGreaterThan(0)
+
+    song.finish()
+    const done = await client.waitForGeneration(task.id, { intervalMs: 100, timeoutMs: 20_000 })
+    expect(done).toMatchObject({ status: "ready", previews: [] })
+    // A finished task answers at once: its tracks are the final files, no previews.
+    expect(await client.waitForPreview(task.id)).toMatchObject({ status: "ready", previews: [] })
   })
 
   it("stops waiting on abort and on time-out", async () => {
