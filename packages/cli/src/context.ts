@@ -38,14 +38,18 @@ export interface CommandContext {
     display: Display,
     wait: () => Promise<A>
   ) => Promise<A>
-  /** Prints a created task, or with `--wait`/`--download` follows it and saves its songs; a failed one exits 2. */
+  /**
+   * Prints a created task, or with `--wait`/`--download`/`--play` follows it (printing its stream
+   * address once it can be heard, played with `playing`) and saves its songs; a failed one exits 2.
+   */
   readonly finishCreated: (
     options: GlobalOptions,
     client: LyreClient,
     display: Display,
     created: GenerationTask,
     wait: boolean,
-    directory: string | undefined
+    directory: string | undefined,
+    playing?: boolean
   ) => Promise<void>
   /** The lyrics from `--lyrics`, `--lyrics-file` or standard input (`-`), given at most once. */
   readonly lyricsOf: (stdinMarker: string | undefined, flags: Flags) => Promise<string | undefined>

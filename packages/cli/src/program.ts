@@ -22,6 +22,8 @@ import {
   json
 } from "./format.ts"
 import { examples } from "./context.ts"
+import { listenerFor } from "./listen.ts"
+import type { Listener } from "./listen.ts"
 import type { GlobalOptions, Io } from "./context.ts"
 import { addOwnAudioCommands } from "./ownAudio.ts"
 import { addVerifyCommand } from "./verify.ts"
@@ -135,9 +137,14 @@ export const createProgram = (io: Io): Command => {
     }
   }
 
-  /** A failed task ends the command with exit 2. */
-  const waitFor = (client: LyreClient, id: string, display: Display): Promise<GenerationTask> =>
-    follow(id, display, () => client.waitForGeneration(id, { intervalMs: 1_000 }))
+  /** A failed task ends the command with exit 2. The listener is told each poll's task (its previews). */
+  const waitFor = (client: LyreClient, id: string, display: Display, listener?: Listener): Promise<GenerationTask> =>
+    follow(id, display, () =>
+      client.waitForGeneration(id, {
+        intervalMs: 1_000,
+        ...(listener === undefined ? {} : { onProgress: ({ task }) => listener.heard(task) })
+      })
+    )
 
   const waitForExport = (client: LyreClient, found: Export, display: Display): Promise<Export> =>
     found.status === "pending"
@@ -197,19 +204,22 @@ export const createProgram = (io: Io): Command => {
     display: Display,
     created: GenerationTask,
     wait: boolean,
-    directory: string | undefined
+    directory: string | undefined,
+    playing = false
   ): Promise<void> => {
-    if (!wait && directory === undefined) {
+    if (!wait && directory === undefined && !playing) {
       write(options, created, formatTask(created))
       return
     }
-    const task = await waitFor(client, created.id, display)
+    const listener = listenerFor(display, io.env, playing)
+    const task = await waitFor(client, created.id, display, listener)
     if (task.status === "failed") {
       write(options, task, formatTask(task))
       throw failedTask(task)
     }
     if (directory !== undefined) await download(client, task, directory, display)
     write(options, task, formatTask(task))
+    await listener.finish(task)
   }
 
   // config ---------------------------------------------------------------------------------
@@ -325,12 +335,17 @@ export const createProgram = (io: Io): Command => {
     false
   )
   generate
-    .option("--wait", "wait until the task is ready or failed, with progress")
+    .option(
+      "--wait",
+      "wait until the task is ready or failed, with progress and its stream address once it can be heard"
+    )
     .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
+    .option("--play", "wait, and hand the song's stream to a local player (mpv, ffplay or mpg123) as soon as it exists")
     .addHelpText(
       "after",
       `${examples(
         "lyre generate --style 'synthwave, 110 bpm' --title 'Night Drive' --lyrics '[Verse] Neon lights' --wait",
+        "lyre generate --style 'lofi hip hop' --title 'Rain' --instrumental --play",
         "lyre generate --style 'ambient piano' --title 'Snow' --instrumental --model echo --download ./songs",
         "cat lyrics.txt | lyre generate --style 'folk' --title 'Home' - --output json"
       )}\nThe request is checked with the server's own rules before it is sent.\n`
@@ -351,7 +366,15 @@ export const createProgram = (io: Io): Command => {
         const display = displayOf(options)
         const client = clientOf(options, display)
         const created = await client.generations.create(body)
-        await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
+        await finishCreated(
+          options,
+          client,
+          display,
+          created,
+          flags["wait"] === true,
+          text("download"),
+          flags["play"] === true
+        )
       }
     )
 
@@ -369,15 +392,23 @@ export const createProgram = (io: Io): Command => {
 
   program
     .command("wait")
-    .description("Wait until a task is ready (exit 0) or failed (exit 2), with progress.")
+    .description(
+      "Wait until a task is ready (exit 0) or failed (exit 2), with progress and its stream address once it can be heard."
+    )
     .argument("<id>", "task id, gen_...")
-    .addHelpText("after", examples("lyre wait gen_...", "lyre wait gen_... --output json > task.json"))
-    .action(async (id: string, _options: unknown, command: Command) => {
+    .option("--play", "hand the song's stream to a local player (mpv, ffplay or mpg123) as soon as it exists")
+    .addHelpText(
+      "after",
+      examples("lyre wait gen_...", "lyre wait gen_... --play", "lyre wait gen_... --output json > task.json")
+    )
+    .action(async (id: string, flags: { readonly play?: boolean }, command: Command) => {
       const options = globals(command)
       const display = displayOf(options)
-      const task = await waitFor(clientOf(options, display), id, display)
+      const listener = listenerFor(display, io.env, flags.play === true)
+      const task = await waitFor(clientOf(options, display), id, display, listener)
       write(options, task, formatTask(task))
       if (task.status === "failed") throw failedTask(task)
+      await listener.finish(task)
     })
 
   withPaging(program.command("list").description("The account's tasks, newest first."))

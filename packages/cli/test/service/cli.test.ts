@@ -4,11 +4,12 @@
  * test's process through the CLI's `run` (test/support/lyre.ts); one smoke test starts the real
  * binary, for what `main.ts` adds: the process's argv, environment, streams and exit code.
  */
-import { statSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, statSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { createAccount, startTestServer, validSong } from "../../../server/test/support/harness.ts"
 import type { TestAccount, TestServer } from "../../../server/test/support/harness.ts"
+import { streamingSong } from "../../../server/test/support/previews.ts"
 import { lyreHome } from "../support/lyre.ts"
 import type { LyreHome } from "../support/lyre.ts"
 
@@ -255,6 +256,77 @@ describe("lyre generate", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(5_000)
     expect(run.stdout).toMatch(/status\s+ready/)
     expect(await credits(own.id)).toBe(900)
+  })
+})
+
+describe("hearing a song while it is made (issue 54)", () => {
+  it("generate --wait prints each take's stream address as soon as it exists, before the task is ready", async () => {
+    const own = await createAccount(server)
+    const song = streamingSong(server, "cli wait")
+    const run = await home.run(
+      [
+        "generate",
+        "--style",
+        song.request.style,
+        "--title",
+        song.request.title,
+        "--lyrics",
+        song.request.lyrics,
+        "--wait",
+        "-o",
+        "json"
+      ],
+      { env: withKey(own.key), onStderr: (soFar) => soFar.includes("Listen while it is made") && song.finish() }
+    )
+    expect(run.code).toBe(0)
+    const task = JSON.parse(run.stdout)
+    expect(task).toMatchObject({ status: "ready", previews: [] })
+    for (const index of [0, 1]) {
+      expect(run.stderr).toContain(
+        `Listen while it is made (take ${index + 1}): ${server.url}/files/streams/${task.id}/${index}.mp3?`
+      )
+    }
+    expect(run.stderr.indexOf("Listen while it is made")).toBeLessThan(run.stderr.indexOf("ready in"))
+  })
+
+  it("--play hands the stream to the first player on PATH, and says so when there is none", async () => {
+    const own = await createAccount(server)
+    const song = streamingSong(server, "cli play")
+    // A stand-in mpv that writes down what it was asked to play.
+    const bin = join(home.home, "player-bin")
+    mkdirSync(bin, { recursive: true })
+    writeFileSync(join(bin, "mpv"), `#!/bin/sh\nprintf '%s\\n' "$@" > '${join(bin, "played.txt")}'\n`, { mode: 0o755 })
+    const run = await home.run(
+      [
+        "generate",
+        "--style",
+        song.request.style,
+        "--title",
+        song.request.title,
+        "--lyrics",
+        song.request.lyrics,
+        "--play",
+        "-o",
+        "json"
+      ],
+      { env: { ...withKey(own.key), PATH: bin }, onStderr: (soFar) => soFar.includes("Playing") && song.finish() }
+    )
+    expect(run.code).toBe(0)
+    const task = JSON.parse(run.stdout)
+    expect(task.status).toBe("ready")
+    expect(run.stderr).toContain("Playing take 1 while it is made in mpv.")
+    const played = readFileSync(join(bin, "played.txt"), "utf8").trim().split("\n")
+    expect(played.slice(0, 2)).toEqual(["--no-video", "--really-quiet"])
+    expect(played[2]?.startsWith(`${server.url}/files/streams/${task.id}/0.mp3?`)).toBe(true)
+
+    // No player installed: the address to open, and the wait goes on to its end.
+    const empty = join(home.home, "no-players")
+    mkdirSync(empty, { recursive: true })
+    const waited = await home.run(["wait", task.id, "--play"], { env: { ...withKey(own.key), PATH: empty } })
+    expect(waited.code).toBe(0)
+    expect(waited.stderr).toContain(
+      `No player found on PATH (looked for mpv, ffplay, mpg123): open ${task.tracks[0].audio_url} in any audio player.`
+    )
   })
 })
 

@@ -1,7 +1,11 @@
-/** The CLI's pure rules: settings precedence, key masking, file names. */
+/** The CLI's pure rules: settings precedence, key masking, file names, which player plays. */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { delimiter, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { maskKey, resolveSettings } from "../../src/config.ts"
 import { fileBase } from "../../src/download.ts"
+import { findPlayer } from "../../src/player.ts"
 
 describe("resolveSettings", () => {
   const file = { api_key: "lyr_live_file", base_url: "http://file" }
@@ -76,5 +80,32 @@ describe("pageOf", () => {
     expect(pageOf({ limit: "5", startingAfter: "upl_x" })).toEqual({ limit: 5, startingAfter: "upl_x" })
     expect(pageOf({})).toEqual({})
     expect(() => pageOf({ limit: "0" })).toThrow("limit: must be an integer from 1 to 100")
+  })
+})
+
+describe("findPlayer", () => {
+  it("takes mpv, then ffplay, then mpg123, from the PATH's folders; a file that cannot run is no player", () => {
+    const root = mkdtempSync(join(tmpdir(), "lyre-players-"))
+    try {
+      const folder = (name: string, programs: Record<string, number>) => {
+        const path = join(root, name)
+        mkdirSync(path)
+        for (const [program, mode] of Object.entries(programs)) {
+          writeFileSync(join(path, program), "#!/bin/sh\n")
+          chmodSync(join(path, program), mode)
+        }
+        return path
+      }
+      const first = folder("first", { mpg123: 0o755, mpv: 0o644 })
+      const second = folder("second", { ffplay: 0o755 })
+      const found = findPlayer({ PATH: [first, second].join(delimiter) })
+      expect([found?.name, found?.path]).toEqual(["ffplay", join(second, "ffplay")])
+      expect(found?.args("http://x/s.mp3")).toEqual(["-nodisp", "-autoexit", "-loglevel", "quiet", "http://x/s.mp3"])
+      expect(findPlayer({ PATH: first })?.name).toBe("mpg123")
+      expect(findPlayer({ PATH: folder("empty", {}) })).toBeUndefined()
+      expect(findPlayer({})).toBeUndefined()
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
