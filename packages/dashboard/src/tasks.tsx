@@ -1,12 +1,14 @@
 /**
- * A generation task as the pages show it, its tracks with players and, once ready, the song
- * tools; and the box that follows a new task until it settles, the same for a generation and
+ * A generation task as the pages show it, its takes heard while they are made (their streams,
+ * in the players that then play the final files), its tracks with players and, once ready, the
+ * song tools; and the box that follows a new task until it settles, the same for a generation and
  * for every task made from a track. A cover or an edit followed to ready is heard against its
  * source in the A/B player.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, formatDate } from "./api.ts"
 import type { ApiProblem, Outputs } from "./api.ts"
+import { TakePlayer } from "./TakePlayer.tsx"
 import { ABPlayer } from "./tools/ABPlayer.tsx"
 import { sourceOfTaskTrack } from "./tools/source.ts"
 import type { Derived } from "./tools/TrackTaskForms.tsx"
@@ -36,47 +38,55 @@ export const TaskView = (props: { readonly task: Task; readonly onCreated?: (mad
           {task.error.message} <code>{task.error.code}</code>
         </p>
       )}
+      {/* One list for both, keyed by the take: the player stays when a take's final file comes. */}
       <ul class="plain tracks">
-        {task.tracks.map((track) => (
-          <li key={track.id} class="track" data-track-id={track.id}>
-            {track.image_url === null ? (
+        {[
+          ...(task.status === "pending" ? task.previews : []).map((preview) => (
+            <li key={`take-${preview.index}`} class="track" data-preview-index={preview.index}>
               <span class="cover placeholder" aria-hidden="true" />
-            ) : (
-              <img
-                class="cover"
-                src={track.image_url}
-                width={96}
-                height={96}
-                alt={`Cover of ${track.title ?? "track"}`}
-              />
-            )}
-            <div>
-              <p>
-                <strong>{track.title ?? "Untitled"}</strong>{" "}
-                {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}
-              </p>
-              {/* biome-ignore lint/a11y/useMediaCaption: a track's words are captioned by its Karaoke tool below, which shows the timed lyrics as text beside its own player; this player has no caption file to give, the timed lyrics being an export made on request. */}
-              <audio
-                controls
-                preload="none"
-                src={track.audio_url}
-                aria-label={`Play ${track.title ?? "track"} ${track.index + 1}`}
-              />
-              <p>
-                <a href={track.audio_url} download>
-                  Download
-                  <span class="sr-only">
-                    {" "}
-                    {track.title ?? "track"} {track.index + 1}
-                  </span>
-                </a>
-              </p>
-              {task.status === "ready" && props.onCreated !== undefined && (
-                <TrackTools source={sourceOfTaskTrack(task, track)} onCreated={props.onCreated} />
+              <div>
+                <p>
+                  <strong>Take {preview.index + 1}</strong> <span class="muted">being made, heard as it is made</span>
+                </p>
+                <TakePlayer src={preview.stream_url} label={`Play take ${preview.index + 1} while it is made`} />
+              </div>
+            </li>
+          )),
+          ...task.tracks.map((track) => (
+            <li key={`take-${track.index}`} class="track" data-track-id={track.id}>
+              {track.image_url === null ? (
+                <span class="cover placeholder" aria-hidden="true" />
+              ) : (
+                <img
+                  class="cover"
+                  src={track.image_url}
+                  width={96}
+                  height={96}
+                  alt={`Cover of ${track.title ?? "track"}`}
+                />
               )}
-            </div>
-          </li>
-        ))}
+              <div>
+                <p>
+                  <strong>{track.title ?? "Untitled"}</strong>{" "}
+                  {track.duration !== null && <span class="muted">{Math.round(track.duration)} s</span>}
+                </p>
+                <TakePlayer src={track.audio_url} label={`Play ${track.title ?? "track"} ${track.index + 1}`} />
+                <p>
+                  <a href={track.audio_url} download>
+                    Download
+                    <span class="sr-only">
+                      {" "}
+                      {track.title ?? "track"} {track.index + 1}
+                    </span>
+                  </a>
+                </p>
+                {task.status === "ready" && props.onCreated !== undefined && (
+                  <TrackTools source={sourceOfTaskTrack(task, track)} onCreated={props.onCreated} />
+                )}
+              </div>
+            </li>
+          ))
+        ]}
       </ul>
     </article>
   )
