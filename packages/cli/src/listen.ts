@@ -8,6 +8,10 @@ import type { GenerationTask } from "@lyre/client"
 import type { Display } from "./display.ts"
 import { findPlayer, noPlayerMessage, play } from "./player.ts"
 
+/** What `--play` says in a command's help. */
+export const playHelp =
+  "wait, and hand the song's stream to a local player (mpv, ffplay or mpg123) as soon as it exists"
+
 export interface Listener {
   /** Told the task at each poll. */
   readonly heard: (task: GenerationTask) => void

@@ -12,6 +12,7 @@ import { examples } from "./context.ts"
 import type { CommandContext } from "./context.ts"
 import type { Display } from "./display.ts"
 import { CliError, TaskFailed } from "./errors.ts"
+import { playHelp } from "./listen.ts"
 import { formatBytes, formatPersona, formatPersonaList, formatUpload, formatUploadList } from "./format.ts"
 import { pageOf, withPaging } from "./paging.ts"
 import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
@@ -276,8 +277,9 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
     }
     addRequestFlags(command, task.flags, true)
     command
-      .option("--wait", "wait until the new task is ready or failed, with progress")
+      .option("--wait", "wait until the new task is ready or failed, with progress and its stream address")
       .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
+      .option("--play", playHelp)
       .addHelpText(
         "after",
         examples(...task.examples, `lyre ${task.name} trk_... --output json`) +
@@ -297,7 +299,15 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
         const client = clientOf(options, display)
         const created = await task.send(client, trackId, raw, validateTrackTask)
         const directory = typeof flags["download"] === "string" ? flags["download"] : undefined
-        await finishCreated(options, client, display, created, flags["wait"] === true, directory)
+        await finishCreated(
+          options,
+          client,
+          display,
+          created,
+          flags["wait"] === true,
+          directory,
+          flags["play"] === true
+        )
       })
   }
 

@@ -22,7 +22,7 @@ import {
   json
 } from "./format.ts"
 import { examples } from "./context.ts"
-import { listenerFor } from "./listen.ts"
+import { listenerFor, playHelp } from "./listen.ts"
 import type { Listener } from "./listen.ts"
 import type { GlobalOptions, Io } from "./context.ts"
 import { addOwnAudioCommands } from "./ownAudio.ts"
@@ -340,7 +340,7 @@ export const createProgram = (io: Io): Command => {
       "wait until the task is ready or failed, with progress and its stream address once it can be heard"
     )
     .option("--download <dir>", "wait, then save each track's MP3 and cover into this directory")
-    .option("--play", "wait, and hand the song's stream to a local player (mpv, ffplay or mpg123) as soon as it exists")
+    .option("--play", playHelp)
     .addHelpText(
       "after",
       `${examples(
@@ -396,7 +396,7 @@ export const createProgram = (io: Io): Command => {
       "Wait until a task is ready (exit 0) or failed (exit 2), with progress and its stream address once it can be heard."
     )
     .argument("<id>", "task id, gen_...")
-    .option("--play", "hand the song's stream to a local player (mpv, ffplay or mpg123) as soon as it exists")
+    .option("--play", playHelp)
     .addHelpText(
       "after",
       examples("lyre wait gen_...", "lyre wait gen_... --play", "lyre wait gen_... --output json > task.json")
@@ -457,8 +457,9 @@ export const createProgram = (io: Io): Command => {
     .option("--style <text>", "a new style (default: the track's)")
   addRequestFlags(extend, ["title", "instrumental", "model", "persona"], true)
   extend
-    .option("--wait", "wait until the new task is ready or failed, with progress")
+    .option("--wait", "wait until the new task is ready or failed, with progress and its stream address")
     .option("--download <dir>", "wait, then save each new track's MP3 and cover into this directory")
+    .option("--play", playHelp)
     .addHelpText(
       "after",
       `${examples(
@@ -486,7 +487,15 @@ export const createProgram = (io: Io): Command => {
         const display = displayOf(options)
         const client = clientOf(options, display)
         const created = await client.tracks.extend(trackId, body)
-        await finishCreated(options, client, display, created, flags["wait"] === true, text("download"))
+        await finishCreated(
+          options,
+          client,
+          display,
+          created,
+          flags["wait"] === true,
+          text("download"),
+          flags["play"] === true
+        )
       }
     )
 
