@@ -41,8 +41,9 @@ export const serverCapabilities = { tools: { listChanged: false }, tasks: tasksC
 const instructions =
   "Lyre generates songs. Call generate_music with a style, a title and lyrics (or instrumental: true); " +
   "it charges credits and returns a pending task. Then call wait_for_generation with the task id until it is " +
-  "ready: its tracks carry MP3 links (audio_url) and covers. A client with MCP tasks may call generate_music as a task " +
-  "instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
+  "ready: its tracks carry MP3 links (audio_url) and covers. Once the song can be heard while it is made, the wait's " +
+  "progress (with a progress token) and a pending result name and link each take's stream address (previews). " +
+  "A client with MCP tasks may call generate_music as a task instead and read tasks/result. On a track of a ready task (trk_...), extend_track continues the song (a new " +
   "generation, waited for with wait_for_generation) and export_track takes it as wav, midi, stems or timed_lyrics " +
   "(waited for with wait_for_export; its files come as resource links). upload_audio takes your own audio (base64 data " +
   "or a url), waited for with wait_for_upload; its track_id goes to cover_track, add_vocals, add_instrumental, " +
