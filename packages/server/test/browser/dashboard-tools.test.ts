@@ -43,6 +43,8 @@ const waitReady = async (path: string, key: string): Promise<Json> => {
 beforeAll(async () => {
   const dashboard = await startDashboardServer({
     provider: "embedded",
+    // Half a minute: the tests read sung words, stems and melodies past the first 8 s.
+    engineMaxSeconds: 30,
     providerUrl: null,
     providerApiKey: null,
     worker: "inline",

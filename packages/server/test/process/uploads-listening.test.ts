@@ -25,6 +25,8 @@ beforeAll(async () => {
   song = writeOutsideSong()
   server = await startTestServer({
     provider: "embedded",
+    // Half a minute: the tests read sung words, stems and melodies past the first 8 s.
+    engineMaxSeconds: 30,
     providerUrl: null,
     providerApiKey: null,
     worker: "inline",

@@ -14,6 +14,8 @@ let song: Json
 beforeAll(async () => {
   server = await startTestServer({
     provider: "embedded",
+    // Half a minute: the voice comes in, and the tests read lengths and sung words past 8 s.
+    engineMaxSeconds: 30,
     providerUrl: null,
     providerApiKey: null,
     worker: "inline",

@@ -96,9 +96,10 @@ export const startTestServer = async (overrides: Partial<ServerConfig> = {}): Pr
     providerUrl: upstream.url,
     providerApiKey: upstreamKey,
     providerPollSeconds: 5,
-    // Where a test runs the built-in engine, a take of half a minute shows what a whole song
-    // would at a third of the CPU; a test about a song's whole length asks for null.
-    engineMaxSeconds: 30,
+    // Where a test runs the built-in engine, a take of eight seconds holds a bar or two of every
+    // part at a tenth of a whole song's CPU (a 30 s take cost 2.3 s of CPU, an 8 s one about
+    // 0.8 s); a test about a song's length or its later sections asks for more, or null.
+    engineMaxSeconds: 8,
     providerTimeoutSeconds: 10,
     workerLeaseSeconds: 60,
     webhookRetryDelaysSeconds: defaultWebhookRetryDelaysSeconds,
