@@ -30,17 +30,24 @@ const UploadForm = (props: { readonly onSent: () => void }) => {
     readonly total: number
   } | null>(null)
   const [problem, setProblem] = useState<ApiProblem | null>(null)
+  // A pick whose sending failed on the way (no answer, or the server's own fault): sent again, it
+  // carries the same Idempotency-Key, so an upload that was made after all is answered, not made twice.
+  const [unsent, setUnsent] = useState<File | null>(null)
   const [over, setOver] = useState(false)
   const send = async (file: File | undefined) => {
     if (file === undefined || sending !== null) return
     setProblem(null)
+    setUnsent(null)
     setSending({ name: file.name, sent: 0, total: file.size })
     const result = await sendUpload(file, title, (sent, total) => setSending({ name: file.name, sent, total }))
     setSending(null)
     if (result.ok) {
       setTitle("")
       props.onSent()
-    } else setProblem(result.problem)
+    } else {
+      setProblem(result.problem)
+      if (result.problem.type === "api_error") setUnsent(file)
+    }
   }
   const percent = sending === null || sending.total === 0 ? 0 : Math.round((sending.sent / sending.total) * 100)
   return (
@@ -96,6 +103,11 @@ const UploadForm = (props: { readonly onSent: () => void }) => {
         )}
       </div>
       <Problem problem={problem} />
+      {unsent !== null && sending === null && (
+        <button type="button" onClick={() => void send(unsent)}>
+          Send {unsent.name} again
+        </button>
+      )}
     </section>
   )
 }
