@@ -1,5 +1,5 @@
 // What a cover or an instrumental keeps of an upload: its chords, one a bar on its own bar grid
-// (from its first beat), and its lead line, the highest notes of its transcription. The rest of
+// (from its first beat), and its lead line, the tune of its transcription (listen/tune.ts). The rest of
 // an upload's sheet (its form in bars, its tempo and key) is the stand-in take that song.ts
 // composes in the upload's tempo and key; without these two the cover of an upload would be a
 // new song in its key, not the same song in another style.
@@ -10,8 +10,8 @@ import { knobs, requestKey, songIdentity, type Take } from "../render.ts"
 import { Rng } from "../rng.ts"
 import type { Chord } from "../theory.ts"
 import type { TrackSource, UploadRoot } from "../types.ts"
-// The top line is read as listening reads the voice along it: one rule for what the tune is.
-import { lowest, together } from "../listen/voiceProfile.ts"
+// The tune is read as listening reads the voice along it: one rule for what the tune is.
+import { together, tuneOf } from "../listen/tune.ts"
 
 const pitchClass: Readonly<Record<string, number>> = { C: 0, D: 2, E: 4, F: 5, G: 7, A: 9, B: 11 }
 
@@ -38,32 +38,23 @@ export function uploadChords(root: UploadRoot, bars: number): Array<Chord | unde
 }
 
 /**
- * The skyline of the transcription from the first beat on, in the sheet's time (bar 0 at 0, bars
- * `sheetBar` long: the stand-in's tempo is the heard one rounded): of notes starting together the
- * highest, each cut where the next begins.
+ * The tune of the transcription (listen/tune.ts: the skyline over a band, every sung note of a
+ * tune alone) from the first beat on, in the sheet's time (bar 0 at 0, bars `sheetBar` long: the
+ * stand-in's tempo is the heard one rounded), each note cut where the next begins. A note up to a sixteenth before the first beat is on
+ * it: the beat tracker hears a soft attack (a voice, a bowed string) late, and a tune alone is
+ * all attack (a hummed tune's first beat came 60 ms after its first note).
  */
 export function uploadLead(root: UploadRoot, sheetBar: number): Array<NoteEvent> {
   const grid = root.analysis.beats[0] ?? 0
   const scale = sheetBar / barOf(root)
-  const notes = root.transcription.notes
-    .filter((n) => n.pitch >= lowest && n.start >= grid - together && n.end > n.start)
-    .sort((a, b) => a.start - b.start || b.pitch - a.pitch)
-  const tops: Array<(typeof notes)[number]> = []
-  for (const n of notes) {
-    const last = tops[tops.length - 1]
-    if (last !== undefined && n.start - last.start < together) continue
-    tops.push(n)
-  }
-  return tops.map((n, i) => {
-    const next = tops[i + 1]
-    const end = next === undefined ? n.end : Math.min(n.end, next.start)
-    return {
-      start: Math.max(0, n.start - grid) * scale,
-      dur: Math.max(0.05, (end - n.start) * scale),
-      pitch: n.pitch,
-      vel: Math.max(0.2, Math.min(1, n.velocity))
-    }
-  })
+  const early = Math.max(together, barOf(root) / 16)
+  const tune = tuneOf(root.transcription.notes.filter((n) => n.start >= grid - early))
+  return tune.map((n) => ({
+    start: Math.max(0, n.start - grid) * scale,
+    dur: Math.max(0.05, (n.end - n.start) * scale),
+    pitch: n.pitch,
+    vel: Math.max(0.2, Math.min(1, n.velocity))
+  }))
 }
 
 /** A bar this far under the song's full level is quiet: an intro, a break, an outro. */

@@ -11,7 +11,9 @@ import type { AudioType } from "./decode.ts"
 import { SR } from "../synth/dsp.ts"
 import { channelWeights, LoudnessMeter } from "../synth/loudness.ts"
 import { chordsOn, keyOf } from "./harmony.ts"
-import { beatsAndTempo } from "./rhythm.ts"
+import { joinHeldNotes } from "./heldNotes.ts"
+import { beatsAndTempo, onsetClicks } from "./rhythm.ts"
+import { isTuneAlone } from "./tune.ts"
 import { voiceProfile } from "./voiceProfile.ts"
 import type { Analysis, Listening, Transcription } from "./types.ts"
 
@@ -125,9 +127,14 @@ export async function listen(
   const decodeMs = (decodedAt.user + decodedAt.system) / 1000
 
   const transcriptionStart = cpuUsage()
-  const transcription = await transcribe(audio)
+  const transcribed = await transcribe(audio)
+  // A sung note's vibrato cuts it into pieces; joined, it is the one note that was sung.
+  const transcription = { ...transcribed, notes: joinHeldNotes(transcribed.notes, mono, SR) }
   const transcriptionUsed = cpuUsage(transcriptionStart)
-  const rhythm = timed(() => beatsAndTempo(mono))
+  // A tune alone (a hum, a voice) is tracked on its notes' onsets, not on its vibrato (rhythm.ts).
+  const rhythm = timed(() =>
+    beatsAndTempo(isTuneAlone(transcription.notes) ? onsetClicks(transcription.notes, mono.length / SR, SR) : mono)
+  )
   const key = timed(() => keyOf(transcription.notes))
   const chords = timed(() => chordsOn(transcription.notes, rhythm.value.beats, duration))
   const loudness = timed(() => loudnessOf(audio))

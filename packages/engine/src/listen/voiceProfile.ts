@@ -1,6 +1,6 @@
 // The voice heard in an upload, for a persona made from its track (DESIGN.md section 11: "the
 // voice (timbre, range, vibrato) ... of that track"): its register and centre from the
-// transcription's top line, and, measured on the audio during that line's long notes, its
+// transcription's tune (tune.ts), and, measured on the audio during that line's long notes, its
 // brightness and its vibrato. Computed once while listening and kept with the transcription.
 //
 // The estimator is deliberately simple: for each long top-line note, the pitch is tracked by
@@ -10,20 +10,11 @@
 // is the sound's RMS frequency over those notes (the RMS of its first difference against its
 // own), mapped by octaves from 250 Hz (0, dull) to 4 kHz (1, bright).
 
+import { type Note, tuneOf } from "./tune.ts"
 import type { VoiceProfile } from "./types.ts"
 
 export type { VoiceProfile } from "./types.ts"
 
-interface Note {
-  readonly pitch: number
-  readonly start: number
-  readonly end: number
-}
-
-/** The tune is sung above the bass and the comping's low notes (as uploadSheet.ts reads it). */
-export const lowest = 55
-/** Notes this close together start together: of them the highest is the tune. */
-export const together = 0.05
 /** A note long enough to hold a vibrato cycle or two. */
 const longNote = 0.35
 /** At most this many notes are tracked (the longest), to bound the work on a long upload. */
@@ -44,20 +35,6 @@ const median = (xs: ReadonlyArray<number>): number => {
     : s.length % 2 === 1
       ? (s[(s.length - 1) / 2] as number)
       : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2
-}
-
-/** The transcription's top line: of notes starting together the highest, each cut where the next begins. */
-function topLine(notes: ReadonlyArray<Note>): Note[] {
-  const sorted = notes
-    .filter((n) => n.pitch >= lowest && n.end > n.start)
-    .sort((a, b) => a.start - b.start || b.pitch - a.pitch)
-  const tops: Note[] = []
-  for (const n of sorted) {
-    const last = tops[tops.length - 1]
-    if (last !== undefined && n.start - last.start < together) continue
-    tops.push(n)
-  }
-  return tops.map((n, i) => ({ ...n, end: Math.min(n.end, tops[i + 1]?.start ?? n.end) }))
 }
 
 /** The pitch in Hz at `centre` samples, searched within 150 cents of `hz`; null where nothing periodic is there. */
@@ -124,7 +101,7 @@ function noteVibrato(cents: ReadonlyArray<number>): { readonly rate: number; rea
  * transcription has no tune to measure (nothing above the bass, or no note long enough).
  */
 export function voiceProfile(mono: Float32Array, rate: number, notes: ReadonlyArray<Note>): VoiceProfile | null {
-  const line = topLine(notes)
+  const line = tuneOf(notes)
   if (line.length === 0) return null
   const weighted = line.flatMap((n) =>
     Array.from({ length: Math.max(1, Math.round((n.end - n.start) / hop)) }, () => n.pitch)
