@@ -1,9 +1,9 @@
-// A held note is one note. Basic Pitch starts a new note where it infers an onset from its pitch
-// frames, and a sung note's vibrato (or a glide into it) swings those frames across the bins
-// around it: one long sung note comes out as a run of the same pitch cut every few tenths of a
-// second, each piece starting where the last ended. A note struck or sung again has an attack
-// the audio shows; a held one does not. So pieces of the same pitch that meet are joined unless
-// the level rises where they meet.
+// A held note is one note (decision 0132). Basic Pitch starts a new note where it infers an
+// onset from its pitch frames, and a sung note's vibrato (or a glide into it) swings those frames
+// across the bins around it: one long sung note comes out as a run of the same pitch cut every few
+// tenths of a second, each piece starting where the last ended. A note struck or sung again has
+// an attack the audio shows; a held one does not. So pieces of the same pitch that meet are
+// joined unless the level rises where they meet.
 
 import type { TranscribedNote } from "./types.ts"
 

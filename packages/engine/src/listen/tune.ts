@@ -1,5 +1,5 @@
 // What the tune of an upload is, one rule for every reader (a cover's lead, uploadSheet.ts; the
-// voice a persona sings with, voiceProfile.ts).
+// voice a persona sings with, voiceProfile.ts). Decision 0132.
 //
 // Over a band the tune is the skyline: of notes starting together the highest, above the bass
 // and the comping's low notes. A tune alone (a hummed or sung melody, one voice) is every note
