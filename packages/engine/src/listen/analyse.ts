@@ -135,8 +135,8 @@ export async function listen(
   const rhythm = timed(() =>
     beatsAndTempo(isTuneAlone(transcription.notes) ? onsetClicks(transcription.notes, mono.length / SR, SR) : mono)
   )
-  const key = timed(() => keyOf(transcription.notes))
-  const chords = timed(() => chordsOn(transcription.notes, rhythm.value.beats, duration))
+  const key = timed(() => keyOf(transcription.notes, rhythm.value.beats, duration))
+  const chords = timed(() => chordsOn(transcription.notes, rhythm.value.beats, duration, key.value))
   const loudness = timed(() => loudnessOf(audio))
   const voice = timed(() => voiceProfile(mono, SR, transcription.notes))
   const levels = barLevels(mono, rhythm.value.beats, rhythm.value.bpm)

@@ -4,8 +4,9 @@
 // fifth harmonic being a major third; on the engine's renders and an outside song the notes got
 // 13 keys of 14 right, the chroma 9.)
 //
-// The key is the Krumhansl-Kessler profile (1982) that best correlates with the notes'
-// duration-and-velocity histogram; the chords are read on the beat grid (below, and decision 0127).
+// The key is the Krumhansl-Kessler profile (1982) that best correlates with the notes' weight in
+// each pitch class, heard beat by beat (decision 0133); the chords are read on the beat grid
+// (below, and decision 0127).
 
 import type { ChordSpan, TranscribedNote } from "./types.ts"
 
@@ -38,10 +39,42 @@ function correlation(weights: ArrayLike<number>, profile: ArrayLike<number>, ton
   return dw === 0 || dp === 0 ? 0 : num / Math.sqrt(dw * dp)
 }
 
-/** `G major`, `F# minor`, spelled as the engine spells keys; `C major` when nothing was played. */
-export function keyOf(notes: ReadonlyArray<TranscribedNote>): string {
+/**
+ * How much each pitch class is heard: on a beat grid, each beat's notes (duration × velocity),
+ * scaled to the beat's strongest class and compressed (square root), summed over the beats; with
+ * no grid, the notes' duration × velocity over the whole.
+ *
+ * On the grid every beat counts alike, as the beat-synchronous chroma of the field does (Mauch's
+ * Chordino, madmom): a loud held chorus, a riff's pedal note or a growled voice's drone no longer
+ * outweighs every other bar, and the compression lets a beat's third and fifth count beside its
+ * root. On thirteen Debian recordings (decision 0133) the key so found was the same or relative
+ * to Essentia's Krumhansl on 10, against 7 from the whole's histogram; the compression's power
+ * from 0.2 to 0.7 gave the same 10.
+ */
+export function pitchClassWeights(
+  notes: ReadonlyArray<TranscribedNote>,
+  beats: ReadonlyArray<number> = [],
+  duration = 0
+): Float64Array {
   const weights = new Float64Array(12)
-  for (const n of notes) weights[n.pitch % 12] = (weights[n.pitch % 12] ?? 0) + (n.end - n.start) * n.velocity
+  if (beats.length < 2) {
+    for (const n of notes) weights[n.pitch % 12] = (weights[n.pitch % 12] ?? 0) + (n.end - n.start) * n.velocity
+    return weights
+  }
+  for (const { treble: heard } of beatChroma(notes, beats, duration)) {
+    const most = Math.max(...heard)
+    if (!(most > 0)) continue
+    for (let pc = 0; pc < 12; pc++) weights[pc] = (weights[pc] ?? 0) + Math.sqrt((heard[pc] ?? 0) / most)
+  }
+  return weights
+}
+
+/**
+ * `G major`, `F# minor`, spelled as the engine spells keys; `C major` when nothing was played.
+ * Given the beats (and the duration the last one runs to), heard on the beat grid.
+ */
+export function keyOf(notes: ReadonlyArray<TranscribedNote>, beats: ReadonlyArray<number> = [], duration = 0): string {
+  const weights = pitchClassWeights(notes, beats, duration)
   let best = { score: -Infinity, tonic: 0, mode: "major" }
   for (let tonic = 0; tonic < 12; tonic++) {
     for (const [mode, profile] of [
@@ -118,7 +151,7 @@ function diatonic(key: string): ReadonlySet<string> {
   return new Set(degrees.map(([step, quality]) => `${names[(tonic + step) % 12] ?? "C"}${quality}`))
 }
 
-/** Each beat's treble and bass chroma from the notes sounding in it (duration × velocity). */
+/** Each beat's chroma (`treble`: every note) and bass chroma from the notes sounding in it (duration × velocity). */
 export function beatChroma(
   notes: ReadonlyArray<TranscribedNote>,
   beats: ReadonlyArray<number>,
