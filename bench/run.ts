@@ -185,6 +185,7 @@ const extras =
         "bench/engine-e2e-bench.ts",
         "bench/engine-tools-bench.ts",
         "bench/listen-bench.ts",
+        "bench/listen-outside-bench.ts",
         "bench/content-credentials-bench.ts"
       ]
 for (const extra of extras) {

@@ -4,6 +4,7 @@
 // peak's energy to its pitch class, 55 Hz to 2 kHz). Nothing here reuses engine code.
 
 import { execFileSync } from "node:child_process"
+import { createRequire } from "node:module"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -43,8 +44,18 @@ export const recordings: ReadonlyArray<OutsideRecording> = [
   { name: "battle", kind: "orchestral", files: [`${wesnoth}/battle.ogg`], from: 20 },
   { name: "elvish-theme", kind: "orchestral, folk", files: [`${wesnoth}/elvish-theme.ogg`], from: 20 },
   { name: "traveling_minstrels", kind: "folk", files: [`${wesnoth}/traveling_minstrels.ogg`], from: 20 },
-  { name: "knalgan_theme", kind: "orchestral", files: [`${wesnoth}/knalgan_theme.ogg`], from: 20 }
+  { name: "knalgan_theme", kind: "orchestral", files: [`${wesnoth}/knalgan_theme.ogg`], from: 20 },
+  { name: "nunc_dimittis", kind: "orchestral, slow", files: [`${wesnoth}/nunc_dimittis.ogg`], from: 20 }
 ]
+
+const { Midi } = createRequire(import.meta.url)("@tonejs/midi") as typeof import("@tonejs/midi")
+
+/** The tempo its chart was written at (a Fret on Fire song's `notes.mid`), where the recording has one. */
+export function chartTempo(r: OutsideRecording): number | undefined {
+  const chart = r.files[0]?.replace(/song\.ogg$/, "notes.mid")
+  if (chart === undefined || chart === r.files[0] || !existsSync(chart)) return undefined
+  return new Midi(readFileSync(chart)).header.tempos[0]?.bpm
+}
 
 export const present = (r: OutsideRecording): boolean => r.files.every((f) => existsSync(f))
 
