@@ -47,9 +47,8 @@ export interface CommandContext {
     client: LyreClient,
     display: Display,
     created: GenerationTask,
-    wait: boolean,
-    directory: string | undefined,
-    playing?: boolean
+    /** `--wait`, `--download DIR` and `--play`, as the command was given them. */
+    flags: Flags
   ) => Promise<void>
   /** The lyrics from `--lyrics`, `--lyrics-file` or standard input (`-`), given at most once. */
   readonly lyricsOf: (stdinMarker: string | undefined, flags: Flags) => Promise<string | undefined>

@@ -298,16 +298,7 @@ export const addOwnAudioCommands = (program: Command, context: CommandContext): 
         const display = displayOf(options)
         const client = clientOf(options, display)
         const created = await task.send(client, trackId, raw, validateTrackTask)
-        const directory = typeof flags["download"] === "string" ? flags["download"] : undefined
-        await finishCreated(
-          options,
-          client,
-          display,
-          created,
-          flags["wait"] === true,
-          directory,
-          flags["play"] === true
-        )
+        await finishCreated(options, client, display, created, flags)
       })
   }
 

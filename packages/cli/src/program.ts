@@ -29,6 +29,7 @@ import { addOwnAudioCommands } from "./ownAudio.ts"
 import { addVerifyCommand } from "./verify.ts"
 import { pageOf, withPaging } from "./paging.ts"
 import { addRequestFlags, numberish, requestFields } from "./requestFlags.ts"
+import type { Flags } from "./requestFlags.ts"
 
 export const version = "0.1.0"
 export type { Io } from "./context.ts"
@@ -203,11 +204,11 @@ export const createProgram = (io: Io): Command => {
     client: LyreClient,
     display: Display,
     created: GenerationTask,
-    wait: boolean,
-    directory: string | undefined,
-    playing = false
+    flags: Flags
   ): Promise<void> => {
-    if (!wait && directory === undefined && !playing) {
+    const directory = typeof flags["download"] === "string" ? flags["download"] : undefined
+    const playing = flags["play"] === true
+    if (flags["wait"] !== true && directory === undefined && !playing) {
       write(options, created, formatTask(created))
       return
     }
@@ -358,7 +359,6 @@ export const createProgram = (io: Io): Command => {
       ) => {
         const options = globals(command)
         const lyrics = await lyricsOf(stdinMarker, flags)
-        const text = (name: string) => (typeof flags[name] === "string" ? flags[name] : undefined)
         const raw = requestFields(flags, lyrics)
         // Loaded here only: the schema brings zod and effect, two thirds of the CLI's start-up time.
         const { validateGenerate } = await import("./validate.ts")
@@ -366,15 +366,7 @@ export const createProgram = (io: Io): Command => {
         const display = displayOf(options)
         const client = clientOf(options, display)
         const created = await client.generations.create(body)
-        await finishCreated(
-          options,
-          client,
-          display,
-          created,
-          flags["wait"] === true,
-          text("download"),
-          flags["play"] === true
-        )
+        await finishCreated(options, client, display, created, flags)
       }
     )
 
@@ -487,15 +479,7 @@ export const createProgram = (io: Io): Command => {
         const display = displayOf(options)
         const client = clientOf(options, display)
         const created = await client.tracks.extend(trackId, body)
-        await finishCreated(
-          options,
-          client,
-          display,
-          created,
-          flags["wait"] === true,
-          text("download"),
-          flags["play"] === true
-        )
+        await finishCreated(options, client, display, created, flags)
       }
     )
 
