@@ -9,8 +9,11 @@
  * - claim: the lease queue's statement, up to 64 tasks in flight, claims at least 10 ms apart
  *   under load, woken by the API's `NOTIFY lyre_worker` (or a free slot), else every 250 ms;
  * - record-info (node:http, a kept-alive agent of at most 64 connections), its JSON parsed;
- * - the four files (each track's audio and cover) downloaded and written chunk by chunk with
- *   synchronous calls to a temporary name, renamed into place, a directory per task;
+ * - the four files (each track's audio and cover) downloaded, a directory per task: a cover
+ *   written chunk by chunk with synchronous calls to a temporary name and renamed into place; a
+ *   track's audio read whole, its content credentials added as Lyre's re-hosting adds them (the
+ *   disclosure in its ID3v2 tag, a C2PA manifest signed by c2pa-rs with a local certificate:
+ *   `@lyre/provenance`, called directly), then written and renamed the same way;
  * - `ready`: the same statement (tracks, the credential's slot, the track rows, the outbox event),
  *   on a pool of writes of its own;
  * - the deliverer's look (fan-out of new events, then a claim of due deliveries) at most every
@@ -27,6 +30,14 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, ManagedRuntime, Queue, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { randomBase62 } from "@lyre/core"
+import {
+  discloseInMp3,
+  loadC2pa,
+  loadSigningCredentials,
+  makeLocalCredentials,
+  signAsset
+} from "../packages/provenance/src/index.ts"
+import type { ManifestDefinition } from "../packages/provenance/src/index.ts"
 
 const env = process.env
 const databaseUrl = Redacted.make(env["DATABASE_URL"] ?? "")
@@ -182,6 +193,46 @@ const recordInfo = async (providerTaskId: string): Promise<RecordInfo> => {
   })
 }
 
+// As Lyre's signer: a local pair in place of the operator's, c2pa-rs compiled before any task.
+const local = await makeLocalCredentials()
+const signer = await loadSigningCredentials(local.chainPem, local.keyPem)
+await loadC2pa()
+
+/** What Lyre's manifest says of an upstream's new song (core's `provenance/origin.ts`, written out). */
+const manifestOf = (title: string): ManifestDefinition => ({
+  title,
+  format: "audio/mpeg",
+  claimGenerator: { name: "Lyre", version: "0.0.0" },
+  actions: [
+    { action: "c2pa.created", digitalSourceType: "trainedAlgorithmicMedia", softwareAgent: { name: "suno model V4_5" } }
+  ]
+})
+const disclosure = {
+  text: "Made with AI by Lyre (suno model V4_5); content credentials (C2PA) inside.",
+  software: "Lyre 0.0.0",
+  digitalSourceType: "http://cv.iptc.org/newscodes/digitalsourcetype/trainedAlgorithmicMedia"
+}
+
+/** A track's audio: read whole, signed as Lyre signs it, written to a temporary name and renamed into place. */
+const downloadSigned = async (url: string, path: string, title: string): Promise<void> => {
+  const response = await get(new URL(url), {})
+  if ((response.statusCode ?? 0) !== 200) {
+    response.resume()
+    throw new Error(`downloading ${url} answered ${response.statusCode}`)
+  }
+  const chunks: Array<Buffer> = []
+  for await (const chunk of response) chunks.push(chunk as Buffer)
+  const signed = await signAsset(manifestOf(title), discloseInMp3(Buffer.concat(chunks), disclosure), signer)
+  const temporary = `${path}.tmp`
+  const fd = openSync(temporary, "w")
+  try {
+    writeSync(fd, signed)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temporary, path)
+}
+
 /** One file, streamed to a temporary name with synchronous writes and renamed into place. */
 const download = async (url: string, path: string): Promise<void> => {
   const response = await get(new URL(url), {})
@@ -215,7 +266,7 @@ const rehost = async (taskId: string, tracks: ReadonlyArray<UpstreamTrack>) => {
       const audioKey = `${taskId}/${index}.mp3`
       const imageKey = `${taskId}/${index}-cover.png`
       await Promise.all([
-        download(track.audioUrl, join(filesRoot, audioKey)),
+        downloadSigned(track.audioUrl, join(filesRoot, audioKey), track.title),
         track.imageUrl === null ? null : download(track.imageUrl, join(filesRoot, imageKey))
       ])
       return {

@@ -33,7 +33,8 @@ export const formatCredentials = (file: string, report: ContentCredentialsReport
       const detail = [action.softwareAgent, action.digitalSourceType?.replace(/^.*\//, ""), action.description]
         .filter((part) => part !== null && part !== undefined)
         .join(", ")
-      lines.push(`${indent}  action     ${action.action}${detail === "" ? "" : ` (${detail})`}`)
+      const when = action.when === null ? "" : ` at ${action.when}`
+      lines.push(`${indent}  action     ${action.action}${detail === "" ? "" : ` (${detail})`}${when}`)
     }
     for (const ingredient of manifest.ingredients) {
       lines.push(`${indent}  from       ${ingredient.title} (${ingredient.relationship})`)

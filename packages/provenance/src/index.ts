@@ -15,19 +15,23 @@ export {
   makeLocalCredentials
 } from "./certificates.ts"
 export type { CredentialPart, LocalCredentials, SigningCredentials } from "./certificates.ts"
-export { digitalSourceTypes, embeddableFormats, readAsset, readSidecar, signAsset, signSidecar } from "./manifest.ts"
+export { defaultHashAlgorithm, digitalSourceTypes, embeddableFormats, signAsset, signSidecar } from "./manifest.ts"
 export type {
   ActionDefinition,
-  ActionSummary,
   Agent,
-  ContentCredentialsReport,
   DigitalSourceType,
+  HashAlgorithm,
   IngredientDefinition,
+  ManifestDefinition
+} from "./manifest.ts"
+export { readAsset, readSidecar } from "./read.ts"
+export type {
+  ActionSummary,
+  ContentCredentialsReport,
   IngredientSummary,
-  ManifestDefinition,
   ManifestSummary,
   ReadOptions,
   ValidationFailure
-} from "./manifest.ts"
+} from "./read.ts"
 export { discloseInMp3, discloseInWav } from "./tags.ts"
 export type { Disclosure } from "./tags.ts"

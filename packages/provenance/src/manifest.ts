@@ -1,10 +1,9 @@
 /**
- * Signing and reading manifests with c2pa-rs. What a manifest says is the caller's (Lyre's core
- * decides it); this module only turns it into c2pa-rs's manifest definition, signs the asset
- * with the operator's credential, and reads a file's manifests back into a summary.
+ * Signing manifests with c2pa-rs. What a manifest says is the caller's (Lyre's core decides it);
+ * this module only turns it into c2pa-rs's manifest definition and signs the asset with the
+ * operator's credential. Reading them back is `read.ts`.
  */
-import { createHash } from "node:crypto"
-import { WasmBuilder, WasmReader } from "@contentauth/c2pa-wasm"
+import { WasmBuilder } from "@contentauth/c2pa-wasm"
 import { asBlob, loadC2pa } from "./c2pa.ts"
 import { coseSign1, reserveSize } from "./cose.ts"
 import type { CoseSigner } from "./cose.ts"
@@ -35,6 +34,8 @@ export interface ActionDefinition {
   readonly description?: string
   /** The ingredients (their `id`) the action worked on. */
   readonly ingredientIds?: ReadonlyArray<string>
+  /** When it was done (ISO 8601): with no time-stamp authority, the only time a manifest carries. */
+  readonly when?: string
 }
 
 export interface IngredientDefinition {
@@ -46,12 +47,16 @@ export interface IngredientDefinition {
   readonly bytes: Uint8Array
 }
 
+export type HashAlgorithm = "sha256" | "sha384" | "sha512"
+
 export interface ManifestDefinition {
   readonly title: string
   readonly format: string
   readonly claimGenerator: Agent
   readonly actions: ReadonlyArray<ActionDefinition>
   readonly ingredients?: ReadonlyArray<IngredientDefinition>
+  /** The hash binding the manifest to the file's bytes; `defaultHashAlgorithm` unless given. */
+  readonly hashAlgorithm?: HashAlgorithm
 }
 
 const actionJson = (action: ActionDefinition) => ({
@@ -61,8 +66,16 @@ const actionJson = (action: ActionDefinition) => ({
     : { digitalSourceType: digitalSourceTypes[action.digitalSourceType] }),
   ...(action.softwareAgent === undefined ? {} : { softwareAgent: action.softwareAgent }),
   ...(action.description === undefined ? {} : { description: action.description }),
+  ...(action.when === undefined ? {} : { when: action.when }),
   ...(action.ingredientIds === undefined ? {} : { parameters: { ingredientIds: [...action.ingredientIds] } })
 })
+
+/**
+ * The hash that binds a manifest to its file's bytes. c2pa-rs hashes every byte of the file in
+ * WebAssembly, where SHA-512 (64-bit words) runs faster than SHA-256, c2pa-rs's default; C2PA
+ * allows both and every reader knows both (docs/performance/0123-content-credentials.md).
+ */
+export const defaultHashAlgorithm: HashAlgorithm = "sha512"
 
 /** Builds the definition's manifest and hands the builder, ingredients added, to `use`. */
 const withBuilder = async <A>(
@@ -72,6 +85,7 @@ const withBuilder = async <A>(
   await loadC2pa()
   const builder = WasmBuilder.fromJson(
     JSON.stringify({
+      hash_alg: definition.hashAlgorithm ?? defaultHashAlgorithm,
       claim_generator_info: [definition.claimGenerator],
       title: definition.title,
       format: definition.format,
@@ -118,207 +132,13 @@ export const signSidecar = (
 ): Promise<Uint8Array> =>
   withBuilder(definition, async (builder) => {
     builder.setNoEmbed(true)
-    const signed = record(
-      await builder.signAndGetManifestBytes(signerDefinition(signer), [], definition.format, asBlob(bytes))
+    const signed: unknown = await builder.signAndGetManifestBytes(
+      signerDefinition(signer),
+      [],
+      definition.format,
+      asBlob(bytes)
     )
-    const manifest = signed.manifest
+    const manifest = typeof signed === "object" && signed !== null && "manifest" in signed ? signed.manifest : null
     if (!(manifest instanceof Uint8Array)) throw new Error("c2pa-rs answered no manifest bytes")
     return manifest
   })
-
-export interface ActionSummary {
-  readonly action: string
-  readonly digitalSourceType: string | null
-  readonly softwareAgent: string | null
-  readonly description: string | null
-}
-
-export interface IngredientSummary {
-  readonly title: string
-  readonly relationship: string
-  /** The label of the ingredient's own manifest in the store, when it had one. */
-  readonly manifest: string | null
-}
-
-export interface ManifestSummary {
-  readonly label: string
-  readonly title: string | null
-  readonly claimGenerator: string | null
-  readonly signedBy: string | null
-  readonly signedAt: string | null
-  readonly actions: ReadonlyArray<ActionSummary>
-  readonly ingredients: ReadonlyArray<IngredientSummary>
-}
-
-export interface ValidationFailure {
-  readonly code: string
-  readonly explanation: string | null
-}
-
-export interface ContentCredentialsReport {
-  /** `Trusted` (signed under a trust anchor given), `Valid`, `Invalid`, or `Missing` (no manifest). */
-  readonly state: "Trusted" | "Valid" | "Invalid" | "Missing"
-  /** The active manifest first, then those of its ingredients, each after the one naming it. */
-  readonly manifests: ReadonlyArray<ManifestSummary>
-  /** What failed validation (an untrusted signer included: it alone leaves the state `Valid`). */
-  readonly failures: ReadonlyArray<ValidationFailure>
-}
-
-export interface ReadOptions {
-  /** PEM certificates whose chains read `Trusted` (the operator's CA, for instance). */
-  readonly trustAnchors?: string
-}
-
-type Json = Record<string, unknown>
-const record = (value: unknown): Json => (typeof value === "object" && value !== null ? (value as Json) : {})
-const text = (value: unknown): string | null => (typeof value === "string" ? value : null)
-const list = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
-
-const agentName = (value: unknown): string | null => {
-  if (typeof value === "string") return value
-  const agent = record(value)
-  const name = text(agent.name)
-  if (name === null) return null
-  const version = text(agent.version)
-  return version === null ? name : `${name} ${version}`
-}
-
-const summarize = (label: string, manifest: Json): ManifestSummary => {
-  const signature = record(manifest.signature_info)
-  const generator = list(manifest.claim_generator_info)[0]
-  const actions = list(manifest.assertions)
-    .map(record)
-    .filter((assertion) => text(assertion.label)?.startsWith("c2pa.actions") === true)
-    .flatMap((assertion) => list(record(assertion.data).actions).map(record))
-    .map((action) => ({
-      action: text(action.action) ?? "",
-      digitalSourceType: text(action.digitalSourceType),
-      softwareAgent: agentName(action.softwareAgent),
-      description: text(action.description)
-    }))
-  return {
-    label,
-    title: text(manifest.title),
-    claimGenerator: agentName(generator) ?? text(manifest.claim_generator),
-    signedBy: text(signature.common_name) ?? text(signature.issuer),
-    signedAt: text(signature.time),
-    actions,
-    ingredients: list(manifest.ingredients)
-      .map(record)
-      .map((ingredient) => ({
-        title: text(ingredient.title) ?? "",
-        relationship: text(ingredient.relationship) ?? "componentOf",
-        manifest: text(ingredient.active_manifest)
-      }))
-  }
-}
-
-const sidecarFormat = "application/c2pa"
-const dataHashMismatch = "assertion.dataHash.mismatch"
-const untrusted = "signingCredential.untrusted"
-
-const readerContext = (options: ReadOptions): string | undefined =>
-  options.trustAnchors === undefined ? undefined : JSON.stringify({ trust: { user_anchors: options.trustAnchors } })
-
-/** Reads and validates the manifest embedded in `bytes` (of media type `format`). */
-export const readAsset = (
-  bytes: Uint8Array,
-  format: string,
-  options: ReadOptions = {}
-): Promise<ContentCredentialsReport> => read(bytes, format, options, () => null)
-
-const readStore = async (
-  bytes: Uint8Array,
-  format: string,
-  options: ReadOptions,
-  dataHashOf: (reader: WasmReader) => string | null
-): Promise<ContentCredentialsReport & { readonly dataHash: string | null }> => {
-  await loadC2pa()
-  let reader: WasmReader
-  try {
-    reader = await WasmReader.fromBytes(format, bytes, readerContext(options))
-  } catch {
-    return { state: "Missing", manifests: [], failures: [], dataHash: null }
-  }
-  try {
-    const store = record(reader.manifestStore())
-    const manifests = record(store.manifests)
-    const ordered: Array<ManifestSummary> = []
-    const seen = new Set<string>()
-    const visit = (label: string | null) => {
-      if (label === null || seen.has(label) || manifests[label] === undefined) return
-      seen.add(label)
-      const summary = summarize(label, record(manifests[label]))
-      ordered.push(summary)
-      for (const ingredient of summary.ingredients) visit(ingredient.manifest)
-    }
-    visit(text(store.active_manifest))
-    const failures = list(record(record(store.validation_results).activeManifest).failure)
-      .map(record)
-      .map((failure) => ({ code: text(failure.code) ?? "", explanation: text(failure.explanation) }))
-    const state = text(store.validation_state)
-    return {
-      state: state === "Trusted" || state === "Valid" ? state : "Invalid",
-      manifests: ordered,
-      failures,
-      dataHash: dataHashOf(reader)
-    }
-  } finally {
-    reader.free()
-  }
-}
-
-const read = async (
-  bytes: Uint8Array,
-  format: string,
-  options: ReadOptions,
-  dataHashOf: (reader: WasmReader) => string | null
-): Promise<ContentCredentialsReport> => {
-  const { dataHash: _, ...report } = await readStore(bytes, format, options, dataHashOf)
-  return report
-}
-
-/** The active manifest's data hash (SHA-256, base64) when it excludes nothing: a sidecar's. */
-const wholeAssetHash = (reader: WasmReader): string | null => {
-  const store = record(JSON.parse(reader.crJson()))
-  const label = reader.activeLabel()
-  const active = list(store.manifests)
-    .map(record)
-    .find((manifest) => manifest.label === label)
-  const hash = record(record(active?.assertions)["c2pa.hash.data"])
-  if (hash.alg !== "sha256" || list(hash.exclusions).length > 0) return null
-  return text(hash.hash)?.replace(/^b64'(.*)'$/, "$1") ?? null
-}
-
-/**
- * Reads a sidecar manifest store and validates it against the asset it describes. This build of
- * c2pa-rs reads a store only on its own, so it checks the signature and every assertion but
- * hashes the store where the asset belongs (`assertion.dataHash.mismatch`); that one check is
- * made here instead, SHA-256 over the asset's bytes against the manifest's data hash.
- */
-export const readSidecar = async (
-  sidecar: Uint8Array,
-  asset: Uint8Array,
-  options: ReadOptions = {}
-): Promise<ContentCredentialsReport> => {
-  const report = await readStore(sidecar, sidecarFormat, options, wholeAssetHash)
-  if (report.state === "Missing") return { state: "Missing", manifests: [], failures: [] }
-  const digest = createHash("sha256").update(asset).digest("base64")
-  const matches = report.dataHash === digest
-  const failures = report.failures.filter((failure) => !(matches && failure.code === dataHashMismatch))
-  const state =
-    failures.length === 0
-      ? options.trustAnchors === undefined
-        ? "Valid"
-        : "Trusted"
-      : failures.every((failure) => failure.code === untrusted)
-        ? "Valid"
-        : "Invalid"
-  return {
-    state,
-    manifests: report.manifests,
-    failures: matches
-      ? failures
-      : [...failures, { code: dataHashMismatch, explanation: "the sidecar's data hash is not the file's" }]
-  }
-}

@@ -6,7 +6,7 @@
  * a zip of stems) is left as it is beside a sidecar `.c2pa` manifest. Files that are not audio
  * (cover images, lyrics) are not signed.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import {
   discloseInMp3,
   discloseInWav,
@@ -16,7 +16,7 @@ import {
   signAsset,
   signSidecar
 } from "@lyre/provenance"
-import type { CoseSigner, ManifestDefinition } from "@lyre/provenance"
+import type { CoseSigner, Disclosure, ManifestDefinition } from "@lyre/provenance"
 import { disclosureOf, manifestOf, sourceIngredientId } from "./origin.ts"
 import type { FileOrigin, ProductInfo } from "./origin.ts"
 
@@ -122,19 +122,36 @@ const makeSign =
           }
         : base
     const disclosure = disclosureOf(origin, product)
-    return Effect.tryPromise({
-      try: async (): Promise<SignedFile> => {
-        if (format === "audio/mpeg") {
-          return { bytes: await signAsset(definition, discloseInMp3(file.bytes, disclosure), signer), sidecar: null }
-        }
-        if (format === "audio/wav") {
-          return { bytes: await signAsset(definition, discloseInWav(file.bytes, disclosure), signer), sidecar: null }
-        }
-        return { bytes: file.bytes, sidecar: await signSidecar(definition, file.bytes, signer) }
-      },
-      catch: (cause) =>
-        new ContentCredentialsError({
-          message: `Could not sign ${file.title}: ${cause instanceof Error ? cause.message : String(cause)}`
-        })
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      // Every action is this signing's: the time is the service's clock, not a time-stamp authority's.
+      const when = new Date(now).toISOString()
+      const dated: ManifestDefinition = {
+        ...definition,
+        actions: definition.actions.map((action) => ({ ...action, when }))
+      }
+      return signDated(file, format, dated, disclosure, signer)
     })
   }
+
+const signDated = (
+  file: FileToSign,
+  format: string,
+  definition: ManifestDefinition,
+  disclosure: Disclosure,
+  signer: CoseSigner
+): Effect.Effect<SignedFile, ContentCredentialsError> =>
+  Effect.tryPromise({
+    try: async (): Promise<SignedFile> => {
+      if (format === "audio/mpeg") {
+        return { bytes: await signAsset(definition, discloseInMp3(file.bytes, disclosure), signer), sidecar: null }
+      }
+      if (format === "audio/wav") {
+        return { bytes: await signAsset(definition, discloseInWav(file.bytes, disclosure), signer), sidecar: null }
+      }
+      return { bytes: file.bytes, sidecar: await signSidecar(definition, file.bytes, signer) }
+    },
+    catch: (cause) =>
+      new ContentCredentialsError({
+        message: `Could not sign ${file.title}: ${cause instanceof Error ? cause.message : String(cause)}`
+      })
+  })

@@ -1,11 +1,12 @@
 /**
  * The song tools under a ready track or upload: Extend, Cover, Add vocals, Add accompaniment,
- * Edit a section, Export, Karaoke and the stems mixer, each opened on demand (nothing is
- * fetched or decoded for a tool nobody opened). The export tools share one view of the track's
- * exports, so a stems export made in Export is the mixer's too.
+ * Edit a section, Export, Karaoke, the stems mixer and the file's content credentials, each
+ * opened on demand (nothing is fetched or decoded for a tool nobody opened). The export tools
+ * share one view of the track's exports, so a stems export made in Export is the mixer's too.
  */
 import { useState } from "preact/hooks"
 import type { ComponentChildren } from "preact"
+import { Credentials } from "./Credentials.tsx"
 import { ExportPanel } from "./ExportPanel.tsx"
 import { useTrackExports } from "./exports.ts"
 import { ExtendForm } from "./ExtendForm.tsx"
@@ -15,7 +16,7 @@ import type { SourceTrack } from "./source.ts"
 import { AccompanimentForm, CoverForm, EditForm, VocalsForm } from "./TrackTaskForms.tsx"
 import type { Derived } from "./TrackTaskForms.tsx"
 
-type ToolName = "extend" | "cover" | "vocals" | "instrumental" | "edit" | "export" | "karaoke" | "mixer"
+type ToolName = "extend" | "cover" | "vocals" | "instrumental" | "edit" | "export" | "karaoke" | "mixer" | "credentials"
 
 const Tool = (props: {
   readonly label: string
@@ -68,6 +69,9 @@ export const TrackTools = (props: { readonly source: SourceTrack; readonly onCre
       {source.hasLyrics && tool("karaoke", "Karaoke", () => <Karaoke track={source.track} exports={exports} />)}
       {tool("mixer", "Stems mixer", () => (
         <Mixer title={what} exports={exports} />
+      ))}
+      {tool("credentials", "Content credentials", () => (
+        <Credentials track={source.track} />
       ))}
     </div>
   )

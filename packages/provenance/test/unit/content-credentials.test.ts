@@ -26,7 +26,12 @@ const created = (format: string): ManifestDefinition => ({
   format,
   claimGenerator: { name: "Lyre", version: "1.2.3" },
   actions: [
-    { action: "c2pa.created", digitalSourceType: "algorithmicMedia", softwareAgent: { name: "Lyre built-in engine" } }
+    {
+      action: "c2pa.created",
+      digitalSourceType: "algorithmicMedia",
+      softwareAgent: { name: "Lyre built-in engine" },
+      when: "2026-08-02T09:30:00.000Z"
+    }
   ]
 })
 
@@ -55,7 +60,8 @@ describe("signAsset and readAsset", () => {
     expect(manifest?.actions[0]).toMatchObject({
       action: "c2pa.created",
       digitalSourceType: disclosure.digitalSourceType,
-      softwareAgent: "Lyre built-in engine"
+      softwareAgent: "Lyre built-in engine",
+      when: "2026-08-02T09:30:00.000Z"
     })
     expect((await readAsset(signed, "audio/mpeg", { trustAnchors: local.caPem })).state).toBe("Trusted")
     const changed = new Uint8Array(signed)

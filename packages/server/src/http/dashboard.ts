@@ -2,7 +2,9 @@
  * `{site_url}/dashboard`: the account holder's page, served from the build that the install made
  * (`packages/dashboard/dist`). Hashed assets are cached for a year; every other path under
  * /dashboard is the page itself (its routes are the client's), never cached, under a CSP that
- * allows only this origin.
+ * allows only this origin. The CSP allows WebAssembly to be compiled (`'wasm-unsafe-eval'`, which
+ * lets no JavaScript be evaluated): the page reads a file's content credentials with c2pa-rs
+ * (decision 0130).
  */
 import { existsSync, readFileSync } from "node:fs"
 import { extname, join } from "node:path"
@@ -16,12 +18,13 @@ const contentTypes: Readonly<Record<string, string>> = {
   ".css": "text/css; charset=utf-8",
   ".svg": "image/svg+xml",
   ".png": "image/png",
-  ".woff2": "font/woff2"
+  ".woff2": "font/woff2",
+  ".wasm": "application/wasm"
 }
 
 const securityHeaders = {
   "content-security-policy":
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
     "media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "same-origin",
@@ -42,7 +45,7 @@ export const defaultDashboardDir = fileURLToPath(
  * Vite's asset names (`index-P7ZAhhvj.js`; older builds wrote `index.P7ZAhhvj.js`): dot-separated
  * words and an extension, so no path separator or `..` ever reaches the disk.
  */
-const assetName = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:js|css|svg|png|woff2)$/
+const assetName = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.(?:js|css|svg|png|woff2|wasm)$/
 
 export const makeDashboardHandler = (options: {
   readonly dir: string

@@ -3,7 +3,8 @@
  * driven by playwright-core) against a server whose provider is the built-in engine (worker
  * inline): extend a real song and follow the new task, export and download every format, the
  * karaoke view following `currentTime`, the stems mixer's mute heard on the Web Audio graph, the
- * chart drawn from a ledger the test wrote. Screenshots go to
+ * chart drawn from a ledger the test wrote, a track's content credentials read in the page by
+ * c2pa-rs. Screenshots go to
  * `test-output/screenshots/dashboard-tools/`; axe-core checks each view.
  */
 import type { Browser, Locator, Page } from "playwright-core"
@@ -80,7 +81,7 @@ const balance = async (id: string = holder.id): Promise<number> =>
 const tool = async (
   page: Page,
   id: string,
-  label: "Extend" | "Export" | "Karaoke" | "Stems mixer"
+  label: "Extend" | "Export" | "Karaoke" | "Stems mixer" | "Content credentials"
 ): Promise<Locator> => {
   const track = page.locator(`#history-title ~ ul [data-track-id="${id}"]`)
   await track.locator("summary", { hasText: new RegExp(`^${label} `) }).click()
@@ -243,6 +244,22 @@ describe("song tools in the dashboard", () => {
     await page.screenshot({ path: screenshotPath("dashboard-tools/mixer-desktop"), fullPage: true })
   }, 90_000)
 
+  it("Content credentials: the track's MP3 read in the page by c2pa-rs, made new by the engine, signed, Valid", async () => {
+    const page = await tabs.open(holder, "/dashboard/songs")
+    const view = await tool(page, trackId(0), "Content credentials")
+    const credentials = view.getByTestId("content-credentials")
+    await credentials.waitFor({ timeout: 60_000 })
+    expect(await credentials.getAttribute("data-state")).toBe("Valid")
+    expect(await credentials.getByTestId("credentials-made").first().textContent()).toMatch(
+      /^Created by an algorithm \(Lyre built-in engine .+\), with Lyre /
+    )
+    expect(await credentials.getByTestId("credentials-from").first().textContent()).toBe("nothing: made new")
+    expect(await credentials.getByTestId("credentials-when").first().textContent()).not.toBe("—")
+    expect(await credentials.getByTestId("credentials-signer").first().textContent()).toContain("content credentials")
+    expect(await credentials.getByTestId("credentials-failures").count()).toBe(0)
+    await page.screenshot({ path: screenshotPath("dashboard-tools/credentials-desktop"), fullPage: true })
+  }, 90_000)
+
   it("another account's track and export are not found through the dashboard's procedures", async () => {
     const other = await createHolder(server)
     const session = await signIn(other)
@@ -358,6 +375,9 @@ describe("the song tools' views", () => {
       for (const label of ["Extend", "Export"] as const) await tool(page, trackId(1), label)
       await madeView(await tool(page, trackId(1), "Karaoke"), "karaoke-lyrics", "Make the timed lyrics for 5 credits")
       await madeView(await tool(page, trackId(1), "Stems mixer"), "mixer", "Make the stems for 20 credits")
+      await (await tool(page, trackId(1), "Content credentials"))
+        .getByTestId("content-credentials")
+        .waitFor({ timeout: 60_000 })
       await page
         .locator(`[data-track-id="${trackId(1)}"] [data-testid=waveform][data-loaded=true]`)
         .waitFor({ timeout: 20_000 })
