@@ -52,6 +52,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
+import { makeLocalCredentials } from "../packages/provenance/src/index.ts"
 import { perfAvailable, recordOnCpu } from "./on-cpu.ts"
 import { sampleAllocations } from "./allocations.ts"
 import {
@@ -124,10 +125,15 @@ const port = await freePort()
 const url = `http://127.0.0.1:${port}`
 const adminToken = randomBase62(32)
 const dataDir = mkdtempSync(join(tmpdir(), "lyre-prof-"))
+/** Production signs as the operator (decision 0131): a local pair stands in for the operator's. */
+const productionSigner = async () => {
+  const signer = await makeLocalCredentials()
+  return { C2PA_SIGNING_CERT: signer.chainPem, C2PA_SIGNING_KEY: signer.keyPem }
+}
 const childEnv = {
   PORT: String(port),
   DATA_DIR: dataDir,
-  ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl }),
+  ...(embedded ? {} : { DATABASE_URL: databaseUrl.toString(), REDIS_URL: redisUrl, ...(await productionSigner()) }),
   ADMIN_TOKEN: adminToken,
   SECRET_KEY: randomBase62(48),
   RATE_LIMIT_RPM: "100000000",

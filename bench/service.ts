@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { randomBase62 } from "@lyre/core"
 import { startFakeUpstream } from "@lyre/fake-upstream"
+import { makeLocalCredentials } from "../packages/provenance/src/index.ts"
 import { freePort, postgresUrl, query, redisUrl, repositoryRoot, sleep } from "./support.ts"
 import type { BenchRequest } from "./support.ts"
 
@@ -155,6 +156,10 @@ export const prepareBenchData = async (mode: BenchMode): Promise<BenchData> => {
     databaseUrl = database.toString()
     env["DATABASE_URL"] = databaseUrl
     env["REDIS_URL"] = redisUrl
+    // Production signs as the operator (decision 0131): a local pair stands in for the operator's.
+    const signer = await makeLocalCredentials()
+    env["C2PA_SIGNING_CERT"] = signer.chainPem
+    env["C2PA_SIGNING_KEY"] = signer.keyPem
   }
   return {
     url,

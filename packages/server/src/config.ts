@@ -79,7 +79,8 @@ export interface ServerConfig {
   /**
    * `C2PA_SIGNING_CERT` and `C2PA_SIGNING_KEY`: the content credentials' signing chain (PEM, end
    * entity first) and its PKCS #8 key (ES256 or Ed25519), each as PEM text or a path to a PEM
-   * file; unset, a local CA and certificate made once in `DATA_DIR/c2pa` (on no trust list).
+   * file; unset, a local CA and certificate made once in `DATA_DIR/c2pa` (on no trust list), in
+   * the embedded default only: production refuses to start without them (decision 0131).
    */
   readonly c2paSigningCert: string | null
   readonly c2paSigningKey: string | null
@@ -255,6 +256,10 @@ export const loadConfig: Effect.Effect<ServerConfig, ConfigurationError> = Effec
   yield* check(
     (raw.c2paSigningCert === null) === (raw.c2paSigningKey === null),
     "C2PA_SIGNING_CERT and C2PA_SIGNING_KEY go together: set both, or neither for a local certificate"
+  )
+  yield* check(
+    raw.databaseUrl === null || raw.c2paSigningCert !== null,
+    "C2PA_SIGNING_CERT and C2PA_SIGNING_KEY are required when DATABASE_URL is set (production): the operator signs what it serves; only the embedded default makes a local certificate, whose files (DATA_DIR/c2pa/signing-chain.pem, signing-key.pem) they may name (decision 0131)"
   )
   const storage = storageOf(raw)
   if ("problem" in storage) return yield* new ConfigurationError({ message: storage.problem })

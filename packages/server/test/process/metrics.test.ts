@@ -18,6 +18,7 @@ import { freePort, spawnEntry } from "../support/processes.ts"
 import { parseMetrics, scrape, sumOf } from "../support/prometheus.ts"
 import { startReceiver } from "../support/receiver.ts"
 import type { Receiver } from "../support/receiver.ts"
+import { signingEnv } from "../support/signing.ts"
 
 const apiKey = "metrics-test-key"
 let upstream: FakeUpstream
@@ -287,6 +288,7 @@ describe("a worker's METRICS_PORT", () => {
     const worker = spawnEntry("worker-main", {
       DATABASE_URL: server.config.databaseUrl ?? "",
       SECRET_KEY: server.config.secretKey ?? "",
+      ...(await signingEnv()),
       PROVIDER: "http",
       PROVIDER_URL: upstream.url,
       PROVIDER_API_KEY: apiKey,

@@ -14,6 +14,7 @@ import { obtainTokens, setUpOAuth, tokenRequest } from "../support/oauth.ts"
 import type { OAuthWorld } from "../support/oauth.ts"
 import { freePort, spawnEntry } from "../support/processes.ts"
 import type { Spawned } from "../support/processes.ts"
+import { signingEnv } from "../support/signing.ts"
 
 const shared = backend.database === "postgres" && backend.limiter === "redis"
 let server: TestServer
@@ -35,6 +36,7 @@ beforeAll(async () => {
     DATABASE_URL: String(server.config.databaseUrl),
     REDIS_URL: String(server.config.redisUrl),
     SECRET_KEY: String(server.config.secretKey),
+    ...(await signingEnv()),
     DATA_DIR: server.config.dataDir,
     PUBLIC_URL: server.url,
     WORKER: "off",

@@ -26,6 +26,7 @@ import { api, backend, createAccount, startTestServer, validSong } from "../supp
 import type { TestServer } from "../support/harness.ts"
 import { adminCall, freePort, spawnEntry } from "../support/processes.ts"
 import type { Spawned } from "../support/processes.ts"
+import { signingEnv } from "../support/signing.ts"
 
 let s3: TestS3
 /** The API process: its own DATA_DIR, files from the bucket. */
@@ -89,6 +90,7 @@ const rehostElsewhere = async (workerDataDir: string): Promise<string> => {
       ...machineEnv(workerDataDir),
       DATABASE_URL: String(server.config.databaseUrl),
       SECRET_KEY: String(server.config.secretKey),
+      ...(await signingEnv()),
       PUBLIC_URL: server.url
     })
     spawned.push(worker)
@@ -175,6 +177,7 @@ describe("files shared through the bucket", () => {
         ? {
             DATABASE_URL: String(server.config.databaseUrl),
             SECRET_KEY: String(server.config.secretKey),
+            ...(await signingEnv()),
             WORKER: "off"
           }
         : {})

@@ -16,6 +16,7 @@ import { spawnEntry } from "../support/processes.ts"
 import type { Spawned } from "../support/processes.ts"
 import { startReceiver } from "../support/receiver.ts"
 import type { Receiver } from "../support/receiver.ts"
+import { signingEnv } from "../support/signing.ts"
 
 const apiKey = "webhooks-processes-key"
 const EVENTS = 200
@@ -75,6 +76,7 @@ const onPostgres = async () => {
       DATABASE_URL: String(setup.config.databaseUrl),
       ...(setup.config.redisUrl === null ? {} : { REDIS_URL: setup.config.redisUrl }),
       SECRET_KEY: String(setup.config.secretKey),
+      ...(await signingEnv()),
       DATA_DIR: setup.config.dataDir,
       PUBLIC_URL: setup.url,
       PROVIDER: "http",

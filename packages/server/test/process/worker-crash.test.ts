@@ -21,6 +21,7 @@ import { api, backend, createAccount, startTestServer, validSong } from "../supp
 import type { TestAccount, TestServer } from "../support/harness.ts"
 import { adminCall, freePort, mapLimit, spawnEntry } from "../support/processes.ts"
 import type { Spawned } from "../support/processes.ts"
+import { signingEnv } from "../support/signing.ts"
 
 const apiKey = "crash-test-key"
 const TASKS = 200
@@ -81,6 +82,7 @@ const onPostgres = {
         ...providerEnv(),
         DATABASE_URL: String(server.config.databaseUrl),
         SECRET_KEY: String(server.config.secretKey),
+        ...(await signingEnv()),
         DATA_DIR: server.config.dataDir,
         PUBLIC_URL: server.url,
         WORKER: "inline"

@@ -17,6 +17,7 @@ import { backend, createAccount, startTestServer, validSong } from "../support/h
 import type { TestServer } from "../support/harness.ts"
 import { freePort, mapLimit, spawnEntry } from "../support/processes.ts"
 import type { Spawned } from "../support/processes.ts"
+import { signingEnv } from "../support/signing.ts"
 
 const apiKey = "scale-test-key"
 let upstream: FakeUpstream
@@ -103,6 +104,7 @@ const onPostgres = {
         DATABASE_URL: String(setup.config.databaseUrl),
         ...(setup.config.redisUrl === null ? {} : { REDIS_URL: setup.config.redisUrl }),
         SECRET_KEY: String(setup.config.secretKey),
+        ...(await signingEnv()),
         DATA_DIR: setup.config.dataDir,
         PROVIDER: "http",
         PROVIDER_URL: upstream.url,

@@ -21,6 +21,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { startFakeUpstream } from "@lyre/fake-upstream"
 import type { FakeUpstream } from "@lyre/fake-upstream"
 import { adminCall, freePort } from "./processes.ts"
+import { signingEnv } from "./signing.ts"
 
 const run = promisify(execFile)
 
@@ -274,9 +275,10 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
   const adminToken = randomBytes(16).toString("hex")
   const secretKey = randomBytes(32).toString("hex")
   const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix))
-  const [postgres, upstream] = await Promise.all([
+  const [postgres, upstream, signing] = await Promise.all([
     startOwnPostgres(),
-    startFakeUpstream({ apiKey: providerApiKey, audioBytes: 4096 })
+    startFakeUpstream({ apiKey: providerApiKey, audioBytes: 4096 }),
+    signingEnv()
   ])
   return {
     postgres,
@@ -297,6 +299,7 @@ export const startServiceBed = async (dataDirPrefix: string): Promise<ServiceBed
       WORKER_LEASE_SECONDS: "2",
       ADMIN_TOKEN: adminToken,
       SECRET_KEY: secretKey,
+      ...signing,
       WORKER: options.worker ?? "off",
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_DELAYS: "1,1,1,1,1",

@@ -30,6 +30,8 @@ describe("configuration", () => {
       DATABASE_URL: "postgres://u@db/lyre",
       REDIS_URL: "redis://cache:6379",
       SECRET_KEY: "s".repeat(32),
+      C2PA_SIGNING_CERT: "/etc/lyre/c2pa-chain.pem",
+      C2PA_SIGNING_KEY: "/etc/lyre/c2pa-key.pem",
       ADMIN_TOKEN: "a".repeat(20),
       RATE_LIMIT_RPM: "120",
       GENERATION_TIMEOUT_SECONDS: "60",
@@ -37,6 +39,8 @@ describe("configuration", () => {
       LOG_LEVEL: "warn"
     })
     expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+      c2paSigningCert: "/etc/lyre/c2pa-chain.pem",
+      c2paSigningKey: "/etc/lyre/c2pa-key.pem",
       port: 9000,
       publicUrl: "https://lyre.example",
       requestsPerMinute: 120,
@@ -56,6 +60,11 @@ describe("configuration", () => {
     ["a Redis URL of another kind", { REDIS_URL: "http://x" }, "REDIS_URL"],
     ["a short secret key", { SECRET_KEY: "short" }, "SECRET_KEY"],
     ["production without a secret key", { DATABASE_URL: "postgres://u@db/lyre" }, "SECRET_KEY"],
+    [
+      "production without a content credentials signer",
+      { DATABASE_URL: "postgres://u@db/lyre", SECRET_KEY: "s".repeat(32) },
+      "C2PA_SIGNING_CERT and C2PA_SIGNING_KEY are required when DATABASE_URL is set"
+    ],
     ["a public URL that is not http", { PUBLIC_URL: "ftp://x" }, "PUBLIC_URL"]
   ]
   for (const [name, env, variable] of bad) {
