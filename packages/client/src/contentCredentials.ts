@@ -1,10 +1,11 @@
 /**
  * Reading a file's content credentials (C2PA) as Lyre writes them: the manifest embedded in an
  * MP3 or WAV, or the sidecar `.c2pa` beside a MIDI file or a zip; validated by c2pa-rs
- * (`@lyre/provenance`), with no call to the service.
+ * (`@lyre/provenance/reader`, the dashboard's reader too: it needs no Node), with no call to
+ * the service.
  */
-import { readAsset, readSidecar } from "@lyre/provenance"
-import type { ContentCredentialsReport, ReadOptions } from "@lyre/provenance"
+import { readAsset, readSidecar } from "@lyre/provenance/reader"
+import type { ContentCredentialsReport, ReadOptions } from "@lyre/provenance/reader"
 
 export type {
   ActionSummary,
@@ -12,7 +13,7 @@ export type {
   IngredientSummary,
   ManifestSummary,
   ValidationFailure
-} from "@lyre/provenance"
+} from "@lyre/provenance/reader"
 
 export interface ContentCredentialsOptions extends ReadOptions {
   /** The file's name or media type, when its bytes alone do not say (`track.wav`, `audio/wav`). */
