@@ -13,7 +13,6 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { armedAfter } from "../domain/creditAlert.ts"
 import { InvalidParameter, TaskNotFound } from "../domain/errors.ts"
 import type { PersonaNotFound } from "../domain/errors.ts"
 import { providerRequestOf } from "./providerRequest.ts"
@@ -35,6 +34,7 @@ import { signFileUrl } from "./signedFiles.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
+import { refundOfFailed } from "../money/refund.ts"
 import { Metrics } from "../observability/Metrics.ts"
 import { currentTraceContext, fnTracedWhen, TaskTraces } from "../observability/TaskTraces.ts"
 import { submissionRecorder } from "./submission.ts"
@@ -74,14 +74,6 @@ export const providerFailure = (code: string, detail: string): TaskFailure => ({
 /** The callback address the provider is given for a task: unsigned callbacks carry its secret token. */
 export const callbackUrlFor = (publicUrl: string, taskId: string, token: string): string =>
   `${publicUrl}/internal/provider/callback/${taskId}?token=${token}`
-
-/** A refund, in the SET of the update of `accounts a` from the failed task. */
-export const refundAlert = {
-  before: "a.subscription_credits + a.onetime_credits",
-  after: "a.subscription_credits + a.onetime_credits + failed.debit_subscription + failed.debit_onetime",
-  threshold: "a.credit_alert_threshold",
-  armed: "a.credit_alert_armed"
-}
 
 /** `created_at` in the JSON of events, exactly as `renderTask` writes it. */
 export const isoText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
@@ -376,30 +368,13 @@ export class Generations extends Context.Service<
             returning id, account_id, credential_subject, debit_subscription, debit_onetime, credits_refunded,
                       created_at, model
           ),
-          -- The counter row before the account row, as in create: the refund joins the freed slot.
-          freed as (
-            update credential_inflight c set pending = c.pending - 1
-            from failed where c.subject = failed.credential_subject
-            returning c.subject
-          ),
-          refunded as (
-            update accounts a
-            set subscription_credits = a.subscription_credits + failed.debit_subscription,
-                onetime_credits = a.onetime_credits + failed.debit_onetime,
-                credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
-                updated_at = ${now}::timestamptz
-            from failed left join freed on true
-            where a.id = failed.account_id
-            returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as task_id,
-                      failed.debit_subscription, failed.debit_onetime, failed.model, failed.credits_refunded
-          ),
-          entry as (
-            insert into credit_ledger (id, account_id, kind, task_id, subscription_delta, onetime_delta,
-              subscription_after, onetime_after, created_at)
-            select ${ledgerId}, account_id, 'refund', task_id, debit_subscription, debit_onetime,
-                   subscription_credits, onetime_credits, ${now}::timestamptz
-            from refunded
-          ),
+          ${refundOfFailed(writes, {
+            ledgerId,
+            nowIso: now,
+            ledgerColumn: "task_id",
+            freesSlot: true,
+            carry: ["model", "credits_refunded"]
+          })},
           event as (
             insert into outbox_events (id, account_id, type, payload, created_at)
             select ${eventId}, account_id, 'job.failed',

@@ -12,7 +12,6 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { armedAfter } from "../domain/creditAlert.ts"
 import {
   ExportNotFound,
   InvalidParameter,
@@ -42,8 +41,9 @@ import type { TaskFailure } from "./domain/tasks.ts"
 import { Provider } from "../provider/Provider.ts"
 import { canonicalJson, charge, claimKeyWithAnswer, heldAnswer } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
+import { refundOfFailed } from "../money/refund.ts"
 import { Metrics } from "../observability/Metrics.ts"
-import { callbackUrlFor, Generations, providerFailure, refundAlert } from "./Generations.ts"
+import { callbackUrlFor, Generations, providerFailure } from "./Generations.ts"
 import type { CreateError, CreateOutcome } from "./Generations.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
@@ -369,30 +369,7 @@ export class SongTools extends Context.Service<
               where id = ${exportId} and ${writes.literal(stillPending())}
               returning ${writes.literal(exportColumns)}, account_id, credential_subject, debit_subscription, debit_onetime
             ),
-            -- The counter row before the account row, as in every statement that takes both.
-            freed as (
-              update credential_inflight c set pending = c.pending - 1
-              from failed where c.subject = failed.credential_subject
-              returning c.subject
-            ),
-            refunded as (
-              update accounts a
-              set subscription_credits = a.subscription_credits + failed.debit_subscription,
-                  onetime_credits = a.onetime_credits + failed.debit_onetime,
-                  credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
-                  updated_at = ${nowIso}::timestamptz
-              from failed left join freed on true
-              where a.id = failed.account_id
-              returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as export_id,
-                        failed.debit_subscription, failed.debit_onetime
-            ),
-            entry as (
-              insert into credit_ledger (id, account_id, kind, export_id, subscription_delta, onetime_delta,
-                subscription_after, onetime_after, created_at)
-              select ${ledgerId}, account_id, 'refund', export_id, debit_subscription, debit_onetime,
-                     subscription_credits, onetime_credits, ${nowIso}::timestamptz
-              from refunded
-            )
+            ${refundOfFailed(writes, { ledgerId, nowIso, ledgerColumn: "export_id", freesSlot: true })}
             select * from failed`
               if (row === undefined) return null
               yield* writeEvent(row.account_id, "export.failed", row, nowIso)

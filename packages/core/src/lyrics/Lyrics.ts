@@ -9,18 +9,18 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { armedAfter } from "../domain/creditAlert.ts"
 import { InvalidParameter, LyricsNotFound } from "../domain/errors.ts"
 import type { TrackNotFound } from "../domain/errors.ts"
 import { hasIdShape, Ids, randomBase62 } from "../domain/ids.ts"
 import type { Principal } from "../domain/principal.ts"
 import { lyricsPrice } from "../domain/pricing.ts"
-import { callbackUrlFor, refundAlert } from "../generation/Generations.ts"
+import { callbackUrlFor } from "../generation/Generations.ts"
 import { stillPending } from "../generation/domain/tasks.ts"
 import type { TaskFailure } from "../generation/domain/tasks.ts"
 import { trackSources } from "../generation/sources.ts"
 import { canonicalJson, charge } from "../money/charge.ts"
 import type { Charged, ChargeError } from "../money/charge.ts"
+import { refundOfFailed } from "../money/refund.ts"
 import { Settings } from "../platform/Settings.ts"
 import { WriteSql } from "../platform/WriteSql.ts"
 import { WebhookSignal } from "../webhooks/WebhookSignal.ts"
@@ -278,24 +278,7 @@ export class Lyrics extends Context.Service<
                   where id = ${id} and ${writes.literal(stillPending())}
                   returning ${writes.literal(lyricsColumns)}, account_id, debit_subscription, debit_onetime
                 ),
-                refunded as (
-                  update accounts a
-                  set subscription_credits = a.subscription_credits + failed.debit_subscription,
-                      onetime_credits = a.onetime_credits + failed.debit_onetime,
-                      credit_alert_armed = ${writes.literal(armedAfter(refundAlert))},
-                      updated_at = ${nowIso}::timestamptz
-                  from failed
-                  where a.id = failed.account_id
-                  returning a.id as account_id, a.subscription_credits, a.onetime_credits, failed.id as lyrics_id,
-                            failed.debit_subscription, failed.debit_onetime
-                ),
-                entry as (
-                  insert into credit_ledger (id, account_id, kind, lyrics_id, subscription_delta, onetime_delta,
-                    subscription_after, onetime_after, created_at)
-                  select ${ledgerId}, account_id, 'refund', lyrics_id, debit_subscription, debit_onetime,
-                         subscription_credits, onetime_credits, ${nowIso}::timestamptz
-                  from refunded
-                )
+                ${refundOfFailed(writes, { ledgerId, nowIso, ledgerColumn: "lyrics_id", freesSlot: false })}
                 select * from failed`
               if (row === undefined) return false
               yield* writeEvent(row.account_id, "lyrics.failed", row, nowIso)
