@@ -3,25 +3,26 @@
 // (and midi-file for the lyric events, which @tonejs/midi reads only from the first track).
 
 import { mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Midi } from "@tonejs/midi"
 import { parseMidi } from "midi-file"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  exportTrack,
   makeEngine,
+  renderExtension,
   type EngineExport,
   type EngineRequest,
   type EngineTrack,
+  type RenderOptions,
   type TrackSource
 } from "../../src/index.ts"
+import { runJob } from "../../src/jobs.ts"
 import { writeMidi } from "../../src/midi.ts"
 import { timedLyrics, trackMidi } from "../../src/song.ts"
 import { decodeMp3, mono } from "../support/analysis.ts"
-
-const require = createRequire(import.meta.url)
-const { WaveFile } = require("wavefile") as typeof import("wavefile")
+import { readPcm16 } from "../support/wav.ts"
 
 const LYRICS =
   "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
@@ -38,24 +39,43 @@ const cacheDir = mkdtempSync(join(tmpdir(), "lyre-engine-test-"))
 const cache = { dir: cacheDir, maxBytes: 1024 ** 3 }
 // Full-length renders where the property depends on the whole song (the WAV's length, the MIDI's
 // last note, the timed words); songs cut at 15 s where it does not (stems, extensions), for time.
-const engine = makeEngine({ threads: 2, pcmCache: cache })
-const short = makeEngine({ threads: 2, pcmCache: cache, render: { maxSeconds: 15 } })
+// One thread each: the tests read what a pool gives out, not how fast, and every worker started
+// costs about a second of CPU (its modules, the SoundFont).
+const SHORT: RenderOptions = { maxSeconds: 15 }
+const engine = makeEngine({ threads: 1, pcmCache: cache })
+const short = makeEngine({ threads: 1, pcmCache: cache, render: SHORT })
 afterAll(async () => {
   await Promise.all([engine.close(), short.close()])
   rmSync(cacheDir, { recursive: true, force: true })
 })
+/**
+ * A WAV export where nothing is cached, as in another process: the export job a worker runs, here
+ * on this thread with no cache, rendering what it is asked for from the TrackSource alone.
+ */
+const uncachedWav = (s: TrackSource): Promise<EngineExport> => exportTrack(s, "wav", SHORT, null)
 
-let tracks: ReadonlyArray<EngineTrack> = []
-let shortTracks: ReadonlyArray<EngineTrack> = []
+let fullTake: EngineTrack | undefined
+let shortTake: EngineTrack | undefined
 const source: TrackSource = { request, taskId: "song-tools-1", index: 0 }
+
+/**
+ * Take 0 of the source, made by the job a worker runs for each take of a task (so its PCM is in
+ * the cache as after `engine.render`); the tests read no other take, so take 1 is not rendered.
+ */
+const renderTake = async (options: RenderOptions): Promise<EngineTrack> => {
+  const result = await runJob({ kind: "render", request, taskId: source.taskId, index: 0, id: 0, options, cache })
+  if (result.kind !== "track") throw new Error("a render job answered with something else")
+  return result.track
+}
 beforeAll(async () => {
-  ;[tracks, shortTracks] = await Promise.all([
-    engine.render(request, source.taskId),
-    short.render(request, source.taskId)
-  ])
+  fullTake = await renderTake({})
+  shortTake = await renderTake(SHORT)
 }, 120_000)
-const track = (): EngineTrack => tracks[0] as EngineTrack
-const shortTrack = (): EngineTrack => shortTracks[0] as EngineTrack
+const track = (): EngineTrack => fullTake as EngineTrack
+const shortTrack = (): EngineTrack => shortTake as EngineTrack
+
+/** Take 0 of an extension, made by the job a worker runs for it (its PCM left in the cache). */
+const extendTake = (extSource: TrackSource): Promise<EngineTrack> => renderExtension(extSource, SHORT, cache)
 
 interface Wav {
   readonly channels: number
@@ -66,18 +86,16 @@ interface Wav {
   readonly right: Float64Array
 }
 function readWav(bytes: Uint8Array): Wav {
-  const w = new WaveFile(bytes)
-  const fmt = w.fmt as { numChannels: number; sampleRate: number; bitsPerSample: number; audioFormat: number }
-  const [left, right] = w.getSamples(false) as unknown as [Float64Array, Float64Array]
-  // wavefile gives the integer sample values; scale to -1..1 as a decoder would.
-  return {
-    channels: fmt.numChannels,
-    sampleRate: fmt.sampleRate,
-    bits: fmt.bitsPerSample,
-    format: fmt.audioFormat,
-    left: left.map((x) => x / 32768),
-    right: right.map((x) => x / 32768)
+  const w = readPcm16(bytes)
+  if (w.channels !== 2) throw new Error(`not stereo: ${w.channels} channels`)
+  const left = new Float64Array(w.samples.length >> 1)
+  const right = new Float64Array(w.samples.length >> 1)
+  // Scaled to -1..1 as a decoder would.
+  for (let i = 0; i < left.length; i++) {
+    left[i] = (w.samples[2 * i] as number) / 32768
+    right[i] = (w.samples[2 * i + 1] as number) / 32768
   }
+  return { channels: w.channels, sampleRate: w.sampleRate, bits: w.bits, format: w.format, left, right }
 }
 
 function fileOf(e: EngineExport, name: string): Uint8Array {
@@ -133,14 +151,11 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     const r = correlation(pcm, decoded, lag, 0, pcm.length - lag)
     expect(r).toBeGreaterThan(0.99)
 
-    // A cache miss (here: an engine with no cache) renders the same samples from the TrackSource alone.
-    const uncached = makeEngine({ threads: 1, pcmCache: null })
-    try {
-      const again = await uncached.export(source, "wav")
-      expect(Buffer.from(fileOf(again, "track.wav")).equals(Buffer.from(bytes))).toBe(true)
-    } finally {
-      await uncached.close()
-    }
+    // A cache miss (here: the export job with no cache) renders the same samples from the
+    // TrackSource alone. Checked on the song cut at 15 s: a miss renders the take as the first render did
+    // whatever its length, and the whole song again would cost a full render more.
+    const [again, cached] = await Promise.all([uncachedWav(source), short.export(source, "wav")])
+    expect(Buffer.from(fileOf(again, "track.wav")).equals(Buffer.from(fileOf(cached, "track.wav")))).toBe(true)
   })
 
   it("stems: one WAV per part, each the track's length, adding up to the mix", async () => {
@@ -353,36 +368,31 @@ describe("song tools on the built-in engine", { timeout: 180_000 }, () => {
     }
     // Two takes, two different continuations.
     expect(Buffer.from(ext[0]?.mp3 ?? []).equals(Buffer.from(ext[1]?.mp3 ?? []))).toBe(false)
-    // Deterministic: the same extension again gives the same bytes...
-    const again = await short.extend(source, continueAt, extRequest, "song-tools-ext")
-    expect(Buffer.from(again[0]?.mp3 ?? []).equals(Buffer.from(ext[0]?.mp3 ?? []))).toBe(true)
-    // ...and so does a process with nothing cached, rendering the source and its continuation again.
+    // Deterministic: the same extension again (its take 0, the one compared) gives the same bytes...
     const extSource: TrackSource = {
       request: extRequest,
       taskId: "song-tools-ext",
       index: 0,
       extends: { source, continueAt }
     }
-    const uncached = makeEngine({ threads: 1, pcmCache: null, render: { maxSeconds: 15 } })
-    try {
-      const [fresh, cached] = await Promise.all([uncached.export(extSource, "wav"), short.export(extSource, "wav")])
-      expect(Buffer.from(fileOf(fresh, "track.wav")).equals(Buffer.from(fileOf(cached, "track.wav")))).toBe(true)
-    } finally {
-      await uncached.close()
-    }
+    const again = await extendTake(extSource)
+    expect(Buffer.from(again.mp3).equals(Buffer.from(ext[0]?.mp3 ?? []))).toBe(true)
+    // ...and so does a process with nothing cached, rendering the source and its continuation again.
+    const [fresh, cached] = await Promise.all([uncachedWav(extSource), short.export(extSource, "wav")])
+    expect(Buffer.from(fileOf(fresh, "track.wav")).equals(Buffer.from(fileOf(cached, "track.wav")))).toBe(true)
   })
 
   it("extend without new lyrics sings the chorus again and ends; its stems add up to it", async () => {
     const end = shortTrack().duration
-    const ext = await short.extend(source, end, request, "song-tools-ext-2")
-    const t = ext[0] as EngineTrack
-    expect(t.duration).toBeGreaterThan(end + 20)
+    // Take 0 alone: what `short.extend(source, end, request, "song-tools-ext-2")` gives first.
     const extSource: TrackSource = {
       request,
       taskId: "song-tools-ext-2",
       index: 0,
       extends: { source, continueAt: end }
     }
+    const t = await extendTake(extSource)
+    expect(t.duration).toBeGreaterThan(end + 20)
     const after = timedLyrics(extSource, { maxSeconds: 15 })
       .filter((w) => w.start >= end)
       .map((w) => w.text)
