@@ -1,17 +1,17 @@
 // Tracks made from tracks (src/arrange/), measured on what the engine gives out, read with
 // libraries we did not write: MIDI exports parsed with @tonejs/midi, WAV exports with wavefile.
 
-import { createRequire } from "node:module"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Midi } from "@tonejs/midi"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeEngine, type EngineExport, type EngineRequest, type TrackSource } from "../../src/index.ts"
 import { sheetOf } from "../../src/arrange/sheet.ts"
 import { segmentsOf, trackWav } from "../../src/song.ts"
+import { readPcm16 } from "../support/wav.ts"
 
 const tracks = { segmentsOf, trackWav }
-
-const require = createRequire(import.meta.url)
-const { WaveFile } = require("wavefile") as typeof import("wavefile")
 
 const LYRICS =
   "[Verse]\nNeon lights are calling me tonight\nRunning through the city burning bright\n[Chorus]\nHold on, hold on to the night\nNever let it go tonight"
@@ -25,8 +25,17 @@ const song: EngineRequest = {
 }
 const source: TrackSource = { request: song, taskId: "arrange-source", index: 0 }
 
-const engine = makeEngine({ threads: 2, pcmCache: null })
-afterAll(() => engine.close())
+// One thread each: every worker started costs about a second of CPU (its modules, the SoundFont).
+const engine = makeEngine({ threads: 1, pcmCache: null })
+// Where the tests hear audio, the songs are cut at 24 s: what they check (tags, an edit's seams and
+// stems) does not depend on the song's length. Its PCM cache is the engine's own, as in service: a
+// take rendered once (an edit's source, the edit) is read back by the exports after it.
+const cacheDir = mkdtempSync(join(tmpdir(), "lyre-arrange-test-"))
+const short = makeEngine({ threads: 1, pcmCache: { dir: cacheDir, maxBytes: 1024 ** 3 }, render: { maxSeconds: 24 } })
+afterAll(async () => {
+  await Promise.all([engine.close(), short.close()])
+  rmSync(cacheDir, { recursive: true, force: true })
+})
 
 function fileOf(e: EngineExport, name: string): Uint8Array {
   const f = e.files.find((x) => x.name === name)
@@ -36,11 +45,9 @@ function fileOf(e: EngineExport, name: string): Uint8Array {
 
 const midiOf = async (s: TrackSource): Promise<Midi> => new Midi(fileOf(await engine.export(s, "midi"), "track.mid"))
 
-/** Interleaved 16-bit samples of a WAV export, as wavefile reads them. */
-const samplesOf = async (s: TrackSource): Promise<Int16Array> => {
-  const w = new WaveFile(fileOf(await engine.export(s, "wav"), "track.wav"))
-  return w.getSamples(true, Int16Array) as unknown as Int16Array
-}
+/** Interleaved 16-bit samples of a WAV export (of a song cut at 24 s), as wavefile reads them. */
+const samplesOf = async (s: TrackSource): Promise<Int16Array> =>
+  readPcm16(fileOf(await short.export(s, "wav"), "track.wav")).samples
 
 const PC: Readonly<Record<string, number>> = {
   C: 0,
@@ -122,7 +129,7 @@ describe("a cover of an engine track", { timeout: 300_000 }, () => {
   })
 
   it("renders: two takes whose tags name the source's key and the new tempo", async () => {
-    const takes = await engine.arrange([cover, { ...cover, index: 1 }])
+    const takes = await short.arrange([cover, { ...cover, index: 1 }])
     expect(takes).toHaveLength(2)
     for (const take of takes) {
       expect(take.tags).toContain("140 bpm")
@@ -197,7 +204,8 @@ describe("audio_weight on a cover of an engine track", { timeout: 300_000 }, () 
 describe("an edit of an engine track", { timeout: 300_000 }, () => {
   const straight: EngineRequest = { ...song, style: "synthpop, 120 bpm, in C major, synth, drums, bass" }
   const base: TrackSource = { request: straight, taskId: "arrange-edit-source", index: 0 }
-  // At 120 bpm a bar is 2 s: the span runs from the bar line at 8 s to the one at 14 s.
+  // At 120 bpm a bar is 2 s: the span runs from the bar line at 8 s to the one at 14 s (the songs
+  // heard here are cut at 24 s, 10 s of the source after the span).
   const edit: TrackSource = {
     request: { ...straight, lyrics: "Glass and fire under the sky" },
     taskId: "arrange-edit",
@@ -222,24 +230,17 @@ describe("an edit of an engine track", { timeout: 300_000 }, () => {
   })
 
   it("its stems add up to its mix, the seams included", async () => {
-    const short = makeEngine({ threads: 2, pcmCache: null, render: { maxSeconds: 24 } })
-    try {
-      const [stems, wav] = await Promise.all([short.export(edit, "stems"), short.export(edit, "wav")])
-      const read = (bytes: Uint8Array) => new WaveFile(bytes).getSamples(true, Int16Array) as unknown as Int16Array
-      const mix = read(fileOf(wav, "track.wav"))
-      const parts = stems.files.map((f) => read(f.bytes))
-      let signal = 0
-      let residual = 0
-      for (let i = 0; i < mix.length; i++) {
-        let sum = 0
-        for (const p of parts) sum += p[i] as number
-        signal += (mix[i] as number) ** 2
-        residual += (sum - (mix[i] as number)) ** 2
-      }
-      expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
-    } finally {
-      await short.close()
+    const [stems, mix] = await Promise.all([short.export(edit, "stems"), samplesOf(edit)])
+    const parts = stems.files.map((f) => readPcm16(f.bytes).samples)
+    let signal = 0
+    let residual = 0
+    for (let i = 0; i < mix.length; i++) {
+      let sum = 0
+      for (const p of parts) sum += p[i] as number
+      signal += (mix[i] as number) ** 2
+      residual += (sum - (mix[i] as number)) ** 2
     }
+    expect(10 * Math.log10(residual / signal)).toBeLessThan(-60)
   })
 
   it("sings the new words in the span", async () => {
