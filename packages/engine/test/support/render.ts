@@ -2,7 +2,7 @@
 // and check what every render must satisfy (duration, no clipping, sane loudness).
 
 import { expect } from "vitest"
-import { renderTrack } from "../../src/render.ts"
+import { finishTrack, renderAudio, type RenderedAudio } from "../../src/render.ts"
 import type { EngineRequest, EngineTrack } from "../../src/types.ts"
 import { decodeMp3, loudness, mono, peak, type Decoded } from "./analysis.ts"
 
@@ -23,7 +23,18 @@ export async function render(
   taskId = "audio-test",
   seconds = SECONDS
 ): Promise<{ track: EngineTrack; audio: Decoded; signal: Float32Array }> {
-  const track = await renderTrack(r, taskId, 0, { maxSeconds: seconds })
+  return finish(r, renderAudio(r, taskId, 0, { maxSeconds: seconds }))
+}
+
+/**
+ * Take 0 of a request made into its track from audio a test already rendered (`renderTrack` is
+ * `renderAudio` then this), checked as `render` checks it.
+ */
+export async function finish(
+  r: EngineRequest,
+  rendered: RenderedAudio
+): Promise<{ track: EngineTrack; audio: Decoded; signal: Float32Array }> {
+  const track = await finishTrack(r, 0, rendered)
   const audio = await decodeMp3(track.mp3)
   expect(audio.sampleRate).toBe(44100)
   // The decoder adds the encoder's priming/padding (about one frame): allow 0.1 s.
