@@ -13,6 +13,7 @@ import { sourceTake } from "../../src/arrange/index.ts"
 import { sheetOf } from "../../src/arrange/sheet.ts"
 import { chordNamed } from "../../src/arrange/uploadSheet.ts"
 import { exportTrack, extensionSources, renderExtension, segmentsOf, trackWav } from "../../src/song.ts"
+import type { PcmCacheOptions } from "../../src/pcm-cache.ts"
 import type { TrackSource, UploadRoot } from "../../src/types.ts"
 
 const require = createRequire(import.meta.url)
@@ -23,9 +24,15 @@ const seconds = 10
 let dir: string
 let samples: Int16Array
 let upload: TrackSource
+/**
+ * The engine's PCM cache, as in service: a take rendered once (an extension's) is read back by
+ * the WAV export after it rather than rendered again.
+ */
+let cache: PcmCacheOptions
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "lyre-upload-track-"))
+  cache = { dir: join(dir, "pcm"), maxBytes: 1024 ** 3 }
   samples = Int16Array.from({ length: rate * seconds * 2 }, (_, i) =>
     Math.round(9000 * Math.sin((i >> 1) / 15) + 3000 * Math.sin((i >> 1) / 7))
   )
@@ -137,14 +144,20 @@ describe("an upload's own track", () => {
 })
 
 describe("an extension of an upload", { timeout: 120_000 }, () => {
+  // Both tests read the same extension: the second's WAV export is the first's render, cached.
+  const extension = (): TrackSource => {
+    const [take] = extensionSources(upload, 6, upload.request, "gen_extension", 1)
+    if (take === undefined) throw new Error("no take")
+    return take
+  }
+
   it("is the upload sample for sample up to continue_at, then a continuation in its tempo and key on its bar grid", async () => {
     const continueAt = 6
-    const [take] = extensionSources(upload, continueAt, upload.request, "gen_extension", 1)
-    if (take === undefined) throw new Error("no take")
-    const track = await renderExtension(take, {}, null)
+    const take = extension()
+    const track = await renderExtension(take, {}, cache)
     expect(track.duration).toBeGreaterThan(continueAt + 20)
     const source = pcmOf(await trackWav(upload, {}, null))
-    const extended = pcmOf(await trackWav(take, {}, null))
+    const extended = pcmOf(await trackWav(take, {}, cache))
     const cut = Math.round(continueAt * rate) * 2
     let differing = 0
     for (let i = 0; i < cut; i++) if (extended[i] !== source[i]) differing++
@@ -163,10 +176,9 @@ describe("an extension of an upload", { timeout: 120_000 }, () => {
 
   it("has the upload as its stem `upload` up to continue_at, and stems that add up to its mix", async () => {
     const continueAt = 6
-    const [take] = extensionSources(upload, continueAt, upload.request, "gen_extension_stems", 1)
-    if (take === undefined) throw new Error("no take")
-    const mix = pcmOf(await trackWav(take, {}, null))
-    const stems = await exportTrack(take, "stems", {}, null)
+    const take = extension()
+    const mix = pcmOf(await trackWav(take, {}, cache))
+    const stems = await exportTrack(take, "stems", {}, cache)
     const names = stems.files.map((f) => f.stem)
     expect(names[names.length - 1]).toBe("upload")
     expect(names.length).toBeGreaterThan(1)
