@@ -8,7 +8,7 @@ import type { Listening } from "./listen/types.ts"
 import { cacheKey, writeCached, type PcmCacheOptions } from "./pcm-cache.ts"
 import { renderArranged } from "./arrange/index.ts"
 import type { Mp3Sink } from "./mp3.ts"
-import { finishTrack, renderAudio } from "./render.ts"
+import { renderTake } from "./render.ts"
 import { exportTrack, renderExtension, segmentsOf, trackWav } from "./song.ts"
 import type { EngineExport, EngineRequest, EngineTrack, ExportFormat, RenderOptions, TrackSource } from "./types.ts"
 import { quantize, wavFile } from "./wav.ts"
@@ -36,19 +36,16 @@ export type JobResult =
 export async function runJob(msg: JobMessage, sink?: Mp3Sink): Promise<JobResult> {
   switch (msg.kind) {
     case "render": {
-      const audio = renderAudio(msg.request, msg.taskId, msg.index, msg.options)
+      // Encoded as it is mixed: the first pieces reach `sink` within the take's first seconds.
+      const { audio, track } = await renderTake(msg.request, msg.taskId, msg.index, msg.options, sink)
       // The PCM is kept beside the MP3 so that a `wav` export or an extension need not render it
       // again; with the cache off its WAV file (~0.1 s of CPU per take) is not built at all.
-      const written =
-        msg.cache === null
-          ? null
-          : writeCached(
-              msg.cache,
-              cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options),
-              wavFile(quantize(audio.left, audio.right))
-            )
-      const track = await finishTrack(msg.request, msg.index, audio, sink)
-      await written
+      if (msg.cache !== null)
+        await writeCached(
+          msg.cache,
+          cacheKey({ request: msg.request, taskId: msg.taskId, index: msg.index }, msg.options),
+          wavFile(quantize(audio.left, audio.right))
+        )
       return { kind: "track", track }
     }
     case "extend":

@@ -33,6 +33,56 @@ function lameModule(): Promise<LameWasm> {
  */
 export type Mp3Sink = (piece: Uint8Array) => void
 
+/**
+ * An MP3 encoded as its PCM comes, in order: `write` takes the next samples, `end` flushes the
+ * encoder and returns the whole file. Each piece of frames also goes to the sink the moment it is out.
+ */
+export class Mp3Stream {
+  private readonly chunks: Uint8Array[] = []
+  private total = 0
+  private readonly encoder: Awaited<ReturnType<typeof createEncoder<"audio/mpeg">>>
+  private readonly sink: Mp3Sink | undefined
+
+  private constructor(encoder: Awaited<ReturnType<typeof createEncoder<"audio/mpeg">>>, sink: Mp3Sink | undefined) {
+    this.encoder = encoder
+    this.sink = sink
+  }
+
+  static async open(kbps: 128 | 160 | 192 = MP3_BITRATE, sink?: Mp3Sink): Promise<Mp3Stream> {
+    const encoder = await createEncoder("audio/mpeg", await lameModule())
+    encoder.configure({ sampleRate: 44100, channels: 2, bitrate: kbps })
+    return new Mp3Stream(encoder, sink)
+  }
+
+  /** Encodes samples `from` to `to` of 44.1 kHz stereo float PCM (-1..1), the ones after the last written. */
+  write(left: Float32Array, right: Float32Array, from: number, to: number): void {
+    const step = 1152 * 16
+    for (let i = from; i < to; i += step) {
+      const end = Math.min(to, i + step)
+      // The returned view belongs to the encoder and is overwritten by the next call: copy it.
+      this.keep(this.encoder.encode([left.subarray(i, end), right.subarray(i, end)]).slice())
+    }
+  }
+
+  /** Flushes the encoder: the whole file (no ID3 tag). */
+  end(): Uint8Array {
+    this.keep(this.encoder.finalize().slice())
+    const mp3 = new Uint8Array(this.total)
+    let o = 0
+    for (const c of this.chunks) {
+      mp3.set(c, o)
+      o += c.length
+    }
+    return mp3
+  }
+
+  private keep(piece: Uint8Array): void {
+    this.chunks.push(piece)
+    this.total += piece.length
+    if (this.sink !== undefined && piece.length > 0) this.sink(piece)
+  }
+}
+
 /** Encodes 44.1 kHz stereo float PCM (-1..1) to a CBR MP3 (no ID3 tag); each piece also to `sink` as it is made. */
 export async function encodeMp3(
   left: Float32Array,
@@ -40,28 +90,7 @@ export async function encodeMp3(
   kbps: 128 | 160 | 192 = MP3_BITRATE,
   sink?: Mp3Sink
 ): Promise<Uint8Array> {
-  const encoder = await createEncoder("audio/mpeg", await lameModule())
-  encoder.configure({ sampleRate: 44100, channels: 2, bitrate: kbps })
-  const chunks: Uint8Array[] = []
-  let total = 0
-  const step = 1152 * 16
-  for (let i = 0; i < left.length; i += step) {
-    // The returned view belongs to the encoder and is overwritten by the next call: copy it.
-    const out = encoder.encode([left.subarray(i, i + step), right.subarray(i, i + step)])
-    const piece = out.slice()
-    chunks.push(piece)
-    total += piece.length
-    if (sink !== undefined && piece.length > 0) sink(piece)
-  }
-  const tail = encoder.finalize().slice()
-  chunks.push(tail)
-  total += tail.length
-  if (sink !== undefined && tail.length > 0) sink(tail)
-  const mp3 = new Uint8Array(total)
-  let o = 0
-  for (const c of chunks) {
-    mp3.set(c, o)
-    o += c.length
-  }
-  return mp3
+  const stream = await Mp3Stream.open(kbps, sink)
+  stream.write(left, right, 0, left.length)
+  return stream.end()
 }

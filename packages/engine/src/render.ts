@@ -2,27 +2,32 @@
 // encode MP3 and draw the cover. Synchronous DSP (except the WASM encoder start-up);
 // this is what each worker thread runs.
 
-import { compose, type DrumHit, type Part, type Score } from "./compose.ts"
+import { compose, type DrumHit, type NoteEvent, type Part, type Score } from "./compose.ts"
 import { drawCover } from "./cover.ts"
 import type { Genre } from "./genres.ts"
-import { CEILING, TARGET_LUFS, master, reverb, sidechain, type MasterOptions, type MasterTrace } from "./mix.ts"
-import { encodeMp3, type Mp3Sink } from "./mp3.ts"
+import { ScoreLoudness, openingToWhole, stepPowers, type Layer, type Sounding } from "./loudness-ahead.ts"
+import {
+  CEILING,
+  LOUDNESS_WINDOW,
+  Mastering,
+  Reverb,
+  TARGET_LUFS,
+  master,
+  reverb,
+  sidechain,
+  type MasterOptions,
+  type MasterTrace
+} from "./mix.ts"
+import { Mp3Stream, encodeMp3, type Mp3Sink } from "./mp3.ts"
 import { Rng } from "./rng.ts"
 import { parseStyle, type StyleSpec } from "./style.ts"
 import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } from "./soundfont/programs.ts"
-import { playNotes, type PlayedNote } from "./soundfont/sampler.ts"
+import { NotePlayer, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
-import {
-  Noise,
-  SR,
-  airLiftInPlace,
-  highShelfInPlace,
-  highpassInPlace,
-  lowpassInPlace,
-  panGains,
-  softClip
-} from "./synth/dsp.ts"
+import { Noise, SR, highpassInPlace, panGains, softClip } from "./synth/dsp.ts"
+import { RunningAirLift, RunningHighpass, RunningLowpass, RunningShelf } from "./synth/running.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
+import { drumEnergy, noteEnvelope, notePowers } from "./note-loudness.ts"
 import { singerFor } from "./synth/voice/singer.ts"
 import { colourVoice, type VoiceColour } from "./synth/voice/colour.ts"
 import type { EngineRequest, EngineTrack, RenderOptions } from "./types.ts"
@@ -227,20 +232,268 @@ interface BandStem {
   readonly send: Float32Array
 }
 
-/** Synthesizes, mixes and masters a composed take; with `withStems`, also each stem as heard in the mix. */
-export function mixTake(take: Take, options: RenderOptions, withStems: boolean): RenderedAudio {
+/** How far the synthesis runs ahead of the mix: a part's level is decided from its first this many samples. */
+const LEVEL_WINDOW = Math.round(3 * SR)
+/** How long before its first note the voice may sound (a breath, a consonant), at most. */
+const VOICE_LEAD = SR
+
+/** The synthesis's step: every part plays the notes struck in it, then the mix takes what is final. */
+const STEP = 1 << 15
+
+/** Where the mix goes as it is made: samples `from` to `to` of `left` and `right` are final. */
+export type MixBlocks = (left: Float32Array, right: Float32Array, from: number, to: number) => void
+
+/**
+ * One part of the band, synthesized forward in time into a buffer of its own: `playTo(t)` plays
+ * every note struck before sample `t` and runs the part's own filters up to it, so the part is
+ * final up to `t`.
+ */
+class PartTrack {
+  readonly buf: Float32Array
+  /** The first sample the part can sound at (the take's length when it never does). */
+  readonly first: number
+  private readonly notes: ReadonlyArray<NoteEvent>
+  private next = 0
+  private readonly player: NotePlayer | null
+  private readonly filters: ReadonlyArray<(buf: Float32Array, from: number, to: number) => void>
+  private readonly echo: number
+  private filteredTo = 0
+  readonly part: Part
+  /** What the score says of the part's power, step by step (loudness-ahead.ts). */
+  readonly steps: Float64Array
+  private readonly ctx: InstrumentContext
+
+  constructor(part: Part, genre: Genre, score: Score, seconds: number, ctx: InstrumentContext, n: number) {
+    this.part = part
+    this.ctx = ctx
+    this.buf = new Float32Array(n)
+    const synthetic = synthesized(genre, part.instrument)
+    // By onset, stable: the notes struck in a step are played in the score's order.
+    this.notes = part.notes.filter((note) => note.start < seconds).sort((a, b) => onsetOf(a) - onsetOf(b))
+    this.first = this.notes.length === 0 ? n : Math.min(n, onsetOf(this.notes[0] as NoteEvent))
+    this.steps = stepPowers(soundingsOf(part, genre, ctx, synthetic), n)
+    const filters: Array<(buf: Float32Array, from: number, to: number) => void> = []
+    if (synthetic) {
+      this.player = null
+      if (part.instrument === "eguitar") {
+        // Amp and cabinet: high-pass, hard drive, then roll off the fizz.
+        const drive = genre.name === "metal" ? 14 : 7
+        const high = new RunningHighpass(90)
+        const low1 = new RunningLowpass(3800)
+        const low2 = new RunningLowpass(4500)
+        filters.push(
+          (b, from, to) => high.run(b, from, to),
+          (b, from, to) => {
+            for (let i = from; i < to; i++) b[i] = softClip((b[i] as number) * drive)
+          },
+          (b, from, to) => low1.run(b, from, to),
+          (b, from, to) => low2.run(b, from, to)
+        )
+      }
+    } else {
+      // The notes the MIDI export writes, played by the GM bank's recording of the instrument.
+      const played: PlayedNote[] = part.notes.map((note) => ({
+        start: note.start,
+        end: note.start + note.dur,
+        key: note.pitch,
+        velocity: midiVelocity(note.vel)
+      }))
+      // Mono: the part is panned again below, and the bank's instruments are mono recordings.
+      this.player = new NotePlayer(played, programOf(genre, part.instrument), false, { mono: this.buf })
+      // Above 4 kHz the bank's recordings carry hammer, pick and bow noise at full level; a mix
+      // engineer tucks it under the voice (the accompaniment more than the lead), so the air is
+      // there but the bands fall.
+      const shelf =
+        part.role === "lead" || part.role === "bass" ? new RunningShelf(4000, 0.45) : new RunningShelf(2500, 0.3)
+      filters.push((b, from, to) => shelf.run(b, from, to))
+    }
+    this.filters = filters
+    // Dotted-eighth echo, the synthwave/trance signature.
+    this.echo =
+      (part.role === "lead" || part.role === "arp") && genre.space >= 0.5 && score.richness > 0.5
+        ? Math.round(0.75 * (60 / score.bpm) * SR)
+        : 0
+  }
+
+  playTo(to: number): void {
+    if (this.player !== null) this.player.playTo(to)
+    else {
+      while (this.next < this.notes.length && onsetOf(this.notes[this.next] as NoteEvent) < to) {
+        renderNote(this.part.instrument, this.notes[this.next] as NoteEvent, this.buf, this.ctx)
+        this.next++
+      }
+    }
+    const from = this.filteredTo
+    if (to <= from) return
+    for (const filter of this.filters) filter(this.buf, from, to)
+    const d = this.echo
+    if (d > 0)
+      for (let i = Math.max(d, from); i < to; i++)
+        this.buf[i] = (this.buf[i] as number) + (this.buf[i - d] as number) * 0.32
+    this.filteredTo = to
+  }
+}
+
+/**
+ * A part's notes as the score has them: each as loud as its instrument's note is, step by step,
+ * held as long as it is held, as hard as it is struck (the engine's synthesis is linear in
+ * velocity; the bank's recordings fall about as its square, the SoundFont's default curve).
+ */
+function soundingsOf(part: Part, genre: Genre, ctx: InstrumentContext, synthetic: boolean): Sounding[] {
+  if (part.notes.length === 0) return []
+  const pitches = part.notes.map((note) => note.pitch).sort((a, b) => a - b)
+  const pitch = pitches[pitches.length >> 1] as number
+  const envelope = noteEnvelope(
+    synthetic
+      ? { instrument: part.instrument, bass: ctx.bass, bright: ctx.bright }
+      : { program: programOf(genre, part.instrument) },
+    pitch
+  )
+  return part.notes.map((note) => ({
+    start: note.start,
+    powers: notePowers(envelope, note.dur, synthetic ? note.vel : (midiVelocity(note.vel) / 127) ** 2)
+  }))
+}
+
+/** The drum hits as the score has them: each its key's energy through the kit's colour, as hard as it is struck. */
+function drumSoundings(score: Score, kit: number): Sounding[] {
+  return score.drums.map((h) => {
+    const amplitude = (midiVelocity(h.vel) / 127) ** 2
+    // A hit is heard over about three steps.
+    const power = (amplitude * amplitude * drumEnergy(kit, drumKey(h), METALS.has(h.kind))) / 3
+    return { start: h.time, powers: [power, power, power] }
+  })
+}
+
+/** The sample a note is struck on, as the synthesizers place it. */
+function onsetOf(note: NoteEvent): number {
+  return Math.max(0, Math.round(note.start * SR))
+}
+
+/**
+ * The drum kit, played forward in time like a part: the skins, and the hats and cymbals on their own
+ * pass mixed under them as a drummer's overheads are, then the kit's colour.
+ */
+class DrumTrack {
+  readonly left: Float32Array
+  readonly right: Float32Array
+  readonly first: number
+  readonly steps: Float64Array
+  private readonly skins: NotePlayer
+  private readonly metals: NotePlayer
+  private readonly metalL: Float32Array
+  private readonly metalR: Float32Array
+  private readonly shelves: ReadonlyArray<RunningShelf>
+  private readonly airs: ReadonlyArray<RunningAirLift>
+  private doneTo = 0
+
+  constructor(score: Score, n: number) {
+    this.left = new Float32Array(n)
+    this.right = new Float32Array(n)
+    this.metalL = new Float32Array(n)
+    this.metalR = new Float32Array(n)
+    const played = (h: DrumHit): PlayedNote => ({
+      start: h.time,
+      end: h.time + DRUM_HOLD,
+      key: drumKey(h),
+      velocity: midiVelocity(h.vel)
+    })
+    const kit = KIT_PROGRAM[kitFor(score.genre)]
+    this.skins = new NotePlayer(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, {
+      left: this.left,
+      right: this.right
+    })
+    this.metals = new NotePlayer(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, {
+      left: this.metalL,
+      right: this.metalR
+    })
+    let first = n
+    for (const h of score.drums) first = Math.min(first, Math.max(0, Math.round(h.time * SR)))
+    this.first = first
+    this.steps = stepPowers(drumSoundings(score, kit), n)
+    // Hats and cymbals darker (3 kHz shelf), then the whole kit (the snare's wires are broadband
+    // noise too) at 2.5 kHz, each channel with its own filter state.
+    this.shelves = [
+      new RunningShelf(3000, 0.6),
+      new RunningShelf(3000, 0.6),
+      new RunningShelf(2500, 0.4),
+      new RunningShelf(2500, 0.4)
+    ]
+    this.airs = [new RunningAirLift(10000, 4.5), new RunningAirLift(10000, 4.5)]
+  }
+
+  playTo(to: number): void {
+    this.skins.playTo(to)
+    this.metals.playTo(to)
+    const from = this.doneTo
+    if (to <= from) return
+    const [metalShelfL, metalShelfR, kitShelfL, kitShelfR] = this.shelves as [
+      RunningShelf,
+      RunningShelf,
+      RunningShelf,
+      RunningShelf
+    ]
+    metalShelfL.run(this.metalL, from, to)
+    metalShelfR.run(this.metalR, from, to)
+    // The kits record hats and cymbals at the level of the snare, and their hiss would cover
+    // everything between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
+    const metalGain = 0.4
+    for (let i = from; i < to; i++) {
+      this.left[i] = (this.left[i] as number) + (this.metalL[i] as number) * metalGain
+      this.right[i] = (this.right[i] as number) + (this.metalR[i] as number) * metalGain
+    }
+    kitShelfL.run(this.left, from, to)
+    kitShelfR.run(this.right, from, to)
+    // ...but the sizzle above 10 kHz, which tells a groove from a strummed chord, comes back.
+    ;(this.airs[0] as RunningAirLift).run(this.left, from, to)
+    ;(this.airs[1] as RunningAirLift).run(this.right, from, to)
+    this.doneTo = to
+  }
+}
+
+/** The take's layers at the levels the mix balances them to, for the master's look ahead (loudness-ahead.ts). */
+function layersOf(
+  score: Score,
+  parts: ReadonlyArray<PartTrack>,
+  drums: DrumTrack | null,
+  voice: Float64Array | null
+): Layer[] {
+  const layers: Layer[] = parts.map(({ part: p, steps }) => {
+    const weight = p.role === "lead" && score.vocal.length === 0 ? 1 / Math.sqrt(score.backing) : score.backing
+    const level =
+      Math.pow(10, ROLE_DB[p.role] / 20) *
+      (p.gain / 0.5) *
+      weight *
+      (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
+    return { power: level * level, steps }
+  })
+  if (drums !== null) {
+    const level = Math.pow(10, (score.genre.drums === "ambient" ? -30 : -20) / 20) * score.backing
+    layers.push({ power: level * level, steps: drums.steps })
+  }
+  if (voice !== null) layers.push({ power: Math.pow(10, -14.5 / 10) / score.backing, steps: voice })
+  return layers
+}
+
+/**
+ * Synthesizes, mixes and masters a composed take; with `withStems`, also each stem as heard in the
+ * mix. The take is made forward in time (decision 0129): the band is synthesized a step at a time,
+ * the mix follows it `LEVEL_WINDOW` behind (each part's level is decided from its first seconds),
+ * and the master follows the mix, so `blocks` receives the take's final samples, in order, from
+ * its first seconds on.
+ */
+export function mixTake(take: Take, options: RenderOptions, withStems: boolean, blocks?: MixBlocks): RenderedAudio {
   const { spec, score, weirdness } = take
   const takeRng = take.rng
   const seconds = Math.min(score.duration, options.maxSeconds ?? Infinity)
   const n = Math.max(SR, Math.round(seconds * SR))
-  const musicL = new Float32Array(n)
-  const musicR = new Float32Array(n)
-  const drumsL = new Float32Array(n)
-  const drumsR = new Float32Array(n)
+  const left = new Float32Array(n)
+  const right = new Float32Array(n)
   const send = new Float32Array(n)
-  const part = new Float32Array(n)
   const voiceBuf = new Float32Array(n)
+  // Seeds in the order they were always drawn: the noise, the voice, the master.
   const noise = new Noise(takeRng.seed32())
+  const voiceSeed = takeRng.seed32()
   const genre = score.genre
   const ctx: InstrumentContext = {
     noise,
@@ -250,142 +503,27 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
   }
   const spaceScale = score.richness < 0.5 ? 0.5 : 1
   const band = new Map<string, BandStem>()
-
-  // How far the previous part wrote into `part`: only that much is cleared for the next.
-  let written = 0
-  for (const p of score.parts) {
-    part.fill(0, 0, written)
-    let last = 0
-    const synthetic = synthesized(genre, p.instrument)
-    if (synthetic) {
-      for (const note of p.notes) {
-        if (note.start >= seconds) continue
-        renderNote(p.instrument, note, part, ctx)
-        // Covers every release tail (the longest, a bell, rings 2.5 s after its onset).
-        last = Math.max(last, Math.min(n, Math.round((note.start + note.dur + 3) * SR)))
-      }
-    } else {
-      // The notes the MIDI export writes, played by the GM bank's recording of the instrument.
-      const played: PlayedNote[] = p.notes.map((note) => ({
-        start: note.start,
-        end: note.start + note.dur,
-        key: note.pitch,
-        velocity: midiVelocity(note.vel)
-      }))
-      // Mono: the part is panned again below, and the bank's instruments are mono recordings.
-      last = playNotes(played, programOf(genre, p.instrument), false, { mono: part })
-      // Above 4 kHz the bank's recordings carry hammer, pick and bow noise at full level; a mix
-      // engineer tucks it under the voice (the accompaniment more than the lead), so the air is
-      // there but the bands fall.
-      if (p.role === "lead" || p.role === "bass") highShelfInPlace(part, 0, last, 4000, 0.45)
-      else highShelfInPlace(part, 0, last, 2500, 0.3)
-    }
-    written = last
-    if (last === 0) continue
-    if (p.instrument === "eguitar" && synthetic) {
-      // Amp and cabinet: high-pass, hard drive, then roll off the fizz.
-      highpassInPlace(part, 0, last, 90)
-      const drive = genre.name === "metal" ? 14 : 7
-      for (let i = 0; i < last; i++) part[i] = softClip((part[i] as number) * drive)
-      lowpassInPlace(part, 0, last, 3800)
-      lowpassInPlace(part, 0, last, 4500)
-    }
-    if ((p.role === "lead" || p.role === "arp") && genre.space >= 0.5 && score.richness > 0.5) {
-      // Dotted-eighth echo, the synthwave/trance signature.
-      const d = Math.round(0.75 * (60 / score.bpm) * SR)
-      for (let i = d; i < last; i++) part[i] = (part[i] as number) + (part[i - d] as number) * 0.32
-    }
-    const rms = rmsOf(part, 0, last)
-    if (rms <= 0) continue
-    // The lead is what audio_weight balances the band against; everything else is "the band".
-    const weight = p.role === "lead" && score.vocal.length === 0 ? 1 / Math.sqrt(score.backing) : score.backing
-    const gain =
-      Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) *
-      (p.gain / 0.5) *
-      weight *
-      (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
-    const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
-    const sendGain = p.send * genre.space * spaceScale
-    for (let i = 0; i < last; i++) {
-      const raw = part[i] as number
-      if (raw === 0) continue // most parts are silent most of the time
-      const x = raw * gain
-      musicL[i] = (musicL[i] as number) + x * gl
-      musicR[i] = (musicR[i] as number) + x * gr
-      send[i] = (send[i] as number) + x * sendGain
-    }
-    if (withStems) {
-      const name = STEM_OF[p.role]
-      let stem = band.get(name)
-      if (stem === undefined) {
-        stem = { l: new Float32Array(n), r: new Float32Array(n), send: new Float32Array(n) }
-        band.set(name, stem)
-      }
-      for (let i = 0; i < last; i++) {
-        const x = (part[i] as number) * gain
-        stem.l[i] = (stem.l[i] as number) + x * gl
-        stem.r[i] = (stem.r[i] as number) + x * gr
-        stem.send[i] = (stem.send[i] as number) + x * sendGain
-      }
-    }
-  }
-
-  // Drum bus level: balanced by its RMS like the parts; applied in the final sum below.
+  const parts = score.parts.map((p) => new PartTrack(p, genre, score, seconds, ctx, n))
+  /** Each part's gain and pans, once decided. */
+  const levels = new Map<
+    PartTrack,
+    { readonly gain: number; readonly gl: number; readonly gr: number; readonly send: number }
+  >()
+  const drums = score.drums.length > 0 ? new DrumTrack(score, n) : null
   let drumGain = 0
   let drumSend = 0
-  if (score.drums.length > 0) {
-    const played = (h: DrumHit): PlayedNote => ({
-      start: h.time,
-      end: h.time + DRUM_HOLD,
-      key: drumKey(h),
-      velocity: midiVelocity(h.vel)
-    })
-    const kit = KIT_PROGRAM[kitFor(genre)]
-    playNotes(score.drums.filter((h) => !METALS.has(h.kind)).map(played), kit, true, { left: drumsL, right: drumsR })
-    // Hats and cymbals on their own pass, mixed under the skins as a drummer's overheads are:
-    // the kits record them at the level of the snare, and their hiss would cover everything
-    // between 1 and 16 kHz (the mix measures noise-like and its top bands rise).
-    const sampledL = new Float32Array(n)
-    const sampledR = new Float32Array(n)
-    const metalEnd = playNotes(score.drums.filter((h) => METALS.has(h.kind)).map(played), kit, true, {
-      left: sampledL,
-      right: sampledR
-    })
-    for (const ch of [sampledL, sampledR]) highShelfInPlace(ch, 0, metalEnd, 3000, 0.6)
-    const metalGain = 0.4
-    for (let i = 0; i < metalEnd; i++) {
-      drumsL[i] = (drumsL[i] as number) + (sampledL[i] as number) * metalGain
-      drumsR[i] = (drumsR[i] as number) + (sampledR[i] as number) * metalGain
-    }
-    // The snare's wires are broadband noise too: the whole kit sits a little darker than recorded.
-    for (const ch of [drumsL, drumsR]) highShelfInPlace(ch, 0, n, 2500, 0.4)
-    // ...but the sizzle above 10 kHz, which tells a groove from a strummed chord, comes back.
-    for (const ch of [drumsL, drumsR]) airLiftInPlace(ch, 0, n, 10000, 4.5)
-    let e = 0
-    let c = 0
-    for (let i = 0; i < n; i += 4) {
-      const x = (drumsL[i] as number) + (drumsR[i] as number)
-      if (x !== 0) {
-        e += x * x * 0.25
-        c++
-      }
-    }
-    const rms = c > 0 ? Math.sqrt(e / c) : 0
-    if (rms > 0) {
-      drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -20) / 20) * score.backing) / rms
-      drumSend = 0.08 * genre.space * spaceScale
-    }
-  }
-  if (genre.pump && score.kicks.length > 0) {
-    sidechain(musicL, musicR, score.kicks, 0.45)
-    for (const stem of band.values()) sidechain(stem.l, stem.r, score.kicks, 0.45)
-  }
+  let drumsDecided = false
 
-  // Seeds are drawn unconditionally so muting the voice changes nothing else.
-  const voiceSeed = takeRng.seed32()
+  // The voice is sung whole (its level is its whole), once the mix comes near its first note.
+  const sung = score.vocal.length > 0 && options.muteVoice !== true
+  let firstVocal = n
+  if (sung)
+    for (const v of [...score.vocal, ...score.harmony]) firstVocal = Math.min(firstVocal, Math.round(v.start * SR))
+  let voiceSung = !sung
   let voiceGain = 0
   let voiceSend = 0
-  if (score.vocal.length > 0 && options.muteVoice !== true) {
+  const sing = (): void => {
+    voiceSung = true
     const singer = singerFor([...score.vocal, ...score.harmony], score.voice)
     singer.sing(
       score.vocal.filter((v) => v.start < seconds),
@@ -408,18 +546,6 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     }
   }
 
-  // One pass sums band, drums and voice and feeds the reverb send.
-  const left = musicL
-  const right = musicR
-  for (let i = 0; i < n; i++) {
-    const dl = (drumsL[i] as number) * drumGain
-    const dr = (drumsR[i] as number) * drumGain
-    const v = (voiceBuf[i] as number) * voiceGain
-    left[i] = (left[i] as number) + dl + v
-    right[i] = (right[i] as number) + dr + v
-    send[i] = (send[i] as number) + (dl + dr) * drumSend + v * voiceSend
-  }
-  reverb(send, left, right, genre.space, 1)
   const truncated = seconds < score.duration
   const masterOptions: MasterOptions = {
     targetLufs: TARGET_LUFS,
@@ -430,13 +556,148 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
     fadeOut: truncated ? 1.5 : Math.min(4, (60 / score.bpm) * 4)
   }
   const trace: MasterTrace | null = withStems ? { gain: 1, limiter: new Float32Array(n) } : null
-  master(left, right, masterOptions, trace === null ? undefined : { record: trace })
+  const space = new Reverb(send, left, right, genre.space, 1)
+  let ahead: ScoreLoudness | null = null
+  const mastering = new Mastering(left, right, masterOptions, trace, LOUDNESS_WINDOW, (to) => {
+    ahead ??= new ScoreLoudness(
+      layersOf(
+        score,
+        parts,
+        drums,
+        sung
+          ? stepPowers(
+              score.vocal.map((v) => ({
+                start: v.start,
+                powers: new Float64Array(Math.max(1, Math.round(v.dur * 10))).fill(1)
+              })),
+              n
+            )
+          : null
+      ),
+      n
+    )
+    return ahead.aheadOf(to)
+  })
+
+  /** Decides a part's level from its first `LEVEL_WINDOW` samples, which the synthesis has played. */
+  const levelOf = (track: PartTrack) => {
+    const p = track.part
+    // The opening's level, scaled by what the score says the whole part plays at.
+    const end = Math.min(n, track.first + LEVEL_WINDOW)
+    const rms = rmsOf(track.buf, track.first, end) * openingToWhole(track.steps, track.first, end)
+    // The lead is what audio_weight balances the band against; everything else is "the band".
+    const weight = p.role === "lead" && score.vocal.length === 0 ? 1 / Math.sqrt(score.backing) : score.backing
+    const gain =
+      rms <= 0
+        ? 0
+        : Math.min(40, Math.pow(10, ROLE_DB[p.role] / 20) / rms) *
+          (p.gain / 0.5) *
+          weight *
+          (p.role === "chords" && score.parts.length > 4 ? 0.85 : 1)
+    const [gl, gr] = panGains(p.pan * (score.richness > 0.5 ? 1 : 0.5))
+    return { gain, gl, gr, send: p.send * genre.space * spaceScale }
+  }
+
+  /** Mixes samples `from` to `to` (final in every part) into the bus, and the bus into the master. */
+  const mixRange = (from: number, to: number): void => {
+    for (const track of parts) {
+      if (track.first >= to) continue
+      let level = levels.get(track)
+      if (level === undefined) {
+        level = levelOf(track)
+        levels.set(track, level)
+      }
+      const { gain, gl, gr } = level
+      if (gain === 0) continue
+      const sendGain = level.send
+      const part = track.buf
+      for (let i = Math.max(from, track.first); i < to; i++) {
+        const raw = part[i] as number
+        if (raw === 0) continue // most parts are silent most of the time
+        const x = raw * gain
+        left[i] = (left[i] as number) + x * gl
+        right[i] = (right[i] as number) + x * gr
+        send[i] = (send[i] as number) + x * sendGain
+      }
+      if (withStems) {
+        const name = STEM_OF[track.part.role]
+        let stem = band.get(name)
+        if (stem === undefined) {
+          stem = { l: new Float32Array(n), r: new Float32Array(n), send: new Float32Array(n) }
+          band.set(name, stem)
+        }
+        for (let i = Math.max(from, track.first); i < to; i++) {
+          const x = (part[i] as number) * gain
+          stem.l[i] = (stem.l[i] as number) + x * gl
+          stem.r[i] = (stem.r[i] as number) + x * gr
+          stem.send[i] = (stem.send[i] as number) + x * sendGain
+        }
+      }
+    }
+    if (genre.pump && score.kicks.length > 0) sidechain(left, right, score.kicks, 0.45, from, to)
+    // Drum bus level: balanced by its RMS over its first seconds, like the parts.
+    if (drums !== null && !drumsDecided && drums.first < to) {
+      drumsDecided = true
+      let e = 0
+      let c = 0
+      const end = Math.min(n, drums.first + LEVEL_WINDOW)
+      for (let i = drums.first; i < end; i += 4) {
+        const x = (drums.left[i] as number) + (drums.right[i] as number)
+        if (x !== 0) {
+          e += x * x * 0.25
+          c++
+        }
+      }
+      const rms = c > 0 ? Math.sqrt(e / c) * openingToWhole(drums.steps, drums.first, end) : 0
+      if (rms > 0) {
+        drumGain = (Math.pow(10, (genre.drums === "ambient" ? -30 : -20) / 20) * score.backing) / rms
+        drumSend = 0.08 * genre.space * spaceScale
+      }
+    }
+    // One pass sums band, drums and voice and feeds the reverb send.
+    const drumsL = drums?.left
+    const drumsR = drums?.right
+    for (let i = from; i < to; i++) {
+      const dl = drumsL === undefined ? 0 : (drumsL[i] as number) * drumGain
+      const dr = drumsR === undefined ? 0 : (drumsR[i] as number) * drumGain
+      const v = (voiceBuf[i] as number) * voiceGain
+      left[i] = (left[i] as number) + dl + v
+      right[i] = (right[i] as number) + dr + v
+      send[i] = (send[i] as number) + (dl + dr) * drumSend + v * voiceSend
+    }
+  }
+
+  let synthTo = 0
+  let mixedTo = 0
+  let heardTo = 0
+  while (heardTo < n) {
+    if (synthTo < n) {
+      synthTo = Math.min(n, synthTo + STEP)
+      for (const track of parts) track.playTo(synthTo)
+      drums?.playTo(synthTo)
+    }
+    // The mix follows the synthesis a level window behind, in whole reverb (even) samples.
+    const mixTo = synthTo >= n ? n : Math.max(0, synthTo - LEVEL_WINDOW) & ~1
+    // The voice is sung whole before the mix comes near its first note (a consonant starts a little before it).
+    if (!voiceSung && mixTo > firstVocal - VOICE_LEAD) sing()
+    if (mixTo > mixedTo) {
+      mixRange(mixedTo, mixTo)
+      mixedTo = mixTo
+    }
+    const reverbTo = space.run(mixedTo)
+    const masteredTo = mastering.run(reverbTo)
+    if (masteredTo > heardTo) {
+      blocks?.(left, right, heardTo, masteredTo)
+      heardTo = masteredTo
+    }
+  }
+
   const vocalTag = score.vocal.length > 0 ? [`${score.voice === "f" ? "female" : "male"} vocals`] : []
   let stems: StemAudio[] | null = null
   if (trace !== null) {
     stems = []
-    // Each stem goes through the same reverb and the same master, with the mix's own loudness
-    // gain and limiter curve: every stage is then linear, so the stems add up to the mix.
+    // Each stem goes through the same reverb and the same master, with the mix's own gain at every
+    // sample: every stage is then linear, so the stems add up to the mix.
     const finish = (
       name: string,
       l: Float32Array,
@@ -448,13 +709,16 @@ export function mixTake(take: Take, options: RenderOptions, withStems: boolean):
       master(l, r, masterOptions, { replay: trace, crackle })
       stems?.push({ name, left: l, right: r })
     }
-    if (drumGain > 0) {
+    // The band's stems are ducked as the bus was, before their reverb.
+    if (genre.pump && score.kicks.length > 0)
+      for (const stem of band.values()) sidechain(stem.l, stem.r, score.kicks, 0.45)
+    if (drumGain > 0 && drums !== null) {
       const l = new Float32Array(n)
       const r = new Float32Array(n)
       const s = new Float32Array(n)
       for (let i = 0; i < n; i++) {
-        const dl = (drumsL[i] as number) * drumGain
-        const dr = (drumsR[i] as number) * drumGain
+        const dl = (drums.left[i] as number) * drumGain
+        const dr = (drums.right[i] as number) * drumGain
         l[i] = dl
         r[i] = dr
         s[i] = (dl + dr) * drumSend
@@ -486,7 +750,27 @@ export async function renderTrack(
   index: number,
   options: RenderOptions = {}
 ): Promise<EngineTrack> {
-  return finishTrack(request, index, renderAudio(request, taskId, index, options))
+  return (await renderTake(request, taskId, index, options)).track
+}
+
+/** The MP3 bitrate of a take: the sparse, lo-fi ones need less. */
+const kbpsOf = (score: Score): 128 | 192 => (score.richness < 0.5 ? 128 : 192)
+
+/**
+ * Renders a take and encodes its MP3 as it is mixed (decision 0129): the pieces reach `sink` from
+ * the take's first seconds on, long before it is done. Returns the audio (for the PCM cache) and the track.
+ */
+export async function renderTake(
+  request: EngineRequest,
+  taskId: string,
+  index: number,
+  options: RenderOptions = {},
+  sink?: Mp3Sink
+): Promise<{ readonly audio: RenderedAudio; readonly track: EngineTrack }> {
+  const take = composeTake(request, taskId, index)
+  const mp3 = await Mp3Stream.open(kbpsOf(take.score), sink)
+  const audio = mixTake(take, options, false, (left, right, from, to) => mp3.write(left, right, from, to))
+  return { audio, track: trackOf(request, index, audio, mp3.end()) }
 }
 
 /** Encodes a rendered take (its MP3 also to `sink`, piece by piece, as it is made) and draws its cover. */
@@ -496,7 +780,10 @@ export async function finishTrack(
   audio: RenderedAudio,
   sink?: Mp3Sink
 ): Promise<EngineTrack> {
-  const mp3 = await encodeMp3(audio.left, audio.right, audio.score.richness < 0.5 ? 128 : 192, sink)
+  return trackOf(request, index, audio, await encodeMp3(audio.left, audio.right, kbpsOf(audio.score), sink))
+}
+
+function trackOf(request: EngineRequest, index: number, audio: RenderedAudio, mp3: Uint8Array): EngineTrack {
   const png = drawCover(request.title, request.style, audio.spec.genre.name, index)
   const sung = audio.score.vocal.length > 0
   return {

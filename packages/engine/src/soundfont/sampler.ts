@@ -159,16 +159,11 @@ function record(synth: SpessaSynthProcessor, channel: number, note: SampledNote,
   return pos
 }
 
-/** Plays notes from the cache into `out`; returns the index after the last sample written. */
-function playCached(
-  synth: SpessaSynthProcessor,
-  channel: number,
-  notes: ReadonlyArray<SampledNote>,
-  out: SampleOut,
-  n: number
-): number {
-  // One recording per distinct (key, velocity, held samples), in a fixed order (the synthesizer
-  // is reused, so the order is part of what is played).
+/** Notes alike in key, velocity and held samples: one recording serves them all. */
+type Group = ReadonlyArray<SampledNote>
+
+/** The notes grouped by (key, velocity, held samples), in the fixed order they are recorded in. */
+function groupsOf(notes: ReadonlyArray<SampledNote>): Group[] {
   const groups = new Map<string, SampledNote[]>()
   for (const note of notes) {
     const id = `${note.key}|${note.velocity}|${note.off - note.on}`
@@ -176,12 +171,26 @@ function playCached(
     if (group === undefined) groups.set(id, [note])
     else group.push(note)
   }
-  const ordered = [...groups.values()].sort((a, b) => {
+  return [...groups.values()].sort((a, b) => {
     const x = a[0] as SampledNote
     const y = b[0] as SampledNote
     return x.key - y.key || x.velocity - y.velocity || x.off - x.on - (y.off - y.on)
   })
-  const tape = new Tape()
+}
+
+/**
+ * Records each group once and adds it at every onset of the group, later ones too, into `out`;
+ * returns the index after the last sample written. The synthesizer is reused, so the order of the
+ * groups is part of what is played.
+ */
+function playCached(
+  synth: SpessaSynthProcessor,
+  channel: number,
+  ordered: ReadonlyArray<Group>,
+  out: SampleOut,
+  n: number,
+  tape: Tape
+): number {
   let last = 0
   for (const group of ordered) {
     const first = group[0] as SampledNote
@@ -213,62 +222,157 @@ function playCached(
   return last
 }
 
-/** Plays notes as one live sequence, sample-accurately: each block stops at the next key event. */
-function playLive(
-  synth: SpessaSynthProcessor,
-  channel: number,
-  notes: ReadonlyArray<SampledNote>,
-  out: SampleOut,
-  n: number
-): number {
-  interface KeyEvent {
-    readonly at: number
-    readonly on: boolean
-    readonly key: number
-    readonly velocity: number
-  }
-  const events: KeyEvent[] = []
-  for (const note of notes) {
-    events.push({ at: note.on, on: true, key: note.key, velocity: note.velocity })
-    if (note.off < n) events.push({ at: note.off, on: false, key: note.key, velocity: 0 })
-  }
-  events.sort((a, b) => a.at - b.at || Number(a.on) - Number(b.on))
-  if (events.length === 0) return 0
-  const scratchL = new Float32Array(BLOCK)
-  const scratchR = new Float32Array(BLOCK)
-  let e = 0
-  let i = (events[0] as KeyEvent).at
-  let silentBlocks = 0
-  while (i < n) {
-    while (e < events.length && (events[e] as KeyEvent).at <= i) {
-      const ev = events[e] as KeyEvent
-      if (ev.on) synth.noteOn(channel, ev.key, ev.velocity)
-      else synth.noteOff(channel, ev.key)
-      e++
+interface KeyEvent {
+  readonly at: number
+  readonly on: boolean
+  readonly key: number
+  readonly velocity: number
+}
+
+/**
+ * Notes as one live sequence, sample-accurately (each block stops at the next key event), played
+ * forward in time as far as asked: what it has played up to a sample never changes after.
+ */
+class LiveSequence {
+  private readonly events: KeyEvent[] = []
+  private readonly scratchL = new Float32Array(BLOCK)
+  private readonly scratchR = new Float32Array(BLOCK)
+  private e = 0
+  private i: number
+  private silentBlocks = 0
+  /** The index after the last sample that can be non-zero, once the sequence has died away. */
+  private ended: number | null = null
+  private readonly synth: SpessaSynthProcessor
+  private readonly channel: number
+  private readonly out: SampleOut
+  private readonly n: number
+
+  constructor(
+    synth: SpessaSynthProcessor,
+    channel: number,
+    notes: ReadonlyArray<SampledNote>,
+    out: SampleOut,
+    n: number
+  ) {
+    this.synth = synth
+    this.channel = channel
+    this.out = out
+    this.n = n
+    for (const note of notes) {
+      this.events.push({ at: note.on, on: true, key: note.key, velocity: note.velocity })
+      if (note.off < n) this.events.push({ at: note.off, on: false, key: note.key, velocity: 0 })
     }
-    const next = e < events.length ? (events[e] as KeyEvent).at : n
-    const count = Math.min(BLOCK, next - i, n - i)
-    scratchL.fill(0, 0, count)
-    scratchR.fill(0, 0, count)
-    synth.process(scratchL, scratchR, 0, count)
-    if (synth.voiceCount > 0) {
-      if ("mono" in out) {
-        const mono = out.mono
-        for (let k = 0; k < count; k++)
-          mono[i + k] = (mono[i + k] as number) + ((scratchL[k] as number) + (scratchR[k] as number))
-      } else {
-        const { left, right } = out
-        for (let k = 0; k < count; k++) {
-          left[i + k] = (left[i + k] as number) + (scratchL[k] as number)
-          right[i + k] = (right[i + k] as number) + (scratchR[k] as number)
+    this.events.sort((a, b) => a.at - b.at || Number(a.on) - Number(b.on))
+    this.i = this.events.length === 0 ? n : (this.events[0] as KeyEvent).at
+    if (this.events.length === 0) this.ended = 0
+  }
+
+  /** Plays up to sample `to` (at most the take's end); returns the index after the last sample written so far. */
+  playTo(to: number): number {
+    const { synth, channel, events, out, n, scratchL, scratchR } = this
+    const stop = Math.min(to, n)
+    while (this.ended === null && this.i < stop) {
+      const i = this.i
+      while (this.e < events.length && (events[this.e] as KeyEvent).at <= i) {
+        const ev = events[this.e] as KeyEvent
+        if (ev.on) synth.noteOn(channel, ev.key, ev.velocity)
+        else synth.noteOff(channel, ev.key)
+        this.e++
+      }
+      const next = this.e < events.length ? (events[this.e] as KeyEvent).at : n
+      const count = Math.min(BLOCK, next - i, n - i)
+      scratchL.fill(0, 0, count)
+      scratchR.fill(0, 0, count)
+      synth.process(scratchL, scratchR, 0, count)
+      if (synth.voiceCount > 0) {
+        if ("mono" in out) {
+          const mono = out.mono
+          for (let k = 0; k < count; k++)
+            mono[i + k] = (mono[i + k] as number) + ((scratchL[k] as number) + (scratchR[k] as number))
+        } else {
+          const { left, right } = out
+          for (let k = 0; k < count; k++) {
+            left[i + k] = (left[i + k] as number) + (scratchL[k] as number)
+            right[i + k] = (right[i + k] as number) + (scratchR[k] as number)
+          }
         }
       }
+      this.i = i + count
+      // After the last release, stop once every voice has died away.
+      if (this.e >= events.length && synth.voiceCount === 0 && ++this.silentBlocks > 1) this.ended = this.i
     }
-    i += count
-    // After the last release, stop once every voice has died away.
-    if (e >= events.length && synth.voiceCount === 0 && ++silentBlocks > 1) return i
+    if (this.ended === null && this.i >= n) this.ended = n
+    return this.ended ?? this.i
   }
-  return n
+}
+
+/**
+ * Plays a part's notes with General MIDI `program` (a drum kit when `percussion`) into `out` (added
+ * to what is there), forward in time: `playTo(t)` plays every note struck before sample `t`, so
+ * that every sample before `t` is final (a note struck later writes nothing before its onset).
+ * Notes from the cache are recorded the first time their group is struck and added at all of its
+ * onsets at once; the exclusive-class notes run as a live sequence up to `t`.
+ */
+export class NotePlayer {
+  private readonly synth: SpessaSynthProcessor
+  private readonly channel: number
+  /** Groups by their first onset. */
+  private readonly groups: Group[]
+  private nextGroup = 0
+  private readonly live: LiveSequence | null
+  private readonly tape = new Tape()
+  private readonly n: number
+  private last = 0
+  private readonly out: SampleOut
+
+  constructor(
+    notes: ReadonlyArray<PlayedNote>,
+    program: number,
+    percussion: boolean,
+    out: SampleOut,
+    bank: BankName = DEFAULT_BANK
+  ) {
+    this.out = out
+    this.n = "mono" in out ? out.mono.length : out.left.length
+    const all = sampled(notes, this.n)
+    this.channel = percussion ? PERCUSSION : MELODIC
+    this.synth = newSynth(program, percussion, bank)
+    const exclusive = all.length === 0 ? new Set<number>() : exclusiveKeys(all, program, percussion, bank)
+    const alone = all.filter((note) => !exclusive.has(note.key))
+    const live = all.filter((note) => exclusive.has(note.key))
+    // Stable: groups first struck at the same sample keep the recording order of the whole part.
+    this.groups = groupsOf(alone).sort((a, b) => firstOnset(a) - firstOnset(b))
+    this.live =
+      live.length === 0 ? null : new LiveSequence(newSynth(program, percussion, bank), this.channel, live, out, this.n)
+  }
+
+  /** Plays every note struck before sample `to`; returns the index after the last sample written so far. */
+  playTo(to: number): number {
+    let end = this.nextGroup
+    while (end < this.groups.length && firstOnset(this.groups[end] as Group) < to) end++
+    if (end > this.nextGroup) {
+      // Recorded in the whole part's order within the batch (key, velocity, held samples).
+      const batch = groupsInOrder(this.groups.slice(this.nextGroup, end))
+      this.last = Math.max(this.last, playCached(this.synth, this.channel, batch, this.out, this.n, this.tape))
+      this.nextGroup = end
+    }
+    if (this.live !== null) this.last = Math.max(this.last, this.live.playTo(to))
+    return this.last
+  }
+}
+
+function firstOnset(group: Group): number {
+  let on = Number.POSITIVE_INFINITY
+  for (const note of group) on = Math.min(on, note.on)
+  return on
+}
+
+function groupsInOrder(groups: ReadonlyArray<Group>): Group[] {
+  return [...groups].sort((a, b) => {
+    const x = a[0] as SampledNote
+    const y = b[0] as SampledNote
+    return x.key - y.key || x.velocity - y.velocity || x.off - x.on - (y.off - y.on)
+  })
 }
 
 /**
@@ -283,17 +387,7 @@ export function playNotes(
   out: SampleOut,
   bank: BankName = DEFAULT_BANK
 ): number {
-  const n = "mono" in out ? out.mono.length : out.left.length
-  const all = sampled(notes, n)
-  if (all.length === 0) return 0
-  const exclusive = exclusiveKeys(all, program, percussion, bank)
-  const channel = percussion ? PERCUSSION : MELODIC
-  const synth = newSynth(program, percussion, bank)
-  const alone = all.filter((note) => !exclusive.has(note.key))
-  const live = all.filter((note) => exclusive.has(note.key))
-  let last = playCached(synth, channel, alone, out, n)
-  if (live.length > 0) last = Math.max(last, playLive(newSynth(program, percussion, bank), channel, live, out, n))
-  return last
+  return new NotePlayer(notes, program, percussion, out, bank).playTo(Number.POSITIVE_INFINITY)
 }
 
 /**
@@ -309,5 +403,6 @@ export function playNotesLive(
   bank: BankName = DEFAULT_BANK
 ): number {
   const n = "mono" in out ? out.mono.length : out.left.length
-  return playLive(newSynth(program, percussion, bank), percussion ? PERCUSSION : MELODIC, sampled(notes, n), out, n)
+  const channel = percussion ? PERCUSSION : MELODIC
+  return new LiveSequence(newSynth(program, percussion, bank), channel, sampled(notes, n), out, n).playTo(n)
 }

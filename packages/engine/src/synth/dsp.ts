@@ -95,12 +95,17 @@ export function softClip(x: number): number {
 
 /** In-place RBJ biquad low-pass (Butterworth Q by default) over a whole buffer. */
 export function biquadLowpassInPlace(buf: Float32Array, hz: number, q = Math.SQRT1_2): void {
+  biquadInPlace(buf, lowpassBiquad(hz, q))
+}
+
+/** RBJ low-pass coefficients (Butterworth Q by default). */
+export function lowpassBiquad(hz: number, q = Math.SQRT1_2): BiquadCoefficients {
   const w = (2 * Math.PI * hz) / SR
   const alpha = Math.sin(w) / (2 * q)
   const cw = Math.cos(w)
   const a0 = 1 + alpha
   const b0 = (1 - cw) / 2 / a0
-  biquadInPlace(buf, { b0, b1: (1 - cw) / a0, b2: b0, a1: (-2 * cw) / a0, a2: (1 - alpha) / a0 })
+  return { b0, b1: (1 - cw) / a0, b2: b0, a1: (-2 * cw) / a0, a2: (1 - alpha) / a0 }
 }
 
 /** Runs a biquad (direct form I) over a whole buffer in place. */

@@ -110,6 +110,63 @@ export function integratedLoudness(left: Float32Array, right: Float32Array): num
   return -0.691 + 10 * Math.log10(gated.reduce((a, e) => a + e, 0) / gated.length)
 }
 
+/** The gated loudness (LUFS) of 400 ms blocks (75 % overlap) of per-100 ms K-weighted energies, `count` steps of `step` samples. */
+function gatedLoudness(steps: Float64Array, count: number, step: number): number {
+  const blocks: number[] = []
+  for (let b = 0; b + 4 <= count; b++) {
+    const e =
+      ((steps[b] as number) + (steps[b + 1] as number) + (steps[b + 2] as number) + (steps[b + 3] as number)) /
+      (4 * step)
+    if (-0.691 + 10 * Math.log10(e) > -70) blocks.push(e)
+  }
+  if (blocks.length === 0) return -Infinity
+  const relative = -0.691 + 10 * Math.log10(blocks.reduce((a, e) => a + e, 0) / blocks.length) - 10
+  const gated = blocks.filter((e) => -0.691 + 10 * Math.log10(e) > relative)
+  return -0.691 + 10 * Math.log10(gated.reduce((a, e) => a + e, 0) / gated.length)
+}
+
+/**
+ * Integrated loudness measured as a signal comes: `add` takes the next samples of a stereo pair
+ * (consecutive ranges), `integrated` is the loudness of every whole 100 ms step so far, scaled by
+ * `scale(step)` in amplitude when given (what it would measure with that gain on each step), up
+ * to sample `upTo` when given.
+ */
+export class StereoLoudness {
+  private readonly step = Math.round(0.1 * SR)
+  private readonly steps: Float64Array
+  private readonly left = freshState()
+  private readonly right = freshState()
+  private done = 0
+
+  constructor(n: number) {
+    this.steps = new Float64Array(Math.floor(n / this.step))
+  }
+
+  add(l: Float32Array, r: Float32Array, from: number, to: number): void {
+    const filters = [SHELF, HIGHPASS] as const
+    let i = from
+    while (i < to) {
+      const b = Math.floor(i / this.step)
+      if (b >= this.steps.length) break
+      const end = Math.min(to, (b + 1) * this.step)
+      this.steps[b] =
+        (this.steps[b] as number) +
+        kWeightedEnergy(l, i, end, filters, this.left) +
+        kWeightedEnergy(r, i, end, filters, this.right)
+      i = end
+    }
+    this.done = Math.max(this.done, to)
+  }
+
+  integrated(scale?: (step: number) => number, upTo = this.done): number {
+    const count = Math.min(this.steps.length, Math.floor(Math.min(upTo, this.done) / this.step))
+    if (scale === undefined) return gatedLoudness(this.steps, count, this.step)
+    const scaled = new Float64Array(count)
+    for (let b = 0; b < count; b++) scaled[b] = (this.steps[b] as number) * scale(b) ** 2
+    return gatedLoudness(scaled, count, this.step)
+  }
+}
+
 /** Half the interpolation kernel's width, in samples. */
 const HALF = 6
 /** Windowed-sinc coefficients for the three in-between phases (1/4, 2/4, 3/4 of a sample). */
