@@ -360,7 +360,7 @@ function fadeAt(i: number, n: number, fadeOut: number): number {
 }
 
 /** How far ahead the master hears the mix before it decides its loudness gain. */
-export const LOUDNESS_WINDOW = Math.round(3 * SR)
+export const LOUDNESS_WINDOW = Math.round(1 * SR)
 
 /** How fast the master's gain rides toward what it learns as the take goes on: 0.5 dB a second. */
 const RIDE = Math.pow(10, 0.5 / 20 / SR)

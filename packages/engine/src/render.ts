@@ -233,12 +233,12 @@ interface BandStem {
 }
 
 /** How far the synthesis runs ahead of the mix: a part's level is decided from its first this many samples. */
-const LEVEL_WINDOW = Math.round(3 * SR)
+const LEVEL_WINDOW = Math.round(2 * SR)
 /** How long before its first note the voice may sound (a breath, a consonant), at most. */
 const VOICE_LEAD = SR
 
 /** The synthesis's step: every part plays the notes struck in it, then the mix takes what is final. */
-const STEP = 1 << 15
+const STEP = 1 << 14
 
 /** Where the mix goes as it is made: samples `from` to `to` of `left` and `right` are final. */
 export type MixBlocks = (left: Float32Array, right: Float32Array, from: number, to: number) => void
