@@ -183,6 +183,7 @@ const extras =
         "packages/engine/bench/engine-bench.ts",
         "packages/engine/bench/sound-bench.ts",
         "bench/engine-e2e-bench.ts",
+        "bench/first-audio-bench.ts",
         "bench/engine-tools-bench.ts",
         "bench/listen-bench.ts",
         "bench/listen-outside-bench.ts",
