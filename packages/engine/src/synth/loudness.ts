@@ -97,17 +97,7 @@ export function integratedLoudness(left: Float32Array, right: Float32Array): num
   const steps = new Float64Array(count)
   kWeightedSteps(left, steps, step)
   kWeightedSteps(right, steps, step)
-  const blocks: number[] = []
-  for (let b = 0; b + 4 <= count; b++) {
-    const e =
-      ((steps[b] as number) + (steps[b + 1] as number) + (steps[b + 2] as number) + (steps[b + 3] as number)) /
-      (4 * step)
-    if (-0.691 + 10 * Math.log10(e) > -70) blocks.push(e)
-  }
-  if (blocks.length === 0) return -Infinity
-  const relative = -0.691 + 10 * Math.log10(blocks.reduce((a, e) => a + e, 0) / blocks.length) - 10
-  const gated = blocks.filter((e) => -0.691 + 10 * Math.log10(e) > relative)
-  return -0.691 + 10 * Math.log10(gated.reduce((a, e) => a + e, 0) / gated.length)
+  return gatedLoudness(steps, count, step)
 }
 
 /** The gated loudness (LUFS) of 400 ms blocks (75 % overlap) of per-100 ms K-weighted energies, `count` steps of `step` samples. */
