@@ -25,7 +25,7 @@ import { BASS_PROGRAM, DRUM_HOLD, KIT_PROGRAM, PROGRAM, drumKey, midiVelocity } 
 import { NotePlayer, type PlayedNote } from "./soundfont/sampler.ts"
 import type { KitFlavour } from "./synth/drums.ts"
 import { Noise, SR, highpassInPlace, panGains, softClip } from "./synth/dsp.ts"
-import { RunningAirLift, RunningHighpass, RunningLowpass, RunningShelf } from "./synth/running.ts"
+import { RunningAirLift, RunningHighpass, RunningLowpass, RunningShelf } from "./synth/dsp.ts"
 import { renderNote, type BassVoice, type InstrumentContext } from "./synth/instruments.ts"
 import { drumEnergy, noteEnvelope, notePowers } from "./note-loudness.ts"
 import { singerFor } from "./synth/voice/singer.ts"

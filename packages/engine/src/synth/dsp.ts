@@ -60,23 +60,12 @@ export function onePoleCoef(hz: number, rate = SR): number {
 
 /** In-place one-pole low-pass over a range of a buffer. */
 export function lowpassInPlace(buf: Float32Array, from: number, to: number, hz: number): void {
-  const a = onePoleCoef(hz)
-  let y = 0
-  for (let i = from; i < to; i++) {
-    y += a * ((buf[i] as number) - y)
-    buf[i] = y
-  }
+  new RunningLowpass(hz).run(buf, from, to)
 }
 
 /** In-place one-pole high-pass (signal minus its low-pass). */
 export function highpassInPlace(buf: Float32Array, from: number, to: number, hz: number): void {
-  const a = onePoleCoef(hz)
-  let y = 0
-  for (let i = from; i < to; i++) {
-    const x = buf[i] as number
-    y += a * (x - y)
-    buf[i] = x - y
-  }
+  new RunningHighpass(hz).run(buf, from, to)
 }
 
 /** Constant-power pan gains for pan in -1..1. */
@@ -159,25 +148,99 @@ export function highShelfInPlace(
   gain: number,
   rate = SR
 ): void {
-  const a = onePoleCoef(hz, rate)
-  let lp = 0
-  for (let i = from; i < to; i++) {
-    const x = buf[i] as number
-    lp += a * (x - lp)
-    buf[i] = lp + gain * (x - lp)
-  }
+  new RunningShelf(hz, gain, rate).run(buf, from, to)
 }
 
 /** Adds `amount` times a second-order high-pass at `hz` back onto the signal: a lift of the top octave that leaves the band below it alone. */
 export function airLiftInPlace(buf: Float32Array, from: number, to: number, hz: number, amount: number): void {
-  const a = onePoleCoef(hz)
-  let lp1 = 0
-  let lp2 = 0
-  for (let i = from; i < to; i++) {
-    const x = buf[i] as number
-    lp1 += a * (x - lp1)
-    const h1 = x - lp1
-    lp2 += a * (h1 - lp2)
-    buf[i] = x + amount * (h1 - lp2)
+  new RunningAirLift(hz, amount).run(buf, from, to)
+}
+
+// The filters below as objects whose state runs forward: `run(buf, from, to)` over consecutive
+// ranges gives what one call over the whole range gives (the same operations, in the same order),
+// so a take can be filtered a block at a time, as it is synthesized (decision 0129). The in-place
+// functions above are one such run over their range, from rest.
+
+/** A one-pole low-pass (as `lowpassInPlace`). */
+export class RunningLowpass {
+  private readonly a: number
+  private y = 0
+  constructor(hz: number) {
+    this.a = onePoleCoef(hz)
+  }
+  run(buf: Float32Array, from: number, to: number): void {
+    const a = this.a
+    let y = this.y
+    for (let i = from; i < to; i++) {
+      y += a * ((buf[i] as number) - y)
+      buf[i] = y
+    }
+    this.y = y
+  }
+}
+
+/** A one-pole high-pass, the signal minus its low-pass (as `highpassInPlace`). */
+export class RunningHighpass {
+  private readonly a: number
+  private y = 0
+  constructor(hz: number) {
+    this.a = onePoleCoef(hz)
+  }
+  run(buf: Float32Array, from: number, to: number): void {
+    const a = this.a
+    let y = this.y
+    for (let i = from; i < to; i++) {
+      const x = buf[i] as number
+      y += a * (x - y)
+      buf[i] = x - y
+    }
+    this.y = y
+  }
+}
+
+/** A first-order high shelf (as `highShelfInPlace`): above about `hz` scaled by `gain`. */
+export class RunningShelf {
+  private readonly a: number
+  private readonly gain: number
+  private lp = 0
+  constructor(hz: number, gain: number, rate = SR) {
+    this.a = onePoleCoef(hz, rate)
+    this.gain = gain
+  }
+  run(buf: Float32Array, from: number, to: number): void {
+    const { a, gain } = this
+    let lp = this.lp
+    for (let i = from; i < to; i++) {
+      const x = buf[i] as number
+      lp += a * (x - lp)
+      buf[i] = lp + gain * (x - lp)
+    }
+    this.lp = lp
+  }
+}
+
+/** A lift of the top octave (as `airLiftInPlace`): `amount` times a second-order high-pass added back. */
+export class RunningAirLift {
+  private readonly a: number
+  private readonly amount: number
+  private lp1 = 0
+  private lp2 = 0
+  constructor(hz: number, amount: number) {
+    this.a = onePoleCoef(hz)
+    this.amount = amount
+  }
+  run(buf: Float32Array, from: number, to: number): void {
+    const { a, amount } = this
+    let lp1 = this.lp1
+    let lp2 = this.lp2
+    for (let i = from; i < to; i++) {
+      const x = buf[i] as number
+      lp1 += a * (x - lp1)
+      const h1 = x - lp1
+      lp2 += a * (h1 - lp2)
+      buf[i] = x + amount * (h1 - lp2)
+    }
+    this.lp1 = lp1
+    this.lp2 = lp2
   }
 }
