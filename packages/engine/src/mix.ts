@@ -1,7 +1,7 @@
 // The mixer: buses, reverb, sidechain pump, master colour, loudness and a look-ahead
 // peak limiter. Output peaks never exceed CEILING, so the MP3 never clips on decode.
 
-import { INV_SR, Noise, SR, lowpassBiquad, onePoleCoef, type BiquadCoefficients } from "./synth/dsp.ts"
+import { INV_SR, Noise, SR, biquadRun, lowpassBiquad, onePoleCoef, type BiquadCoefficients } from "./synth/dsp.ts"
 import { StereoLoudness, integratedLoudness } from "./synth/loudness.ts"
 
 /** -2 dBFS: leaves room for the MP3 encoder's overshoots on bright transients. */
@@ -322,28 +322,6 @@ class MasterColour {
       this.hiss = hiss
     }
   }
-}
-
-/** A biquad (direct form I) over samples `from` to `to`, its state [x1, x2, y1, y2] carried in `state`. */
-function biquadRun(buf: Float32Array, from: number, to: number, c: BiquadCoefficients, state: number[]): void {
-  const { b0, b1, b2, a1, a2 } = c
-  let x1 = state[0] as number
-  let x2 = state[1] as number
-  let y1 = state[2] as number
-  let y2 = state[3] as number
-  for (let i = from; i < to; i++) {
-    const x = buf[i] as number
-    const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
-    x2 = x1
-    x1 = x
-    y2 = y1
-    y1 = y
-    buf[i] = y
-  }
-  state[0] = x1
-  state[1] = x2
-  state[2] = y1
-  state[3] = y2
 }
 
 /** The fade in (256 samples, against a click) and the fade out, as a factor at sample `i` of `n`. */

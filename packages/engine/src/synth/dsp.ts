@@ -98,12 +98,18 @@ export function lowpassBiquad(hz: number, q = Math.SQRT1_2): BiquadCoefficients 
 }
 
 /** Runs a biquad (direct form I) over a whole buffer in place. */
-export function biquadInPlace(buf: Float32Array, { b0, b1, b2, a1, a2 }: BiquadCoefficients): void {
-  let x1 = 0
-  let x2 = 0
-  let y1 = 0
-  let y2 = 0
-  for (let i = 0; i < buf.length; i++) {
+export function biquadInPlace(buf: Float32Array, c: BiquadCoefficients): void {
+  biquadRun(buf, 0, buf.length, c, [0, 0, 0, 0])
+}
+
+/** A biquad (direct form I) over samples `from` to `to`, its state [x1, x2, y1, y2] carried in `state`. */
+export function biquadRun(buf: Float32Array, from: number, to: number, c: BiquadCoefficients, state: number[]): void {
+  const { b0, b1, b2, a1, a2 } = c
+  let x1 = state[0] as number
+  let x2 = state[1] as number
+  let y1 = state[2] as number
+  let y2 = state[3] as number
+  for (let i = from; i < to; i++) {
     const x = buf[i] as number
     const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
     x2 = x1
@@ -112,6 +118,10 @@ export function biquadInPlace(buf: Float32Array, { b0, b1, b2, a1, a2 }: BiquadC
     y1 = y
     buf[i] = y
   }
+  state[0] = x1
+  state[1] = x2
+  state[2] = y1
+  state[3] = y2
 }
 
 /** A biquad's normalised coefficients (a0 = 1), for a filter run inline in a hot loop. */
